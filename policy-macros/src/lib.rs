@@ -1,0 +1,1 @@
+//! Placeholder; arrives with its own issue.

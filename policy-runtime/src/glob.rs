@@ -1,0 +1,841 @@
+//! The one glob dialect shared by the gate, the verifier and the sandbox.
+//!
+//! A glob is an absolute POSIX path pattern (spec §2):
+//!
+//! * `*` matches any run of characters inside one component, `?` one character other than `/`;
+//! * `[abc]`, `[a-z]` and `[!a]` are classes; a class never matches `/`;
+//! * `{a,b}` is alternation inside one component;
+//! * `**` as a whole component matches zero or more components, so `dir/**` matches `dir` itself;
+//! * `\` escapes the next character.
+//!
+//! Globs are validated when they are built: relative globs, empty, `.` and `..` components and
+//! NUL are rejected with an error that says where.
+//!
+//! # Example
+//!
+//! ```
+//! use policy_runtime::glob::Glob;
+//!
+//! let glob = Glob::new("/data/**/*.csv")?;
+//! assert!(glob.is_match("/data/2024/jan.csv"));
+//! assert!(glob.is_match("/data/jan.csv"));
+//! assert!(!glob.is_match("/data/jan.json"));
+//! assert_eq!(glob.literal_dir().to_str(), Some("/data"));
+//! assert!(!glob.is_tree());
+//! # Ok::<(), policy_runtime::glob::GlobError>(())
+//! ```
+
+use std::fmt;
+use std::path::PathBuf;
+
+use regex_automata::meta::Regex;
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+
+/// Why a glob was rejected, with the byte offset where the problem starts.
+///
+/// ```
+/// use policy_runtime::glob::{Glob, GlobErrorKind};
+///
+/// let err = Glob::new("/out/../etc").unwrap_err();
+/// assert_eq!(err.kind(), &GlobErrorKind::DotComponent);
+/// assert_eq!(err.offset(), 5);
+/// assert!(err.to_string().contains("`..`"));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct GlobError {
+    glob: String,
+    offset: usize,
+    kind: GlobErrorKind,
+}
+
+/// The kinds of [`GlobError`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum GlobErrorKind {
+    /// The glob does not start with `/`.
+    NotAbsolute,
+    /// The glob contains a NUL byte.
+    Nul,
+    /// An empty component: `//` or a trailing `/`.
+    EmptyComponent,
+    /// A `.` or `..` component (which could escape the intended tree).
+    DotComponent,
+    /// `**` used as part of a component instead of a whole component.
+    PartialRecursive,
+    /// A `[` without its closing `]`.
+    UnclosedClass,
+    /// `[]` or `[!]`.
+    EmptyClass,
+    /// A range such as `[z-a]` whose end comes before its start.
+    InvalidRange(char, char),
+    /// A class that could match `/`, which would cross components.
+    SlashInClass,
+    /// A `{` without its closing `}`.
+    UnclosedAlternation,
+    /// A `}` without an opening `{`.
+    UnopenedAlternation,
+    /// `{` inside `{...}`.
+    NestedAlternation,
+    /// `/` inside `{...}`.
+    SlashInAlternation,
+    /// A `\` at the very end.
+    DanglingEscape,
+}
+
+impl GlobError {
+    /// The glob text that was rejected.
+    pub fn glob(&self) -> &str {
+        &self.glob
+    }
+
+    /// The byte offset in [`GlobError::glob`] where the problem starts.
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+
+    /// What is wrong.
+    pub fn kind(&self) -> &GlobErrorKind {
+        &self.kind
+    }
+
+    /// A short hint saying what to write instead.
+    pub fn help(&self) -> &'static str {
+        match self.kind {
+            GlobErrorKind::NotAbsolute => "globs are absolute paths: start it with `/`",
+            GlobErrorKind::Nul => "remove the NUL byte",
+            GlobErrorKind::EmptyComponent => "remove the doubled or trailing `/`",
+            GlobErrorKind::DotComponent => {
+                "write the normalized path: `..` and `.` are never allowed in a glob"
+            }
+            GlobErrorKind::PartialRecursive => {
+                "use `**` as a whole component (`/a/**/b`), or `*` inside a component"
+            }
+            GlobErrorKind::UnclosedClass => "close the class with `]`, or escape the `[` as `\\[`",
+            GlobErrorKind::EmptyClass => "a class needs at least one character, e.g. `[ab]`",
+            GlobErrorKind::InvalidRange(..) => "write the range low to high, e.g. `[a-z]`",
+            GlobErrorKind::SlashInClass => "a class cannot match `/`; split the glob instead",
+            GlobErrorKind::UnclosedAlternation => {
+                "close the alternation with `}`, or escape the `{` as `\\{`"
+            }
+            GlobErrorKind::UnopenedAlternation => "escape the `}` as `\\}`",
+            GlobErrorKind::NestedAlternation => "flatten the alternation: `{a,b,c}`",
+            GlobErrorKind::SlashInAlternation => {
+                "alternation stays inside one component: write two globs instead"
+            }
+            GlobErrorKind::DanglingEscape => "remove the trailing `\\`, or write `\\\\`",
+        }
+    }
+}
+
+impl fmt::Display for GlobErrorKind {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            GlobErrorKind::NotAbsolute => write!(f, "the glob is not an absolute path"),
+            GlobErrorKind::Nul => write!(f, "the glob contains a NUL byte"),
+            GlobErrorKind::EmptyComponent => write!(f, "empty path component"),
+            GlobErrorKind::DotComponent => write!(f, "`.` and `..` components are not allowed"),
+            GlobErrorKind::PartialRecursive => {
+                write!(f, "`**` must be a whole path component")
+            }
+            GlobErrorKind::UnclosedClass => write!(f, "unclosed character class"),
+            GlobErrorKind::EmptyClass => write!(f, "empty character class"),
+            GlobErrorKind::InvalidRange(a, b) => write!(f, "invalid range `{a}-{b}`"),
+            GlobErrorKind::SlashInClass => write!(f, "a character class may not contain `/`"),
+            GlobErrorKind::UnclosedAlternation => write!(f, "unclosed alternation"),
+            GlobErrorKind::UnopenedAlternation => write!(f, "`}}` without `{{`"),
+            GlobErrorKind::NestedAlternation => write!(f, "nested alternation"),
+            GlobErrorKind::SlashInAlternation => write!(f, "`/` inside an alternation"),
+            GlobErrorKind::DanglingEscape => write!(f, "dangling `\\` at the end"),
+        }
+    }
+}
+
+impl fmt::Display for GlobError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "invalid glob `{}`: {} at byte {}",
+            self.glob, self.kind, self.offset
+        )
+    }
+}
+
+impl std::error::Error for GlobError {}
+
+/// One element of a parsed component.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Token {
+    /// A literal character (escapes already removed).
+    Literal(char),
+    /// `*`: any run of characters inside the component.
+    Star,
+    /// `?`: one character.
+    Question,
+    /// A class: `negated` and inclusive ranges (a single character is a one-element range).
+    Class {
+        /// `[!...]`.
+        negated: bool,
+        /// Inclusive character ranges.
+        ranges: Vec<(char, char)>,
+    },
+    /// `{a,b}`: alternatives, each a sequence of tokens without `/`.
+    Alternation(Vec<Vec<Token>>),
+}
+
+/// One component of a parsed glob.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Component {
+    /// `**`: zero or more components.
+    Recursive,
+    /// A sequence of tokens matching exactly one component.
+    Pattern(Vec<Token>),
+}
+
+impl Component {
+    /// The literal text of this component when it contains no wildcard.
+    pub fn as_literal(&self) -> Option<String> {
+        match self {
+            Component::Recursive => None,
+            Component::Pattern(tokens) => tokens
+                .iter()
+                .map(|t| match t {
+                    Token::Literal(c) => Some(*c),
+                    _ => None,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// A validated glob of the shared dialect.
+///
+/// Two globs compare equal when their text is equal; use the verifier for language inclusion.
+#[derive(Clone, Debug)]
+pub struct Glob {
+    text: String,
+    components: Vec<Component>,
+    regex: String,
+    matcher: Regex,
+}
+
+impl PartialEq for Glob {
+    fn eq(&self, other: &Self) -> bool {
+        self.text == other.text
+    }
+}
+
+impl Eq for Glob {}
+
+impl std::hash::Hash for Glob {
+    fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
+        self.text.hash(state)
+    }
+}
+
+impl PartialOrd for Glob {
+    fn partial_cmp(&self, other: &Self) -> Option<std::cmp::Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Glob {
+    fn cmp(&self, other: &Self) -> std::cmp::Ordering {
+        self.text.cmp(&other.text)
+    }
+}
+
+impl fmt::Display for Glob {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+impl Glob {
+    /// Parses and validates a glob.
+    ///
+    /// ```
+    /// use policy_runtime::glob::Glob;
+    ///
+    /// assert!(Glob::new("/out/**").is_ok());
+    /// assert!(Glob::new("out/**").is_err());
+    /// assert!(Glob::new("/out//x").is_err());
+    /// assert!(Glob::new("/out/a**").is_err());
+    /// ```
+    pub fn new(text: &str) -> Result<Glob, GlobError> {
+        let components = parse(text)?;
+        let regex = regex_of(&components);
+        let matcher = compile(std::slice::from_ref(&regex));
+        Ok(Glob {
+            text: text.to_string(),
+            components,
+            regex,
+            matcher,
+        })
+    }
+
+    /// The text the glob was built from.
+    pub fn as_str(&self) -> &str {
+        &self.text
+    }
+
+    /// The parsed components, for consumers that translate the glob (the verifier).
+    pub fn components(&self) -> &[Component] {
+        &self.components
+    }
+
+    /// Whether a normalized absolute path matches.
+    ///
+    /// The path must already be normalized (see [`crate::path::normalize`]); `/` is matched by
+    /// globs made only of `**` components.
+    pub fn is_match(&self, path: &str) -> bool {
+        self.matcher.is_match(root_as_empty(path))
+    }
+
+    /// Whether the glob matches the root directory `/` (all its components are `**`).
+    pub fn matches_root(&self) -> bool {
+        self.components
+            .iter()
+            .all(|c| matches!(c, Component::Recursive))
+    }
+
+    /// The leading components that are fully literal, joined as a path (`/` when none are).
+    ///
+    /// ```
+    /// use policy_runtime::glob::Glob;
+    /// assert_eq!(Glob::new("/a/b/*.rs")?.literal_prefix().to_str(), Some("/a/b"));
+    /// assert_eq!(Glob::new("/a/b/c")?.literal_prefix().to_str(), Some("/a/b/c"));
+    /// # Ok::<(), policy_runtime::glob::GlobError>(())
+    /// ```
+    pub fn literal_prefix(&self) -> PathBuf {
+        let mut path = PathBuf::from("/");
+        for c in &self.components {
+            match c.as_literal() {
+                Some(lit) => path.push(lit),
+                None => break,
+            }
+        }
+        path
+    }
+
+    /// Whether the glob is exactly `prefix/**` with a literal prefix: a whole directory tree,
+    /// which Landlock and bind mounts enforce exactly.
+    ///
+    /// ```
+    /// use policy_runtime::glob::Glob;
+    /// assert!(Glob::new("/out/**")?.is_tree());
+    /// assert!(!Glob::new("/out/*")?.is_tree());
+    /// assert!(!Glob::new("/out/**/x")?.is_tree());
+    /// # Ok::<(), policy_runtime::glob::GlobError>(())
+    /// ```
+    pub fn is_tree(&self) -> bool {
+        match self.components.split_last() {
+            Some((Component::Recursive, rest)) => rest.iter().all(|c| c.as_literal().is_some()),
+            _ => false,
+        }
+    }
+
+    /// The directory tree an OS sandbox enforces for this glob: the glob's own tree when
+    /// [`Glob::is_tree`], otherwise its longest literal *directory* prefix (the final component
+    /// is never taken as a directory), which is wider than the glob.
+    ///
+    /// ```
+    /// use policy_runtime::glob::Glob;
+    /// assert_eq!(Glob::new("/out/**")?.literal_dir().to_str(), Some("/out"));
+    /// assert_eq!(Glob::new("/data/*.csv")?.literal_dir().to_str(), Some("/data"));
+    /// assert_eq!(Glob::new("/etc/hosts")?.literal_dir().to_str(), Some("/etc"));
+    /// # Ok::<(), policy_runtime::glob::GlobError>(())
+    /// ```
+    pub fn literal_dir(&self) -> PathBuf {
+        let take = if self.is_tree() {
+            self.components.len() - 1
+        } else {
+            let literal = self
+                .components
+                .iter()
+                .take_while(|c| c.as_literal().is_some())
+                .count();
+            literal.min(self.components.len().saturating_sub(1))
+        };
+        let mut path = PathBuf::from("/");
+        for c in &self.components[..take] {
+            path.push(c.as_literal().expect("counted literal components"));
+        }
+        path
+    }
+
+    /// A regular expression (regex-syntax dialect, anchored) for the language of this glob.
+    ///
+    /// The root directory `/` is represented by the empty string, so the languages of
+    /// different globs can be compared by automata without special cases.
+    ///
+    /// ```
+    /// use policy_runtime::glob::Glob;
+    /// assert_eq!(Glob::new("/a/**")?.to_regex(), r"^/a(?:/[^/]+)*$");
+    /// # Ok::<(), policy_runtime::glob::GlobError>(())
+    /// ```
+    pub fn to_regex(&self) -> String {
+        self.regex.clone()
+    }
+}
+
+/// The matcher's view of a path: the root `/` is the empty string (see [`Glob::to_regex`]).
+fn root_as_empty(path: &str) -> &str {
+    if path == "/" {
+        ""
+    } else {
+        path
+    }
+}
+
+/// Compiles anchored glob regexes into one matcher. Unicode mode, so `?` and classes match one
+/// character, not one byte (globset is byte-oriented there, which disagrees with the dialect).
+fn compile(regexes: &[String]) -> Regex {
+    Regex::builder()
+        .configure(Regex::config().match_kind(regex_automata::MatchKind::All))
+        .build_many(regexes)
+        .expect("glob regexes are generated well-formed")
+}
+
+fn regex_of(components: &[Component]) -> String {
+    {
+        let mut re = String::from("^");
+        for c in components {
+            match c {
+                Component::Recursive => re.push_str("(?:/[^/]+)*"),
+                Component::Pattern(tokens) => {
+                    re.push('/');
+                    tokens_regex(tokens, &mut re);
+                }
+            }
+        }
+        re.push('$');
+        re
+    }
+}
+
+fn tokens_regex(tokens: &[Token], re: &mut String) {
+    for t in tokens {
+        match t {
+            Token::Literal(c) => re.push_str(&regex_syntax::escape(&c.to_string())),
+            Token::Star => re.push_str("[^/]*"),
+            Token::Question => re.push_str("[^/]"),
+            Token::Class { negated, ranges } => {
+                re.push('[');
+                if *negated {
+                    re.push('^');
+                    re.push('/');
+                }
+                for (lo, hi) in ranges {
+                    push_class_char(*lo, re);
+                    if lo != hi {
+                        re.push('-');
+                        push_class_char(*hi, re);
+                    }
+                }
+                re.push(']');
+            }
+            Token::Alternation(alts) => {
+                re.push_str("(?:");
+                for (i, alt) in alts.iter().enumerate() {
+                    if i > 0 {
+                        re.push('|');
+                    }
+                    tokens_regex(alt, re);
+                }
+                re.push(')');
+            }
+        }
+    }
+}
+
+fn push_class_char(c: char, re: &mut String) {
+    if c.is_ascii_alphanumeric() {
+        re.push(c);
+    } else {
+        re.push_str(&format!("\\x{{{:x}}}", c as u32));
+    }
+}
+
+fn parse(text: &str) -> Result<Vec<Component>, GlobError> {
+    let err = |offset: usize, kind: GlobErrorKind| GlobError {
+        glob: text.to_string(),
+        offset,
+        kind,
+    };
+    if let Some(pos) = text.find('\0') {
+        return Err(err(pos, GlobErrorKind::Nul));
+    }
+    if !text.starts_with('/') {
+        return Err(err(0, GlobErrorKind::NotAbsolute));
+    }
+    let mut parser = Parser {
+        chars: text.char_indices().peekable(),
+        text,
+    };
+    parser.chars.next(); // the leading '/'
+    let mut components = Vec::new();
+    loop {
+        let start = parser.offset();
+        let tokens = parser.component(false).map_err(|(o, k)| err(o, k))?;
+        let end = parser.offset();
+        let raw = &text[start..end];
+        if tokens.is_empty() {
+            return Err(err(start, GlobErrorKind::EmptyComponent));
+        }
+        if raw == "**" {
+            components.push(Component::Recursive);
+        } else if let Some(pos) = raw.find("**") {
+            if !raw[..pos].ends_with('\\') {
+                return Err(err(start + pos, GlobErrorKind::PartialRecursive));
+            }
+            components.push(Component::Pattern(tokens));
+        } else {
+            if can_be_dot(&tokens) {
+                return Err(err(start, GlobErrorKind::DotComponent));
+            }
+            components.push(Component::Pattern(tokens));
+        }
+        match parser.chars.next() {
+            Some((_, '/')) => continue,
+            None => break,
+            Some((o, c)) => unreachable!("component stopped at {c:?} ({o})"),
+        }
+    }
+    Ok(components)
+}
+
+/// Whether a literal/alternation-only component can spell `.` or `..`.
+fn can_be_dot(tokens: &[Token]) -> bool {
+    fn spellings(tokens: &[Token], prefix: String, out: &mut Vec<String>) {
+        if out.len() > 64 || prefix.len() > 2 {
+            return;
+        }
+        match tokens.split_first() {
+            None => out.push(prefix),
+            Some((Token::Literal(c), rest)) => {
+                let mut p = prefix;
+                p.push(*c);
+                spellings(rest, p, out)
+            }
+            Some((Token::Alternation(alts), rest)) => {
+                for alt in alts {
+                    let mut joined = alt.clone();
+                    joined.extend_from_slice(rest);
+                    spellings(&joined, prefix.clone(), out);
+                }
+            }
+            // Wildcards only ever meet normalized paths, which have no dot components.
+            Some(_) => {}
+        }
+    }
+    let mut out = Vec::new();
+    spellings(tokens, String::new(), &mut out);
+    out.iter().any(|s| s == "." || s == "..")
+}
+
+struct Parser<'a> {
+    chars: std::iter::Peekable<std::str::CharIndices<'a>>,
+    text: &'a str,
+}
+
+type ParseError = (usize, GlobErrorKind);
+
+impl Parser<'_> {
+    fn offset(&mut self) -> usize {
+        self.chars.peek().map_or(self.text.len(), |(o, _)| *o)
+    }
+
+    /// Tokens up to (not including) the next `/`, end, or — inside an alternation — `,`/`}`.
+    fn component(&mut self, in_alt: bool) -> Result<Vec<Token>, ParseError> {
+        let mut tokens = Vec::new();
+        while let Some(&(offset, c)) = self.chars.peek() {
+            match c {
+                '/' if in_alt => return Err((offset, GlobErrorKind::SlashInAlternation)),
+                '/' => break,
+                ',' | '}' if in_alt => break,
+                '}' => return Err((offset, GlobErrorKind::UnopenedAlternation)),
+                _ => {}
+            }
+            self.chars.next();
+            tokens.push(match c {
+                '*' => Token::Star,
+                '?' => Token::Question,
+                '\\' => match self.chars.next() {
+                    Some((_, escaped)) => Token::Literal(escaped),
+                    None => return Err((offset, GlobErrorKind::DanglingEscape)),
+                },
+                '[' => self.class(offset)?,
+                '{' if in_alt => return Err((offset, GlobErrorKind::NestedAlternation)),
+                '{' => self.alternation(offset)?,
+                c => Token::Literal(c),
+            });
+        }
+        Ok(tokens)
+    }
+
+    fn alternation(&mut self, open: usize) -> Result<Token, ParseError> {
+        let mut alts = Vec::new();
+        loop {
+            alts.push(self.component(true)?);
+            match self.chars.next() {
+                Some((_, ',')) => continue,
+                Some((_, '}')) => return Ok(Token::Alternation(alts)),
+                _ => return Err((open, GlobErrorKind::UnclosedAlternation)),
+            }
+        }
+    }
+
+    fn class(&mut self, open: usize) -> Result<Token, ParseError> {
+        let negated = matches!(self.chars.peek(), Some((_, '!')));
+        if negated {
+            self.chars.next();
+        }
+        let mut ranges = Vec::new();
+        loop {
+            let (offset, c) = self
+                .chars
+                .next()
+                .ok_or((open, GlobErrorKind::UnclosedClass))?;
+            let lo = match c {
+                ']' if ranges.is_empty() => return Err((open, GlobErrorKind::EmptyClass)),
+                ']' => return Ok(Token::Class { negated, ranges }),
+                '/' => return Err((offset, GlobErrorKind::SlashInClass)),
+                '\\' => {
+                    self.chars
+                        .next()
+                        .ok_or((offset, GlobErrorKind::DanglingEscape))?
+                        .1
+                }
+                c => c,
+            };
+            let mut hi = lo;
+            if matches!(self.chars.peek(), Some((_, '-'))) {
+                let mut ahead = self.chars.clone();
+                ahead.next();
+                if let Some(&(o, end)) = ahead.peek() {
+                    if end != ']' {
+                        self.chars.next();
+                        self.chars.next();
+                        hi = if end == '\\' {
+                            self.chars
+                                .next()
+                                .ok_or((o, GlobErrorKind::DanglingEscape))?
+                                .1
+                        } else {
+                            end
+                        };
+                        if hi < lo {
+                            return Err((offset, GlobErrorKind::InvalidRange(lo, hi)));
+                        }
+                    }
+                }
+            }
+            if lo <= '/' && '/' <= hi && !negated {
+                return Err((offset, GlobErrorKind::SlashInClass));
+            }
+            ranges.push((lo, hi));
+        }
+    }
+}
+
+/// An ordered list of globs, compiled once into a set.
+///
+/// It serializes as a JSON array of strings. Equality compares the texts in order.
+///
+/// ```
+/// use policy_runtime::glob::GlobList;
+///
+/// let list = GlobList::new(["/out/**", "/tmp/*.log"])?;
+/// assert!(list.is_match("/out/a/b"));
+/// assert!(list.is_match("/tmp/x.log"));
+/// assert!(!list.is_match("/tmp/x/y.log"));
+/// assert!(!GlobList::empty().is_match("/out"));
+/// # Ok::<(), policy_runtime::glob::GlobError>(())
+/// ```
+#[derive(Clone, Debug)]
+pub struct GlobList {
+    globs: Vec<Glob>,
+    set: Regex,
+}
+
+impl PartialEq for GlobList {
+    fn eq(&self, other: &Self) -> bool {
+        self.globs == other.globs
+    }
+}
+
+impl Eq for GlobList {}
+
+impl Default for GlobList {
+    fn default() -> Self {
+        GlobList::empty()
+    }
+}
+
+impl GlobList {
+    /// The empty list: matches nothing.
+    pub fn empty() -> GlobList {
+        GlobList::from_globs(Vec::new())
+    }
+
+    /// Parses every glob; the first invalid one is the error.
+    pub fn new<I, S>(globs: I) -> Result<GlobList, GlobError>
+    where
+        I: IntoIterator<Item = S>,
+        S: AsRef<str>,
+    {
+        let globs = globs
+            .into_iter()
+            .map(|g| Glob::new(g.as_ref()))
+            .collect::<Result<Vec<_>, _>>()?;
+        Ok(GlobList::from_globs(globs))
+    }
+
+    /// Builds the set from already validated globs.
+    pub fn from_globs(globs: Vec<Glob>) -> GlobList {
+        let regexes: Vec<String> = globs.iter().map(|g| g.regex.clone()).collect();
+        let set = compile(&regexes);
+        GlobList { globs, set }
+    }
+
+    /// The globs, in declaration order.
+    pub fn globs(&self) -> &[Glob] {
+        &self.globs
+    }
+
+    /// Whether the list is `[]`.
+    pub fn is_empty(&self) -> bool {
+        self.globs.is_empty()
+    }
+
+    /// Whether any glob matches the normalized absolute path.
+    pub fn is_match(&self, path: &str) -> bool {
+        self.set.is_match(root_as_empty(path))
+    }
+
+    /// The first glob that matches, for explanations.
+    pub fn first_match(&self, path: &str) -> Option<&Glob> {
+        self.globs.iter().find(|g| g.is_match(path))
+    }
+}
+
+impl Serialize for GlobList {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.collect_seq(self.globs.iter().map(Glob::as_str))
+    }
+}
+
+impl<'de> Deserialize<'de> for GlobList {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let texts = Vec::<String>::deserialize(d)?;
+        GlobList::new(&texts).map_err(serde::de::Error::custom)
+    }
+}
+
+impl Serialize for Glob {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&self.text)
+    }
+}
+
+impl<'de> Deserialize<'de> for Glob {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let text = String::deserialize(d)?;
+        Glob::new(&text).map_err(serde::de::Error::custom)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn kind(glob: &str) -> GlobErrorKind {
+        Glob::new(glob).unwrap_err().kind
+    }
+
+    #[test]
+    fn rejects_bad_globs() {
+        assert_eq!(kind("out"), GlobErrorKind::NotAbsolute);
+        assert_eq!(kind(""), GlobErrorKind::NotAbsolute);
+        assert_eq!(kind("/a\0b"), GlobErrorKind::Nul);
+        assert_eq!(kind("/"), GlobErrorKind::EmptyComponent);
+        assert_eq!(kind("/a//b"), GlobErrorKind::EmptyComponent);
+        assert_eq!(kind("/a/"), GlobErrorKind::EmptyComponent);
+        assert_eq!(kind("/a/./b"), GlobErrorKind::DotComponent);
+        assert_eq!(kind("/a/.."), GlobErrorKind::DotComponent);
+        assert_eq!(kind("/a/{..,b}"), GlobErrorKind::DotComponent);
+        assert_eq!(kind("/a/\\.\\."), GlobErrorKind::DotComponent);
+        assert_eq!(kind("/a/b**"), GlobErrorKind::PartialRecursive);
+        assert_eq!(kind("/a/[ab"), GlobErrorKind::UnclosedClass);
+        assert_eq!(kind("/a/[]"), GlobErrorKind::EmptyClass);
+        assert_eq!(kind("/a/[z-a]"), GlobErrorKind::InvalidRange('z', 'a'));
+        assert_eq!(kind("/a/[a/]"), GlobErrorKind::SlashInClass);
+        assert_eq!(kind("/a/[+-0]"), GlobErrorKind::SlashInClass);
+        assert_eq!(kind("/a/{b,c"), GlobErrorKind::UnclosedAlternation);
+        assert_eq!(kind("/a/b}"), GlobErrorKind::UnopenedAlternation);
+        assert_eq!(kind("/a/{b,{c,d}}"), GlobErrorKind::NestedAlternation);
+        assert_eq!(kind("/a/{b,c/d}"), GlobErrorKind::SlashInAlternation);
+        assert_eq!(kind("/a/b\\"), GlobErrorKind::DanglingEscape);
+    }
+
+    #[test]
+    fn offsets_point_at_the_problem() {
+        let e = Glob::new("/a/b/c**").unwrap_err();
+        assert_eq!(e.offset(), 6);
+        let e = Glob::new("/ok/[abc").unwrap_err();
+        assert_eq!(e.offset(), 4);
+    }
+
+    #[test]
+    fn matching_follows_the_dialect() {
+        let cases: &[(&str, &str, bool)] = &[
+            ("/out/**", "/out", true),
+            ("/out/**", "/out/a/b/c", true),
+            ("/out/**", "/outside", false),
+            ("/out/*", "/out/a", true),
+            ("/out/*", "/out/a/b", false),
+            ("/out/*", "/out", false),
+            ("/a/**/b", "/a/b", true),
+            ("/a/**/b", "/a/x/y/b", true),
+            ("/a/**/b", "/a/x/y/bb", false),
+            ("/**", "/", true),
+            ("/**", "/anything/at/all", true),
+            ("/**/x", "/x", true),
+            ("/d/?.txt", "/d/a.txt", true),
+            ("/d/?.txt", "/d/ab.txt", false),
+            ("/d/[a-c]", "/d/b", true),
+            ("/d/[a-c]", "/d/d", false),
+            ("/d/[!a-c]", "/d/d", true),
+            ("/d/[!a-c]", "/d/a", false),
+            ("/d/{x,y}.rs", "/d/y.rs", true),
+            ("/d/{x,y}.rs", "/d/z.rs", false),
+            ("/d/\\*", "/d/*", true),
+            ("/d/\\*", "/d/x", false),
+            ("/D/x", "/d/x", false),
+            ("/d/é?", "/d/éü", true),
+            ("/d/[-a]", "/d/-", true),
+            ("/d/a,b", "/d/a,b", true),
+            ("/d/!x", "/d/!x", true),
+        ];
+        for (glob, path, want) in cases {
+            let g = Glob::new(glob).unwrap();
+            assert_eq!(g.is_match(path), *want, "{glob} vs {path}");
+            let re = regex_syntax::parse(&g.to_regex()).is_ok();
+            assert!(re, "regex of {glob} parses");
+        }
+    }
+
+    #[test]
+    fn prefixes_and_trees() {
+        let g = Glob::new("/a/b/**").unwrap();
+        assert!(g.is_tree());
+        assert_eq!(g.literal_dir(), PathBuf::from("/a/b"));
+        let g = Glob::new("/**").unwrap();
+        assert!(g.is_tree());
+        assert_eq!(g.literal_dir(), PathBuf::from("/"));
+        let g = Glob::new("/a/*/c").unwrap();
+        assert!(!g.is_tree());
+        assert_eq!(g.literal_dir(), PathBuf::from("/a"));
+        assert_eq!(g.literal_prefix(), PathBuf::from("/a"));
+    }
+}

@@ -1,0 +1,438 @@
+//! The JSON manifest of spec §3, and single-tool TOML policies.
+//!
+//! Output is deterministic: keys sorted, two-space indentation, a trailing newline, so that a
+//! committed manifest diffs cleanly. Input is strict: unknown keys, duplicate tool names and
+//! unsupported versions are errors (top-level keys starting with `x-` are kept as extensions).
+//!
+//! ```
+//! use policy_runtime::manifest::Manifest;
+//!
+//! let text = r#"{
+//!   "manifest_version": 1,
+//!   "tools": { "write_report": { "fs": { "write": ["/out/**"] }, "net": "deny" } }
+//! }"#;
+//! let manifest = Manifest::from_json_str("tools.manifest.json", text)?;
+//! let policy = &manifest.tools["write_report"].policy;
+//! assert!(policy.fs.write.as_ref().unwrap().is_match("/out/a.txt"));
+//! assert!(manifest.to_json().ends_with("}\n"));
+//! assert_eq!(manifest.hash().len(), 64);
+//! # Ok::<(), policy_runtime::error::LoadError>(())
+//! ```
+
+use std::collections::BTreeMap;
+use std::fmt;
+use std::path::Path;
+
+use serde::de::{MapAccess, Visitor};
+use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use serde_json::Value;
+use sha2::{Digest, Sha256};
+
+use crate::error::LoadError;
+use crate::policy::{
+    Constraints, EnvPolicy, ExecPolicy, FsPolicy, Limits, NetPolicy, Risk, ToolPolicy,
+};
+
+/// The manifest format version this build reads and writes.
+pub const MANIFEST_VERSION: u32 = 1;
+
+/// Where a tool is defined; metadata for diagnostics, never part of the meaning.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SourceLocation {
+    /// Path of the source file, relative to the workspace root.
+    pub file: String,
+    /// 1-based line.
+    pub line: u32,
+}
+
+/// One tool of a manifest: its policy and where it is declared.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct ToolEntry {
+    /// The declared policy.
+    pub policy: ToolPolicy,
+    /// Where the tool is defined.
+    pub source: Option<SourceLocation>,
+}
+
+/// A whole manifest: every tool of an agent, keyed by name.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Manifest {
+    /// Tools keyed by name (sorted).
+    pub tools: BTreeMap<String, ToolEntry>,
+    /// Top-level `x-*` extension keys, kept verbatim.
+    pub extensions: BTreeMap<String, Value>,
+}
+
+// The entry repeats the policy's fields instead of `#[serde(flatten)]`-ing it: flatten buffers
+// the object, which would strip line and column from every error inside a tool.
+#[derive(Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct EntryRepr {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    risk: Option<Risk>,
+    #[serde(default, skip_serializing_if = "FsPolicy::is_unspecified")]
+    fs: FsPolicy,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    net: Option<NetPolicy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    exec: Option<ExecPolicy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    env: Option<EnvPolicy>,
+    #[serde(default, skip_serializing_if = "Constraints::is_unspecified")]
+    constraints: Constraints,
+    #[serde(default, skip_serializing_if = "Limits::is_unspecified")]
+    limits: Limits,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    source: Option<SourceLocation>,
+}
+
+impl Serialize for ToolEntry {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        let p = self.policy.clone();
+        EntryRepr {
+            risk: p.risk,
+            fs: p.fs,
+            net: p.net,
+            exec: p.exec,
+            env: p.env,
+            constraints: p.constraints,
+            limits: p.limits,
+            source: self.source.clone(),
+        }
+        .serialize(s)
+    }
+}
+
+impl<'de> Deserialize<'de> for ToolEntry {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        let r = EntryRepr::deserialize(d)?;
+        Ok(ToolEntry {
+            policy: ToolPolicy {
+                risk: r.risk,
+                fs: r.fs,
+                net: r.net,
+                exec: r.exec,
+                env: r.env,
+                constraints: r.constraints,
+                limits: r.limits,
+            },
+            source: r.source,
+        })
+    }
+}
+
+impl Serialize for Manifest {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        use serde::ser::SerializeMap;
+        let mut map = s.serialize_map(Some(2 + self.extensions.len()))?;
+        map.serialize_entry("manifest_version", &MANIFEST_VERSION)?;
+        map.serialize_entry("tools", &self.tools)?;
+        for (k, v) in &self.extensions {
+            map.serialize_entry(k, v)?;
+        }
+        map.end()
+    }
+}
+
+/// A map that rejects duplicate keys instead of keeping the last one.
+struct StrictMap<V>(BTreeMap<String, V>);
+
+impl<'de, V: Deserialize<'de>> Deserialize<'de> for StrictMap<V> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct V2<V>(std::marker::PhantomData<V>);
+        impl<'de, V: Deserialize<'de>> Visitor<'de> for V2<V> {
+            type Value = StrictMap<V>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object of tools keyed by name")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                let mut out = BTreeMap::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    if out.contains_key(&key) {
+                        return Err(serde::de::Error::custom(format!(
+                            "duplicate tool `{key}`: each tool name may appear once"
+                        )));
+                    }
+                    let value = map.next_value()?;
+                    out.insert(key, value);
+                }
+                Ok(StrictMap(out))
+            }
+        }
+        d.deserialize_map(V2(std::marker::PhantomData))
+    }
+}
+
+impl<'de> Deserialize<'de> for Manifest {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct ManifestVisitor;
+        impl<'de> Visitor<'de> for ManifestVisitor {
+            type Value = Manifest;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a manifest object with `manifest_version` and `tools`")
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Manifest, A::Error> {
+                use serde::de::Error;
+                let mut version = None;
+                let mut tools = None;
+                let mut extensions = BTreeMap::new();
+                while let Some(key) = map.next_key::<String>()? {
+                    match key.as_str() {
+                        "manifest_version" if version.is_none() => {
+                            let v: u32 = map.next_value()?;
+                            if v != MANIFEST_VERSION {
+                                return Err(A::Error::custom(format!(
+                                    "unsupported manifest_version {v}: this build reads version {MANIFEST_VERSION}"
+                                )));
+                            }
+                            version = Some(v);
+                        }
+                        "tools" if tools.is_none() => {
+                            tools = Some(map.next_value::<StrictMap<ToolEntry>>()?.0)
+                        }
+                        "manifest_version" | "tools" => {
+                            return Err(A::Error::custom(format!("duplicate field `{key}`")))
+                        }
+                        k if k.starts_with("x-") => {
+                            extensions.insert(key, map.next_value()?);
+                        }
+                        _ => {
+                            return Err(A::Error::custom(format!(
+                                "unknown field `{key}`, expected `manifest_version`, `tools` or an `x-` extension"
+                            )))
+                        }
+                    }
+                }
+                version.ok_or_else(|| A::Error::missing_field("manifest_version"))?;
+                let tools = tools.ok_or_else(|| A::Error::missing_field("tools"))?;
+                Ok(Manifest { tools, extensions })
+            }
+        }
+        d.deserialize_map(ManifestVisitor)
+    }
+}
+
+impl Manifest {
+    /// An empty manifest.
+    pub fn new() -> Manifest {
+        Manifest::default()
+    }
+
+    /// Parses manifest JSON; `name` is used in diagnostics (usually the file path).
+    pub fn from_json_str(name: &str, text: &str) -> Result<Manifest, LoadError> {
+        serde_json::from_str(text).map_err(|e| LoadError::from_json(name, text, &e))
+    }
+
+    /// Reads and parses a manifest file.
+    pub fn from_path(path: impl AsRef<Path>) -> Result<Manifest, LoadError> {
+        let path = path.as_ref();
+        let text = crate::error::read_file(path)?;
+        Manifest::from_json_str(&path.display().to_string(), &text)
+    }
+
+    /// The deterministic JSON text: sorted keys, two-space indentation, trailing newline.
+    pub fn to_json(&self) -> String {
+        let value = serde_json::to_value(self).expect("a manifest always serializes");
+        let mut text = serde_json::to_string_pretty(&sorted(value)).expect("values serialize");
+        text.push('\n');
+        text
+    }
+
+    /// Writes [`Manifest::to_json`] atomically (a temporary file renamed over the target), so a
+    /// reader never sees a half-written manifest.
+    pub fn write_to(&self, path: impl AsRef<Path>) -> std::io::Result<()> {
+        crate::error::write_atomic(path.as_ref(), self.to_json().as_bytes())
+    }
+
+    /// The canonical hash: SHA-256 (hex) of the compact, key-sorted JSON of the tools' meaning,
+    /// without `source` locations or `x-` extensions, so moving a function does not change it.
+    pub fn hash(&self) -> String {
+        let meaning: BTreeMap<&String, &ToolPolicy> =
+            self.tools.iter().map(|(k, v)| (k, &v.policy)).collect();
+        canonical_hash(&serde_json::json!({
+            "manifest_version": MANIFEST_VERSION,
+            "tools": serde_json::to_value(meaning).expect("policies serialize"),
+        }))
+    }
+
+    /// Adds or replaces one tool.
+    pub fn insert(
+        &mut self,
+        name: impl Into<String>,
+        policy: ToolPolicy,
+        source: Option<SourceLocation>,
+    ) {
+        self.tools.insert(name.into(), ToolEntry { policy, source });
+    }
+}
+
+impl ToolPolicy {
+    /// Parses a single-tool TOML policy (the manifest's keys at top level).
+    ///
+    /// ```
+    /// use policy_runtime::policy::ToolPolicy;
+    /// let policy = ToolPolicy::from_toml_str("grep.toml", r#"
+    /// net = "deny"
+    /// exec = { allow = ["rg"] }
+    /// [fs]
+    /// read = ["/src/**"]
+    /// "#)?;
+    /// assert!(policy.fs.write.is_none());
+    /// # Ok::<(), policy_runtime::error::LoadError>(())
+    /// ```
+    pub fn from_toml_str(name: &str, text: &str) -> Result<ToolPolicy, LoadError> {
+        toml::from_str(text).map_err(|e| LoadError::from_toml(name, text, &e))
+    }
+
+    /// Parses a single-tool policy from JSON.
+    pub fn from_json_str(name: &str, text: &str) -> Result<ToolPolicy, LoadError> {
+        serde_json::from_str(text).map_err(|e| LoadError::from_json(name, text, &e))
+    }
+
+    /// Serializes the policy as TOML.
+    pub fn to_toml(&self) -> String {
+        toml::to_string(self).expect("a policy always serializes to TOML")
+    }
+
+    /// SHA-256 (hex) of the policy's canonical JSON.
+    pub fn hash(&self) -> String {
+        canonical_hash(&serde_json::to_value(self).expect("policies serialize"))
+    }
+
+    /// Loads `tool`'s policy from a manifest (`.json`) or a single-tool TOML file (`.toml`;
+    /// `tool` is then ignored). Any other extension is read as JSON manifest when `tool` is given.
+    pub fn load(path: impl AsRef<Path>, tool: Option<&str>) -> Result<ToolPolicy, LoadError> {
+        let path = path.as_ref();
+        let text = crate::error::read_file(path)?;
+        let name = path.display().to_string();
+        let is_toml = path.extension().is_some_and(|e| e == "toml");
+        match (is_toml, tool) {
+            (true, _) => ToolPolicy::from_toml_str(&name, &text),
+            (false, Some(tool)) => {
+                let manifest = Manifest::from_json_str(&name, &text)?;
+                manifest
+                    .tools
+                    .get(tool)
+                    .map(|e| e.policy.clone())
+                    .ok_or_else(|| LoadError::missing_tool(&name, tool, manifest.tools.keys()))
+            }
+            (false, None) => ToolPolicy::from_json_str(&name, &text),
+        }
+    }
+}
+
+fn canonical_hash(value: &Value) -> String {
+    let text = serde_json::to_string(&sorted(value.clone())).expect("values serialize");
+    let digest = Sha256::digest(text.as_bytes());
+    digest.iter().map(|b| format!("{b:02x}")).collect()
+}
+
+/// Rebuilds every object with its keys inserted in sorted order, which sorts the output whether
+/// or not serde_json's `preserve_order` feature is enabled somewhere in the build.
+fn sorted(value: Value) -> Value {
+    match value {
+        Value::Object(map) => {
+            let entries: BTreeMap<String, Value> =
+                map.into_iter().map(|(k, v)| (k, sorted(v))).collect();
+            Value::Object(entries.into_iter().collect())
+        }
+        Value::Array(items) => Value::Array(items.into_iter().map(sorted).collect()),
+        other => other,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const SAMPLE: &str = r#"{
+  "manifest_version": 1,
+  "tools": {
+    "write_report": {
+      "risk": "medium",
+      "fs": { "write": ["/out/**"] },
+      "net": "deny",
+      "exec": "allow",
+      "constraints": { "max_invocations": 3, "only_after": ["fetch"] },
+      "source": { "file": "examples/src/tools.rs", "line": 12 }
+    },
+    "fetch": { "net": { "hosts": ["api.example.com:443"] } }
+  },
+  "x-generator": "test"
+}"#;
+
+    #[test]
+    fn round_trips_deterministically() {
+        let m = Manifest::from_json_str("m.json", SAMPLE).unwrap();
+        let text = m.to_json();
+        let again = Manifest::from_json_str("m.json", &text).unwrap();
+        assert_eq!(m, again);
+        assert_eq!(text, again.to_json());
+        assert!(text.find("\"fetch\"").unwrap() < text.find("\"write_report\"").unwrap());
+        assert!(text.find("\"constraints\"").unwrap() < text.find("\"exec\"").unwrap());
+        assert_eq!(m.extensions["x-generator"], "test");
+    }
+
+    #[test]
+    fn hash_ignores_source_and_order() {
+        let a = Manifest::from_json_str("a", SAMPLE).unwrap();
+        let mut b = a.clone();
+        b.tools.get_mut("write_report").unwrap().source = None;
+        assert_eq!(a.hash(), b.hash());
+        b.tools.get_mut("write_report").unwrap().policy.net = Some(NetPolicy::Allow);
+        assert_ne!(a.hash(), b.hash());
+    }
+
+    #[test]
+    fn strictness() {
+        for (text, needle) in [
+            (
+                r#"{"manifest_version": 2, "tools": {}}"#,
+                "unsupported manifest_version 2",
+            ),
+            (r#"{"tools": {}}"#, "missing field `manifest_version`"),
+            (r#"{"manifest_version": 1}"#, "missing field `tools`"),
+            (
+                r#"{"manifest_version": 1, "tools": {}, "extra": 1}"#,
+                "unknown field `extra`",
+            ),
+            (
+                r#"{"manifest_version": 1, "tools": {"a": {}, "a": {}}}"#,
+                "duplicate tool `a`",
+            ),
+            (
+                r#"{"manifest_version": 1, "tools": {"a": {"nett": "deny"}}}"#,
+                "unknown field `nett`",
+            ),
+        ] {
+            let err = Manifest::from_json_str("m.json", text).unwrap_err();
+            assert!(err.to_string().contains(needle), "{text}: {err}");
+        }
+    }
+
+    #[test]
+    fn toml_round_trip() {
+        let p = ToolPolicy::from_toml_str(
+            "p.toml",
+            r#"
+risk = "high"
+net = { hosts = ["api.example.com:443"] }
+env = "deny"
+[fs]
+read = []
+write = ["/out/**"]
+[constraints]
+max_invocations = 2
+[limits]
+timeout_ms = 5000
+"#,
+        )
+        .unwrap();
+        assert_eq!(p.fs.read.as_ref().map(|r| r.is_empty()), Some(true));
+        let again = ToolPolicy::from_toml_str("p.toml", &p.to_toml()).unwrap();
+        assert_eq!(p, again);
+        let err = ToolPolicy::from_toml_str("p.toml", "[fs]\nread = [\"rel/**\"]\n").unwrap_err();
+        assert!(err.to_string().contains("absolute"), "{err}");
+    }
+}

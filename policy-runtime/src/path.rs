@@ -1,0 +1,165 @@
+//! Lexical path normalization and the `file://` URL form of path arguments.
+//!
+//! Normalization never touches the filesystem: `/out/../etc/passwd` is `/etc/passwd` whether or
+//! not `/out` exists, so `..` can never carry a path out of a glob. (Symlinks are the OS
+//! sandbox's business: the gate judges names, the kernel judges inodes.)
+//!
+//! ```
+//! use policy_runtime::path::normalize;
+//! assert_eq!(normalize("/out/../etc//passwd/."), "/etc/passwd");
+//! assert_eq!(normalize("/../.."), "/");
+//! ```
+
+use std::path::Path;
+
+/// Lexically normalizes an absolute path: removes `.`, empty components and trailing `/`, and
+/// resolves `..` against the preceding component (`..` at the root stays at the root).
+pub fn normalize(path: &str) -> String {
+    let cleaned = path_clean::clean(path);
+    match cleaned.into_os_string().into_string() {
+        Ok(s) => s,
+        // path-clean only removes components, so valid UTF-8 in means valid UTF-8 out.
+        Err(_) => unreachable!("normalizing UTF-8 yields UTF-8"),
+    }
+}
+
+/// Why a path argument could not be turned into a normalized absolute path.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PathProblem {
+    /// A relative path and no working directory to resolve it against.
+    Relative,
+    /// The path contains NUL.
+    Nul,
+    /// A `file://` URL that names another host, or whose escapes are not valid UTF-8.
+    BadFileUrl,
+    /// The path is not valid UTF-8 (from an OS path).
+    NotUtf8,
+}
+
+impl std::fmt::Display for PathProblem {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            PathProblem::Relative => {
+                "relative path with no working directory set; pass an absolute path"
+            }
+            PathProblem::Nul => "the path contains a NUL byte",
+            PathProblem::BadFileUrl => "file:// URL with a remote host or invalid escapes",
+            PathProblem::NotUtf8 => "the path is not valid UTF-8",
+        })
+    }
+}
+
+/// Resolves a path argument to a normalized absolute path: `file://` URLs are decoded, relative
+/// paths are joined to `cwd` (and refused without one).
+///
+/// ```
+/// use std::path::Path;
+/// use policy_runtime::path::{resolve, PathProblem};
+///
+/// assert_eq!(resolve("file:///out/a%20b.txt", None).unwrap(), "/out/a b.txt");
+/// assert_eq!(resolve("x/../y", Some(Path::new("/work"))).unwrap(), "/work/y");
+/// assert_eq!(resolve("x", None), Err(PathProblem::Relative));
+/// ```
+pub fn resolve(arg: &str, cwd: Option<&Path>) -> Result<String, PathProblem> {
+    let decoded;
+    let raw = match file_url_path(arg) {
+        Some(result) => {
+            decoded = result?;
+            decoded.as_str()
+        }
+        None => arg,
+    };
+    if raw.contains('\0') {
+        return Err(PathProblem::Nul);
+    }
+    if raw.starts_with('/') {
+        return Ok(normalize(raw));
+    }
+    let cwd = cwd.ok_or(PathProblem::Relative)?;
+    let cwd = cwd.to_str().ok_or(PathProblem::NotUtf8)?;
+    if !cwd.starts_with('/') {
+        return Err(PathProblem::Relative);
+    }
+    Ok(normalize(&format!("{cwd}/{raw}")))
+}
+
+/// Whether a string is a candidate path in an untyped argument: absolute, or a `file:` URL.
+pub fn looks_like_path(s: &str) -> bool {
+    s.starts_with('/') || s.get(..5).is_some_and(|p| p.eq_ignore_ascii_case("file:"))
+}
+
+/// The path of a `file:` URL, percent-decoded; `None` when `s` is not a file URL.
+fn file_url_path(s: &str) -> Option<Result<String, PathProblem>> {
+    if !s.get(..5)?.eq_ignore_ascii_case("file:") {
+        return None;
+    }
+    let rest = &s[5..];
+    let path = match rest.strip_prefix("//") {
+        Some(authority_and_path) => {
+            let slash = authority_and_path
+                .find('/')
+                .unwrap_or(authority_and_path.len());
+            let host = &authority_and_path[..slash];
+            if !(host.is_empty() || host.eq_ignore_ascii_case("localhost")) {
+                return Some(Err(PathProblem::BadFileUrl));
+            }
+            &authority_and_path[slash..]
+        }
+        None => rest,
+    };
+    let path = path.split(['?', '#']).next().unwrap_or("");
+    if !path.starts_with('/') {
+        return Some(Err(PathProblem::BadFileUrl));
+    }
+    Some(percent_decode(path))
+}
+
+fn percent_decode(s: &str) -> Result<String, PathProblem> {
+    let bytes = s.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = s.get(i + 1..i + 3).ok_or(PathProblem::BadFileUrl)?;
+            out.push(u8::from_str_radix(hex, 16).map_err(|_| PathProblem::BadFileUrl)?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).map_err(|_| PathProblem::BadFileUrl)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn file_urls() {
+        assert_eq!(resolve("file://localhost/etc/x", None).unwrap(), "/etc/x");
+        assert_eq!(resolve("FILE:///a/../b", None).unwrap(), "/b");
+        assert_eq!(resolve("file:/a#frag", None).unwrap(), "/a");
+        assert_eq!(
+            resolve("file://evil.com/a", None),
+            Err(PathProblem::BadFileUrl)
+        );
+        assert_eq!(resolve("file:///a%00b", None), Err(PathProblem::Nul));
+        assert_eq!(resolve("file:///a%ff", None), Err(PathProblem::BadFileUrl));
+        assert_eq!(resolve("file:///a%2", None), Err(PathProblem::BadFileUrl));
+        assert_eq!(resolve("file:relative", None), Err(PathProblem::BadFileUrl));
+    }
+
+    #[test]
+    fn relative_and_nul() {
+        assert_eq!(
+            resolve("../../etc", Some(Path::new("/w/x"))).unwrap(),
+            "/etc"
+        );
+        assert_eq!(
+            resolve("a\0b", Some(Path::new("/w"))),
+            Err(PathProblem::Nul)
+        );
+        assert_eq!(resolve("", Some(Path::new("/w"))).unwrap(), "/w");
+    }
+}
