@@ -1,1 +1,2 @@
+//! Placeholder, replaced by the gate benchmark.
 fn main() {}

@@ -22,7 +22,10 @@ use miette::{Diagnostic, LabeledSpan, NamedSource, SourceCode, SourceSpan};
 
 /// A manifest or policy file could not be read or is invalid.
 #[derive(Debug)]
-pub struct LoadError {
+pub struct LoadError(Box<Inner>);
+
+#[derive(Debug)]
+struct Inner {
     file: String,
     line: Option<usize>,
     column: Option<usize>,
@@ -35,27 +38,27 @@ pub struct LoadError {
 impl LoadError {
     /// The file (or name) the error is about.
     pub fn file(&self) -> &str {
-        &self.file
+        &self.0.file
     }
 
     /// The 1-based line, when known.
     pub fn line(&self) -> Option<usize> {
-        self.line
+        self.0.line
     }
 
     /// The 1-based column, when known.
     pub fn column(&self) -> Option<usize> {
-        self.column
+        self.0.column
     }
 
     /// The message without the location prefix.
     pub fn message(&self) -> &str {
-        &self.message
+        &self.0.message
     }
 
     /// A plain error about `file` with no position (I/O errors, missing tools).
     pub fn plain(file: &str, message: impl Into<String>) -> LoadError {
-        LoadError {
+        LoadError(Box::new(Inner {
             file: file.to_string(),
             line: None,
             column: None,
@@ -63,7 +66,7 @@ impl LoadError {
             help: None,
             source_code: None,
             span: None,
-        }
+        }))
     }
 
     /// An error at a byte range of `text`.
@@ -76,7 +79,7 @@ impl LoadError {
         let start = span.start.min(text.len());
         let (line, column) = line_col(text, start);
         let message = message.into();
-        LoadError {
+        LoadError(Box::new(Inner {
             file: file.to_string(),
             line: Some(line),
             column: Some(column),
@@ -84,7 +87,7 @@ impl LoadError {
             message,
             source_code: Some(NamedSource::new(file, text.to_string())),
             span: Some((start, span_len(text, start, span.end)).into()),
-        }
+        }))
     }
 
     pub(crate) fn from_json(file: &str, text: &str, err: &serde_json::Error) -> LoadError {
@@ -113,7 +116,7 @@ impl LoadError {
     ) -> LoadError {
         let known: Vec<&str> = known.map(String::as_str).collect();
         let mut e = LoadError::plain(file, format!("no tool `{tool}` in the manifest"));
-        e.help = Some(if known.is_empty() {
+        e.0.help = Some(if known.is_empty() {
             "the manifest has no tools".to_string()
         } else {
             format!("tools in this manifest: {}", known.join(", "))
@@ -124,9 +127,9 @@ impl LoadError {
 
 impl fmt::Display for LoadError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match (self.line, self.column) {
-            (Some(l), Some(c)) => write!(f, "{}:{l}:{c}: {}", self.file, self.message),
-            _ => write!(f, "{}: {}", self.file, self.message),
+        match (self.0.line, self.0.column) {
+            (Some(l), Some(c)) => write!(f, "{}:{l}:{c}: {}", self.0.file, self.0.message),
+            _ => write!(f, "{}: {}", self.0.file, self.0.message),
         }
     }
 }
@@ -139,17 +142,18 @@ impl Diagnostic for LoadError {
     }
 
     fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
-        self.help
+        self.0
+            .help
             .as_ref()
             .map(|h| Box::new(h) as Box<dyn fmt::Display>)
     }
 
     fn source_code(&self) -> Option<&dyn SourceCode> {
-        self.source_code.as_ref().map(|s| s as &dyn SourceCode)
+        self.0.source_code.as_ref().map(|s| s as &dyn SourceCode)
     }
 
     fn labels(&self) -> Option<Box<dyn Iterator<Item = LabeledSpan> + '_>> {
-        let span = self.span?;
+        let span = self.0.span?;
         Some(Box::new(std::iter::once(LabeledSpan::new_with_span(
             Some("here".to_string()),
             span,
@@ -262,7 +266,7 @@ mod tests {
         let err = Manifest::from_json_str("m.json", text).unwrap_err();
         assert_eq!(err.line(), Some(4));
         assert!(err.message().contains("unknown field `reed`"), "{err}");
-        let span = err.span.unwrap();
+        let span = err.0.span.unwrap();
         assert_eq!(&text[span.offset()..span.offset() + span.len()], "\"reed\"");
     }
 
@@ -272,7 +276,7 @@ mod tests {
         let err = Manifest::from_json_str("m.json", text).unwrap_err();
         assert_eq!(err.line(), Some(1));
         assert!(err.message().contains("`..`"), "{err}");
-        assert!(err.help.is_some());
+        assert!(err.0.help.is_some());
     }
 
     #[test]

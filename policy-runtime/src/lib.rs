@@ -5,14 +5,30 @@
 //! verifier, the sandbox) reuses the model and the glob dialect defined here.
 //!
 //! This crate is OS-agnostic: it never confines a process. The sandbox crate does that.
+//!
+//! A call flows through [`registry::Invocation::call`]: the [`gate`] judges every path argument
+//! (lexically normalized, matched by operation), then the per-invocation [`policy::Constraints`],
+//! then the [`approval`] hook, then the tool body; each step is an [`event::Event`] for the
+//! [`audit`] sinks, with secrets [`redact`]ed.
 
+pub mod approval;
+pub mod args;
+pub mod audit;
+pub mod denial;
 pub mod error;
+pub mod event;
+pub mod gate;
 pub mod glob;
 pub mod host;
 pub mod manifest;
 pub mod path;
 pub mod policy;
+pub mod redact;
+pub mod registry;
+pub mod tool;
 
+pub use args::{ReadPath, WritePath};
+pub use denial::{Denial, DenialCode};
 pub use error::LoadError;
 pub use glob::{Glob, GlobError, GlobList};
 pub use host::HostPattern;
@@ -20,3 +36,5 @@ pub use manifest::{Manifest, SourceLocation, ToolEntry};
 pub use policy::{
     Constraints, EnvPolicy, ExecPolicy, FsPolicy, Limits, NetPolicy, Risk, ToolPolicy,
 };
+pub use registry::{Invocation, Registry, ToolCall, ToolResult};
+pub use tool::{Access, CallContext, Tool, ToolError, ToolOutput, ToolSpec};

@@ -1,0 +1,106 @@
+//! Why a call was stopped before its body ran.
+//!
+//! A [`Denial`] has a stable machine code (for audit and tests) and a reason written for the
+//! model, saying what was wrong and what it may do instead, so it can correct itself.
+//!
+//! ```
+//! use policy_runtime::denial::{Denial, DenialCode};
+//! let d = Denial::new(DenialCode::MaxInvocations, "`fetch` may run 3 times per invocation");
+//! assert_eq!(d.code.as_str(), "constraint.max_invocations");
+//! assert!(d.to_model_text("fetch").starts_with("Denied:"));
+//! ```
+
+use std::fmt;
+
+use serde::{Deserialize, Serialize};
+
+/// Stable reason codes.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub enum DenialCode {
+    /// No tool of that name.
+    #[serde(rename = "tool.unknown")]
+    UnknownTool,
+    /// The arguments are not a JSON object.
+    #[serde(rename = "args.invalid")]
+    InvalidArguments,
+    /// A path argument is outside the globs for its operation.
+    #[serde(rename = "fs.path_not_allowed")]
+    PathNotAllowed,
+    /// A path argument is relative with no working directory, has NUL, or is a bad URL.
+    #[serde(rename = "fs.invalid_path")]
+    InvalidPath,
+    /// The tool is `forbidden`.
+    #[serde(rename = "constraint.forbidden")]
+    Forbidden,
+    /// `max_invocations` is used up.
+    #[serde(rename = "constraint.max_invocations")]
+    MaxInvocations,
+    /// An `only_after` tool has not run yet.
+    #[serde(rename = "constraint.only_after")]
+    OnlyAfter,
+    /// The approval hook said no (or none is configured for a call that needs one).
+    #[serde(rename = "approval.denied")]
+    ApprovalDenied,
+}
+
+impl DenialCode {
+    /// The code as it appears in audit events.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DenialCode::UnknownTool => "tool.unknown",
+            DenialCode::InvalidArguments => "args.invalid",
+            DenialCode::PathNotAllowed => "fs.path_not_allowed",
+            DenialCode::InvalidPath => "fs.invalid_path",
+            DenialCode::Forbidden => "constraint.forbidden",
+            DenialCode::MaxInvocations => "constraint.max_invocations",
+            DenialCode::OnlyAfter => "constraint.only_after",
+            DenialCode::ApprovalDenied => "approval.denied",
+        }
+    }
+}
+
+impl fmt::Display for DenialCode {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// A refusal to run a call.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Denial {
+    /// Stable code.
+    pub code: DenialCode,
+    /// What was wrong and what to do instead.
+    pub reason: String,
+    /// The argument at fault (a JSON pointer such as `/paths/1`), if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub argument: Option<String>,
+    /// The normalized path at fault, if any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub path: Option<String>,
+}
+
+impl Denial {
+    /// A denial with no argument or path.
+    pub fn new(code: DenialCode, reason: impl Into<String>) -> Denial {
+        Denial {
+            code,
+            reason: reason.into(),
+            argument: None,
+            path: None,
+        }
+    }
+
+    /// The text returned to the model in place of the tool's output.
+    pub fn to_model_text(&self, tool: &str) -> String {
+        format!("Denied: `{tool}` was not run. {}", self.reason)
+    }
+}
+
+impl fmt::Display for Denial {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}: {}", self.code, self.reason)
+    }
+}
+
+impl std::error::Error for Denial {}

@@ -1,0 +1,403 @@
+//! The path gate (layer 1): judges every path in a call's arguments before the body runs.
+//!
+//! * Typed path arguments ([`crate::args::ReadPath`], [`crate::args::WritePath`], lists of them)
+//!   are resolved (relative paths against the working directory, refused without one),
+//!   normalized, judged by their access, and **rewritten** to the normalized path.
+//! * Every other argument is walked (nested arrays and objects): each string that is an
+//!   absolute path or a `file:` URL is judged as an access of unknown direction.
+//! * Write targets are judged against `fs.write`; reads and unknown accesses against
+//!   `fs.read ∪ fs.write`. An unspecified list counts as empty once the gate is active.
+//! * The gate is active only when the policy declares `fs.read` or `fs.write`.
+//!
+//! ```
+//! use policy_runtime::gate::check_args;
+//! use policy_runtime::policy::ToolPolicy;
+//! use policy_runtime::tool::{Access, PathArg};
+//!
+//! let policy = ToolPolicy::from_json_str("p", r#"{"fs": {"read": ["/data/**"], "write": ["/out/**"]}}"#)?;
+//! let typed = [PathArg { name: "dest".into(), access: Access::Write }];
+//!
+//! let mut args = serde_json::json!({"dest": "/out/x/../r.md", "src": ["file:///data/a.csv"]});
+//! let checked = check_args(&policy, &typed, &mut args, None).unwrap();
+//! assert_eq!(args["dest"], "/out/r.md");
+//! assert_eq!(checked.len(), 2);
+//!
+//! let mut args = serde_json::json!({"dest": "/data/a.csv"}); // readable, not writable
+//! let denial = check_args(&policy, &typed, &mut args, None).unwrap_err();
+//! assert_eq!(denial.path.as_deref(), Some("/data/a.csv"));
+//! # Ok::<(), policy_runtime::LoadError>(())
+//! ```
+
+use std::path::Path;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::denial::{Denial, DenialCode};
+use crate::glob::GlobList;
+use crate::path::{looks_like_path, resolve};
+use crate::policy::ToolPolicy;
+use crate::tool::{Access, PathArg};
+
+/// A path the gate judged and allowed.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct CheckedPath {
+    /// JSON pointer of the argument (`/dest`, `/files/2`).
+    pub argument: String,
+    /// The normalized absolute path.
+    pub path: String,
+    /// How it was judged.
+    pub access: Access,
+}
+
+/// Judges every path in `args` and rewrites typed path arguments to their normalized form.
+///
+/// Returns the allowed paths, or the first denial. `args` is left untouched on denial.
+pub fn check_args(
+    policy: &ToolPolicy,
+    typed: &[PathArg],
+    args: &mut Value,
+    cwd: Option<&Path>,
+) -> Result<Vec<CheckedPath>, Denial> {
+    if !policy.gates_paths() {
+        return Ok(Vec::new());
+    }
+    let judge = Judge::new(policy);
+    let mut checked = Vec::new();
+    let mut rewrites = Vec::new();
+    match &*args {
+        Value::Object(map) => {
+            for (key, value) in map.iter() {
+                let pointer = format!("/{}", escape_pointer(key));
+                match typed.iter().find(|a| a.name == *key) {
+                    Some(arg) => judge.typed(
+                        value,
+                        &pointer,
+                        arg.access,
+                        cwd,
+                        &mut checked,
+                        &mut rewrites,
+                    )?,
+                    None => judge.untyped(value, &pointer, &mut checked)?,
+                }
+            }
+        }
+        other => judge.untyped(other, "", &mut checked)?,
+    }
+    for (pointer, normalized) in rewrites {
+        if let Some(slot) = args.pointer_mut(&pointer) {
+            *slot = Value::String(normalized);
+        }
+    }
+    Ok(checked)
+}
+
+/// Judges a single path for `access`; the building block of [`check_args`].
+///
+/// ```
+/// use policy_runtime::gate::check_path;
+/// use policy_runtime::policy::ToolPolicy;
+/// use policy_runtime::tool::Access;
+///
+/// let policy = ToolPolicy::from_json_str("p", r#"{"fs": {"write": ["/out/**"]}}"#)?;
+/// assert!(check_path(&policy, "/out/../out/a", Access::Write, None).is_ok());
+/// assert!(check_path(&policy, "/out/../etc/passwd", Access::Read, None).is_err());
+/// # Ok::<(), policy_runtime::LoadError>(())
+/// ```
+pub fn check_path(
+    policy: &ToolPolicy,
+    raw: &str,
+    access: Access,
+    cwd: Option<&Path>,
+) -> Result<String, Denial> {
+    if !policy.gates_paths() {
+        return resolve(raw, cwd).map_err(|p| invalid_path("", raw, p));
+    }
+    let normalized = resolve(raw, cwd).map_err(|p| invalid_path("", raw, p))?;
+    Judge::new(policy).judge(&normalized, "", access)?;
+    Ok(normalized)
+}
+
+struct Judge<'p> {
+    read: Option<&'p GlobList>,
+    write: Option<&'p GlobList>,
+}
+
+impl<'p> Judge<'p> {
+    fn new(policy: &'p ToolPolicy) -> Judge<'p> {
+        Judge {
+            read: policy.fs.read.as_ref(),
+            write: policy.fs.write.as_ref(),
+        }
+    }
+
+    fn typed(
+        &self,
+        value: &Value,
+        pointer: &str,
+        access: Access,
+        cwd: Option<&Path>,
+        checked: &mut Vec<CheckedPath>,
+        rewrites: &mut Vec<(String, String)>,
+    ) -> Result<(), Denial> {
+        match value {
+            Value::String(raw) => {
+                let normalized = resolve(raw, cwd).map_err(|p| invalid_path(pointer, raw, p))?;
+                self.judge(&normalized, pointer, access)?;
+                if normalized != *raw {
+                    rewrites.push((pointer.to_string(), normalized.clone()));
+                }
+                checked.push(CheckedPath {
+                    argument: pointer.to_string(),
+                    path: normalized,
+                    access,
+                });
+                Ok(())
+            }
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    self.typed(
+                        item,
+                        &format!("{pointer}/{i}"),
+                        access,
+                        cwd,
+                        checked,
+                        rewrites,
+                    )?;
+                }
+                Ok(())
+            }
+            // Null is an absent optional path; other shapes fail the body's own
+            // deserialization, so they carry no path to judge.
+            _ => Ok(()),
+        }
+    }
+
+    fn untyped(
+        &self,
+        value: &Value,
+        pointer: &str,
+        checked: &mut Vec<CheckedPath>,
+    ) -> Result<(), Denial> {
+        match value {
+            Value::String(s) if looks_like_path(s) => {
+                let normalized = resolve(s, None).map_err(|p| invalid_path(pointer, s, p))?;
+                self.judge(&normalized, pointer, Access::Unknown)?;
+                checked.push(CheckedPath {
+                    argument: pointer.to_string(),
+                    path: normalized,
+                    access: Access::Unknown,
+                });
+                Ok(())
+            }
+            Value::Array(items) => {
+                for (i, item) in items.iter().enumerate() {
+                    self.untyped(item, &format!("{pointer}/{i}"), checked)?;
+                }
+                Ok(())
+            }
+            Value::Object(map) => {
+                for (k, v) in map {
+                    self.untyped(v, &format!("{pointer}/{}", escape_pointer(k)), checked)?;
+                }
+                Ok(())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    fn judge(&self, path: &str, pointer: &str, access: Access) -> Result<(), Denial> {
+        let writable = self.write.is_some_and(|w| w.is_match(path));
+        let allowed = match access {
+            Access::Write => writable,
+            Access::Read | Access::Unknown => {
+                writable || self.read.is_some_and(|r| r.is_match(path))
+            }
+        };
+        if allowed {
+            return Ok(());
+        }
+        let only_readable = access == Access::Write && self.read.is_some_and(|r| r.is_match(path));
+        let reason = match access {
+            Access::Write if only_readable => format!(
+                "`{path}` is readable but not writable by this tool. It may write only under: {}.",
+                list(self.write)
+            ),
+            Access::Write => format!(
+                "writing `{path}` is outside this tool's fs.write globs. It may write only under: {}.",
+                list(self.write)
+            ),
+            _ => format!(
+                "`{path}` is outside this tool's fs globs. It may use only: {}.",
+                list_union(self.read, self.write)
+            ),
+        };
+        Err(Denial {
+            code: DenialCode::PathNotAllowed,
+            reason: with_argument(reason, pointer),
+            argument: non_empty(pointer),
+            path: Some(path.to_string()),
+        })
+    }
+}
+
+fn list(globs: Option<&GlobList>) -> String {
+    list_union(None, globs)
+}
+
+fn list_union(a: Option<&GlobList>, b: Option<&GlobList>) -> String {
+    let all: Vec<&str> = a
+        .into_iter()
+        .chain(b)
+        .flat_map(|l| l.globs().iter().map(|g| g.as_str()))
+        .collect();
+    if all.is_empty() {
+        "nothing (no paths are allowed)".to_string()
+    } else {
+        all.join(", ")
+    }
+}
+
+fn with_argument(reason: String, pointer: &str) -> String {
+    if pointer.is_empty() {
+        reason
+    } else {
+        format!("Argument `{pointer}`: {reason}")
+    }
+}
+
+fn non_empty(pointer: &str) -> Option<String> {
+    (!pointer.is_empty()).then(|| pointer.to_string())
+}
+
+fn invalid_path(pointer: &str, raw: &str, problem: crate::path::PathProblem) -> Denial {
+    Denial {
+        code: DenialCode::InvalidPath,
+        reason: with_argument(format!("`{}`: {problem}.", raw.escape_debug()), pointer),
+        argument: non_empty(pointer),
+        path: None,
+    }
+}
+
+/// JSON pointer escaping (RFC 6901).
+fn escape_pointer(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn policy(json: &str) -> ToolPolicy {
+        ToolPolicy::from_json_str("p", json).unwrap()
+    }
+
+    fn typed(name: &str, access: Access) -> Vec<PathArg> {
+        vec![PathArg {
+            name: name.into(),
+            access,
+        }]
+    }
+
+    #[test]
+    fn unspecified_fs_does_nothing() {
+        let p = policy("{}");
+        let mut args = json!({"path": "/etc/shadow"});
+        assert_eq!(check_args(&p, &[], &mut args, None).unwrap(), vec![]);
+    }
+
+    #[test]
+    fn declared_empty_denies_every_path() {
+        let p = policy(r#"{"fs": {"read": []}}"#);
+        let mut args = json!({"note": "no paths here", "n": 3});
+        assert!(check_args(&p, &[], &mut args, None).is_ok());
+        let mut args = json!({"path": "/tmp/x"});
+        let d = check_args(&p, &[], &mut args, None).unwrap_err();
+        assert_eq!(d.code, DenialCode::PathNotAllowed);
+        assert!(d.reason.contains("nothing"), "{}", d.reason);
+    }
+
+    #[test]
+    fn write_argument_matching_only_read_glob_is_denied() {
+        let p = policy(r#"{"fs": {"read": ["/data/**"], "write": ["/out/**"]}}"#);
+        let mut args = json!({"dest": "/data/x"});
+        let d = check_args(&p, &typed("dest", Access::Write), &mut args, None).unwrap_err();
+        assert!(
+            d.reason.contains("readable but not writable"),
+            "{}",
+            d.reason
+        );
+        assert_eq!(d.argument.as_deref(), Some("/dest"));
+        // The same path as a read is fine, and write implies read.
+        let mut args = json!({"src": "/data/x", "also": "/out/y"});
+        assert!(check_args(&p, &typed("src", Access::Read), &mut args, None).is_ok());
+    }
+
+    #[test]
+    fn nested_untyped_arguments_are_walked() {
+        let p = policy(r#"{"fs": {"read": ["/data/**"]}}"#);
+        let mut args = json!({"opts": {"inputs": [{"p": "/data/a"}, {"p": "/etc/passwd"}]}});
+        let d = check_args(&p, &[], &mut args, None).unwrap_err();
+        assert_eq!(d.argument.as_deref(), Some("/opts/inputs/1/p"));
+        assert_eq!(d.path.as_deref(), Some("/etc/passwd"));
+        let mut args = json!(["/data/a", {"k/~": "file:///data/../etc/passwd"}]);
+        let d = check_args(&p, &[], &mut args, None).unwrap_err();
+        assert_eq!(d.argument.as_deref(), Some("/1/k~1~0"));
+    }
+
+    #[test]
+    fn file_urls_and_traversal() {
+        let p = policy(r#"{"fs": {"write": ["/out/**"]}}"#);
+        for bad in [
+            "/out/../etc/passwd",
+            "file:///out/%2e%2e/etc/passwd",
+            "file:///etc/x",
+            "/out/a/../../etc",
+        ] {
+            let mut args = json!({"x": bad});
+            assert!(check_args(&p, &[], &mut args, None).is_err(), "{bad}");
+        }
+        let mut args = json!({"x": "file://localhost/out/a%20b"});
+        let checked = check_args(&p, &[], &mut args, None).unwrap();
+        assert_eq!(checked[0].path, "/out/a b");
+        let mut args = json!({"x": "file://evil.example/out/a"});
+        let d = check_args(&p, &[], &mut args, None).unwrap_err();
+        assert_eq!(d.code, DenialCode::InvalidPath);
+    }
+
+    #[test]
+    fn relative_typed_paths_need_a_cwd() {
+        let p = policy(r#"{"fs": {"write": ["/work/out/**"]}}"#);
+        let t = typed("dest", Access::Write);
+        let mut args = json!({"dest": "out/r.md"});
+        let d = check_args(&p, &t, &mut args, None).unwrap_err();
+        assert_eq!(d.code, DenialCode::InvalidPath);
+        assert!(d.reason.contains("relative"));
+        let checked = check_args(&p, &t, &mut args, Some(Path::new("/work"))).unwrap();
+        assert_eq!(checked[0].path, "/work/out/r.md");
+        assert_eq!(args["dest"], "/work/out/r.md");
+        let mut args = json!({"dest": "../etc/passwd"});
+        assert!(check_args(&p, &t, &mut args, Some(Path::new("/work/out"))).is_err());
+        // Relative strings in untyped arguments are not paths: they are not judged.
+        let mut args = json!({"note": "out/r.md"});
+        assert!(check_args(&p, &[], &mut args, None).unwrap().is_empty());
+    }
+
+    #[test]
+    fn typed_lists_and_nul() {
+        let p = policy(r#"{"fs": {"read": ["/src/**"]}}"#);
+        let t = typed("files", Access::Read);
+        let mut args = json!({"files": ["/src/a", "/src/./b", null]});
+        let checked = check_args(&p, &t, &mut args, None).unwrap();
+        assert_eq!(checked.len(), 2);
+        assert_eq!(args["files"][1], "/src/b");
+        let mut args = json!({"files": ["/src/a\u{0}/../../etc"]});
+        let d = check_args(&p, &t, &mut args, None).unwrap_err();
+        assert_eq!(d.code, DenialCode::InvalidPath);
+        assert_eq!(
+            args["files"][0], "/src/a\u{0}/../../etc",
+            "untouched on denial"
+        );
+    }
+}
