@@ -14,6 +14,7 @@
 pub mod approval;
 pub mod args;
 pub mod audit;
+pub mod capability;
 pub mod denial;
 pub mod error;
 pub mod event;

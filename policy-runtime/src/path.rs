@@ -15,12 +15,25 @@ use std::path::Path;
 /// Lexically normalizes an absolute path: removes `.`, empty components and trailing `/`, and
 /// resolves `..` against the preceding component (`..` at the root stays at the root).
 pub fn normalize(path: &str) -> String {
+    if is_normal(path) {
+        return path.to_string();
+    }
     let cleaned = path_clean::clean(path);
     match cleaned.into_os_string().into_string() {
         Ok(s) => s,
         // path-clean only removes components, so valid UTF-8 in means valid UTF-8 out.
         Err(_) => unreachable!("normalizing UTF-8 yields UTF-8"),
     }
+}
+
+/// Whether an absolute path is already in normal form, so that most arguments skip the
+/// allocation-heavy cleaning.
+fn is_normal(path: &str) -> bool {
+    path == "/"
+        || (path.starts_with('/')
+            && path[1..]
+                .split('/')
+                .all(|c| !c.is_empty() && c != "." && c != ".."))
 }
 
 /// Why a path argument could not be turned into a normalized absolute path.

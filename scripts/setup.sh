@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what the demo and the tests need on a Debian machine: the Rust toolchain (when cargo
+# is missing) and the few system tools the sandbox and egress tests drive.
+set -euo pipefail
+
+need=()
+command -v setpriv >/dev/null 2>&1 || need+=(util-linux)
+command -v ip >/dev/null 2>&1 || need+=(iproute2)
+command -v curl >/dev/null 2>&1 || need+=(curl)
+command -v git >/dev/null 2>&1 || need+=(git)
+command -v cc >/dev/null 2>&1 || need+=(gcc libc6-dev)
+command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
+if [ ${#need[@]} -gt 0 ]; then
+  if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
+  echo "setup: installing ${need[*]}"
+  $sudo apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${need[@]}" >/dev/null
+fi
+
+if ! command -v cargo >/dev/null 2>&1; then
+  if [ -x "$HOME/.cargo/bin/cargo" ]; then
+    export PATH="$HOME/.cargo/bin:$PATH"
+  else
+    echo "setup: installing the Rust toolchain with rustup"
+    curl --proto '=https' --tlsv1.2 -sSf https://sh.rustup.rs | sh -s -- -y --profile minimal
+    export PATH="$HOME/.cargo/bin:$PATH"
+  fi
+fi
+rustup component add rustfmt clippy >/dev/null 2>&1 || true
