@@ -415,9 +415,11 @@ pub struct TypeMethods {
     pub type_path: &'static str,
     /// Functions that return a value of this type (`OpenOptions::new`, `File::options`).
     pub constructors: &'static [&'static str],
-    /// Whether every method returns the same value again (a builder), so that the type carries
-    /// through a method chain.
+    /// Whether methods return the same value again (a builder), so that the type carries
+    /// through a method chain, up to one of the `terminals`.
     pub builder: bool,
+    /// Builder methods that return something else (`open` returns the file, not the options).
+    pub terminals: &'static [&'static str],
     /// Methods with an effect.
     pub methods: &'static [(&'static str, Effect)],
     /// Methods that only have their effect when their argument is not the literal `false`
@@ -426,6 +428,11 @@ pub struct TypeMethods {
 }
 
 impl TypeMethods {
+    /// Whether calling `method` on a value of this type returns the same type again.
+    pub fn chains_through(&self, method: &str) -> bool {
+        self.builder && !self.terminals.contains(&method)
+    }
+
     /// The effect of calling `method` on a value of this type; `literal_false` says whether the
     /// only argument is the literal `false`.
     ///
@@ -477,6 +484,7 @@ pub static TYPE_METHODS: &[TypeMethods] = &[
         type_path: "std::fs::OpenOptions",
         constructors: &["std::fs::OpenOptions::new", "std::fs::File::options"],
         builder: true,
+        terminals: &["open"],
         methods: OPEN_OPTIONS_METHODS,
         disarmed_by_false: OPEN_OPTIONS_DISARM,
     },
@@ -484,6 +492,7 @@ pub static TYPE_METHODS: &[TypeMethods] = &[
         type_path: "tokio::fs::OpenOptions",
         constructors: &["tokio::fs::OpenOptions::new", "tokio::fs::File::options"],
         builder: true,
+        terminals: &["open"],
         methods: OPEN_OPTIONS_METHODS,
         disarmed_by_false: OPEN_OPTIONS_DISARM,
     },
@@ -495,6 +504,7 @@ pub static TYPE_METHODS: &[TypeMethods] = &[
             "std::path::PathBuf::new",
         ],
         builder: false,
+        terminals: &[],
         methods: PATH_METHODS,
         disarmed_by_false: &[],
     },
@@ -523,6 +533,12 @@ pub fn type_yielded_by(constructor: &str) -> Option<&'static TypeMethods> {
     TYPE_METHODS
         .iter()
         .find(|t| t.constructors.contains(&constructor.as_str()))
+}
+
+/// The method table of the type at `type_path`, if the catalog knows one.
+pub fn type_methods(type_path: &str) -> Option<&'static TypeMethods> {
+    let type_path = canonical(type_path);
+    TYPE_METHODS.iter().find(|t| t.type_path == type_path)
 }
 
 /// The effect of a method whose name alone decides it, on any receiver.
@@ -656,21 +672,31 @@ pub fn denial_phrase(policy: &ToolPolicy, capability: Capability) -> String {
     }
 }
 
-/// The widen-or-remove message for a call that uses more than the tool declares:
+/// The widen-or-remove message for a call that uses more than a tool declares. `tool` is the
+/// tool's name when known.
 ///
 /// ```
 /// use policy_runtime::capability::{violation_message, Effect, Capability};
 /// use policy_runtime::ToolPolicy;
 ///
 /// let msg = violation_message("std::fs::write", Effect::Uses(Capability::FsWrite),
-///                             "write_report", &ToolPolicy::default());
+///                             Some("write_report"), &ToolPolicy::default());
 /// assert_eq!(msg, "`std::fs::write` writes files but `write_report` declares no `fs.write`; \
 ///                  add `fs.write = [\"/out/**\"]` to the policy or remove the call");
 /// ```
-pub fn violation_message(call: &str, effect: Effect, tool: &str, policy: &ToolPolicy) -> String {
+pub fn violation_message(
+    call: &str,
+    effect: Effect,
+    tool: Option<&str>,
+    policy: &ToolPolicy,
+) -> String {
+    let tool = match tool {
+        Some(name) => format!("`{name}`"),
+        None => "the tool".to_string(),
+    };
     match effect {
         Effect::Uses(c) => format!(
-            "`{call}` {} but `{tool}` {}; add `{}` to the policy or remove the call",
+            "`{call}` {} but {tool} {}; add `{}` to the policy or remove the call",
             c.verb(),
             denial_phrase(policy, c),
             c.example()
@@ -682,7 +708,7 @@ pub fn violation_message(call: &str, effect: Effect, tool: &str, policy: &ToolPo
                 .map(|c| c.key())
                 .collect();
             format!(
-                "`{call}` cannot be analysed and may use any capability, but `{tool}` does not grant {}; \
+                "`{call}` cannot be analysed and may use any capability, but {tool} does not grant {}; \
                  move the call out of the tool or grant every capability",
                 missing.join(", ")
             )
@@ -768,7 +794,7 @@ mod tests {
         );
         assert!(Grants::from_policy(&all).allows_effect(U));
         assert!(!Grants::from_policy(&ToolPolicy::default()).allows_effect(U));
-        let msg = violation_message("libc::syscall", U, "t", &ToolPolicy::default());
+        let msg = violation_message("libc::syscall", U, Some("t"), &ToolPolicy::default());
         assert!(msg.contains("fs.read, fs.write, net"), "{msg}");
     }
 

@@ -1,0 +1,162 @@
+//! The walk over a tool body: every path, method call and macro that the catalog classifies.
+
+use policy_runtime::capability::{
+    classify_path, distinctive_method, is_unanalysable_macro, Capability, Effect,
+    COMPILE_TIME_MACROS,
+};
+use proc_macro2::Span;
+use syn::punctuated::Punctuated;
+use syn::visit::Visit;
+
+use super::scope::Scope;
+
+/// One catalogued use: where, what was called (fully qualified), and its effect.
+pub(crate) struct Use {
+    pub(crate) span: Span,
+    pub(crate) call: String,
+    pub(crate) effect: Effect,
+}
+
+pub(crate) fn uses(block: &syn::Block) -> Vec<Use> {
+    let scope = Scope::of(block);
+    let mut walker = Walker {
+        scope: &scope,
+        found: Vec::new(),
+    };
+    walker.visit_block(block);
+    walker.found
+}
+
+struct Walker<'a> {
+    scope: &'a Scope,
+    found: Vec<Use>,
+}
+
+impl Walker<'_> {
+    fn push(&mut self, span: Span, call: String, effect: Effect) {
+        self.found.push(Use { span, call, effect });
+    }
+
+    fn path_use(&mut self, expr: &syn::ExprPath) -> Option<(String, Effect)> {
+        let full = match &expr.qself {
+            // `<T>::f` and `<T as Trait>::f`: the trait path, or the type's own path.
+            Some(q) if q.position == 0 => match q.ty.as_ref() {
+                syn::Type::Path(tp) if tp.qself.is_none() => {
+                    let base = self.scope.resolve(&tp.path)?;
+                    let rest: Vec<String> = expr
+                        .path
+                        .segments
+                        .iter()
+                        .map(|s| s.ident.to_string())
+                        .collect();
+                    format!("{base}::{}", rest.join("::"))
+                }
+                _ => return None,
+            },
+            _ => match self.scope.resolve(&expr.path) {
+                Some(full) => full,
+                None => {
+                    let ident = expr.path.get_ident()?.to_string();
+                    if self.scope.foreign_fns.contains(&ident) && !self.scope.is_local(&ident) {
+                        return Some((ident, Effect::Unanalysable));
+                    }
+                    return None;
+                }
+            },
+        };
+        classify_path(&full).map(|e| (full, e))
+    }
+}
+
+fn is_literal_false(args: &Punctuated<syn::Expr, syn::Token![,]>) -> bool {
+    matches!(
+        args.first(),
+        Some(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Bool(b), .. })) if !b.value
+    ) && args.len() == 1
+}
+
+impl<'ast> Visit<'ast> for Walker<'_> {
+    fn visit_expr_path(&mut self, expr: &'ast syn::ExprPath) {
+        if let Some((call, effect)) = self.path_use(expr) {
+            let span = expr
+                .path
+                .segments
+                .last()
+                .map(|s| s.ident.span())
+                .unwrap_or_else(Span::call_site);
+            let span = expr
+                .path
+                .segments
+                .first()
+                .map_or(span, |f| f.ident.span().join(span).unwrap_or(span));
+            self.push(span, call, effect);
+        }
+        syn::visit::visit_expr_path(self, expr);
+    }
+
+    fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
+        let method = call.method.to_string();
+        if let Some(effect) = distinctive_method(&method) {
+            self.push(call.method.span(), method.clone(), effect);
+        } else if let Some(ty) = self.scope.type_of(&call.receiver) {
+            if let Some(effect) = ty.effect_of(&method, is_literal_false(&call.args)) {
+                // `.write(true).open(p)` is one write, not a write and a read.
+                let write_in_chain = effect == Effect::Uses(Capability::FsRead)
+                    && chain_has_write(self.scope, &call.receiver);
+                if !write_in_chain {
+                    self.push(
+                        call.method.span(),
+                        format!("{}::{method}", ty.type_path),
+                        effect,
+                    );
+                }
+            }
+        }
+        syn::visit::visit_expr_method_call(self, call);
+    }
+
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        let Some(name) = mac.path.segments.last().map(|s| s.ident.to_string()) else {
+            return;
+        };
+        if is_unanalysable_macro(&name) {
+            self.push(
+                mac.path.segments.last().unwrap().ident.span(),
+                format!("{name}!"),
+                Effect::Unanalysable,
+            );
+            return;
+        }
+        if COMPILE_TIME_MACROS.contains(&name.as_str()) {
+            return;
+        }
+        // Most macros take expressions (`println!`, `format!`, `vec!`, `assert!`) or
+        // statements; walk what parses and leave the rest, which tier 2 scans token by token.
+        if let Ok(args) =
+            mac.parse_body_with(Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated)
+        {
+            for arg in &args {
+                self.visit_expr(arg);
+            }
+        } else if let Ok(stmts) = mac.parse_body_with(syn::Block::parse_within) {
+            for stmt in &stmts {
+                self.visit_stmt(stmt);
+            }
+        }
+    }
+}
+
+fn chain_has_write(scope: &Scope, expr: &syn::Expr) -> bool {
+    match expr {
+        syn::Expr::MethodCall(m) => {
+            let armed = scope.type_of(&m.receiver).is_some_and(|ty| {
+                ty.effect_of(&m.method.to_string(), is_literal_false(&m.args))
+                    == Some(Effect::Uses(Capability::FsWrite))
+            });
+            armed || chain_has_write(scope, &m.receiver)
+        }
+        syn::Expr::Paren(p) => chain_has_write(scope, &p.expr),
+        syn::Expr::Reference(r) => chain_has_write(scope, &r.expr),
+        _ => false,
+    }
+}
