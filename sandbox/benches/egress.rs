@@ -1,0 +1,252 @@
+//! Throughput and connect latency through the egress broker, against a direct loopback
+//! connection to the same server.
+//!
+//! The client runs in a fresh network namespace (the bench thread switches into it with
+//! setns), exactly where a sandboxed tool would sit; the servers and the broker stay in the
+//! host's namespace. Needs root (or CAP_SYS_ADMIN) to make the namespace; otherwise it says so
+//! and exits.
+
+use std::fs::File;
+use std::io::{self, Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use criterion::{Criterion, Throughput};
+use policy_runtime::HostPattern;
+use sandbox::egress::{bind_inside, start_broker_with, BrokerOptions, EgressPlan, Resolver};
+
+const BULK: usize = 64 << 20;
+
+/// Sends 64 MiB to every client, then closes.
+fn bulk_server() -> SocketAddr {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    std::thread::spawn(move || {
+        let chunk = vec![0x5au8; 1 << 20];
+        for s in l.incoming() {
+            let Ok(mut s) = s else { continue };
+            let chunk = chunk.clone();
+            std::thread::spawn(move || {
+                for _ in 0..BULK / chunk.len() {
+                    if s.write_all(&chunk).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+/// Echoes bytes until the client closes.
+fn echo_server() -> SocketAddr {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = l.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for s in l.incoming() {
+            let Ok(mut s) = s else { continue };
+            let _ = s.set_nodelay(true);
+            std::thread::spawn(move || {
+                let mut b = [0u8; 64];
+                while let Ok(n) = s.read(&mut b) {
+                    if n == 0 || s.write_all(&b[..n]).is_err() {
+                        return;
+                    }
+                }
+            });
+        }
+    });
+    addr
+}
+
+fn download(addr: SocketAddr) -> usize {
+    let mut s = TcpStream::connect(addr).unwrap();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut total = 0;
+    loop {
+        match s.read(&mut buf) {
+            Ok(0) => break,
+            Ok(n) => total += n,
+            Err(e) => panic!("download: {e}"),
+        }
+    }
+    assert_eq!(total, BULK);
+    total
+}
+
+fn connect_roundtrip(addr: SocketAddr) {
+    let mut s = TcpStream::connect(addr).unwrap();
+    s.set_nodelay(true).unwrap();
+    s.write_all(b"x").unwrap();
+    let mut b = [0u8; 1];
+    s.read_exact(&mut b).unwrap();
+}
+
+fn setns(fd: &OwnedFd) -> io::Result<()> {
+    // SAFETY: setns on this thread with a namespace descriptor we own.
+    if unsafe { libc::setns(fd.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
+}
+
+fn lo_up() -> io::Result<()> {
+    // SAFETY: plain socket; owned below.
+    let raw = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if raw < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fresh descriptor.
+    let sock = unsafe { OwnedFd::from_raw_fd(raw) };
+    // SAFETY: an all-zero ifreq is valid; the name is NUL-terminated; the ioctls touch only it.
+    unsafe {
+        let mut req: libc::ifreq = std::mem::zeroed();
+        req.ifr_name[0] = b'l' as libc::c_char;
+        req.ifr_name[1] = b'o' as libc::c_char;
+        if libc::ioctl(sock.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        req.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+        if libc::ioctl(sock.as_raw_fd(), libc::SIOCSIFFLAGS, &mut req) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+fn socketpair() -> (OwnedFd, OwnedFd) {
+    let mut fds = [0; 2];
+    // SAFETY: socketpair fills two descriptors, owned below.
+    let rc = unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    };
+    assert_eq!(rc, 0);
+    // SAFETY: fresh descriptors.
+    unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
+}
+
+fn main() {
+    let bulk = bulk_server();
+    let echo = echo_server();
+    let hosts: Vec<HostPattern> = vec![
+        "bulk.test:9000".parse().unwrap(),
+        "echo.test:9001".parse().unwrap(),
+    ];
+    let plan = EgressPlan::new(&hosts).unwrap();
+    let host_ns: OwnedFd = File::open("/proc/thread-self/ns/net").unwrap().into();
+    let (outside, inside) = socketpair();
+
+    // The sandbox side: a thread in a new namespace binds the endpoints and hands over its
+    // namespace so the bench thread can join it.
+    let inner = plan.clone();
+    let sandbox_ns = std::thread::spawn(move || -> io::Result<OwnedFd> {
+        // SAFETY: unshare affects only this thread.
+        if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        lo_up()?;
+        bind_inside(&inner, inside.as_fd())?;
+        Ok(File::open("/proc/thread-self/ns/net")?.into())
+    })
+    .join()
+    .unwrap();
+    let sandbox_ns = match sandbox_ns {
+        Ok(ns) => ns,
+        Err(e) => {
+            eprintln!(
+                "egress bench skipped: cannot make a network namespace here ({e}); run as root"
+            );
+            return;
+        }
+    };
+    let options = BrokerOptions {
+        resolver: Resolver::map([("bulk.test", bulk), ("echo.test", echo)]),
+        allow_host_local: true,
+        ..BrokerOptions::default()
+    };
+    let _broker = start_broker_with(&plan, outside, Arc::new(|_| {}), options).unwrap();
+    let via = |port: u16| {
+        SocketAddr::new(
+            plan.endpoints()[if port == 9000 { 0 } else { 1 }].addr,
+            port,
+        )
+    };
+    let (bulk_in, echo_in) = (via(9000), via(9001));
+
+    let mut c = Criterion::default()
+        .configure_from_args()
+        .measurement_time(Duration::from_secs(8));
+
+    let mut g = c.benchmark_group("egress_throughput_64MiB");
+    g.throughput(Throughput::Bytes(BULK as u64)).sample_size(20);
+    setns(&host_ns).unwrap();
+    g.bench_function("direct", |b| b.iter(|| download(bulk)));
+    setns(&sandbox_ns).unwrap();
+    g.bench_function("broker", |b| b.iter(|| download(bulk_in)));
+    g.finish();
+
+    let mut g = c.benchmark_group("egress_connect_roundtrip");
+    setns(&host_ns).unwrap();
+    g.bench_function("direct", |b| b.iter(|| connect_roundtrip(echo)));
+    setns(&sandbox_ns).unwrap();
+    g.bench_function("broker", |b| b.iter(|| connect_roundtrip(echo_in)));
+    g.finish();
+
+    setns(&host_ns).unwrap();
+    c.final_summary();
+
+    // Criterion measures one variant after the other; on a shared machine the load changes in
+    // between. Interleave the two to report a ratio that both saw under the same load.
+    let rounds = 15;
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        v[v.len() / 2]
+    };
+    let timed = |ns: &OwnedFd, f: &dyn Fn()| {
+        setns(ns).unwrap();
+        let t = Instant::now();
+        f();
+        t.elapsed().as_secs_f64()
+    };
+    let (mut direct, mut brokered) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        direct.push(timed(&host_ns, &|| {
+            download(bulk);
+        }));
+        brokered.push(timed(&sandbox_ns, &|| {
+            download(bulk_in);
+        }));
+    }
+    let (d, b) = (median(direct), median(brokered));
+    let gib = BULK as f64 / (1u64 << 30) as f64;
+    println!(
+        "interleaved 64 MiB download: direct {:.2} GiB/s, broker {:.2} GiB/s, broker/direct = {:.0} %",
+        gib / d,
+        gib / b,
+        100.0 * d / b
+    );
+    let (mut direct, mut brokered) = (Vec::new(), Vec::new());
+    for _ in 0..rounds {
+        direct.push(timed(&host_ns, &|| (0..200).for_each(|_| connect_roundtrip(echo))) / 200.0);
+        brokered.push(
+            timed(&sandbox_ns, &|| {
+                (0..200).for_each(|_| connect_roundtrip(echo_in))
+            }) / 200.0,
+        );
+    }
+    let (d, b) = (median(direct), median(brokered));
+    println!(
+        "interleaved connect+1-byte round trip: direct {:.0} us, broker {:.0} us, broker/direct = {:.1}x",
+        d * 1e6,
+        b * 1e6,
+        b / d
+    );
+    setns(&host_ns).unwrap();
+}

