@@ -1,0 +1,378 @@
+//! `policy-sandbox`: run a command confined by a tool policy, show what this host can
+//! enforce, or ask the in-process gate about one call (spec §5).
+//!
+//! ```text
+//! policy-sandbox run --policy FILE [--tool NAME] [--profile strict|hardened] -- CMD [ARGS...]
+//! policy-sandbox check [--json] [--policy FILE [--tool NAME]] [--profile strict|hardened]
+//! policy-sandbox gate --policy FILE --tool NAME --args JSON
+//! ```
+//!
+//! `run` exits with CMD's status; 125 with a `refused:` line on stderr when the sandbox cannot
+//! be set up or the host cannot enforce the policy (CMD does not start).
+
+use std::ffi::OsString;
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+use policy_runtime::ToolPolicy;
+use sandbox::hostcaps::HostSupport;
+use sandbox::runner::{run, RunOptions, Stdio};
+use sandbox::{Plan, Profile};
+
+#[derive(Parser)]
+#[command(
+    name = "policy-sandbox",
+    version,
+    about = "Run commands confined by a tool policy"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand)]
+enum Command {
+    /// Run CMD confined by the policy; exit with CMD's status (125: refused).
+    Run {
+        /// A manifest (with --tool) or a single-tool TOML policy.
+        #[arg(long)]
+        policy: PathBuf,
+        /// The tool's name in the manifest.
+        #[arg(long)]
+        tool: Option<String>,
+        /// strict (default) or hardened (no namespaces; only when asked for).
+        #[arg(long)]
+        profile: Option<Profile>,
+        /// Print the enforcement report (JSON) on stderr before running.
+        #[arg(long)]
+        report: bool,
+        /// The command and its arguments.
+        #[arg(last = true, required = true)]
+        cmd: Vec<OsString>,
+    },
+    /// What this host can enforce, and the plan for a policy.
+    Check {
+        /// JSON output.
+        #[arg(long)]
+        json: bool,
+        /// A policy to plan.
+        #[arg(long)]
+        policy: Option<PathBuf>,
+        /// The tool's name in the manifest.
+        #[arg(long)]
+        tool: Option<String>,
+        /// The profile to plan for (default strict).
+        #[arg(long)]
+        profile: Option<Profile>,
+    },
+    /// The in-process gate's decision for one call: exit 0 allowed, 1 denied, 2 invalid.
+    Gate {
+        /// A manifest or single-tool policy.
+        #[arg(long)]
+        policy: PathBuf,
+        /// The tool's name.
+        #[arg(long)]
+        tool: String,
+        /// The call's arguments as JSON.
+        #[arg(long)]
+        args: String,
+    },
+}
+
+fn main() -> ExitCode {
+    if std::env::args_os()
+        .nth(1)
+        .is_some_and(|a| a == sandbox::trampoline::SUBCOMMAND)
+    {
+        sandbox::trampoline::main();
+    }
+    let cli = match Cli::try_parse() {
+        Ok(cli) => cli,
+        Err(e) => {
+            let _ = e.print();
+            let is_run = std::env::args().nth(1).as_deref() == Some("run");
+            return ExitCode::from(match e.kind() {
+                clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => 0,
+                _ if is_run => 125,
+                _ => 2,
+            });
+        }
+    };
+    match cli.command {
+        Command::Run {
+            policy,
+            tool,
+            profile,
+            report,
+            cmd,
+        } => run_cmd(policy, tool, profile, report, cmd),
+        Command::Check {
+            json,
+            policy,
+            tool,
+            profile,
+        } => check(json, policy, tool, profile),
+        Command::Gate { policy, tool, args } => gate(policy, tool, args),
+    }
+}
+
+fn load(path: &PathBuf, tool: Option<&str>) -> Result<ToolPolicy, String> {
+    ToolPolicy::load(path, tool).map_err(|e| {
+        let mut text = String::new();
+        let handler = miette_free_render(&e);
+        text.push_str(&handler);
+        text
+    })
+}
+
+fn miette_free_render(e: &policy_runtime::LoadError) -> String {
+    match (e.line(), e.column()) {
+        (Some(l), Some(c)) => format!("{}:{l}:{c}: {}", e.file(), e.message()),
+        (Some(l), None) => format!("{}:{l}: {}", e.file(), e.message()),
+        _ => format!("{}: {}", e.file(), e.message()),
+    }
+}
+
+fn run_cmd(
+    policy_path: PathBuf,
+    tool: Option<String>,
+    profile: Option<Profile>,
+    report: bool,
+    cmd: Vec<OsString>,
+) -> ExitCode {
+    let policy = match load(&policy_path, tool.as_deref()) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("refused: cannot load the policy: {e}");
+            return ExitCode::from(125);
+        }
+    };
+    let capture = policy.limits.max_output_bytes.is_some();
+    let mut options = RunOptions::default().stdio(if capture {
+        Stdio::Capture
+    } else {
+        Stdio::Inherit
+    });
+    options.profile = profile;
+    if report {
+        let host = HostSupport::cached();
+        let plan = Plan::new(&policy, profile.unwrap_or(Profile::Strict), host);
+        eprintln!("{}", plan.report_json());
+    }
+    match run(&policy, &cmd, &options) {
+        Ok(out) => {
+            if capture {
+                let _ = std::io::stdout().write_all(&out.stdout);
+                let _ = std::io::stderr().write_all(&out.stderr);
+                let cap = policy.limits.max_output_bytes.unwrap_or_default();
+                if out.stdout_truncated {
+                    eprintln!(
+                        "policy-sandbox: stdout truncated at {cap} bytes (limits.max_output_bytes)"
+                    );
+                }
+                if out.stderr_truncated {
+                    eprintln!(
+                        "policy-sandbox: stderr truncated at {cap} bytes (limits.max_output_bytes)"
+                    );
+                }
+            }
+            if out.timed_out {
+                eprintln!(
+                    "policy-sandbox: killed at the timeout of {} ms (limits.timeout_ms)",
+                    policy.limits.timeout_ms.unwrap_or_default()
+                );
+            }
+            ExitCode::from(out.status_code().clamp(0, 255) as u8)
+        }
+        Err(e @ sandbox::RunError::Exec { .. }) => {
+            eprintln!("policy-sandbox: {e}");
+            ExitCode::from(e.exit_code() as u8)
+        }
+        Err(e) => {
+            eprintln!("refused: {e}");
+            ExitCode::from(125)
+        }
+    }
+}
+
+fn check(
+    json: bool,
+    policy: Option<PathBuf>,
+    tool: Option<String>,
+    profile: Option<Profile>,
+) -> ExitCode {
+    let host = HostSupport::detect();
+    let namespaces = HostSupport::probe_namespaces();
+    let strict_ok =
+        host.landlock_abi >= sandbox::plan::MIN_LANDLOCK_ABI && host.seccomp && namespaces.is_ok();
+    let hardened_ok = host.landlock_abi >= sandbox::plan::MIN_LANDLOCK_ABI && host.seccomp;
+    let mut plan_json = serde_json::Value::Null;
+    let mut plan_text = String::new();
+    let mut refused = false;
+    if let Some(path) = &policy {
+        let p = match load(path, tool.as_deref()) {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+        };
+        let profile = profile.unwrap_or(Profile::Strict);
+        let mut host_for_plan = host.clone();
+        if let Err(e) = &namespaces {
+            host_for_plan.user_ns = Err(e.clone());
+        }
+        let plan = Plan::new(&p, profile, &host_for_plan);
+        let refusal = plan.refusal();
+        refused = refusal.is_some();
+        plan_json = serde_json::json!({
+            "profile": profile,
+            "refused": refusal,
+            "report": plan.report_json(),
+        });
+        plan_text.push_str(&format!(
+            "\npolicy {} under the {profile} profile:\n",
+            path.display()
+        ));
+        for r in &plan.rules {
+            let status = match &r.enforcement {
+                sandbox::Enforcement::Exact => "exact".to_string(),
+                sandbox::Enforcement::Widened { to } => format!("widened to {to}"),
+                sandbox::Enforcement::NotEnforced { reason } => format!("NOT ENFORCED: {reason}"),
+            };
+            let by = if r.by.is_empty() {
+                String::new()
+            } else {
+                format!(" [{}]", r.by.join(", "))
+            };
+            plan_text.push_str(&format!("  {}: {status}{by}\n", r.rule));
+        }
+        match refusal {
+            Some(why) => plan_text.push_str(&format!("refused: {why}\n")),
+            None => plan_text.push_str("runs\n"),
+        }
+    }
+    if json {
+        let out = serde_json::json!({
+            "landlock_abi": host.landlock_abi,
+            "seccomp": host.seccomp,
+            "namespaces": {
+                "user": namespaces.is_ok(),
+                "mount": namespaces.is_ok(),
+                "pid": namespaces.is_ok(),
+                "net": namespaces.is_ok(),
+                "error": namespaces.as_ref().err(),
+            },
+            "pids_cgroup": host.pids_cgroup,
+            "euid": host.euid,
+            "profiles": {
+                "strict": strict_ok,
+                "hardened": hardened_ok,
+            },
+            "default_profile": if strict_ok { Some("strict") } else { None },
+            "plan": plan_json,
+        });
+        println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
+    } else {
+        println!(
+            "Landlock ABI: {} (need >= {})",
+            host.landlock_abi,
+            sandbox::plan::MIN_LANDLOCK_ABI
+        );
+        println!("seccomp: {}", if host.seccomp { "yes" } else { "no" });
+        match &namespaces {
+            Ok(()) => println!("user/mount/pid/net namespaces: yes"),
+            Err(e) => println!("user/mount/pid/net namespaces: no ({e})"),
+        }
+        match &host.pids_cgroup {
+            Some(c) => println!(
+                "pids cgroup: {} ({})",
+                c.parent.display(),
+                if c.v2 { "v2" } else { "v1" }
+            ),
+            None => println!(
+                "pids cgroup: none (max_processes {})",
+                if host.euid == 0 {
+                    "is refused for root"
+                } else {
+                    "uses RLIMIT_NPROC"
+                }
+            ),
+        }
+        println!(
+            "strict profile: {}; hardened profile: {} (only by name)",
+            if strict_ok {
+                "available (default)"
+            } else {
+                "unavailable"
+            },
+            if hardened_ok {
+                "available"
+            } else {
+                "unavailable"
+            }
+        );
+        print!("{plan_text}");
+    }
+    if refused {
+        ExitCode::from(1)
+    } else {
+        ExitCode::SUCCESS
+    }
+}
+
+fn gate(policy_path: PathBuf, tool: String, args: String) -> ExitCode {
+    let is_toml = policy_path.extension().is_some_and(|e| e == "toml");
+    let policy = match load(&policy_path, Some(&tool)) {
+        Ok(p) => p,
+        Err(e) => {
+            eprintln!("error: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    let _ = is_toml;
+    let mut value: serde_json::Value = match serde_json::from_str(&args) {
+        Ok(v) => v,
+        Err(e) => {
+            eprintln!(
+                "error: --args is not valid JSON: {e} (line {}, column {})",
+                e.line(),
+                e.column()
+            );
+            return ExitCode::from(2);
+        }
+    };
+    if policy.constraints.forbidden == Some(true) {
+        let out = serde_json::json!({
+            "tool": tool,
+            "allowed": false,
+            "denial": {"code": "constraint.forbidden", "reason": format!("tool `{tool}` is forbidden by its policy")},
+        });
+        println!("{out}");
+        return ExitCode::from(1);
+    }
+    let cwd = std::env::current_dir().ok();
+    match policy_runtime::gate::check_args(&policy, &[], &mut value, cwd.as_deref()) {
+        Ok(checked) => {
+            let out = serde_json::json!({
+                "tool": tool,
+                "allowed": true,
+                "checked": checked,
+                "args": value,
+            });
+            println!("{out}");
+            ExitCode::SUCCESS
+        }
+        Err(denial) => {
+            let out = serde_json::json!({
+                "tool": tool,
+                "allowed": false,
+                "denial": denial,
+            });
+            println!("{out}");
+            ExitCode::from(1)
+        }
+    }
+}

@@ -1,0 +1,204 @@
+//! What this host can enforce: Landlock ABI, seccomp, user namespaces, a pids cgroup.
+//!
+//! [`HostSupport::detect`] reads sysctls and asks the kernel; it is cached for the process
+//! ([`HostSupport::cached`]). [`HostSupport::probe_namespaces`] really creates the namespaces in
+//! a throwaway child, for `policy-sandbox check`.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+use serde::Serialize;
+
+/// The enforcement features of the running host.
+#[derive(Clone, Debug, Serialize)]
+pub struct HostSupport {
+    /// Landlock ABI version (0: none).
+    pub landlock_abi: i32,
+    /// seccomp filters are available.
+    pub seccomp: bool,
+    /// Whether this process may create user namespaces, or why not.
+    #[serde(serialize_with = "ser_result")]
+    pub user_ns: Result<(), String>,
+    /// A writable pids cgroup hierarchy to create per-run cgroups under.
+    pub pids_cgroup: Option<PidsCgroup>,
+    /// The effective uid of the runner.
+    pub euid: u32,
+}
+
+/// Where per-run pids cgroups are created.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PidsCgroup {
+    /// Directory under which `toolpolicy-<pid>-<n>` cgroups are made.
+    pub parent: PathBuf,
+    /// cgroup v2 (`cgroup.procs` + `pids.max` in a unified hierarchy) or v1.
+    pub v2: bool,
+}
+
+fn ser_result<S: serde::Serializer>(r: &Result<(), String>, s: S) -> Result<S::Ok, S::Error> {
+    match r {
+        Ok(()) => s.serialize_str("available"),
+        Err(e) => s.serialize_str(e),
+    }
+}
+
+impl HostSupport {
+    /// Detects once per process.
+    pub fn cached() -> &'static HostSupport {
+        static CACHE: OnceLock<HostSupport> = OnceLock::new();
+        CACHE.get_or_init(HostSupport::detect)
+    }
+
+    /// Reads the kernel's answers now.
+    pub fn detect() -> HostSupport {
+        let euid = unsafe { libc::geteuid() };
+        HostSupport {
+            landlock_abi: landlock_abi(),
+            seccomp: seccomp_available(),
+            user_ns: user_ns_allowed(euid),
+            pids_cgroup: if euid == 0 { find_pids_cgroup() } else { None },
+            euid,
+        }
+    }
+
+    /// A host with everything, for tests of the plan.
+    pub fn assume_full() -> HostSupport {
+        HostSupport {
+            landlock_abi: 7,
+            seccomp: true,
+            user_ns: Ok(()),
+            pids_cgroup: Some(PidsCgroup {
+                parent: PathBuf::from("/sys/fs/cgroup/pids"),
+                v2: false,
+            }),
+            euid: 0,
+        }
+    }
+
+    /// Creates user, mount, pid and network namespaces in a forked child and reports what
+    /// failed. Forks this process: call it from a small program (the CLI), not from an agent.
+    pub fn probe_namespaces() -> Result<(), String> {
+        let flags =
+            libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWNET;
+        // SAFETY: the child only calls async-signal-safe functions before _exit.
+        let pid = unsafe { libc::fork() };
+        if pid < 0 {
+            return Err(format!("fork failed: {}", std::io::Error::last_os_error()));
+        }
+        if pid == 0 {
+            let rc = unsafe { libc::unshare(flags) };
+            let errno = if rc == 0 {
+                0
+            } else {
+                unsafe { *libc::__errno_location() }
+            };
+            unsafe { libc::_exit(errno.min(255)) };
+        }
+        let mut status = 0;
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        match libc::WEXITSTATUS(status) {
+            0 => Ok(()),
+            e => Err(format!(
+                "unshare(user|mount|pid|net) failed: {}",
+                std::io::Error::from_raw_os_error(e)
+            )),
+        }
+    }
+}
+
+/// The kernel's Landlock ABI version, 0 when Landlock is missing or disabled.
+pub fn landlock_abi() -> i32 {
+    const LANDLOCK_CREATE_RULESET_VERSION: libc::c_uint = 1;
+    // SAFETY: a version query takes no pointer.
+    let v = unsafe {
+        libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            std::ptr::null::<libc::c_void>(),
+            0usize,
+            LANDLOCK_CREATE_RULESET_VERSION,
+        )
+    };
+    if v < 0 {
+        0
+    } else {
+        v as i32
+    }
+}
+
+fn seccomp_available() -> bool {
+    // PR_GET_SECCOMP fails with EINVAL when the kernel lacks seccomp.
+    let prctl_ok = unsafe { libc::prctl(libc::PR_GET_SECCOMP) } >= 0;
+    prctl_ok && Path::new("/proc/sys/kernel/seccomp/actions_avail").exists()
+}
+
+fn read_num(path: &str) -> Option<i64> {
+    std::fs::read_to_string(path).ok()?.trim().parse().ok()
+}
+
+fn user_ns_allowed(euid: u32) -> Result<(), String> {
+    if read_num("/proc/sys/user/max_user_namespaces") == Some(0) {
+        return Err("user namespaces are disabled (user.max_user_namespaces = 0)".into());
+    }
+    if euid != 0 {
+        if read_num("/proc/sys/kernel/unprivileged_userns_clone") == Some(0) {
+            return Err(
+                "unprivileged user namespaces are disabled (kernel.unprivileged_userns_clone = 0)"
+                    .into(),
+            );
+        }
+        if read_num("/proc/sys/kernel/apparmor_restrict_unprivileged_userns") == Some(1) {
+            return Err("AppArmor restricts unprivileged user namespaces (kernel.apparmor_restrict_unprivileged_userns = 1)".into());
+        }
+    }
+    Ok(())
+}
+
+/// Finds a pids cgroup hierarchy where this (root) process can create children: a v1 `pids`
+/// mount, or a v2 mount whose root delegates `pids`.
+fn find_pids_cgroup() -> Option<PidsCgroup> {
+    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let mut v2 = None;
+    for line in mountinfo.lines() {
+        let (left, right) = line.split_once(" - ")?;
+        let mountpoint = left.split(' ').nth(4)?;
+        let mut r = right.split(' ');
+        let fstype = r.next()?;
+        let _source = r.next();
+        let options = r.next().unwrap_or("");
+        if fstype == "cgroup" && options.split(',').any(|o| o == "pids") {
+            let dir = PathBuf::from(unescape(mountpoint));
+            if writable_dir(&dir) {
+                return Some(PidsCgroup {
+                    parent: dir,
+                    v2: false,
+                });
+            }
+        }
+        if fstype == "cgroup2" && v2.is_none() {
+            v2 = Some(PathBuf::from(unescape(mountpoint)));
+        }
+    }
+    let root = v2?;
+    let controllers = std::fs::read_to_string(root.join("cgroup.subtree_control")).ok()?;
+    if controllers.split_whitespace().any(|c| c == "pids") && writable_dir(&root) {
+        return Some(PidsCgroup {
+            parent: root,
+            v2: true,
+        });
+    }
+    None
+}
+
+fn writable_dir(dir: &Path) -> bool {
+    let c = match std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()) {
+        Ok(c) => c,
+        Err(_) => return false,
+    };
+    unsafe { libc::access(c.as_ptr(), libc::W_OK) == 0 }
+}
+
+fn unescape(s: &str) -> String {
+    s.replace("\\040", " ")
+        .replace("\\011", "\t")
+        .replace("\\012", "\n")
+        .replace("\\134", "\\")
+}

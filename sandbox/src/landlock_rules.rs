@@ -1,0 +1,132 @@
+//! The Landlock ruleset: every right of the negotiated ABI is handled (filesystem, TCP bind and
+//! connect, abstract-socket and signal scopes), with `HardRequirement`, so a kernel that cannot
+//! enforce a right makes the run fail instead of silently running with less.
+//!
+//! The rules are described in the parent ([`LandlockSpec`], cached per plan) and built in the
+//! sandboxed child after its mounts exist, because the private `/tmp`, `/proc` and `/dev` are
+//! new inodes that only the child can name.
+
+use std::path::PathBuf;
+
+use landlock::{
+    Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, NetPort, PathBeneath, PathFd,
+    Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope, ABI,
+};
+use serde::{Deserialize, Serialize};
+
+/// One path rule.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PathRule {
+    /// The path (inside the sandbox's view).
+    pub path: PathBuf,
+    /// Read files and list directories.
+    pub read: bool,
+    /// Create, write, remove, rename.
+    pub write: bool,
+    /// Execute files.
+    pub exec: bool,
+    /// Skip the rule when the path does not exist (declared roots); otherwise a missing path
+    /// is an error (the tool binary, devices).
+    pub optional: bool,
+}
+
+/// Everything the child needs to build the ruleset.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct LandlockSpec {
+    /// The negotiated ABI (kernel's, capped at what the crate knows).
+    pub abi: i32,
+    /// Path rules.
+    pub paths: Vec<PathRule>,
+    /// Restrict TCP connect; `false` only for net = allow.
+    pub restrict_connect: bool,
+    /// Ports that may be connected to.
+    pub connect_ports: Vec<u16>,
+    /// Ports that may be bound (TCP bind is always restricted).
+    pub bind_ports: Vec<u16>,
+}
+
+fn access_for(rule: &PathRule, abi: ABI, is_dir: bool) -> BitFlags<AccessFs> {
+    let mut access = BitFlags::<AccessFs>::empty();
+    if rule.read {
+        access |= AccessFs::ReadFile | AccessFs::ReadDir;
+    }
+    if rule.write {
+        access |= AccessFs::from_all(abi) & !AccessFs::Execute;
+    }
+    if rule.exec {
+        access |= AccessFs::Execute;
+    }
+    access &= AccessFs::from_all(abi);
+    if !is_dir {
+        access &= AccessFs::from_file(abi);
+    }
+    access
+}
+
+/// Builds and enforces the ruleset on the calling thread. NO_NEW_PRIVS must already be set.
+pub fn restrict_self(spec: &LandlockSpec) -> Result<(), String> {
+    let abi = ABI::from(spec.abi);
+    let fail = |what: &str, e: &dyn std::fmt::Display| format!("landlock {what}: {e}");
+    let mut ruleset = Ruleset::default()
+        .set_compatibility(CompatLevel::HardRequirement)
+        .handle_access(AccessFs::from_all(abi))
+        .map_err(|e| fail("filesystem rights", &e))?;
+    let net = if spec.restrict_connect {
+        AccessNet::from_all(abi)
+    } else {
+        AccessNet::BindTcp.into()
+    };
+    ruleset = ruleset
+        .handle_access(net)
+        .map_err(|e| fail("network rights", &e))?
+        .scope(Scope::from_all(abi))
+        .map_err(|e| fail("scopes", &e))?;
+    let mut created = ruleset.create().map_err(|e| fail("ruleset", &e))?;
+    for rule in &spec.paths {
+        let meta = match std::fs::metadata(&rule.path) {
+            Ok(m) => m,
+            Err(_) if rule.optional => continue,
+            Err(e) => return Err(format!("landlock rule for {}: {e}", rule.path.display())),
+        };
+        let access = access_for(rule, abi, meta.is_dir());
+        if access.is_empty() {
+            continue;
+        }
+        let fd = match PathFd::new(&rule.path) {
+            Ok(fd) => fd,
+            Err(_) if rule.optional => continue,
+            Err(e) => return Err(format!("landlock rule for {}: {e}", rule.path.display())),
+        };
+        created = created
+            .add_rule(PathBeneath::new(fd, access))
+            .map_err(|e| format!("landlock rule for {}: {e}", rule.path.display()))?;
+    }
+    if spec.restrict_connect {
+        for &port in &spec.connect_ports {
+            created = created
+                .add_rule(NetPort::new(port, AccessNet::ConnectTcp))
+                .map_err(|e| fail("connect port rule", &e))?;
+        }
+    }
+    for &port in &spec.bind_ports {
+        created = created
+            .add_rule(NetPort::new(port, AccessNet::BindTcp))
+            .map_err(|e| fail("bind port rule", &e))?;
+    }
+    let status = created
+        .restrict_self()
+        .map_err(|e| fail("restrict_self", &e))?;
+    if status.ruleset != RulesetStatus::FullyEnforced {
+        return Err(format!(
+            "landlock ruleset not fully enforced ({:?})",
+            status.ruleset
+        ));
+    }
+    Ok(())
+}
+
+/// The ABI the rules are built for: the kernel's, capped at the newest this crate knows.
+pub fn negotiated_abi(kernel: i32) -> i32 {
+    // ABI::from caps unknown newer versions at the crate's newest.
+    ABI::from(kernel) as i32
+}

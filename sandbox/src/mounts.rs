@@ -1,0 +1,550 @@
+//! The strict profile's filesystem view, built in a fresh mount namespace.
+//!
+//! The new root is a tmpfs that holds only: the read roots (read-only binds), the write roots
+//! (read-write binds), the tool binary, a private `/tmp`, a fresh `/proc`, a curated `/dev`
+//! (null, zero, full, random, urandom) and the egress resolver files. Everything else of the
+//! host (`/run` and its sockets, `/home`, `/root`, `/var`, `/sys`) is simply absent.
+//!
+//! Binds are `nosuid,nodev` and, unless exec = allow, `noexec` except for the library
+//! directories and the individually bound executables (the tool, allowed programs, their
+//! interpreters): a program copied into a write root cannot be mapped executable, not even by
+//! the dynamic loader.
+
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+/// One step of the view.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MountOp {
+    /// Bind a host path at the same path.
+    Bind {
+        /// Canonical host path (no symlinks).
+        path: PathBuf,
+        /// Read-write.
+        write: bool,
+        /// Executable (no `noexec`).
+        exec: bool,
+        /// A device node (no `nodev`).
+        device: bool,
+        /// Skip when the host path is missing.
+        optional: bool,
+    },
+    /// A fresh tmpfs.
+    Tmpfs {
+        /// Where.
+        path: PathBuf,
+        /// Executable (exec = allow only).
+        exec: bool,
+    },
+    /// A fresh procfs for the new pid namespace.
+    Proc,
+    /// A symlink, recreated where the host has one outside every bind (e.g. `/bin -> usr/bin`).
+    Symlink {
+        /// Where.
+        path: PathBuf,
+        /// Its target, as the host's.
+        target: PathBuf,
+    },
+    /// A read-only file with this content, mounted over the path.
+    File {
+        /// Where.
+        path: PathBuf,
+        /// The bytes.
+        content: Vec<u8>,
+    },
+}
+
+impl MountOp {
+    fn target(&self) -> &Path {
+        match self {
+            MountOp::Bind { path, .. }
+            | MountOp::Tmpfs { path, .. }
+            | MountOp::Symlink { path, .. }
+            | MountOp::File { path, .. } => path,
+            MountOp::Proc => Path::new("/proc"),
+        }
+    }
+}
+
+/// Adds a bind of `path` (following symlinks) and the symlinks on the way to it.
+pub fn add_bind(ops: &mut Vec<MountOp>, path: &Path, write: bool, exec: bool, device: bool) {
+    let Ok(canonical) = std::fs::canonicalize(path) else {
+        return;
+    };
+    let mut prefix = PathBuf::from("/");
+    for comp in path.components().skip(1) {
+        prefix.push(comp);
+        if let Ok(target) = std::fs::read_link(&prefix) {
+            let op = MountOp::Symlink {
+                path: prefix.clone(),
+                target,
+            };
+            if !ops.contains(&op) {
+                ops.push(op);
+            }
+            // The rest of the path is reached through the link; the bind below is at the
+            // canonical path, so deeper links need no copy.
+            break;
+        }
+    }
+    ops.push(MountOp::Bind {
+        path: canonical,
+        write,
+        exec,
+        device,
+        optional: true,
+    });
+}
+
+/// Sorts and prunes: parents before children; a read-only bind inside a bind with the same
+/// or more rights is dropped; a read-only bind inside a write bind is dropped (write implies
+/// read, and the nested bind would take the write away).
+pub fn normalize(ops: &mut Vec<MountOp>) {
+    let binds: Vec<(PathBuf, bool, bool)> = ops
+        .iter()
+        .filter_map(|op| match op {
+            MountOp::Bind {
+                path,
+                write,
+                exec,
+                device: false,
+                ..
+            } => Some((path.clone(), *write, *exec)),
+            _ => None,
+        })
+        .collect();
+    let mut seen = std::collections::HashSet::new();
+    ops.retain(|op| {
+        let MountOp::Bind {
+            path,
+            write,
+            exec,
+            device: false,
+            ..
+        } = op
+        else {
+            return true;
+        };
+        if !seen.insert((path.clone(), *write, *exec)) {
+            return false;
+        }
+        // Dropped when another bind at or above it grants at least as much.
+        !binds.iter().any(|(p, w, x)| {
+            path.starts_with(p)
+                && (p != path || (*w, *x) != (*write, *exec))
+                && *w >= *write
+                && *x >= *exec
+        })
+    });
+    ops.sort_by_key(|op| match op {
+        // Symlinks last: they must not turn into directories that binds then create.
+        MountOp::Symlink { .. } => (2, 0),
+        MountOp::File { .. } => (1, op.target().components().count()),
+        _ => (0, op.target().components().count()),
+    });
+}
+
+fn cstr(p: &Path) -> Result<CString, String> {
+    CString::new(p.as_os_str().as_bytes()).map_err(|_| format!("path {} has a NUL", p.display()))
+}
+
+fn os_err(what: String) -> String {
+    format!("{what}: {}", std::io::Error::last_os_error())
+}
+
+fn mount(
+    src: Option<&Path>,
+    target: &Path,
+    fstype: Option<&str>,
+    flags: libc::c_ulong,
+    data: Option<&str>,
+) -> Result<(), String> {
+    let src_c = src.map(cstr).transpose()?;
+    let target_c = cstr(target)?;
+    let fstype_c = fstype.map(|f| CString::new(f).unwrap());
+    let data_c = data.map(|d| CString::new(d).unwrap());
+    // SAFETY: all pointers are valid C strings or null.
+    let rc = unsafe {
+        libc::mount(
+            src_c.as_ref().map_or(std::ptr::null(), |c| c.as_ptr()),
+            target_c.as_ptr(),
+            fstype_c.as_ref().map_or(std::ptr::null(), |c| c.as_ptr()),
+            flags,
+            data_c
+                .as_ref()
+                .map_or(std::ptr::null(), |c| c.as_ptr() as *const libc::c_void),
+        )
+    };
+    if rc != 0 {
+        return Err(os_err(format!(
+            "mount {} on {}",
+            src.map_or_else(
+                || fstype.unwrap_or("?").to_string(),
+                |s| s.display().to_string()
+            ),
+            target.display()
+        )));
+    }
+    Ok(())
+}
+
+const MOUNT_ATTR_RDONLY: u64 = 0x1;
+const MOUNT_ATTR_NOSUID: u64 = 0x2;
+const MOUNT_ATTR_NODEV: u64 = 0x4;
+const MOUNT_ATTR_NOEXEC: u64 = 0x8;
+const AT_RECURSIVE: libc::c_uint = 0x8000;
+
+#[repr(C)]
+struct MountAttr {
+    attr_set: u64,
+    attr_clr: u64,
+    propagation: u64,
+    userns_fd: u64,
+}
+
+fn set_attr(target: &Path, recursive: bool, set: u64, clear: u64) -> Result<(), String> {
+    let c = cstr(target)?;
+    let call = |clear: u64| {
+        let attr = MountAttr {
+            attr_set: set,
+            attr_clr: clear,
+            propagation: 0,
+            userns_fd: 0,
+        };
+        // SAFETY: attr is a valid mount_attr of the size passed.
+        unsafe {
+            libc::syscall(
+                libc::SYS_mount_setattr,
+                libc::AT_FDCWD,
+                c.as_ptr(),
+                if recursive { AT_RECURSIVE } else { 0 },
+                &attr as *const MountAttr,
+                std::mem::size_of::<MountAttr>(),
+            )
+        }
+    };
+    if call(clear) == 0 {
+        return Ok(());
+    }
+    // A flag the host locked (e.g. a noexec host mount) cannot be cleared; keeping it is
+    // stricter, so retry without clearing.
+    if clear != 0 && call(0) == 0 {
+        return Ok(());
+    }
+    Err(os_err(format!("mount_setattr on {}", target.display())))
+}
+
+fn mkdir_p(path: &Path) -> Result<(), String> {
+    std::fs::create_dir_all(path).map_err(|e| format!("mkdir {}: {e}", path.display()))
+}
+
+fn touch(path: &Path) -> Result<(), String> {
+    if let Some(parent) = path.parent() {
+        mkdir_p(parent)?;
+    }
+    if std::fs::symlink_metadata(path).is_ok() {
+        return Ok(());
+    }
+    std::fs::OpenOptions::new()
+        .create(true)
+        .truncate(false)
+        .write(true)
+        .open(path)
+        .map(drop)
+        .map_err(|e| format!("create mount point {}: {e}", path.display()))
+}
+
+fn under(root: &Path, path: &Path) -> PathBuf {
+    root.join(path.strip_prefix("/").unwrap_or(path))
+}
+
+/// Builds the view and pivots into it. Runs in the child that is already in the new user,
+/// mount and pid namespaces.
+pub fn enter(ops: &[MountOp]) -> Result<(), String> {
+    mount(
+        None,
+        Path::new("/"),
+        None,
+        libc::MS_REC | libc::MS_PRIVATE,
+        None,
+    )?;
+
+    // Hold every bind source by fd first: the staging root is mounted over /tmp, which hides
+    // host paths below it.
+    let mut sources: Vec<Option<std::fs::File>> = Vec::with_capacity(ops.len());
+    for op in ops {
+        sources.push(match op {
+            MountOp::Bind { path, optional, .. } => {
+                let c = cstr(path)?;
+                // SAFETY: valid C string.
+                let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+                if fd < 0 {
+                    if *optional {
+                        None
+                    } else {
+                        return Err(os_err(format!("open {}", path.display())));
+                    }
+                } else {
+                    use std::os::fd::FromRawFd;
+                    // SAFETY: fd was just opened and is owned here.
+                    Some(unsafe { std::fs::File::from_raw_fd(fd) })
+                }
+            }
+            _ => None,
+        });
+    }
+
+    let root = Path::new("/tmp");
+    mount(
+        Some(Path::new("tmpfs")),
+        root,
+        Some("tmpfs"),
+        libc::MS_NOSUID | libc::MS_NODEV,
+        Some("mode=0755,size=16m"),
+    )?;
+    let private_tmp = !ops
+        .iter()
+        .any(|op| matches!(op, MountOp::Bind { path, .. } if path == Path::new("/tmp")));
+
+    let mut staged_files: Option<PathBuf> = None;
+    let mut attrs: Vec<(PathBuf, u64, u64)> = Vec::new();
+    let mut done_tmp = false;
+    for (op, source) in ops.iter().zip(&sources) {
+        // The private /tmp goes in before anything below it.
+        if private_tmp && !done_tmp && op.target().starts_with("/tmp") {
+            mount_private_tmp(root, ops)?;
+            done_tmp = true;
+        }
+        match op {
+            MountOp::Bind {
+                path,
+                write,
+                exec,
+                device,
+                ..
+            } => {
+                let Some(source) = source else { continue };
+                let target = under(root, path);
+                let is_dir = source.metadata().map(|m| m.is_dir()).unwrap_or(false);
+                if is_dir {
+                    mkdir_p(&target)?;
+                } else {
+                    touch(&target)?;
+                }
+                use std::os::fd::AsRawFd;
+                let src = PathBuf::from(format!("/proc/self/fd/{}", source.as_raw_fd()));
+                mount(
+                    Some(&src),
+                    &target,
+                    None,
+                    libc::MS_BIND | libc::MS_REC,
+                    None,
+                )?;
+                let mut set = MOUNT_ATTR_NOSUID;
+                let mut clear = 0;
+                if !device {
+                    set |= MOUNT_ATTR_NODEV;
+                }
+                if *write {
+                    clear |= MOUNT_ATTR_RDONLY;
+                } else {
+                    set |= MOUNT_ATTR_RDONLY;
+                }
+                if *exec {
+                    clear |= MOUNT_ATTR_NOEXEC;
+                } else {
+                    set |= MOUNT_ATTR_NOEXEC;
+                }
+                attrs.push((target, set, clear));
+            }
+            MountOp::Tmpfs { path, exec } => {
+                let target = under(root, path);
+                mkdir_p(&target)?;
+                let mut flags = libc::MS_NOSUID | libc::MS_NODEV;
+                if !exec {
+                    flags |= libc::MS_NOEXEC;
+                }
+                mount(
+                    Some(Path::new("tmpfs")),
+                    &target,
+                    Some("tmpfs"),
+                    flags,
+                    Some("mode=0755"),
+                )?;
+            }
+            MountOp::Proc => {
+                let target = under(root, Path::new("/proc"));
+                mkdir_p(&target)?;
+                mount(
+                    Some(Path::new("proc")),
+                    &target,
+                    Some("proc"),
+                    libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                    None,
+                )?;
+            }
+            MountOp::File { path, content } => {
+                let stage = match &staged_files {
+                    Some(s) => s.clone(),
+                    None => {
+                        let s = root.join(".toolpolicy-files");
+                        mkdir_p(&s)?;
+                        mount(
+                            Some(Path::new("tmpfs")),
+                            &s,
+                            Some("tmpfs"),
+                            libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                            Some("mode=0755,size=1m"),
+                        )?;
+                        staged_files = Some(s.clone());
+                        s
+                    }
+                };
+                let staged = stage.join(format!("{}", attrs.len()));
+                std::fs::write(&staged, content)
+                    .map_err(|e| format!("write {}: {e}", staged.display()))?;
+                let target = under(root, path);
+                // A symlink at the target (e.g. /etc/resolv.conf -> /run/...) would send the
+                // mount elsewhere; the file replaces the link itself.
+                if std::fs::symlink_metadata(&target).is_ok_and(|m| m.file_type().is_symlink()) {
+                    let _ = std::fs::remove_file(&target);
+                }
+                touch(&target)?;
+                mount(Some(&staged), &target, None, libc::MS_BIND, None)?;
+                attrs.push((
+                    target,
+                    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+                    0,
+                ));
+            }
+            MountOp::Symlink { path, target } => {
+                let at = under(root, path);
+                if std::fs::symlink_metadata(&at).is_err() {
+                    if let Some(parent) = at.parent() {
+                        let _ = std::fs::create_dir_all(parent);
+                    }
+                    let _ = std::os::unix::fs::symlink(target, &at);
+                }
+            }
+        }
+    }
+    if private_tmp && !done_tmp {
+        mount_private_tmp(root, ops)?;
+    }
+    if let Some(stage) = staged_files {
+        let c = cstr(&stage)?;
+        // SAFETY: valid C string.
+        unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) };
+        let _ = std::fs::remove_dir(&stage);
+    }
+    // /dev conveniences.
+    for (link, target) in [
+        ("dev/fd", "/proc/self/fd"),
+        ("dev/stdin", "/proc/self/fd/0"),
+        ("dev/stdout", "/proc/self/fd/1"),
+        ("dev/stderr", "/proc/self/fd/2"),
+    ] {
+        let _ = std::os::unix::fs::symlink(target, root.join(link));
+    }
+
+    // Parents first, recursively, so nested binds (a write root inside a read root) get
+    // their own flags back afterwards.
+    for (target, set, clear) in &attrs {
+        set_attr(target, true, *set, *clear)?;
+    }
+    set_attr(
+        root,
+        false,
+        MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV,
+        0,
+    )?;
+
+    pivot(root)
+}
+
+fn mount_private_tmp(root: &Path, ops: &[MountOp]) -> Result<(), String> {
+    let exec = ops.iter().any(
+        |op| matches!(op, MountOp::Tmpfs { path, exec: true } if path == Path::new("/dev/shm")),
+    );
+    let target = root.join("tmp");
+    mkdir_p(&target)?;
+    let mut flags = libc::MS_NOSUID | libc::MS_NODEV;
+    if !exec {
+        flags |= libc::MS_NOEXEC;
+    }
+    mount(
+        Some(Path::new("tmpfs")),
+        &target,
+        Some("tmpfs"),
+        flags,
+        Some("mode=1777"),
+    )
+}
+
+fn pivot(root: &Path) -> Result<(), String> {
+    let c = cstr(root)?;
+    let dot = CString::new(".").unwrap();
+    // SAFETY: valid C strings; pivot_root(".", ".") stacks the old root on the new one, which
+    // the detach then removes.
+    unsafe {
+        if libc::chdir(c.as_ptr()) != 0 {
+            return Err(os_err("chdir to new root".into()));
+        }
+        if libc::syscall(libc::SYS_pivot_root, dot.as_ptr(), dot.as_ptr()) != 0 {
+            return Err(os_err("pivot_root".into()));
+        }
+        if libc::umount2(dot.as_ptr(), libc::MNT_DETACH) != 0 {
+            return Err(os_err("detach old root".into()));
+        }
+        let slash = CString::new("/").unwrap();
+        if libc::chdir(slash.as_ptr()) != 0 {
+            return Err(os_err("chdir /".into()));
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bind(path: &str, write: bool, exec: bool) -> MountOp {
+        MountOp::Bind {
+            path: path.into(),
+            write,
+            exec,
+            device: false,
+            optional: true,
+        }
+    }
+
+    #[test]
+    fn nested_read_inside_write_is_dropped_write_inside_read_kept() {
+        let mut ops = vec![
+            bind("/a/b", false, false),
+            bind("/a", true, false),
+            bind("/r/w", true, false),
+            bind("/r", false, false),
+            bind("/r", false, false),
+        ];
+        normalize(&mut ops);
+        assert_eq!(
+            ops,
+            vec![
+                bind("/a", true, false),
+                bind("/r", false, false),
+                bind("/r/w", true, false)
+            ]
+        );
+    }
+
+    #[test]
+    fn exec_binds_inside_noexec_trees_are_kept() {
+        let mut ops = vec![bind("/usr", false, false), bind("/usr/lib", false, true)];
+        normalize(&mut ops);
+        assert_eq!(ops.len(), 2);
+    }
+}

@@ -1,0 +1,910 @@
+//! The enforcement plan: what the OS sandbox will do for each rule of a [`ToolPolicy`].
+//!
+//! A plan is computed once per policy and profile (see [`crate::runner`] for the cache). Every
+//! declared rule appears in [`Plan::rules`] with how it is enforced:
+//!
+//! * [`Enforcement::Exact`]: the kernel enforces what the rule says;
+//! * [`Enforcement::Widened`]: the kernel enforces something wider (a glob enforced as its
+//!   directory tree; a per-tree limit enforced per process);
+//! * [`Enforcement::NotEnforced`]: this host or profile cannot enforce it. A plan with a
+//!   declared rule that is not enforced is refused ([`Plan::refusal`]).
+//!
+//! The sandbox's own protections (namespaces, hidden sockets, ...) are listed too, with
+//! `declared: false`, so an audit event shows everything that confined the run.
+//!
+//! ```
+//! use policy_runtime::ToolPolicy;
+//! use sandbox::plan::{Enforcement, Plan, Profile};
+//! use sandbox::hostcaps::HostSupport;
+//!
+//! let policy = ToolPolicy::from_json_str("p", r#"{"fs": {"read": ["/data/*.csv"], "write": ["/out/**"]}}"#)?;
+//! let plan = Plan::new(&policy, Profile::Strict, &HostSupport::assume_full());
+//! let read = plan.rules.iter().find(|r| r.rule == "fs.read /data/*.csv").unwrap();
+//! assert_eq!(read.enforcement, Enforcement::Widened { to: "/data/**".into() });
+//! let write = plan.rules.iter().find(|r| r.rule == "fs.write /out/**").unwrap();
+//! assert_eq!(write.enforcement, Enforcement::Exact);
+//! assert!(plan.refusal().is_none());
+//! # Ok::<(), policy_runtime::LoadError>(())
+//! ```
+
+use std::fmt;
+use std::path::{Path, PathBuf};
+use std::str::FromStr;
+
+use policy_runtime::policy::{EnvPolicy, ExecPolicy, Limits, NetPolicy};
+use policy_runtime::{Glob, HostPattern, ToolPolicy};
+use serde::{Deserialize, Serialize};
+
+use crate::hostcaps::HostSupport;
+
+/// Which set of mechanisms confines the process.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Profile {
+    /// User, mount, pid (and network) namespaces plus Landlock, seccomp and rlimits.
+    Strict,
+    /// Landlock, seccomp, rlimits and NO_NEW_PRIVS without namespaces; for hosts without user
+    /// namespaces, and only when asked for by name.
+    Hardened,
+}
+
+impl Profile {
+    /// The lowercase name used on the command line.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Profile::Strict => "strict",
+            Profile::Hardened => "hardened",
+        }
+    }
+}
+
+impl fmt::Display for Profile {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+impl FromStr for Profile {
+    type Err = String;
+    fn from_str(s: &str) -> Result<Profile, String> {
+        match s {
+            "strict" => Ok(Profile::Strict),
+            "hardened" => Ok(Profile::Hardened),
+            other => Err(format!(
+                "unknown profile `{other}`: expected `strict` or `hardened`"
+            )),
+        }
+    }
+}
+
+/// How one rule is enforced.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "status", rename_all = "snake_case")]
+pub enum Enforcement {
+    /// Enforced as declared.
+    Exact,
+    /// Enforced as something wider, described by `to`.
+    Widened {
+        /// What the kernel actually enforces.
+        to: String,
+    },
+    /// Not enforced on this host or profile.
+    NotEnforced {
+        /// Why, and what would fix it.
+        reason: String,
+    },
+}
+
+/// One line of the enforcement report.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuleReport {
+    /// The rule, e.g. `fs.write /out/**`, `net deny`, `limits.max_processes 64`.
+    pub rule: String,
+    /// Whether the policy declared it (`false`: a protection the sandbox adds on its own).
+    pub declared: bool,
+    /// How it is enforced.
+    #[serde(flatten)]
+    pub enforcement: Enforcement,
+    /// The kernel mechanisms that enforce it.
+    pub by: Vec<String>,
+}
+
+/// A directory tree or file the sandbox makes visible.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FsRoot {
+    /// The path as the policy (after widening) names it.
+    pub path: PathBuf,
+    /// Read-write rather than read-only.
+    pub write: bool,
+}
+
+/// What the plan does about starting programs.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ExecPlan {
+    /// Only the tool itself is ever executed.
+    Deny,
+    /// Any program that is readable.
+    Allow,
+    /// The tool and these resolved programs.
+    Programs(Vec<PathBuf>),
+}
+
+/// What the plan does about the network.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum NetPlan {
+    /// No network.
+    Deny,
+    /// The host's network.
+    Allow,
+    /// Only these endpoints, through the egress broker.
+    Hosts(Vec<HostPattern>),
+}
+
+/// How the process limit is enforced.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ProcessLimit {
+    /// No limit declared.
+    None,
+    /// A pids cgroup created under this directory.
+    Cgroup(u64),
+    /// RLIMIT_NPROC (non-root runners only).
+    Rlimit(u64),
+}
+
+/// The enforcement plan of one policy under one profile.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Plan {
+    /// The profile.
+    pub profile: Profile,
+    /// Declared roots, widened to what the kernel enforces, plus the system defaults.
+    pub roots: Vec<FsRoot>,
+    /// Whether the tool gets a private writable scratch `/tmp` (strict) or scratch dir.
+    pub scratch: bool,
+    /// Starting programs.
+    pub exec: ExecPlan,
+    /// Network.
+    pub net: NetPlan,
+    /// Environment: `None` inherits.
+    pub env: Option<Vec<String>>,
+    /// Declared limits.
+    pub limits: Limits,
+    /// How `limits.max_processes` is held.
+    pub process_limit: ProcessLimit,
+    /// The Landlock ABI the rules are built for.
+    pub landlock_abi: i32,
+    /// The report, one line per rule.
+    pub rules: Vec<RuleReport>,
+}
+
+/// Read-only system paths every program needs (its libraries and the loader's files). Never
+/// the user's home, `/root`, `/run` or `/var`.
+pub const SYSTEM_READ: &[&str] = &[
+    "/usr",
+    "/bin",
+    "/sbin",
+    "/lib",
+    "/lib32",
+    "/lib64",
+    "/libx32",
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/localtime",
+    "/etc/nsswitch.conf",
+    "/etc/passwd",
+    "/etc/group",
+    "/etc/hosts",
+    "/etc/alternatives",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+    "/etc/pki",
+];
+
+/// The device nodes of the curated `/dev`.
+pub const DEVICES: &[&str] = &[
+    "/dev/null",
+    "/dev/zero",
+    "/dev/full",
+    "/dev/random",
+    "/dev/urandom",
+];
+
+/// The smallest Landlock ABI either profile accepts: 6 brings truncate, device ioctl, TCP port
+/// rules and the abstract-socket and signal scopes.
+pub const MIN_LANDLOCK_ABI: i32 = 6;
+
+impl Plan {
+    /// Computes the plan. Never fails: what cannot be enforced is reported, and
+    /// [`Plan::refusal`] says whether the run must be refused.
+    pub fn new(policy: &ToolPolicy, profile: Profile, host: &HostSupport) -> Plan {
+        let mut b = Builder {
+            rules: Vec::new(),
+            roots: Vec::new(),
+        };
+        let strict = profile == Profile::Strict;
+        let fs_mech: Vec<&str> = if strict {
+            vec!["mount-ns", "landlock"]
+        } else {
+            vec!["landlock"]
+        };
+
+        // Filesystem.
+        for (list, write) in [(&policy.fs.read, false), (&policy.fs.write, true)] {
+            let key = if write { "fs.write" } else { "fs.read" };
+            if let Some(list) = list {
+                if list.is_empty() {
+                    b.rule(&format!("{key} []"), true, Enforcement::Exact, &fs_mech);
+                }
+                for glob in list.globs() {
+                    let (path, enforcement) = enforce_glob(glob);
+                    b.rule(&format!("{key} {glob}"), true, enforcement, &fs_mech);
+                    b.roots.push(FsRoot { path, write });
+                }
+            }
+        }
+        let system: Vec<PathBuf> = SYSTEM_READ.iter().map(PathBuf::from).collect();
+        let system_text =
+            "program, libraries and loader files (/usr, /lib*, /bin, /sbin, a few /etc files)";
+        match &policy.fs.read {
+            None => b.rule(
+                &format!("fs.read (unspecified): {system_text}"),
+                true,
+                Enforcement::Exact,
+                &fs_mech,
+            ),
+            Some(_) => b.rule(
+                "fs.read (implicit)",
+                false,
+                Enforcement::Widened {
+                    to: format!("declared roots plus {system_text}"),
+                },
+                &fs_mech,
+            ),
+        }
+        for path in system {
+            b.roots.push(FsRoot { path, write: false });
+        }
+        if policy.fs.write.is_none() {
+            b.rule(
+                if strict {
+                    "fs.write (unspecified): private /tmp only"
+                } else {
+                    "fs.write (unspecified): private scratch directory only ($TMPDIR)"
+                },
+                true,
+                Enforcement::Exact,
+                &fs_mech,
+            );
+        }
+
+        // Network.
+        let net = match &policy.net {
+            None | Some(NetPolicy::Deny) => NetPlan::Deny,
+            Some(NetPolicy::Allow) => NetPlan::Allow,
+            Some(NetPolicy::Hosts(h)) => NetPlan::Hosts(h.clone()),
+        };
+        let net_rule = match &policy.net {
+            None => "net (unspecified = deny)".to_string(),
+            Some(NetPolicy::Deny) => "net deny".to_string(),
+            Some(NetPolicy::Allow) => "net allow".to_string(),
+            Some(NetPolicy::Hosts(h)) => format!(
+                "net hosts [{}]",
+                h.iter()
+                    .map(|h| h.to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        };
+        match (&net, strict) {
+            (NetPlan::Deny, true) => b.rule(
+                &net_rule,
+                true,
+                Enforcement::Exact,
+                &["net-ns", "landlock-tcp", "landlock-scope"],
+            ),
+            (NetPlan::Deny, false) => b.rule(
+                &net_rule,
+                true,
+                Enforcement::Exact,
+                &["seccomp socket()", "landlock-tcp", "landlock-scope"],
+            ),
+            (NetPlan::Allow, _) => b.rule(&net_rule, true, Enforcement::Exact, &[]),
+            (NetPlan::Hosts(_), true) => b.rule(
+                &net_rule,
+                true,
+                Enforcement::Exact,
+                &["net-ns", "egress-broker", "landlock-tcp"],
+            ),
+            (NetPlan::Hosts(_), false) => b.rule(
+                &net_rule,
+                true,
+                Enforcement::NotEnforced {
+                    reason: "a host allow-list needs a network namespace and the egress broker; use the strict profile".into(),
+                },
+                &[],
+            ),
+        }
+
+        // Programs.
+        let exec = match &policy.exec {
+            None | Some(ExecPolicy::Allow) => ExecPlan::Allow,
+            Some(ExecPolicy::Deny) => ExecPlan::Deny,
+            Some(ExecPolicy::AllowList(names)) => ExecPlan::Programs(
+                names
+                    .iter()
+                    .filter_map(|n| resolve_program(Path::new(n.as_str()), None))
+                    .collect(),
+            ),
+        };
+        match &policy.exec {
+            None => b.rule("exec (unspecified = allow)", true, Enforcement::Exact, &[]),
+            Some(ExecPolicy::Allow) => b.rule("exec allow", true, Enforcement::Exact, &[]),
+            Some(ExecPolicy::Deny) => b.rule(
+                "exec deny",
+                true,
+                Enforcement::Exact,
+                &[
+                    "seccomp user-notify (only the first execve)",
+                    "landlock-execute",
+                    "noexec",
+                ],
+            ),
+            Some(ExecPolicy::AllowList(names)) => {
+                let list = names
+                    .iter()
+                    .map(|n| n.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                if strict {
+                    b.rule(
+                        &format!("exec allow [{list}]"),
+                        true,
+                        Enforcement::Widened {
+                            to: "the listed programs, plus executables inside library directories (/usr/lib*, /lib*) when started through the dynamic loader".into(),
+                        },
+                        &["landlock-execute", "noexec mounts"],
+                    );
+                } else {
+                    b.rule(
+                        &format!("exec allow [{list}]"),
+                        true,
+                        Enforcement::NotEnforced {
+                            reason: "without a mount namespace any readable program can be started through the dynamic loader (`ld.so PROGRAM`); use the strict profile or exec = \"deny\"".into(),
+                        },
+                        &["landlock-execute"],
+                    );
+                }
+            }
+        }
+
+        // Environment.
+        let env = match &policy.env {
+            None => {
+                b.rule("env (unspecified = inherit)", true, Enforcement::Exact, &[]);
+                None
+            }
+            Some(EnvPolicy::Deny) => {
+                b.rule(
+                    "env deny",
+                    true,
+                    Enforcement::Exact,
+                    &["cleared environment"],
+                );
+                Some(Vec::new())
+            }
+            Some(EnvPolicy::Allow(patterns)) => {
+                let list: Vec<String> = patterns.iter().map(|p| p.as_str().to_string()).collect();
+                b.rule(
+                    &format!("env allow [{}]", list.join(", ")),
+                    true,
+                    Enforcement::Exact,
+                    &["cleared environment"],
+                );
+                Some(list)
+            }
+        };
+
+        // Limits.
+        let l = &policy.limits;
+        if let Some(v) = l.timeout_ms {
+            b.rule(
+                &format!("limits.timeout_ms {v}"),
+                true,
+                Enforcement::Exact,
+                &[if strict {
+                    "pid-ns teardown"
+                } else {
+                    "child-subreaper tree kill"
+                }],
+            );
+        }
+        for (name, value, rlimit) in [
+            ("memory_bytes", l.memory_bytes, "RLIMIT_AS"),
+            ("cpu_seconds", l.cpu_seconds, "RLIMIT_CPU"),
+            ("max_open_files", l.max_open_files, "RLIMIT_NOFILE"),
+        ] {
+            if let Some(v) = value {
+                b.rule(
+                    &format!("limits.{name} {v}"),
+                    true,
+                    Enforcement::Widened {
+                        to: format!("{rlimit} {v} for each process of the tree"),
+                    },
+                    &[rlimit],
+                );
+            }
+        }
+        if let Some(v) = l.max_file_bytes {
+            b.rule(
+                &format!("limits.max_file_bytes {v}"),
+                true,
+                Enforcement::Exact,
+                &["RLIMIT_FSIZE"],
+            );
+        }
+        if let Some(v) = l.max_output_bytes {
+            b.rule(
+                &format!("limits.max_output_bytes {v}"),
+                true,
+                Enforcement::Exact,
+                &["runner capture with truncation mark"],
+            );
+        }
+        let process_limit = match l.max_processes {
+            None => ProcessLimit::None,
+            Some(v) => {
+                let rule = format!("limits.max_processes {v}");
+                if host.pids_cgroup.is_some() {
+                    b.rule(&rule, true, Enforcement::Exact, &["pids cgroup"]);
+                    ProcessLimit::Cgroup(v)
+                } else if host.euid != 0 {
+                    b.rule(
+                        &rule,
+                        true,
+                        Enforcement::Widened {
+                            to: format!("RLIMIT_NPROC {v}, which counts every process of host uid {} (not only this tree)", host.euid),
+                        },
+                        &["RLIMIT_NPROC"],
+                    );
+                    ProcessLimit::Rlimit(v)
+                } else {
+                    b.rule(
+                        &rule,
+                        true,
+                        Enforcement::NotEnforced {
+                            reason: "the runner is root, where RLIMIT_NPROC is not enforced, and no writable pids cgroup was found; mount the cgroup pids controller (v1 `pids` or v2 with `+pids` in /sys/fs/cgroup/cgroup.subtree_control) or run as a non-root user".into(),
+                        },
+                        &[],
+                    );
+                    ProcessLimit::None
+                }
+            }
+        };
+
+        // Protections the sandbox adds on its own.
+        let ok = Enforcement::Exact;
+        let no_ns = |what: &str| Enforcement::NotEnforced {
+            reason: format!("{what} needs namespaces; the hardened profile has none"),
+        };
+        b.rule(
+            "no new privileges",
+            false,
+            ok.clone(),
+            &["PR_SET_NO_NEW_PRIVS"],
+        );
+        b.rule(
+            "no capabilities",
+            false,
+            ok.clone(),
+            &[if strict {
+                "user-ns inner uid 1000"
+            } else {
+                "bounding set and securebits"
+            }],
+        );
+        b.rule(
+            "syscall filter (namespaces, mount, ptrace, bpf, io_uring, keyring, modules, kexec, x32)",
+            false,
+            ok.clone(),
+            &["seccomp"],
+        );
+        b.rule(
+            "signals and abstract unix sockets stay inside",
+            false,
+            ok.clone(),
+            &["landlock-scope"],
+        );
+        b.rule("core dumps off", false, ok.clone(), &["RLIMIT_CORE 0"]);
+        b.rule(
+            "dies with its parent",
+            false,
+            ok.clone(),
+            &["PR_SET_PDEATHSIG"],
+        );
+        if strict {
+            b.rule(
+                "host processes invisible, tree dies together",
+                false,
+                ok.clone(),
+                &["pid-ns"],
+            );
+            b.rule(
+                "/run and host sockets hidden",
+                false,
+                ok.clone(),
+                &["mount-ns"],
+            );
+            b.rule(
+                "curated /dev, fresh /proc, private /tmp",
+                false,
+                ok,
+                &["mount-ns"],
+            );
+        } else {
+            b.rule(
+                "host processes invisible",
+                false,
+                no_ns("a pid namespace"),
+                &[],
+            );
+            b.rule(
+                "/run and host pathname sockets hidden",
+                false,
+                if matches!(net, NetPlan::Deny) {
+                    Enforcement::Exact
+                } else {
+                    no_ns("hiding pathname unix sockets (Landlock ABI < 9)")
+                },
+                &["seccomp socket()"],
+            );
+        }
+
+        let landlock_abi = host.landlock_abi;
+        if landlock_abi < MIN_LANDLOCK_ABI {
+            b.rule(
+                "landlock",
+                false,
+                Enforcement::NotEnforced {
+                    reason: format!(
+                        "the kernel offers Landlock ABI {landlock_abi}, at least {MIN_LANDLOCK_ABI} is needed (Linux 6.12 with `landlock` in the `lsm=` boot parameter)"
+                    ),
+                },
+                &[],
+            );
+        }
+        if !host.seccomp {
+            b.rule(
+                "seccomp",
+                false,
+                Enforcement::NotEnforced {
+                    reason: "the kernel has no seccomp filter support (CONFIG_SECCOMP_FILTER)"
+                        .into(),
+                },
+                &[],
+            );
+        }
+        if strict {
+            if let Err(why) = &host.user_ns {
+                b.rule(
+                    "user namespaces",
+                    false,
+                    Enforcement::NotEnforced {
+                        reason: format!(
+                            "{why}; enable user namespaces or ask for `--profile hardened`"
+                        ),
+                    },
+                    &[],
+                );
+            }
+        }
+
+        Plan {
+            profile,
+            roots: b.roots,
+            scratch: policy.fs.write.is_none() || strict,
+            exec,
+            net,
+            env,
+            limits: policy.limits.clone(),
+            process_limit,
+            landlock_abi,
+            rules: b.rules,
+        }
+    }
+
+    /// Why the plan cannot run: every declared rule that is not enforced, and every missing
+    /// mechanism the profile depends on. `None` when it can.
+    pub fn refusal(&self) -> Option<String> {
+        let missing: Vec<String> = self
+            .rules
+            .iter()
+            .filter_map(|r| match &r.enforcement {
+                Enforcement::NotEnforced { reason }
+                    if r.declared
+                        || matches!(
+                            r.rule.as_str(),
+                            "landlock" | "seccomp" | "user namespaces"
+                        ) =>
+                {
+                    Some(format!("{}: {}", r.rule, reason))
+                }
+                _ => None,
+            })
+            .collect();
+        if missing.is_empty() {
+            None
+        } else {
+            Some(format!(
+                "{} profile cannot enforce {}",
+                self.profile,
+                missing.join("; ")
+            ))
+        }
+    }
+
+    /// The report as JSON, for audit events.
+    pub fn report_json(&self) -> serde_json::Value {
+        serde_json::json!({
+            "profile": self.profile,
+            "landlock_abi": self.landlock_abi,
+            "rules": self.rules,
+        })
+    }
+}
+
+struct Builder {
+    rules: Vec<RuleReport>,
+    roots: Vec<FsRoot>,
+}
+
+impl Builder {
+    fn rule(&mut self, rule: &str, declared: bool, enforcement: Enforcement, by: &[&str]) {
+        self.rules.push(RuleReport {
+            rule: rule.to_string(),
+            declared,
+            enforcement,
+            by: by.iter().map(|s| s.to_string()).collect(),
+        });
+    }
+}
+
+/// The path the OS sandbox grants for a glob, and whether that is exact.
+///
+/// * `prefix/**` with a literal prefix: that tree, exactly.
+/// * A fully literal glob naming an existing non-directory: that file, exactly.
+/// * Anything else: the longest literal directory prefix as a tree (widened).
+pub fn enforce_glob(glob: &Glob) -> (PathBuf, Enforcement) {
+    let dir = glob.literal_dir();
+    if glob.is_tree() {
+        return (dir, Enforcement::Exact);
+    }
+    let literal = glob.components().iter().all(|c| c.as_literal().is_some());
+    if literal {
+        let path = glob.literal_prefix();
+        if std::fs::metadata(&path).is_ok_and(|m| !m.is_dir()) {
+            return (path, Enforcement::Exact);
+        }
+    }
+    let to = if dir == Path::new("/") {
+        "/**".to_string()
+    } else {
+        format!("{}/**", dir.display())
+    };
+    (dir, Enforcement::Widened { to })
+}
+
+/// Resolves a program as `execve` would after a `PATH` search: absolute paths as they are,
+/// bare names against `path_var` (or this process's `PATH`). Returns `None` when not found.
+pub fn resolve_program(program: &Path, path_var: Option<&std::ffi::OsStr>) -> Option<PathBuf> {
+    use std::os::unix::fs::PermissionsExt;
+    let is_exec = |p: &Path| {
+        std::fs::metadata(p).is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+    };
+    if program.components().count() > 1 || program.is_absolute() {
+        let p = if program.is_absolute() {
+            program.to_path_buf()
+        } else {
+            std::env::current_dir().ok()?.join(program)
+        };
+        return is_exec(&p).then_some(p);
+    }
+    let path_var = match path_var {
+        Some(p) => p.to_os_string(),
+        None => std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into()),
+    };
+    std::env::split_paths(&path_var)
+        .map(|dir| dir.join(program))
+        .find(|p| p.is_absolute() && is_exec(p))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn plan(json: &str, profile: Profile) -> Plan {
+        let policy = ToolPolicy::from_json_str("t", json).unwrap();
+        Plan::new(&policy, profile, &HostSupport::assume_full())
+    }
+
+    fn status<'a>(plan: &'a Plan, rule: &str) -> &'a Enforcement {
+        &plan
+            .rules
+            .iter()
+            .find(|r| r.rule == rule)
+            .unwrap_or_else(|| panic!("no rule `{rule}` in {:#?}", plan.rules))
+            .enforcement
+    }
+
+    #[test]
+    fn trees_are_exact_other_globs_widen_to_their_directory() {
+        let p = plan(
+            r#"{"fs": {"read": ["/src/**", "/data/*.csv", "/a/**/b", "/x/{y,z}/**"], "write": ["/out/**"]}}"#,
+            Profile::Strict,
+        );
+        assert_eq!(status(&p, "fs.read /src/**"), &Enforcement::Exact);
+        assert_eq!(status(&p, "fs.write /out/**"), &Enforcement::Exact);
+        assert_eq!(
+            status(&p, "fs.read /data/*.csv"),
+            &Enforcement::Widened {
+                to: "/data/**".into()
+            }
+        );
+        assert_eq!(
+            status(&p, "fs.read /a/**/b"),
+            &Enforcement::Widened { to: "/a/**".into() }
+        );
+        assert_eq!(
+            status(&p, "fs.read /x/{y,z}/**"),
+            &Enforcement::Widened { to: "/x/**".into() }
+        );
+        assert!(p.roots.contains(&FsRoot {
+            path: "/out".into(),
+            write: true
+        }));
+        assert!(p.roots.contains(&FsRoot {
+            path: "/data".into(),
+            write: false
+        }));
+        assert!(p.refusal().is_none());
+    }
+
+    #[test]
+    fn literal_existing_file_is_exact_missing_one_widens() {
+        let dir = std::env::temp_dir().join(format!("plan-test-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let file = dir.join("f.txt");
+        std::fs::write(&file, "x").unwrap();
+        let json = format!(
+            r#"{{"fs": {{"read": ["{}", "{}/missing.txt"]}}}}"#,
+            file.display(),
+            dir.display()
+        );
+        let p = plan(&json, Profile::Strict);
+        assert_eq!(
+            status(&p, &format!("fs.read {}", file.display())),
+            &Enforcement::Exact
+        );
+        assert_eq!(
+            status(&p, &format!("fs.read {}/missing.txt", dir.display())),
+            &Enforcement::Widened {
+                to: format!("{}/**", dir.display())
+            }
+        );
+        std::fs::remove_dir_all(&dir).unwrap();
+    }
+
+    #[test]
+    fn root_wildcard_widens_to_everything() {
+        let p = plan(r#"{"fs": {"read": ["/*.txt"]}}"#, Profile::Strict);
+        assert_eq!(
+            status(&p, "fs.read /*.txt"),
+            &Enforcement::Widened { to: "/**".into() }
+        );
+    }
+
+    #[test]
+    fn unspecified_parts_take_the_sandbox_defaults() {
+        let p = plan("{}", Profile::Strict);
+        assert_eq!(p.net, NetPlan::Deny);
+        assert_eq!(p.exec, ExecPlan::Allow);
+        assert_eq!(p.env, None);
+        assert!(p.scratch);
+        assert_eq!(status(&p, "net (unspecified = deny)"), &Enforcement::Exact);
+        assert!(p.roots.iter().all(|r| !r.write));
+        assert!(p.roots.iter().all(|r| !r.path.starts_with("/root")
+            && !r.path.starts_with("/home")
+            && !r.path.starts_with("/run")));
+    }
+
+    #[test]
+    fn hardened_refuses_host_lists_and_exec_lists() {
+        let p = plan(
+            r#"{"net": {"hosts": ["example.com:443"]}}"#,
+            Profile::Hardened,
+        );
+        let why = p.refusal().expect("hosts need strict");
+        assert!(why.contains("net hosts") && why.contains("strict"), "{why}");
+        let p = plan(r#"{"exec": {"allow": ["sh"]}}"#, Profile::Hardened);
+        assert!(p.refusal().unwrap().contains("dynamic loader"));
+        let p = plan(r#"{"exec": "deny", "net": "deny"}"#, Profile::Hardened);
+        assert!(p.refusal().is_none(), "{:?}", p.refusal());
+        assert_eq!(
+            status(&p, "host processes invisible").clone(),
+            Enforcement::NotEnforced {
+                reason: "a pid namespace needs namespaces; the hardened profile has none".into()
+            }
+        );
+    }
+
+    #[test]
+    fn strict_reports_exec_list_as_widened() {
+        let p = plan(r#"{"exec": {"allow": ["sh"]}}"#, Profile::Strict);
+        assert!(matches!(
+            status(&p, "exec allow [sh]"),
+            Enforcement::Widened { .. }
+        ));
+        match &p.exec {
+            ExecPlan::Programs(progs) => assert!(progs.iter().any(|p| p.ends_with("sh"))),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn missing_host_features_refuse() {
+        let policy = ToolPolicy::from_json_str("t", "{}").unwrap();
+        let mut host = HostSupport::assume_full();
+        host.landlock_abi = 3;
+        let why = Plan::new(&policy, Profile::Strict, &host)
+            .refusal()
+            .unwrap();
+        assert!(why.contains("Landlock ABI 3"), "{why}");
+        let mut host = HostSupport::assume_full();
+        host.user_ns = Err("user namespaces are disabled".into());
+        let why = Plan::new(&policy, Profile::Strict, &host)
+            .refusal()
+            .unwrap();
+        assert!(why.contains("--profile hardened"), "{why}");
+        assert!(Plan::new(&policy, Profile::Hardened, &host)
+            .refusal()
+            .is_none());
+    }
+
+    #[test]
+    fn process_limit_for_root_needs_a_cgroup() {
+        let policy = ToolPolicy::from_json_str("t", r#"{"limits": {"max_processes": 8}}"#).unwrap();
+        let mut host = HostSupport::assume_full();
+        host.pids_cgroup = None;
+        host.euid = 0;
+        let p = Plan::new(&policy, Profile::Strict, &host);
+        assert!(p
+            .refusal()
+            .unwrap()
+            .contains("RLIMIT_NPROC is not enforced"));
+        host.euid = 1000;
+        let p = Plan::new(&policy, Profile::Strict, &host);
+        assert_eq!(p.process_limit, ProcessLimit::Rlimit(8));
+        assert!(matches!(
+            status(&p, "limits.max_processes 8"),
+            Enforcement::Widened { .. }
+        ));
+        let p = Plan::new(&policy, Profile::Strict, &HostSupport::assume_full());
+        assert_eq!(p.process_limit, ProcessLimit::Cgroup(8));
+    }
+
+    #[test]
+    fn report_serializes_with_status_tags() {
+        let p = plan(r#"{"fs": {"read": ["/data/*.csv"]}}"#, Profile::Strict);
+        let json = p.report_json();
+        let rules = json["rules"].as_array().unwrap();
+        let r = rules
+            .iter()
+            .find(|r| r["rule"] == "fs.read /data/*.csv")
+            .unwrap();
+        assert_eq!(r["status"], "widened");
+        assert_eq!(r["to"], "/data/**");
+        assert_eq!(json["profile"], "strict");
+    }
+}

@@ -1,0 +1,77 @@
+//! What the parent sends the trampoline (on fd 3) and what comes back (on fd 4).
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+use crate::egress::EgressPlan;
+use crate::landlock_rules::LandlockSpec;
+use crate::mounts::MountOp;
+use crate::plan::Profile;
+use crate::seccomp::Filters;
+
+/// The trampoline's file descriptor for the request (read to end).
+pub const REQUEST_FD: i32 = 3;
+/// The status channel: JSON lines of [`Status`].
+pub const STATUS_FD: i32 = 4;
+/// The child end of the egress channel, when net is a host list.
+pub const EGRESS_FD: i32 = 5;
+
+/// A spawn request.
+#[derive(Clone, Debug, Serialize, Deserialize)]
+pub struct Request {
+    /// The profile.
+    pub profile: Profile,
+    /// Absolute path of the program.
+    pub program: PathBuf,
+    /// argv, bytes.
+    pub argv: Vec<Vec<u8>>,
+    /// `NAME=value` entries, bytes.
+    pub env: Vec<Vec<u8>>,
+    /// Working directory (falls back to `/` in strict when not visible).
+    pub cwd: Option<PathBuf>,
+    /// The strict profile's view.
+    pub mounts: Vec<MountOp>,
+    /// Landlock rules.
+    pub landlock: LandlockSpec,
+    /// seccomp programs.
+    pub filters: Filters,
+    /// Whether the guard routes exec to the supervisor.
+    pub exec_notify: bool,
+    /// `(resource, limit)` pairs for setrlimit.
+    pub rlimits: Vec<(u32, u64)>,
+    /// A pids cgroup directory to join before anything else.
+    pub cgroup: Option<PathBuf>,
+    /// Create a network namespace.
+    pub netns: bool,
+    /// Egress plan (net = hosts); the channel is on [`EGRESS_FD`].
+    pub egress: Option<EgressPlan>,
+    /// Wall-clock limit.
+    pub timeout_ms: Option<u64>,
+    /// The spawning process, to die with.
+    pub parent_pid: i32,
+}
+
+/// One status record.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Status {
+    /// The sandbox could not be set up; the command did not start.
+    Refused(String),
+    /// The command could not be executed (not found, not executable).
+    ExecFailed {
+        /// Why.
+        message: String,
+        /// 127 (not found) or 126.
+        code: i32,
+    },
+    /// The command ended.
+    Exited {
+        /// Exit code, when it exited.
+        code: Option<i32>,
+        /// Signal, when killed.
+        signal: Option<i32>,
+        /// Killed at the timeout.
+        timed_out: bool,
+    },
+}

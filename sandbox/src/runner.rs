@@ -1,0 +1,851 @@
+//! The low-level [`run`]: one command under one policy, refused unless the host can enforce
+//! the policy under the chosen profile.
+//!
+//! ```no_run
+//! use std::ffi::OsString;
+//! use policy_runtime::ToolPolicy;
+//! use sandbox::runner::{run, RunOptions};
+//!
+//! let policy = ToolPolicy::from_json_str("p", r#"{"fs": {"read": ["/etc/**"]}, "net": "deny", "exec": "deny"}"#)?;
+//! let argv: Vec<OsString> = vec!["cat".into(), "/etc/hostname".into()];
+//! match run(&policy, &argv, &RunOptions::default()) {
+//!     Ok(out) => println!("exit {:?}: {}", out.code, String::from_utf8_lossy(&out.stdout)),
+//!     Err(e) => eprintln!("refused: {e}"),
+//! }
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+//!
+//! # Finding the trampoline
+//!
+//! The sandbox starts a small helper process (the `policy-sandbox` binary, hidden subcommand
+//! [`crate::trampoline::SUBCOMMAND`]) with `posix_spawn`; the helper confines itself. It is
+//! looked up, first hit wins:
+//! 1. [`RunOptions::helper`];
+//! 2. the `TOOLPOLICY_SANDBOX_HELPER` environment variable ([`HELPER_ENV`]);
+//! 3. the current executable, when it is `policy-sandbox` itself;
+//! 4. `policy-sandbox` next to the current executable, then in its parent directory (so tests
+//!    in `target/debug/deps` and examples in `target/debug/examples` find
+//!    `target/debug/policy-sandbox`);
+//! 5. `policy-sandbox` on `PATH`.
+
+use std::collections::HashMap;
+use std::ffi::{OsStr, OsString};
+use std::os::unix::ffi::{OsStrExt, OsStringExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex, OnceLock};
+use std::time::{Duration, Instant};
+
+use policy_runtime::policy::EnvPattern;
+use policy_runtime::ToolPolicy;
+
+use crate::egress::{EgressEvent, EgressPlan};
+use crate::hostcaps::HostSupport;
+use crate::landlock_rules::{negotiated_abi, LandlockSpec, PathRule};
+use crate::mounts::{add_bind, MountOp};
+use crate::plan::{ExecPlan, NetPlan, Plan, ProcessLimit, Profile, DEVICES};
+use crate::request::{Request, Status};
+use crate::seccomp::{self, FilterOptions};
+pub use crate::spawn::Stdio;
+
+/// Environment variable naming the trampoline binary.
+pub const HELPER_ENV: &str = "TOOLPOLICY_SANDBOX_HELPER";
+
+/// Receives egress events (allowed and denied connections, DNS questions).
+pub type EgressSink = Arc<dyn Fn(EgressEvent) + Send + Sync>;
+
+/// How to run.
+#[derive(Clone, Default)]
+pub struct RunOptions {
+    /// The profile; `None` means strict.
+    pub profile: Option<Profile>,
+    /// Run without any confinement. Only honoured when set explicitly.
+    pub unconfined: bool,
+    /// The trampoline binary; see the module docs for the default search.
+    pub helper: Option<PathBuf>,
+    /// Capture (default) or inherit the standard streams.
+    pub stdio: Stdio,
+    /// Working directory of the command (default: the caller's).
+    pub cwd: Option<PathBuf>,
+    /// The environment the policy's `env` filters (default: the caller's).
+    pub env: Option<Vec<(OsString, OsString)>>,
+    /// Where egress events go (net = hosts).
+    pub egress_sink: Option<EgressSink>,
+}
+
+impl std::fmt::Debug for RunOptions {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("RunOptions")
+            .field("profile", &self.profile)
+            .field("unconfined", &self.unconfined)
+            .field("helper", &self.helper)
+            .field("stdio", &self.stdio)
+            .field("cwd", &self.cwd)
+            .finish_non_exhaustive()
+    }
+}
+
+impl RunOptions {
+    /// Sets the profile.
+    pub fn profile(mut self, profile: Profile) -> Self {
+        self.profile = Some(profile);
+        self
+    }
+    /// Sets the trampoline binary.
+    pub fn helper(mut self, path: impl Into<PathBuf>) -> Self {
+        self.helper = Some(path.into());
+        self
+    }
+    /// Sets the streams.
+    pub fn stdio(mut self, stdio: Stdio) -> Self {
+        self.stdio = stdio;
+        self
+    }
+    /// Sets the working directory.
+    pub fn cwd(mut self, cwd: impl Into<PathBuf>) -> Self {
+        self.cwd = Some(cwd.into());
+        self
+    }
+    /// Sets the environment to filter.
+    pub fn env(mut self, env: Vec<(OsString, OsString)>) -> Self {
+        self.env = Some(env);
+        self
+    }
+    /// Sets the egress event sink.
+    pub fn egress_sink(mut self, sink: EgressSink) -> Self {
+        self.egress_sink = Some(sink);
+        self
+    }
+    /// Explicitly runs without a sandbox (tests, trusted commands). Never the default.
+    pub fn unconfined(mut self) -> Self {
+        self.unconfined = true;
+        self
+    }
+}
+
+/// The result of a run.
+#[derive(Clone, Debug)]
+pub struct RunOutput {
+    /// Exit code, when the command exited.
+    pub code: Option<i32>,
+    /// Signal, when it was killed.
+    pub signal: Option<i32>,
+    /// Killed at `limits.timeout_ms`.
+    pub timed_out: bool,
+    /// Captured stdout (at most `limits.max_output_bytes`).
+    pub stdout: Vec<u8>,
+    /// Captured stderr (at most `limits.max_output_bytes`).
+    pub stderr: Vec<u8>,
+    /// stdout went beyond the cap and was cut.
+    pub stdout_truncated: bool,
+    /// stderr went beyond the cap and was cut.
+    pub stderr_truncated: bool,
+    /// The enforcement plan (its report goes into audit events).
+    pub plan: Arc<Plan>,
+    /// Wall-clock time of the run.
+    pub elapsed: Duration,
+}
+
+impl RunOutput {
+    /// Exited with 0.
+    pub fn success(&self) -> bool {
+        self.code == Some(0)
+    }
+
+    /// The shell-style status: the code, or 128 + signal.
+    pub fn status_code(&self) -> i32 {
+        self.code
+            .unwrap_or_else(|| 128 + self.signal.unwrap_or(libc::SIGKILL))
+    }
+
+    /// Audit facts: status, truncation, and the plan's report.
+    pub fn audit(&self) -> serde_json::Value {
+        serde_json::json!({
+            "exit_code": self.code,
+            "signal": self.signal,
+            "timed_out": self.timed_out,
+            "stdout_truncated": self.stdout_truncated,
+            "stderr_truncated": self.stderr_truncated,
+            "elapsed_ms": self.elapsed.as_millis() as u64,
+            "sandbox": self.plan.report_json(),
+        })
+    }
+}
+
+/// Why a run did not happen.
+#[derive(Debug, thiserror::Error)]
+pub enum RunError {
+    /// The host or profile cannot enforce the policy, or the sandbox could not be set up. The
+    /// command did not start.
+    #[error("{0}")]
+    Refused(String),
+    /// The command could not be executed (status 127: not found, 126: not executable).
+    #[error("{message}")]
+    Exec {
+        /// What failed.
+        message: String,
+        /// 126 or 127.
+        code: i32,
+    },
+    /// The trampoline binary was not found or could not be started.
+    #[error("{0}")]
+    Helper(String),
+}
+
+impl RunError {
+    /// The exit status the CLI uses: 125 for refusals and helper problems, 126/127 for exec.
+    pub fn exit_code(&self) -> i32 {
+        match self {
+            RunError::Exec { code, .. } => *code,
+            _ => crate::trampoline::REFUSED_EXIT,
+        }
+    }
+}
+
+/// A plan with everything the trampoline needs, compiled once per policy, profile and program.
+#[derive(Debug)]
+pub struct Prepared {
+    /// The plan.
+    pub plan: Arc<Plan>,
+    template: Request,
+    egress: Option<EgressPlan>,
+}
+
+type CacheKey = (String, Profile, PathBuf);
+
+fn cache() -> &'static Mutex<HashMap<CacheKey, Arc<Prepared>>> {
+    static CACHE: OnceLock<Mutex<HashMap<CacheKey, Arc<Prepared>>>> = OnceLock::new();
+    CACHE.get_or_init(|| Mutex::new(HashMap::new()))
+}
+
+/// Plans and compiles (cached): refuses when the plan cannot be enforced.
+pub fn prepare(
+    policy: &ToolPolicy,
+    profile: Profile,
+    program: &Path,
+) -> Result<Arc<Prepared>, RunError> {
+    let key = (policy.hash(), profile, program.to_path_buf());
+    if let Some(p) = cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
+        return Ok(p.clone());
+    }
+    let prepared = Arc::new(build(policy, profile, program)?);
+    cache()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .insert(key, prepared.clone());
+    Ok(prepared)
+}
+
+/// Library directories that stay executable (for `mmap(PROT_EXEC)` of shared libraries) when
+/// everything else is `noexec`.
+const LIBRARY_DIRS: &[&str] = &[
+    "/lib",
+    "/lib64",
+    "/lib32",
+    "/usr/lib",
+    "/usr/lib64",
+    "/usr/lib32",
+    "/usr/local/lib",
+];
+
+fn build(policy: &ToolPolicy, profile: Profile, program: &Path) -> Result<Prepared, RunError> {
+    let host = HostSupport::cached();
+    let plan = Plan::new(policy, profile, host);
+    if let Some(why) = plan.refusal() {
+        return Err(RunError::Refused(why));
+    }
+    let strict = profile == Profile::Strict;
+    let exec_allow = plan.exec == ExecPlan::Allow;
+
+    let mut executables = Vec::new();
+    add_executable(&mut executables, program, 0);
+    if let ExecPlan::Programs(list) = &plan.exec {
+        for p in list {
+            add_executable(&mut executables, p, 0);
+        }
+    }
+
+    let egress = match &plan.net {
+        NetPlan::Hosts(hosts) => Some(
+            EgressPlan::new(hosts)
+                .map_err(|e| RunError::Refused(format!("net hosts cannot be enforced: {e}")))?,
+        ),
+        _ => None,
+    };
+
+    // Landlock.
+    let mut paths = Vec::new();
+    for root in &plan.roots {
+        paths.push(PathRule {
+            path: root.path.clone(),
+            read: true,
+            write: root.write,
+            exec: exec_allow,
+            optional: true,
+        });
+    }
+    for (i, exe) in executables.iter().enumerate() {
+        paths.push(PathRule {
+            path: exe.clone(),
+            read: true,
+            write: false,
+            exec: true,
+            optional: i > 0,
+        });
+    }
+    for dev in DEVICES {
+        paths.push(PathRule {
+            path: dev.into(),
+            read: true,
+            write: true,
+            exec: false,
+            optional: true,
+        });
+    }
+    paths.push(PathRule {
+        path: "/proc".into(),
+        read: true,
+        write: false,
+        exec: false,
+        optional: false,
+    });
+    if strict {
+        paths.push(PathRule {
+            path: "/tmp".into(),
+            read: true,
+            write: true,
+            exec: exec_allow,
+            optional: false,
+        });
+    }
+    if let Some(e) = &egress {
+        for (path, _) in e.files() {
+            paths.push(PathRule {
+                path,
+                read: true,
+                write: false,
+                exec: false,
+                optional: false,
+            });
+        }
+    }
+    let landlock = LandlockSpec {
+        abi: negotiated_abi(plan.landlock_abi),
+        paths,
+        restrict_connect: plan.net != NetPlan::Allow,
+        connect_ports: egress
+            .as_ref()
+            .map(|e| e.connect_ports())
+            .unwrap_or_default(),
+        bind_ports: if plan.net == NetPlan::Allow {
+            vec![0]
+        } else {
+            Vec::new()
+        },
+    };
+
+    // Mount view.
+    let mut mounts = Vec::new();
+    if strict {
+        mounts.push(MountOp::Tmpfs {
+            path: "/dev".into(),
+            exec: false,
+        });
+        for dev in DEVICES {
+            if Path::new(dev).exists() {
+                mounts.push(MountOp::Bind {
+                    path: dev.into(),
+                    write: true,
+                    exec: false,
+                    device: true,
+                    optional: true,
+                });
+            }
+        }
+        mounts.push(MountOp::Proc);
+        for root in &plan.roots {
+            add_bind(&mut mounts, &root.path, root.write, exec_allow, false);
+        }
+        if !exec_allow {
+            for dir in LIBRARY_DIRS {
+                add_bind(&mut mounts, Path::new(dir), false, true, false);
+            }
+        }
+        for exe in &executables {
+            add_bind(&mut mounts, exe, false, true, false);
+        }
+        if let Some(e) = &egress {
+            for (path, content) in e.files() {
+                mounts.push(MountOp::File { path, content });
+            }
+        }
+        crate::mounts::normalize(&mut mounts);
+    }
+
+    let filters = seccomp::compile(FilterOptions {
+        exec_notify: plan.exec == ExecPlan::Deny,
+        deny_sockets: !strict && plan.net == NetPlan::Deny,
+    })
+    .map_err(RunError::Refused)?;
+
+    let mut rlimits = vec![(libc::RLIMIT_CORE, 0u64)];
+    let l = &plan.limits;
+    for (res, v) in [
+        (libc::RLIMIT_AS, l.memory_bytes),
+        (libc::RLIMIT_CPU, l.cpu_seconds),
+        (libc::RLIMIT_FSIZE, l.max_file_bytes),
+        (libc::RLIMIT_NOFILE, l.max_open_files),
+    ] {
+        if let Some(v) = v {
+            rlimits.push((res, v));
+        }
+    }
+    if let ProcessLimit::Rlimit(n) = plan.process_limit {
+        rlimits.push((libc::RLIMIT_NPROC, n));
+    }
+
+    let template = Request {
+        profile,
+        program: program.to_path_buf(),
+        argv: Vec::new(),
+        env: Vec::new(),
+        cwd: None,
+        mounts,
+        landlock,
+        exec_notify: plan.exec == ExecPlan::Deny,
+        filters,
+        rlimits,
+        cgroup: None,
+        netns: strict && plan.net != NetPlan::Allow,
+        egress: egress.clone(),
+        timeout_ms: l.timeout_ms,
+        parent_pid: 0,
+    };
+    Ok(Prepared {
+        plan: Arc::new(plan),
+        template,
+        egress,
+    })
+}
+
+/// Adds a program and, recursively, its ELF interpreter or `#!` interpreter.
+fn add_executable(out: &mut Vec<PathBuf>, path: &Path, depth: u32) {
+    if depth > 4 || out.iter().any(|p| p == path) {
+        return;
+    }
+    out.push(path.to_path_buf());
+    if let Some(interp) = interpreter_of(path) {
+        add_executable(out, &interp, depth + 1);
+    }
+}
+
+/// The `PT_INTERP` of a 64-bit ELF, or the program of a `#!` line.
+pub fn interpreter_of(path: &Path) -> Option<PathBuf> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = std::fs::File::open(path).ok()?;
+    let mut head = [0u8; 64];
+    let n = f.read(&mut head).ok()?;
+    if n >= 2 && &head[..2] == b"#!" {
+        let mut line = Vec::new();
+        f.seek(SeekFrom::Start(2)).ok()?;
+        let mut byte = [0u8; 1];
+        while line.len() < 256 && f.read(&mut byte).ok()? == 1 && byte[0] != b'\n' {
+            line.push(byte[0]);
+        }
+        let text = String::from_utf8_lossy(&line);
+        let prog = text.split_whitespace().next()?;
+        return Some(PathBuf::from(prog));
+    }
+    if n < 64 || &head[..4] != b"\x7fELF" || head[4] != 2 {
+        return None;
+    }
+    let u16_at = |o: usize| u16::from_le_bytes([head[o], head[o + 1]]);
+    let phoff = u64::from_le_bytes(head[0x20..0x28].try_into().ok()?);
+    let phentsize = u16_at(0x36) as u64;
+    let phnum = u16_at(0x38) as u64;
+    for i in 0..phnum.min(64) {
+        let mut ph = [0u8; 56];
+        f.seek(SeekFrom::Start(phoff + i * phentsize)).ok()?;
+        f.read_exact(&mut ph).ok()?;
+        if u32::from_le_bytes(ph[0..4].try_into().ok()?) == 3 {
+            let off = u64::from_le_bytes(ph[8..16].try_into().ok()?);
+            let size = u64::from_le_bytes(ph[32..40].try_into().ok()?).min(4096);
+            let mut buf = vec![0u8; size as usize];
+            f.seek(SeekFrom::Start(off)).ok()?;
+            f.read_exact(&mut buf).ok()?;
+            let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+            return Some(PathBuf::from(OsStr::from_bytes(&buf[..end])));
+        }
+    }
+    None
+}
+
+/// Finds the trampoline binary (see the module docs).
+pub fn locate_helper(explicit: Option<&Path>) -> Result<PathBuf, RunError> {
+    if let Some(p) = explicit {
+        return Ok(p.to_path_buf());
+    }
+    if let Some(p) = std::env::var_os(HELPER_ENV) {
+        return Ok(PathBuf::from(p));
+    }
+    let name = "policy-sandbox";
+    let exe = std::env::current_exe().ok();
+    if let Some(exe) = &exe {
+        if exe.file_name().is_some_and(|n| n == name) {
+            return Ok(exe.clone());
+        }
+        let mut dir = exe.parent();
+        for _ in 0..2 {
+            let Some(d) = dir else { break };
+            let candidate = d.join(name);
+            if candidate.is_file() {
+                return Ok(candidate);
+            }
+            dir = d.parent();
+        }
+    }
+    if let Some(p) = crate::plan::resolve_program(Path::new(name), None) {
+        return Ok(p);
+    }
+    Err(RunError::Helper(format!(
+        "cannot find the sandbox helper `{name}`: build it (`cargo build -p sandbox --bin {name}`) and put it next to {}, on PATH, or name it with {HELPER_ENV} or RunOptions::helper",
+        exe.map_or_else(|| "the executable".to_string(), |e| e.display().to_string())
+    )))
+}
+
+static RUN_COUNTER: AtomicU64 = AtomicU64::new(0);
+
+struct Cgroup(PathBuf);
+
+impl Cgroup {
+    fn create(parent: &Path, max: u64) -> Result<Cgroup, RunError> {
+        let n = RUN_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let dir = parent.join(format!("toolpolicy-{}-{n}", std::process::id()));
+        std::fs::create_dir(&dir).map_err(|e| {
+            RunError::Refused(format!("creating pids cgroup {}: {e}", dir.display()))
+        })?;
+        let cg = Cgroup(dir);
+        std::fs::write(cg.0.join("pids.max"), max.to_string())
+            .map_err(|e| RunError::Refused(format!("setting {}/pids.max: {e}", cg.0.display())))?;
+        Ok(cg)
+    }
+}
+
+impl Drop for Cgroup {
+    fn drop(&mut self) {
+        for _ in 0..200 {
+            if std::fs::remove_dir(&self.0).is_ok() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+    }
+}
+
+struct Scratch(PathBuf);
+
+impl Drop for Scratch {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+fn filtered_env(plan: &Plan, source: Vec<(OsString, OsString)>) -> Vec<(OsString, OsString)> {
+    match &plan.env {
+        None => source,
+        Some(patterns) => {
+            let patterns: Vec<EnvPattern> =
+                patterns.iter().filter_map(|p| p.parse().ok()).collect();
+            source
+                .into_iter()
+                .filter(|(k, _)| {
+                    k.to_str()
+                        .is_some_and(|k| patterns.iter().any(|p| p.matches(k)))
+                })
+                .collect()
+        }
+    }
+}
+
+/// Runs `argv` confined by `policy`. Refuses (without starting anything) when the host cannot
+/// enforce the policy under the profile; runs unconfined only with
+/// [`RunOptions::unconfined`].
+pub fn run(
+    policy: &ToolPolicy,
+    argv: &[OsString],
+    opts: &RunOptions,
+) -> Result<RunOutput, RunError> {
+    let start = Instant::now();
+    let Some(first) = argv.first() else {
+        return Err(RunError::Exec {
+            message: "empty command".into(),
+            code: 127,
+        });
+    };
+    let source_env: Vec<(OsString, OsString)> = opts
+        .env
+        .clone()
+        .unwrap_or_else(|| std::env::vars_os().collect());
+    let path_var = source_env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone());
+    let program =
+        crate::plan::resolve_program(Path::new(first), path_var.as_deref()).ok_or_else(|| {
+            RunError::Exec {
+                message: format!("{}: command not found", first.to_string_lossy()),
+                code: 127,
+            }
+        })?;
+    let program = std::fs::canonicalize(&program).unwrap_or(program);
+    if opts.unconfined {
+        return run_unconfined(policy, &program, argv, opts, source_env, start);
+    }
+    let profile = opts.profile.unwrap_or(Profile::Strict);
+    let prepared = prepare(policy, profile, &program)?;
+    let plan = prepared.plan.clone();
+    let helper = locate_helper(opts.helper.as_deref())?;
+
+    let mut request = prepared.template.clone();
+    request.argv = argv.iter().map(|a| a.as_bytes().to_vec()).collect();
+    let mut env = filtered_env(&plan, source_env);
+    let mut _scratch = None;
+    if profile == Profile::Hardened {
+        let n = RUN_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let dir =
+            std::env::temp_dir().join(format!("toolpolicy-scratch-{}-{n}", std::process::id()));
+        std::fs::create_dir(&dir).map_err(|e| {
+            RunError::Refused(format!("creating scratch dir {}: {e}", dir.display()))
+        })?;
+        request.landlock.paths.push(PathRule {
+            path: dir.clone(),
+            read: true,
+            write: true,
+            exec: plan.exec == ExecPlan::Allow,
+            optional: false,
+        });
+        env.retain(|(k, _)| k != "TMPDIR");
+        env.push(("TMPDIR".into(), dir.clone().into_os_string()));
+        _scratch = Some(Scratch(dir));
+    }
+    request.env = env
+        .into_iter()
+        .map(|(k, v)| {
+            let mut e = k.into_vec();
+            e.push(b'=');
+            e.extend(v.into_vec());
+            e
+        })
+        .collect();
+    request.cwd = Some(match &opts.cwd {
+        Some(c) => c.clone(),
+        None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
+    });
+    request.parent_pid = std::process::id() as i32;
+    let _cgroup = match (&plan.process_limit, &HostSupport::cached().pids_cgroup) {
+        (ProcessLimit::Cgroup(n), Some(pc)) => {
+            // The trampoline (and, in strict, the namespace's init) live in the cgroup too.
+            let own = if profile == Profile::Strict { 2 } else { 1 };
+            let cg = Cgroup::create(&pc.parent, n + own)?;
+            request.cgroup = Some(cg.0.clone());
+            Some(cg)
+        }
+        (ProcessLimit::Cgroup(_), None) => {
+            return Err(RunError::Refused("the pids cgroup disappeared".into()))
+        }
+        _ => None,
+    };
+    let bytes = serde_json::to_vec(&request)
+        .map_err(|e| RunError::Refused(format!("encoding the spawn request: {e}")))?;
+
+    let (broker_end, child_end) = match &prepared.egress {
+        Some(_) => {
+            let (p, c) = crate::spawn::socketpair()
+                .map_err(|e| RunError::Refused(format!("egress channel: {e}")))?;
+            (Some(p), Some(c))
+        }
+        None => (None, None),
+    };
+    let mut running = crate::spawn::spawn(&helper, opts.stdio, child_end)
+        .map_err(|e| RunError::Helper(e.to_string()))?;
+    if let Err(e) = running.send(&bytes) {
+        running.kill();
+        let _ = running.collect(None, None);
+        return Err(RunError::Refused(format!("sending the spawn request: {e}")));
+    }
+    let mut broker_error = None;
+    let _broker = match (&prepared.egress, broker_end) {
+        (Some(plan), Some(end)) => {
+            let sink = opts.egress_sink.clone().unwrap_or_else(|| Arc::new(|_| {}));
+            match crate::egress::start_broker(plan, end, sink) {
+                Ok(b) => Some(b),
+                Err(e) => {
+                    broker_error = Some(e.to_string());
+                    running.kill();
+                    None
+                }
+            }
+        }
+        _ => None,
+    };
+    let backstop = plan
+        .limits
+        .timeout_ms
+        .map(|ms| Duration::from_millis(ms) + Duration::from_secs(5));
+    let collected = running.collect(plan.limits.max_output_bytes, backstop);
+    drop(_broker);
+
+    let mut exited = None;
+    for status in &collected.statuses {
+        match status {
+            Status::Refused(why) => return Err(RunError::Refused(why.clone())),
+            Status::ExecFailed { message, code } => {
+                return Err(RunError::Exec {
+                    message: message.clone(),
+                    code: *code,
+                })
+            }
+            Status::Exited { .. } => exited = Some(status.clone()),
+        }
+    }
+    if let Some(e) = broker_error {
+        return Err(RunError::Refused(format!("egress broker: {e}")));
+    }
+    let (code, signal, timed_out) = match exited {
+        Some(Status::Exited {
+            code,
+            signal,
+            timed_out,
+        }) => (code, signal, timed_out),
+        _ if collected.backstop_killed => (None, Some(libc::SIGKILL), true),
+        _ => {
+            return Err(RunError::Refused(format!(
+                "the sandbox helper ended without reporting (wait status {:#x})",
+                collected.trampoline_status
+            )))
+        }
+    };
+    Ok(RunOutput {
+        code,
+        signal,
+        timed_out,
+        stdout: collected.stdout,
+        stderr: collected.stderr,
+        stdout_truncated: collected.stdout_truncated,
+        stderr_truncated: collected.stderr_truncated,
+        plan,
+        elapsed: start.elapsed(),
+    })
+}
+
+fn run_unconfined(
+    policy: &ToolPolicy,
+    program: &Path,
+    argv: &[OsString],
+    opts: &RunOptions,
+    env: Vec<(OsString, OsString)>,
+    start: Instant,
+) -> Result<RunOutput, RunError> {
+    use std::os::unix::process::ExitStatusExt;
+    let mut cmd = std::process::Command::new(program);
+    cmd.args(&argv[1..]).env_clear().envs(env);
+    if let Some(c) = &opts.cwd {
+        cmd.current_dir(c);
+    }
+    let capture = opts.stdio == Stdio::Capture;
+    if capture {
+        cmd.stdin(std::process::Stdio::null());
+    }
+    let out = if capture {
+        cmd.output()
+    } else {
+        cmd.status().map(|status| std::process::Output {
+            status,
+            stdout: Vec::new(),
+            stderr: Vec::new(),
+        })
+    }
+    .map_err(|e| RunError::Exec {
+        message: format!("{}: {e}", program.display()),
+        code: 126,
+    })?;
+    let mut plan = Plan::new(policy, Profile::Hardened, HostSupport::cached());
+    plan.rules = vec![crate::plan::RuleReport {
+        rule: "everything".into(),
+        declared: false,
+        enforcement: crate::plan::Enforcement::NotEnforced {
+            reason: "the caller asked for an unconfined run".into(),
+        },
+        by: Vec::new(),
+    }];
+    let cap = policy.limits.max_output_bytes.map(|c| c as usize);
+    let cut = |mut v: Vec<u8>| {
+        let t = cap.is_some_and(|c| v.len() > c);
+        if let Some(c) = cap {
+            v.truncate(c);
+        }
+        (v, t)
+    };
+    let (stdout, stdout_truncated) = cut(out.stdout);
+    let (stderr, stderr_truncated) = cut(out.stderr);
+    Ok(RunOutput {
+        code: out.status.code(),
+        signal: out.status.signal(),
+        timed_out: false,
+        stdout,
+        stderr,
+        stdout_truncated,
+        stderr_truncated,
+        plan: Arc::new(plan),
+        elapsed: start.elapsed(),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn finds_the_interpreter_of_a_dynamic_binary() {
+        let sh = crate::plan::resolve_program(Path::new("sh"), None).unwrap();
+        let sh = std::fs::canonicalize(sh).unwrap();
+        let interp = interpreter_of(&sh).expect("sh is dynamically linked");
+        assert!(
+            interp.to_string_lossy().contains("ld-linux"),
+            "{}",
+            interp.display()
+        );
+    }
+
+    #[test]
+    fn env_filter_keeps_only_allowed_names() {
+        let policy =
+            ToolPolicy::from_json_str("p", r#"{"env": {"allow": ["HOME", "AWS_*"]}}"#).unwrap();
+        let plan = Plan::new(&policy, Profile::Strict, &HostSupport::assume_full());
+        let env = filtered_env(
+            &plan,
+            vec![
+                ("HOME".into(), "/h".into()),
+                ("AWS_REGION".into(), "x".into()),
+                ("SECRET".into(), "s".into()),
+            ],
+        );
+        let names: Vec<_> = env
+            .iter()
+            .map(|(k, _)| k.to_string_lossy().into_owned())
+            .collect();
+        assert_eq!(names, ["HOME", "AWS_REGION"]);
+    }
+
+    #[test]
+    fn refusal_happens_before_anything_starts() {
+        let policy =
+            ToolPolicy::from_json_str("p", r#"{"net": {"hosts": ["example.com:443"]}}"#).unwrap();
+        let opts = RunOptions::default()
+            .profile(Profile::Hardened)
+            .helper("/nonexistent/helper-is-never-started");
+        let err = run(&policy, &["true".into()], &opts).unwrap_err();
+        assert!(matches!(err, RunError::Refused(_)), "{err:?}");
+        assert_eq!(err.exit_code(), 125);
+    }
+}
