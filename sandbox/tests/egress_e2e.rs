@@ -1,0 +1,242 @@
+//! Egress end to end through the runner: real programs (`curl`, `getent`, `python3`) in the
+//! strict sandbox with `net = {hosts = [...]}`, against servers this test starts on the host's
+//! 127.0.0.1. Names used: IP literals, `localhost` (resolved by the host's own files) and
+//! unlisted names, which the sandbox's DNS answers locally; nothing leaves the machine.
+
+use std::ffi::OsString;
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use policy_runtime::ToolPolicy;
+use sandbox::egress::{Decision, EgressEvent, EventKind};
+use sandbox::runner::{run, RunError, RunOptions};
+
+fn require_kernel() -> bool {
+    std::env::var("TOOLPOLICY_REQUIRE_KERNEL").as_deref() == Ok("1")
+}
+
+fn have(tool: &str) -> bool {
+    std::process::Command::new("sh")
+        .args(["-c", &format!("command -v {tool}")])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// An HTTP server on the host's 127.0.0.1 that counts the connections it accepts.
+fn http_server() -> (SocketAddr, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    let addr = listener.local_addr().unwrap();
+    let hits = Arc::new(AtomicUsize::new(0));
+    let counter = Arc::clone(&hits);
+    std::thread::spawn(move || {
+        for stream in listener.incoming() {
+            let Ok(mut stream) = stream else { continue };
+            counter.fetch_add(1, Ordering::SeqCst);
+            std::thread::spawn(move || {
+                let mut req = Vec::new();
+                let mut buf = [0u8; 1024];
+                while !req.windows(4).any(|w| w == b"\r\n\r\n") {
+                    match stream.read(&mut buf) {
+                        Ok(0) | Err(_) => return,
+                        Ok(n) => req.extend_from_slice(&buf[..n]),
+                    }
+                }
+                let text = String::from_utf8_lossy(&req);
+                let path = text.split_whitespace().nth(1).unwrap_or("?").to_string();
+                let body = format!("upstream saw {path}\n");
+                let _ = write!(
+                    stream,
+                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
+                    body.len()
+                );
+            });
+        }
+    });
+    (addr, hits)
+}
+
+struct Ran {
+    text: String,
+    code: Option<i32>,
+    events: Vec<EgressEvent>,
+    took: Duration,
+}
+
+/// Runs `script` under `sh -c` with `hosts`; `None` when the host cannot run the strict
+/// profile (skipped unless TOOLPOLICY_REQUIRE_KERNEL=1).
+fn run_script(hosts: &[String], script: &str) -> Option<Ran> {
+    let policy = serde_json::json!({
+        "fs": {"read": ["/usr/**", "/etc/**"]},
+        "net": {"hosts": hosts},
+    });
+    let policy: ToolPolicy = serde_json::from_value(policy).unwrap();
+    let events = Arc::new(Mutex::new(Vec::new()));
+    let sink_events = Arc::clone(&events);
+    let opts = RunOptions::default()
+        .helper(env!("CARGO_BIN_EXE_policy-sandbox"))
+        .egress_sink(Arc::new(move |e| sink_events.lock().unwrap().push(e)));
+    let argv: Vec<OsString> = ["/bin/sh", "-c", script].map(OsString::from).to_vec();
+    let t = Instant::now();
+    let out = match run(&policy, &argv, &opts) {
+        Ok(out) => out,
+        Err(RunError::Refused(why)) if !require_kernel() => {
+            eprintln!("skipped: the strict sandbox is refused here: {why}");
+            return None;
+        }
+        Err(e) => panic!("run failed: {e}"),
+    };
+    let took = t.elapsed();
+    let events = events.lock().unwrap().clone();
+    Some(Ran {
+        text: format!(
+            "{}{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ),
+        code: out.code,
+        events,
+        took,
+    })
+}
+
+fn tools_present(tools: &[&str]) -> bool {
+    let missing: Vec<&&str> = tools.iter().filter(|t| !have(t)).collect();
+    if missing.is_empty() {
+        return true;
+    }
+    assert!(!require_kernel(), "needed for this test: {missing:?}");
+    eprintln!("skipped: not installed: {missing:?}");
+    false
+}
+
+#[test]
+fn only_the_listed_endpoints_get_out() {
+    if !tools_present(&["curl", "getent"]) {
+        return;
+    }
+    let (allowed, allowed_hits) = http_server();
+    let (other, other_hits) = http_server();
+    let p = allowed.port();
+    let hosts = vec![format!("127.0.0.1:{p}"), format!("localhost:{p}")];
+    let by_name = if have("python3") {
+        format!(
+            "python3 -c \"import urllib.request as u; print(u.urlopen('http://localhost:{p}/by-name', timeout=5).read().decode())\"; echo \"name=$?\"\n"
+        )
+    } else {
+        String::new()
+    };
+    let script = format!(
+        "curl -sS -m 5 http://127.0.0.1:{p}/literal; echo \"literal=$?\"\n\
+         curl -sS -m 5 http://127.0.0.1:{q}/; echo \"other_port=$?\"\n\
+         getent ahosts localhost | head -n1\n\
+         getent hosts exfil-data.example.com; echo \"dns=$?\"\n\
+         {by_name}",
+        q = other.port()
+    );
+    let Some(ran) = run_script(&hosts, &script) else {
+        return;
+    };
+    let text = &ran.text;
+    assert_eq!(ran.code, Some(0), "{text}");
+    assert!(
+        text.contains("upstream saw /literal") && text.contains("literal=0"),
+        "{text}"
+    );
+    // Landlock refuses the unlisted port before the kernel even looks for a listener.
+    assert!(text.contains("other_port=7"), "{text}");
+    assert_eq!(
+        other_hits.load(Ordering::SeqCst),
+        0,
+        "the unlisted port was reached"
+    );
+    assert!(
+        text.contains("127.0.0.2"),
+        "localhost maps to its endpoint: {text}"
+    );
+    assert!(
+        text.contains("dns=2"),
+        "unlisted names do not resolve: {text}"
+    );
+    assert!(
+        ran.took < Duration::from_secs(5),
+        "took {:?}: {text}",
+        ran.took
+    );
+    let connects: Vec<&EgressEvent> = ran
+        .events
+        .iter()
+        .filter(|e| e.kind == EventKind::Connect)
+        .collect();
+    assert!(connects
+        .iter()
+        .all(|e| e.decision == Decision::Allowed && e.error.is_none() && e.bytes_down > 0));
+    assert!(ran.events.iter().any(|e| e.kind == EventKind::Dns
+        && e.decision == Decision::Denied
+        && e.host == "exfil-data.example.com"));
+    let mut expected = 1;
+    if !by_name.is_empty() {
+        assert!(
+            text.contains("upstream saw /by-name") && text.contains("name=0"),
+            "{text}"
+        );
+        assert!(
+            connects.iter().any(|e| e.host == "localhost"),
+            "{connects:#?}"
+        );
+        expected += 1;
+    }
+    assert_eq!(connects.len(), expected, "{connects:#?}");
+    assert_eq!(allowed_hits.load(Ordering::SeqCst), expected);
+}
+
+#[test]
+fn unreachable_upstream_fails_cleanly() {
+    if !tools_present(&["curl"]) {
+        return;
+    }
+    let dead = TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let hosts = vec![format!("127.0.0.1:{}", dead.port())];
+    let script = format!(
+        "curl -sS -m 5 http://127.0.0.1:{}/; echo \"rc=$?\"",
+        dead.port()
+    );
+    let Some(ran) = run_script(&hosts, &script) else {
+        return;
+    };
+    // 56: failure receiving data (connection reset by the broker).
+    assert!(ran.text.contains("rc=56"), "{}", ran.text);
+    assert!(ran.took < Duration::from_secs(5), "took {:?}", ran.took);
+    let e = &ran.events[0];
+    assert_eq!(
+        (e.kind, e.decision),
+        (EventKind::Connect, Decision::Allowed)
+    );
+    let why = e.error.as_deref().unwrap_or_default();
+    assert!(
+        why.contains("cannot connect") && why.contains("refused"),
+        "{why}"
+    );
+}
+
+#[test]
+fn any_port_patterns_are_refused_before_anything_runs() {
+    let policy: ToolPolicy =
+        serde_json::from_str(r#"{"net": {"hosts": ["example.com:*"]}}"#).unwrap();
+    let argv: Vec<OsString> = vec!["/bin/true".into()];
+    let opts = RunOptions::default().helper(env!("CARGO_BIN_EXE_policy-sandbox"));
+    match run(&policy, &argv, &opts) {
+        Err(RunError::Refused(why)) => {
+            assert!(
+                why.contains("example.com:*") && why.contains("ports"),
+                "{why}"
+            )
+        }
+        other => panic!("expected a refusal, got {other:?}"),
+    }
+}
