@@ -156,6 +156,8 @@ fn run_cmd(
         Stdio::Inherit
     });
     options.profile = profile;
+    // The CLI is its own trampoline, whatever it is called.
+    options.helper = std::env::current_exe().ok();
     if report {
         let host = HostSupport::cached();
         let plan = Plan::new(&policy, profile.unwrap_or(Profile::Strict), host);

@@ -1,0 +1,383 @@
+//! End-to-end smoke tests of the runner and the `policy-sandbox` CLI against the real kernel.
+//!
+//! Each confinement check has a control that shows the same action working where the policy
+//! allows it, so a sandbox that blocks everything (or nothing) fails.
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use policy_runtime::tool::{CallContext, Tool, ToolSpec};
+use policy_runtime::ToolPolicy;
+use sandbox::hostcaps::HostSupport;
+use sandbox::runner::{run, RunError, RunOptions};
+use sandbox::{ProcessTool, Profile};
+
+const HELPER: &str = env!("CARGO_BIN_EXE_policy-sandbox");
+
+/// Whether the kernel can run `profile`; prints why not (and fails under
+/// `TOOLPOLICY_REQUIRE_KERNEL=1`).
+fn kernel_supports(profile: Profile) -> bool {
+    let host = HostSupport::detect();
+    let mut missing = Vec::new();
+    if host.landlock_abi < sandbox::plan::MIN_LANDLOCK_ABI {
+        missing.push(format!("Landlock ABI {}", host.landlock_abi));
+    }
+    if profile == Profile::Strict {
+        if let Err(e) = HostSupport::probe_namespaces() {
+            missing.push(e);
+        }
+    }
+    if missing.is_empty() {
+        return true;
+    }
+    let reason = format!("skipped: kernel lacks {}", missing.join(", "));
+    assert!(
+        std::env::var("TOOLPOLICY_REQUIRE_KERNEL").as_deref() != Ok("1"),
+        "{reason}"
+    );
+    eprintln!("{reason}");
+    false
+}
+
+fn policy(toml: &str) -> ToolPolicy {
+    ToolPolicy::from_toml_str("test.toml", toml).unwrap()
+}
+
+fn opts(profile: Profile) -> RunOptions {
+    RunOptions::default().helper(HELPER).profile(profile)
+}
+
+fn sh(script: &str) -> Vec<OsString> {
+    vec!["/bin/sh".into(), "-c".into(), script.into()]
+}
+
+fn text(bytes: &[u8]) -> String {
+    String::from_utf8_lossy(bytes).into_owned()
+}
+
+#[test]
+fn output_is_capped_and_marked_truncated() {
+    if !kernel_supports(Profile::Strict) {
+        return;
+    }
+    let uncapped = run(&policy(""), &sh("echo hello world"), &opts(Profile::Strict)).unwrap();
+    assert_eq!(text(&uncapped.stdout), "hello world\n");
+    assert!(!uncapped.stdout_truncated);
+    let capped = run(
+        &policy("[limits]\nmax_output_bytes = 5"),
+        &sh("echo hello world; echo more >&2; echo x >&2"),
+        &opts(Profile::Strict),
+    )
+    .unwrap();
+    assert_eq!(text(&capped.stdout), "hello");
+    assert!(capped.stdout_truncated);
+    assert_eq!(text(&capped.stderr), "more\n");
+    assert!(capped.stderr_truncated);
+    assert!(capped.success());
+}
+
+fn timeout_kills_tree(profile: Profile) {
+    if !kernel_supports(profile) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().display().to_string();
+    let toml =
+        |timeout: u64| format!("[fs]\nwrite = [\"{w}/**\"]\n[limits]\ntimeout_ms = {timeout}\n");
+    // Control: with time to spare, the background child writes its file.
+    let script = |main_sleep: u32| format!("(sleep 1; echo late > {w}/late) & sleep {main_sleep}");
+    let ok = run(&policy(&toml(10_000)), &sh(&script(2)), &opts(profile)).unwrap();
+    assert!(ok.success() && !ok.timed_out, "{ok:?}");
+    assert!(
+        Path::new(&format!("{w}/late")).exists(),
+        "control run did not write"
+    );
+    std::fs::remove_file(format!("{w}/late")).unwrap();
+
+    let start = Instant::now();
+    let out = run(&policy(&toml(300)), &sh(&script(30)), &opts(profile)).unwrap();
+    assert!(out.timed_out, "{out:?}");
+    assert_eq!(out.signal, Some(libc::SIGKILL));
+    assert!(
+        start.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        start.elapsed()
+    );
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(
+        !Path::new(&format!("{w}/late")).exists(),
+        "a background child outlived the timeout"
+    );
+}
+
+#[test]
+fn timeout_kills_the_whole_tree_strict() {
+    timeout_kills_tree(Profile::Strict);
+}
+
+#[test]
+fn timeout_kills_the_whole_tree_hardened() {
+    timeout_kills_tree(Profile::Hardened);
+}
+
+#[test]
+fn exec_allow_list_allows_exactly_those_programs() {
+    if !kernel_supports(Profile::Strict) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().display().to_string();
+    std::fs::write(format!("{w}/data"), "payload\n").unwrap();
+    let loader = sandbox::runner::interpreter_of(Path::new("/bin/ls")).unwrap();
+    let p = policy(&format!(
+        "exec = {{ allow = [\"sh\", \"cat\"] }}\n[fs]\nwrite = [\"{w}/**\"]\n"
+    ));
+    let script = format!(
+        "cat {w}/data; ls {w} && echo LS-RAN; {loader} /bin/ls {w} && echo LOADER-RAN; \
+         cat /bin/ls > {w}/copy; chmod 755 {w}/copy 2>/dev/null; {w}/copy && echo COPY-RAN; \
+         {loader} {w}/copy && echo LOADER-COPY-RAN; true",
+        loader = loader.display()
+    );
+    let out = run(&p, &sh(&script), &opts(Profile::Strict)).unwrap();
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("payload"),
+        "cat is allowed: {stdout} {}",
+        text(&out.stderr)
+    );
+    for marker in ["LS-RAN", "LOADER-RAN", "COPY-RAN", "LOADER-COPY-RAN"] {
+        assert!(!stdout.contains(marker), "{marker}: {stdout}");
+    }
+    // Control: without the allow-list, ls runs.
+    let free = policy(&format!("[fs]\nwrite = [\"{w}/**\"]\n"));
+    let out = run(
+        &free,
+        &sh(&format!("ls {w} && echo LS-RAN")),
+        &opts(Profile::Strict),
+    )
+    .unwrap();
+    assert!(text(&out.stdout).contains("LS-RAN"), "{out:?}");
+}
+
+#[test]
+fn exec_deny_refuses_every_exec_after_the_first() {
+    for profile in [Profile::Strict, Profile::Hardened] {
+        if !kernel_supports(profile) {
+            continue;
+        }
+        let out = run(
+            &policy("exec = \"deny\""),
+            &sh("echo started; /bin/true && echo TRUE-RAN; exit 3"),
+            &opts(profile),
+        )
+        .unwrap();
+        assert_eq!(out.code, Some(3), "{out:?}");
+        assert_eq!(text(&out.stdout), "started\n", "{profile}");
+    }
+}
+
+#[test]
+fn environment_is_cleared_to_the_allowed_names() {
+    if !kernel_supports(Profile::Strict) {
+        return;
+    }
+    let env = vec![
+        ("PATH".into(), "/usr/bin:/bin".into()),
+        ("KEEP_A".into(), "1".into()),
+        ("DROP_B".into(), "2".into()),
+    ];
+    let out = run(
+        &policy("env = { allow = [\"KEEP_*\", \"PATH\"] }"),
+        &["env".into()],
+        &opts(Profile::Strict).env(env.clone()),
+    )
+    .unwrap();
+    let stdout = text(&out.stdout);
+    assert!(stdout.contains("KEEP_A=1"), "{stdout}");
+    assert!(!stdout.contains("DROP_B"), "{stdout}");
+    // Control: unspecified env inherits.
+    let out = run(
+        &policy(""),
+        &["env".into()],
+        &opts(Profile::Strict).env(env),
+    )
+    .unwrap();
+    assert!(text(&out.stdout).contains("DROP_B=2"));
+}
+
+#[test]
+fn strict_view_hides_the_host() {
+    if !kernel_supports(Profile::Strict) {
+        return;
+    }
+    let script = "test -e /run && echo RUN-VISIBLE; test -e /root && echo ROOT-VISIBLE; \
+                  test -e /home && echo HOME-VISIBLE; test -c /dev/null && echo DEVNULL; \
+                  echo x > /tmp/t && echo TMP-WRITABLE; grep -E '^(Uid|CapEff|NoNewPrivs)' /proc/self/status";
+    let out = run(&policy(""), &sh(script), &opts(Profile::Strict)).unwrap();
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.contains("DEVNULL") && stdout.contains("TMP-WRITABLE"),
+        "{stdout}"
+    );
+    for hidden in ["RUN-VISIBLE", "ROOT-VISIBLE", "HOME-VISIBLE"] {
+        assert!(!stdout.contains(hidden), "{hidden}: {stdout}");
+    }
+    assert!(stdout.contains("CapEff:\t0000000000000000"), "{stdout}");
+    assert!(stdout.contains("NoNewPrivs:\t1"), "{stdout}");
+    assert!(stdout.contains("Uid:\t1000"), "{stdout}");
+    // Control: the host does have /run.
+    assert!(Path::new("/run").exists());
+}
+
+#[test]
+fn refusal_never_starts_the_command() {
+    // A host list cannot be enforced without namespaces: refused before the helper runs.
+    let p = policy("net = { hosts = [\"example.com:443\"] }");
+    let err = run(&p, &sh("echo ran"), &opts(Profile::Hardened)).unwrap_err();
+    assert!(
+        matches!(err, RunError::Refused(ref m) if m.contains("strict")),
+        "{err}"
+    );
+
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("p.toml");
+    std::fs::write(&file, "net = { hosts = [\"example.com:443\"] }\n").unwrap();
+    let marker = dir.path().join("ran");
+    let out = Command::new(HELPER)
+        .args(["run", "--profile", "hardened", "--policy"])
+        .arg(&file)
+        .args(["--", "/usr/bin/touch"])
+        .arg(&marker)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(125));
+    assert!(
+        text(&out.stderr).starts_with("refused:"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert!(!marker.exists());
+
+    // Control: the same command under an enforceable policy runs.
+    if kernel_supports(Profile::Hardened) {
+        std::fs::write(
+            &file,
+            format!("[fs]\nwrite = [\"{}/**\"]\n", dir.path().display()),
+        )
+        .unwrap();
+        let out = Command::new(HELPER)
+            .args(["run", "--profile", "hardened", "--policy"])
+            .arg(&file)
+            .args(["--", "/usr/bin/touch"])
+            .arg(&marker)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
+        assert!(marker.exists());
+    }
+}
+
+#[test]
+fn cli_passes_the_exit_status_through() {
+    if !kernel_supports(Profile::Strict) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let file = dir.path().join("p.toml");
+    std::fs::write(&file, "net = \"deny\"\n").unwrap();
+    let out = Command::new(HELPER)
+        .args(["run", "--policy"])
+        .arg(&file)
+        .args(["--", "/bin/sh", "-c", "echo out; exit 7"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(7), "{}", text(&out.stderr));
+    assert_eq!(text(&out.stdout), "out\n");
+    let out = Command::new(HELPER)
+        .args(["run", "--policy"])
+        .arg(&file)
+        .args(["--", "/nonexistent/program"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(127), "{}", text(&out.stderr));
+}
+
+#[test]
+fn process_tool_plugs_into_the_runtime_and_fails_closed() {
+    if !kernel_supports(Profile::Strict) {
+        return;
+    }
+    let spec = ToolSpec::new("echo", policy("exec = \"deny\"\n"));
+    let tool = ProcessTool::new(spec, |args| {
+        let word = args["word"].as_str().unwrap_or("none").to_string();
+        Ok(vec!["/bin/echo".into(), word.into()])
+    })
+    .with_options(RunOptions::default().helper(HELPER));
+    let ctx = CallContext {
+        tool: "echo".into(),
+        call_id: "1".into(),
+        invocation_id: "inv".into(),
+        cwd: None,
+        manifest_hash: String::new(),
+    };
+    let out = pollster::block_on(tool.call(&ctx, serde_json::json!({"word": "hi"}))).unwrap();
+    assert_eq!(out.text, "hi\n");
+    let meta = out.metadata.unwrap();
+    assert_eq!(meta["sandbox"]["profile"], "strict");
+    assert!(meta["sandbox"]["rules"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .any(|r| r["rule"] == "exec deny"));
+
+    let refused = ProcessTool::new(
+        ToolSpec::new("net", policy("net = { hosts = [\"example.com:443\"] }")),
+        |_| Ok(vec!["/bin/true".into()]),
+    )
+    .with_options(
+        RunOptions::default()
+            .helper(HELPER)
+            .profile(Profile::Hardened),
+    );
+    let err = pollster::block_on(refused.call(&ctx, serde_json::json!({}))).unwrap_err();
+    assert_eq!(err.kind(), policy_runtime::tool::ToolErrorKind::Refused);
+}
+
+#[test]
+fn check_and_gate_follow_the_cli_contract() {
+    let out = Command::new(HELPER)
+        .args(["check", "--json"])
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(json["landlock_abi"].as_i64().is_some());
+    assert!(json["profiles"]["strict"].is_boolean());
+
+    let dir = tempfile::tempdir().unwrap();
+    let manifest = dir.path().join("m.json");
+    std::fs::write(
+        &manifest,
+        r#"{"manifest_version": 1, "tools": {"w": {"fs": {"write": ["/out/**"]}}}}"#,
+    )
+    .unwrap();
+    let gate = |args: &str| {
+        Command::new(HELPER)
+            .args(["gate", "--policy"])
+            .arg(&manifest)
+            .args(["--tool", "w", "--args", args])
+            .output()
+            .unwrap()
+    };
+    let allowed = gate(r#"{"path": "/out/a.txt"}"#);
+    assert_eq!(allowed.status.code(), Some(0));
+    let v: serde_json::Value = serde_json::from_slice(&allowed.stdout).unwrap();
+    assert_eq!(v["allowed"], true);
+    let denied = gate(r#"{"path": "/out/../etc/passwd"}"#);
+    assert_eq!(denied.status.code(), Some(1));
+    let v: serde_json::Value = serde_json::from_slice(&denied.stdout).unwrap();
+    assert_eq!(v["allowed"], false);
+    assert_eq!(v["denial"]["path"], "/etc/passwd");
+    assert_eq!(gate("{not json").status.code(), Some(2));
+}
