@@ -1,0 +1,704 @@
+//! `escape-probe`: attempts exactly one sandbox escape and says whether it worked.
+//!
+//! The escape test suite (`tests/escapes.rs`) runs every subcommand twice: once on the bare host,
+//! where the action must succeed (so the test is able to fail), and once under
+//! `policy-sandbox run`, where it must be blocked. The probe therefore never decides what the
+//! right outcome is; it only reports what the kernel did, in one stdout line:
+//!
+//! ```text
+//! SUCCEEDED <action>: <detail>                                  exit 0
+//! BLOCKED <action>: errno=13 EACCES (Permission denied) <detail> exit 10
+//! ERROR <action>: <detail>                                      exit 2
+//! STATUS NoNewPrivs=1 CapEff=0000000000000000                   exit 0
+//! ```
+//!
+//! `ERROR` means the probe could not even attempt the escape (bad arguments, a setup step such as
+//! creating the symlink failed); a test must treat it as a failure, never as "blocked". Before
+//! the attempt the probe writes `escape-probe: attempting <action>` to stderr, so a test can tell
+//! a blocked action from a probe that never started. A probe killed by a signal (seccomp, OOM)
+//! prints no result line at all.
+//!
+//! It uses raw libc calls and no shell, so that what is tested is the syscall, not a library's
+//! fallback.
+
+use std::ffi::CString;
+use std::io::{Error, Read, Write};
+use std::os::unix::ffi::OsStrExt;
+use std::process::ExitCode;
+
+const EXIT_SUCCEEDED: u8 = 0;
+const EXIT_BLOCKED: u8 = 10;
+const EXIT_ERROR: u8 = 2;
+
+/// The result of one attempt.
+enum Outcome {
+    Succeeded(String),
+    Blocked { errno: i32, detail: String },
+    Error(String),
+    Status(String),
+}
+
+fn blocked(err: Error, detail: impl Into<String>) -> Outcome {
+    Outcome::Blocked {
+        errno: err.raw_os_error().unwrap_or(0),
+        detail: detail.into(),
+    }
+}
+
+/// Blocked without an errno: the action ran but did not have the escaping effect.
+fn blocked_no_errno(detail: impl Into<String>) -> Outcome {
+    Outcome::Blocked {
+        errno: 0,
+        detail: detail.into(),
+    }
+}
+
+const USAGE: &str = "usage: escape-probe <action> [args]
+actions:
+  write PATH                      create/truncate PATH and write to it
+  symlink-write TARGET LINK       create LINK -> TARGET, then write through LINK
+  hardlink SRC DST                hard-link SRC (outside) to DST (inside a root)
+  read PATH [NEEDLE]              read PATH (succeeds only if it contains NEEDLE, when given)
+  tcp4 PORT | tcp6 PORT           TCP connect to 127.0.0.1 / ::1
+  udp4 PORT | udp6 PORT           UDP round trip with an echo server on 127.0.0.1 / ::1
+  unix-abstract NAME              connect to the abstract unix socket @NAME
+  unix-path PATH                  connect to the pathname unix socket PATH
+  ptrace parent|PID               PTRACE_ATTACH, wait for the stop, detach
+  kill PID SIGNAL                 kill(PID, SIGNAL) (SIGNAL as a number)
+  environ PID NEEDLE              read /proc/PID/environ; succeeds if it contains NEEDLE
+  unshare-user                    unshare(CLONE_NEWUSER)
+  unshare-user-x32                unshare(CLONE_NEWUSER) through the x32 syscall number
+  unshare-user-mount DIR          unshare(CLONE_NEWUSER|CLONE_NEWNS), then mount tmpfs on DIR
+  clone-user                      raw clone(CLONE_NEWUSER) syscall
+  clone3-user                     raw clone3 with CLONE_NEWUSER
+  mount-tmpfs DIR                 mount a tmpfs on DIR (and unmount it again)
+  exec CODE PROG [ARGS...]        fork+execve PROG; succeeds if it exits with CODE
+  copy-exec SRC DST CODE PROG [ARGS...]
+                                  copy SRC to DST (mode 0755), then like exec
+  fork-bomb N                     fork until N children exist (then kill them all)
+  memory-hog MIB                  map and touch MIB MiB of anonymous memory
+  status                          print NoNewPrivs and CapEff of /proc/self/status";
+
+fn main() -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let Some(action) = args.first().cloned() else {
+        eprintln!("{USAGE}");
+        return ExitCode::from(EXIT_ERROR);
+    };
+    eprintln!("escape-probe: attempting {action}");
+    let outcome = run(&action, &args[1..]);
+    let (line, code) = match outcome {
+        Outcome::Succeeded(detail) => (format!("SUCCEEDED {action}: {detail}"), EXIT_SUCCEEDED),
+        Outcome::Blocked { errno, detail } => (
+            format!(
+                "BLOCKED {action}: errno={errno} {} ({}) {detail}",
+                errno_name(errno),
+                if errno == 0 {
+                    "no error code".to_string()
+                } else {
+                    let text = Error::from_raw_os_error(errno).to_string();
+                    text.split(" (os error")
+                        .next()
+                        .unwrap_or_default()
+                        .to_string()
+                }
+            ),
+            EXIT_BLOCKED,
+        ),
+        Outcome::Error(detail) => (format!("ERROR {action}: {detail}"), EXIT_ERROR),
+        Outcome::Status(line) => (line, EXIT_SUCCEEDED),
+    };
+    let mut out = std::io::stdout().lock();
+    let _ = writeln!(out, "{line}");
+    let _ = out.flush();
+    ExitCode::from(code)
+}
+
+fn run(action: &str, args: &[String]) -> Outcome {
+    let arg = |i: usize| -> Result<&str, Outcome> {
+        args.get(i)
+            .map(String::as_str)
+            .ok_or_else(|| Outcome::Error(format!("missing argument {}\n{USAGE}", i + 1)))
+    };
+    let result = (|| -> Result<Outcome, Outcome> {
+        Ok(match action {
+            "write" => write_file(arg(0)?),
+            "symlink-write" => symlink_write(arg(0)?, arg(1)?),
+            "hardlink" => hardlink(arg(0)?, arg(1)?),
+            "read" => read_file(arg(0)?, args.get(1).map(String::as_str)),
+            "tcp4" => tcp(false, parse(arg(0)?)?),
+            "tcp6" => tcp(true, parse(arg(0)?)?),
+            "udp4" => udp(false, parse(arg(0)?)?),
+            "udp6" => udp(true, parse(arg(0)?)?),
+            "unix-abstract" => unix_connect(arg(0)?, true),
+            "unix-path" => unix_connect(arg(0)?, false),
+            "ptrace" => ptrace_attach(arg(0)?)?,
+            "kill" => kill(parse(arg(0)?)?, parse(arg(1)?)?),
+            "environ" => environ(parse(arg(0)?)?, arg(1)?),
+            "unshare-user" => unshare_user(libc::SYS_unshare),
+            "unshare-user-x32" => unshare_user(X32_SYSCALL_BIT | libc::SYS_unshare),
+            "unshare-user-mount" => unshare_user_mount(arg(0)?),
+            "clone-user" => clone_user(),
+            "clone3-user" => clone3_user(),
+            "mount-tmpfs" => mount_tmpfs(arg(0)?),
+            "exec" => exec(parse(arg(0)?)?, arg(1)?, &args[2..]),
+            "copy-exec" => copy_exec(arg(0)?, arg(1)?, parse(arg(2)?)?, arg(3)?, &args[4..]),
+            "fork-bomb" => fork_bomb(parse(arg(0)?)?),
+            "memory-hog" => memory_hog(parse(arg(0)?)?),
+            "status" => status(),
+            other => Outcome::Error(format!("unknown action `{other}`\n{USAGE}")),
+        })
+    })();
+    result.unwrap_or_else(|e| e)
+}
+
+fn parse<T: std::str::FromStr>(s: &str) -> Result<T, Outcome> {
+    s.parse()
+        .map_err(|_| Outcome::Error(format!("`{s}` is not a valid number")))
+}
+
+fn cstr(s: &str) -> CString {
+    CString::new(s).expect("arguments from argv contain no NUL")
+}
+
+/// Returns -1 as the last OS error, anything else as `Ok`.
+fn check(ret: libc::c_long) -> Result<libc::c_long, Error> {
+    if ret == -1 {
+        Err(Error::last_os_error())
+    } else {
+        Ok(ret)
+    }
+}
+
+fn write_file(path: &str) -> Outcome {
+    match write_through(path) {
+        Ok(n) => Outcome::Succeeded(format!("wrote {n} bytes to {path}")),
+        Err(e) => blocked(e, format!("open/write {path}")),
+    }
+}
+
+fn write_through(path: &str) -> Result<usize, Error> {
+    let mut file = std::fs::OpenOptions::new()
+        .write(true)
+        .create(true)
+        .truncate(true)
+        .open(path)?;
+    let payload = b"escape-probe was here\n";
+    file.write_all(payload)?;
+    Ok(payload.len())
+}
+
+fn symlink_write(target: &str, link: &str) -> Outcome {
+    let _ = std::fs::remove_file(link);
+    if let Err(e) = std::os::unix::fs::symlink(target, link) {
+        return Outcome::Error(format!(
+            "could not create the symlink {link} -> {target} inside the write root: {e}"
+        ));
+    }
+    match write_through(link) {
+        Ok(n) => Outcome::Succeeded(format!("wrote {n} bytes to {target} through {link}")),
+        Err(e) => blocked(e, format!("open/write through {link} -> {target}")),
+    }
+}
+
+fn hardlink(src: &str, dst: &str) -> Outcome {
+    let _ = std::fs::remove_file(dst);
+    match std::fs::hard_link(src, dst) {
+        Ok(()) => Outcome::Succeeded(format!("linked {src} as {dst}")),
+        Err(e) => blocked(e, format!("link {src} -> {dst}")),
+    }
+}
+
+fn read_file(path: &str, needle: Option<&str>) -> Outcome {
+    let mut content = Vec::new();
+    let read = std::fs::File::open(path).and_then(|mut f| f.read_to_end(&mut content));
+    match (read, needle) {
+        (Err(e), _) => blocked(e, format!("open/read {path}")),
+        (Ok(n), None) => Outcome::Succeeded(format!("read {n} bytes from {path}")),
+        (Ok(n), Some(needle)) if contains(&content, needle.as_bytes()) => {
+            Outcome::Succeeded(format!("read {n} bytes from {path}, including the secret"))
+        }
+        (Ok(n), Some(_)) => blocked_no_errno(format!(
+            "read {n} bytes from {path} but not the secret (a different file is visible there)"
+        )),
+    }
+}
+
+fn contains(haystack: &[u8], needle: &[u8]) -> bool {
+    !needle.is_empty() && haystack.windows(needle.len()).any(|w| w == needle)
+}
+
+/// A socket fd closed on drop.
+struct Fd(libc::c_int);
+
+impl Drop for Fd {
+    fn drop(&mut self) {
+        // SAFETY: the fd is owned by this wrapper and closed exactly once.
+        unsafe { libc::close(self.0) };
+    }
+}
+
+fn socket(domain: libc::c_int, ty: libc::c_int) -> Result<Fd, Error> {
+    // SAFETY: plain syscall with integer arguments.
+    let fd = unsafe { libc::socket(domain, ty | libc::SOCK_CLOEXEC, 0) };
+    check(fd as libc::c_long).map(|_| Fd(fd))
+}
+
+/// A loopback socket address (127.0.0.1 or ::1) as raw bytes plus its length.
+fn loopback(v6: bool, port: u16) -> (libc::sockaddr_storage, libc::socklen_t) {
+    // SAFETY: sockaddr_storage is plain old data; all-zero is a valid value.
+    let mut storage: libc::sockaddr_storage = unsafe { std::mem::zeroed() };
+    if v6 {
+        let mut addr: libc::sockaddr_in6 = unsafe { std::mem::zeroed() };
+        addr.sin6_family = libc::AF_INET6 as libc::sa_family_t;
+        addr.sin6_port = port.to_be();
+        addr.sin6_addr.s6_addr[15] = 1;
+        // SAFETY: sockaddr_in6 fits in sockaddr_storage, both are POD.
+        unsafe { std::ptr::write((&mut storage as *mut _) as *mut libc::sockaddr_in6, addr) };
+        (
+            storage,
+            std::mem::size_of::<libc::sockaddr_in6>() as libc::socklen_t,
+        )
+    } else {
+        let mut addr: libc::sockaddr_in = unsafe { std::mem::zeroed() };
+        addr.sin_family = libc::AF_INET as libc::sa_family_t;
+        addr.sin_port = port.to_be();
+        addr.sin_addr.s_addr = u32::from_be_bytes([127, 0, 0, 1]).to_be();
+        // SAFETY: sockaddr_in fits in sockaddr_storage, both are POD.
+        unsafe { std::ptr::write((&mut storage as *mut _) as *mut libc::sockaddr_in, addr) };
+        (
+            storage,
+            std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t,
+        )
+    }
+}
+
+fn connect(fd: &Fd, addr: &libc::sockaddr_storage, len: libc::socklen_t) -> Result<(), Error> {
+    // SAFETY: addr points to a valid socket address of `len` bytes.
+    let ret = unsafe { libc::connect(fd.0, (addr as *const _) as *const libc::sockaddr, len) };
+    check(ret as libc::c_long).map(drop)
+}
+
+fn tcp(v6: bool, port: u16) -> Outcome {
+    let host = if v6 { "[::1]" } else { "127.0.0.1" };
+    let domain = if v6 { libc::AF_INET6 } else { libc::AF_INET };
+    let result = socket(domain, libc::SOCK_STREAM).and_then(|fd| {
+        let (addr, len) = loopback(v6, port);
+        connect(&fd, &addr, len)?;
+        // SAFETY: writes a static buffer to an owned socket.
+        let ret = unsafe { libc::send(fd.0, b"probe\n".as_ptr().cast(), 6, libc::MSG_NOSIGNAL) };
+        check(ret as libc::c_long).map(drop)
+    });
+    match result {
+        Ok(()) => Outcome::Succeeded(format!("connected to {host}:{port} and sent data")),
+        Err(e) => blocked(e, format!("socket/connect/send to {host}:{port}")),
+    }
+}
+
+fn udp(v6: bool, port: u16) -> Outcome {
+    let host = if v6 { "[::1]" } else { "127.0.0.1" };
+    let domain = if v6 { libc::AF_INET6 } else { libc::AF_INET };
+    let nonce = format!("probe-{}-{}", std::process::id(), port);
+    let result = socket(domain, libc::SOCK_DGRAM).and_then(|fd| {
+        let timeout = libc::timeval {
+            tv_sec: 2,
+            tv_usec: 0,
+        };
+        // SAFETY: timeval is a valid SO_RCVTIMEO argument of the given size.
+        let ret = unsafe {
+            libc::setsockopt(
+                fd.0,
+                libc::SOL_SOCKET,
+                libc::SO_RCVTIMEO,
+                (&timeout as *const libc::timeval).cast(),
+                std::mem::size_of::<libc::timeval>() as libc::socklen_t,
+            )
+        };
+        check(ret as libc::c_long)?;
+        let (addr, len) = loopback(v6, port);
+        // Connecting the datagram socket makes an ICMP port-unreachable come back as
+        // ECONNREFUSED instead of a silent timeout.
+        connect(&fd, &addr, len)?;
+        // SAFETY: sends an owned buffer on an owned socket.
+        let ret = unsafe { libc::send(fd.0, nonce.as_ptr().cast(), nonce.len(), 0) };
+        check(ret as libc::c_long)?;
+        let mut buf = [0u8; 256];
+        // SAFETY: receives into an owned buffer of the given size.
+        let n = unsafe { libc::recv(fd.0, buf.as_mut_ptr().cast(), buf.len(), 0) };
+        let n = check(n as libc::c_long)? as usize;
+        Ok(buf[..n] == *nonce.as_bytes())
+    });
+    match result {
+        Ok(true) => Outcome::Succeeded(format!("UDP round trip with {host}:{port}")),
+        Ok(false) => blocked_no_errno(format!("a reply from {host}:{port} that is not the echo")),
+        Err(e) => blocked(e, format!("UDP send/receive with {host}:{port}")),
+    }
+}
+
+fn unix_connect(name: &str, abstract_ns: bool) -> Outcome {
+    let shown = if abstract_ns {
+        format!("@{name}")
+    } else {
+        name.to_string()
+    };
+    // SAFETY: sockaddr_un is plain old data; all-zero is a valid value.
+    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    let offset = usize::from(abstract_ns);
+    if name.len() + offset >= addr.sun_path.len() {
+        return Outcome::Error(format!("socket name {shown} is too long"));
+    }
+    for (i, b) in name.bytes().enumerate() {
+        addr.sun_path[i + offset] = b as libc::c_char;
+    }
+    let base = std::mem::size_of::<libc::sa_family_t>();
+    let len = if abstract_ns {
+        base + 1 + name.len()
+    } else {
+        base + name.len() + 1
+    } as libc::socklen_t;
+    let result = socket(libc::AF_UNIX, libc::SOCK_STREAM).and_then(|fd| {
+        // SAFETY: addr is a valid sockaddr_un of at least `len` bytes.
+        let ret = unsafe { libc::connect(fd.0, (&addr as *const libc::sockaddr_un).cast(), len) };
+        check(ret as libc::c_long).map(drop)
+    });
+    match result {
+        Ok(()) => Outcome::Succeeded(format!("connected to {shown}")),
+        Err(e) => blocked(e, format!("connect to {shown}")),
+    }
+}
+
+fn ptrace_attach(target: &str) -> Result<Outcome, Outcome> {
+    let pid: libc::pid_t = if target == "parent" {
+        // SAFETY: getppid cannot fail.
+        unsafe { libc::getppid() }
+    } else {
+        parse(target)?
+    };
+    let null = std::ptr::null_mut::<libc::c_void>();
+    // SAFETY: PTRACE_ATTACH takes a pid and ignores addr/data.
+    let ret = unsafe { libc::ptrace(libc::PTRACE_ATTACH, pid, null, null) };
+    if let Err(e) = check(ret) {
+        return Ok(blocked(e, format!("PTRACE_ATTACH to {target} (pid {pid})")));
+    }
+    let mut status = 0;
+    // SAFETY: waits for the tracee's attach stop; __WALL also covers non-children.
+    unsafe { libc::waitpid(pid, &mut status, libc::__WALL) };
+    // SAFETY: detaches from a tracee we attached to, without delivering a signal.
+    unsafe { libc::ptrace(libc::PTRACE_DETACH, pid, null, null) };
+    Ok(Outcome::Succeeded(format!(
+        "attached to {target} (pid {pid}) and detached"
+    )))
+}
+
+fn kill(pid: libc::pid_t, signal: libc::c_int) -> Outcome {
+    // SAFETY: plain syscall with integer arguments.
+    match check(unsafe { libc::kill(pid, signal) } as libc::c_long) {
+        Ok(_) => Outcome::Succeeded(format!("sent signal {signal} to pid {pid}")),
+        Err(e) => blocked(e, format!("kill({pid}, {signal})")),
+    }
+}
+
+fn environ(pid: libc::pid_t, needle: &str) -> Outcome {
+    read_file(&format!("/proc/{pid}/environ"), Some(needle))
+}
+
+/// x32 system calls are the x86_64 numbers with this bit set; a filter that only checks the
+/// architecture lets them through.
+const X32_SYSCALL_BIT: libc::c_long = 0x4000_0000;
+
+fn unshare_user(nr: libc::c_long) -> Outcome {
+    // SAFETY: unshare takes one integer flag argument.
+    match check(unsafe { libc::syscall(nr, libc::CLONE_NEWUSER as libc::c_long) }) {
+        Ok(_) => Outcome::Succeeded(format!("syscall {nr:#x}: new user namespace")),
+        Err(e) => blocked(e, format!("unshare(CLONE_NEWUSER) as syscall {nr:#x}")),
+    }
+}
+
+fn unshare_user_mount(dir: &str) -> Outcome {
+    let flags = (libc::CLONE_NEWUSER | libc::CLONE_NEWNS) as libc::c_long;
+    // SAFETY: unshare takes one integer flag argument.
+    if let Err(e) = check(unsafe { libc::syscall(libc::SYS_unshare, flags) }) {
+        return blocked(e, "unshare(CLONE_NEWUSER|CLONE_NEWNS)");
+    }
+    // The new mount namespace is owned by a less privileged user namespace, so its mounts are
+    // slaves of the host's and nothing propagates back.
+    mount_tmpfs(dir)
+}
+
+/// Runs in the child of a raw clone: leave at once, touching nothing the parent owns.
+fn child_exit() -> ! {
+    // SAFETY: _exit is async-signal-safe and does not run destructors.
+    unsafe { libc::_exit(0) }
+}
+
+fn reap(pid: libc::c_long, what: &str) -> Outcome {
+    let mut status = 0;
+    // SAFETY: waits for our own child.
+    unsafe { libc::waitpid(pid as libc::pid_t, &mut status, 0) };
+    Outcome::Succeeded(format!(
+        "{what} created child {pid} in a new user namespace"
+    ))
+}
+
+fn clone_user() -> Outcome {
+    let flags = (libc::CLONE_NEWUSER | libc::SIGCHLD) as libc::c_long;
+    // SAFETY: a fork-like clone (no CLONE_VM, null stack); the child only calls _exit.
+    let ret = unsafe { libc::syscall(libc::SYS_clone, flags, 0, 0, 0, 0) };
+    match check(ret) {
+        Ok(0) => child_exit(),
+        Ok(pid) => reap(pid, "clone"),
+        Err(e) => blocked(e, "clone(CLONE_NEWUSER)"),
+    }
+}
+
+fn clone3_user() -> Outcome {
+    // struct clone_args, version 0 (64 bytes): flags, pidfd, child_tid, parent_tid,
+    // exit_signal, stack, stack_size, tls.
+    let mut args = [0u64; 8];
+    args[0] = libc::CLONE_NEWUSER as u64;
+    args[4] = libc::SIGCHLD as u64;
+    // SAFETY: a fork-like clone3 (no CLONE_VM, no stack); the child only calls _exit.
+    let ret = unsafe { libc::syscall(libc::SYS_clone3, args.as_mut_ptr(), 64usize) };
+    match check(ret) {
+        Ok(0) => child_exit(),
+        Ok(pid) => reap(pid, "clone3"),
+        Err(e) => blocked(e, "clone3(CLONE_NEWUSER)"),
+    }
+}
+
+fn mount_tmpfs(dir: &str) -> Outcome {
+    let (source, target, fstype, data) = (cstr("none"), cstr(dir), cstr("tmpfs"), cstr("size=1m"));
+    // SAFETY: all pointers are valid NUL-terminated strings.
+    let ret = unsafe {
+        libc::mount(
+            source.as_ptr(),
+            target.as_ptr(),
+            fstype.as_ptr(),
+            0,
+            data.as_ptr().cast(),
+        )
+    };
+    match check(ret as libc::c_long) {
+        Ok(_) => {
+            // SAFETY: unmounts what we just mounted.
+            unsafe { libc::umount2(target.as_ptr(), libc::MNT_DETACH) };
+            Outcome::Succeeded(format!("mounted a tmpfs on {dir}"))
+        }
+        Err(e) => blocked(e, format!("mount tmpfs on {dir}")),
+    }
+}
+
+fn exec(expect: i32, prog: &str, args: &[String]) -> Outcome {
+    let mut argv_c: Vec<CString> = vec![cstr(prog)];
+    argv_c.extend(args.iter().map(|a| cstr(a)));
+    let mut argv: Vec<*const libc::c_char> = argv_c.iter().map(|a| a.as_ptr()).collect();
+    argv.push(std::ptr::null());
+    let env_c: Vec<CString> = std::env::vars_os()
+        .map(|(k, v)| {
+            let mut kv = k.as_bytes().to_vec();
+            kv.push(b'=');
+            kv.extend_from_slice(v.as_bytes());
+            CString::new(kv).expect("environment entries contain no NUL")
+        })
+        .collect();
+    let mut envp: Vec<*const libc::c_char> = env_c.iter().map(|e| e.as_ptr()).collect();
+    envp.push(std::ptr::null());
+    let path = cstr(prog);
+
+    // The child reports a failed execve through a close-on-exec pipe: an empty read means the
+    // exec itself succeeded.
+    let mut fds = [0; 2];
+    // SAFETY: fds has room for two descriptors.
+    if let Err(e) = check(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } as _) {
+        return Outcome::Error(format!("pipe2: {e}"));
+    }
+    let (rd, wr) = (Fd(fds[0]), Fd(fds[1]));
+    // SAFETY: the child only calls async-signal-safe functions before execve/_exit.
+    let pid = unsafe { libc::fork() };
+    if pid == -1 {
+        return Outcome::Error(format!("fork: {}", Error::last_os_error()));
+    }
+    if pid == 0 {
+        // SAFETY: argv/envp are NULL-terminated arrays of valid C strings built before fork.
+        unsafe {
+            libc::execve(path.as_ptr(), argv.as_ptr(), envp.as_ptr());
+            let errno = *libc::__errno_location();
+            libc::write(wr.0, (&errno as *const i32).cast(), 4);
+            libc::_exit(127);
+        }
+    }
+    drop(wr);
+    let mut buf = [0u8; 4];
+    // SAFETY: reads into an owned 4-byte buffer.
+    let n = unsafe { libc::read(rd.0, buf.as_mut_ptr().cast(), 4) };
+    let mut status = 0;
+    // SAFETY: waits for our own child.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    if n == 4 {
+        return Outcome::Blocked {
+            errno: i32::from_ne_bytes(buf),
+            detail: format!("execve {prog}"),
+        };
+    }
+    let shown = format!("{prog} {}", args.join(" "));
+    if libc::WIFEXITED(status) {
+        let code = libc::WEXITSTATUS(status);
+        if code == expect {
+            Outcome::Succeeded(format!("ran `{shown}` (exit {code})"))
+        } else {
+            blocked_no_errno(format!(
+                "execve of {prog} returned success but `{shown}` exited {code}, not {expect}"
+            ))
+        }
+    } else {
+        blocked_no_errno(format!(
+            "`{shown}` was killed by signal {}",
+            libc::WTERMSIG(status)
+        ))
+    }
+}
+
+fn copy_exec(src: &str, dst: &str, expect: i32, prog: &str, args: &[String]) -> Outcome {
+    use std::os::unix::fs::PermissionsExt;
+    let _ = std::fs::remove_file(dst);
+    let copied = std::fs::copy(src, dst)
+        .and_then(|_| std::fs::set_permissions(dst, std::fs::Permissions::from_mode(0o755)));
+    if let Err(e) = copied {
+        return Outcome::Error(format!(
+            "could not copy {src} to {dst} (the write root should allow it): {e}"
+        ));
+    }
+    exec(expect, prog, args)
+}
+
+fn fork_bomb(target: usize) -> Outcome {
+    let mut children = Vec::new();
+    let mut failure = None;
+    while children.len() < target {
+        // SAFETY: the child only calls async-signal-safe functions.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            // SAFETY: prctl/pause/_exit are async-signal-safe; the child dies with the probe.
+            unsafe {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                loop {
+                    libc::pause();
+                }
+            }
+        }
+        if pid == -1 {
+            failure = Some(Error::last_os_error());
+            break;
+        }
+        children.push(pid);
+    }
+    let forked = children.len();
+    for &pid in &children {
+        // SAFETY: kills and reaps our own children.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+            libc::waitpid(pid, std::ptr::null_mut(), 0);
+        }
+    }
+    match failure {
+        None => Outcome::Succeeded(format!("forked {forked} of {target} processes")),
+        Some(e) => blocked(
+            e,
+            format!("fork failed after {forked} of {target} processes"),
+        ),
+    }
+}
+
+fn memory_hog(mib: usize) -> Outcome {
+    let len = mib << 20;
+    // SAFETY: anonymous private mapping; checked for MAP_FAILED below.
+    let ptr = unsafe {
+        libc::mmap(
+            std::ptr::null_mut(),
+            len,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_PRIVATE | libc::MAP_ANONYMOUS,
+            -1,
+            0,
+        )
+    };
+    if ptr == libc::MAP_FAILED {
+        return blocked(Error::last_os_error(), format!("mmap of {mib} MiB"));
+    }
+    let base = ptr.cast::<u8>();
+    for offset in (0..len).step_by(4096) {
+        // SAFETY: offset < len, inside the mapping; volatile so the touch is not optimized out.
+        unsafe { std::ptr::write_volatile(base.add(offset), 1) };
+    }
+    // SAFETY: unmaps exactly the mapping created above.
+    unsafe { libc::munmap(ptr, len) };
+    Outcome::Succeeded(format!("mapped and touched {mib} MiB"))
+}
+
+fn status() -> Outcome {
+    let text = match std::fs::read_to_string("/proc/self/status") {
+        Ok(t) => t,
+        Err(e) => return Outcome::Error(format!("cannot read /proc/self/status: {e}")),
+    };
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.strip_prefix(name)?.strip_prefix(':'))
+            .map(str::trim)
+            .unwrap_or("missing")
+            .to_string()
+    };
+    Outcome::Status(format!(
+        "STATUS NoNewPrivs={} CapEff={} CapPrm={} CapBnd={} Uid={}",
+        field("NoNewPrivs"),
+        field("CapEff"),
+        field("CapPrm"),
+        field("CapBnd"),
+        field("Uid").split_whitespace().next().unwrap_or("missing"),
+    ))
+}
+
+fn errno_name(errno: i32) -> &'static str {
+    match errno {
+        0 => "-",
+        libc::EPERM => "EPERM",
+        libc::ENOENT => "ENOENT",
+        libc::ESRCH => "ESRCH",
+        libc::EINTR => "EINTR",
+        libc::EIO => "EIO",
+        libc::E2BIG => "E2BIG",
+        libc::ENOEXEC => "ENOEXEC",
+        libc::EBADF => "EBADF",
+        libc::ECHILD => "ECHILD",
+        libc::EAGAIN => "EAGAIN",
+        libc::ENOMEM => "ENOMEM",
+        libc::EACCES => "EACCES",
+        libc::EFAULT => "EFAULT",
+        libc::EBUSY => "EBUSY",
+        libc::EEXIST => "EEXIST",
+        libc::EXDEV => "EXDEV",
+        libc::ENOTDIR => "ENOTDIR",
+        libc::EISDIR => "EISDIR",
+        libc::EINVAL => "EINVAL",
+        libc::EMFILE => "EMFILE",
+        libc::ETXTBSY => "ETXTBSY",
+        libc::EFBIG => "EFBIG",
+        libc::ENOSPC => "ENOSPC",
+        libc::EROFS => "EROFS",
+        libc::EMLINK => "EMLINK",
+        libc::ENOSYS => "ENOSYS",
+        libc::ELOOP => "ELOOP",
+        libc::EUSERS => "EUSERS",
+        libc::ENOTSOCK => "ENOTSOCK",
+        libc::EPROTONOSUPPORT => "EPROTONOSUPPORT",
+        libc::EOPNOTSUPP => "EOPNOTSUPP",
+        libc::EAFNOSUPPORT => "EAFNOSUPPORT",
+        libc::EADDRNOTAVAIL => "EADDRNOTAVAIL",
+        libc::ENETUNREACH => "ENETUNREACH",
+        libc::ECONNRESET => "ECONNRESET",
+        libc::ETIMEDOUT => "ETIMEDOUT",
+        libc::ECONNREFUSED => "ECONNREFUSED",
+        libc::EHOSTUNREACH => "EHOSTUNREACH",
+        _ => "E?",
+    }
+}

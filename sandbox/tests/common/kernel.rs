@@ -1,0 +1,56 @@
+//! What this kernel offers, detected by trying it, and the skip-or-fail rule for what it lacks.
+
+use std::sync::OnceLock;
+
+/// Reports a missing host feature: prints the reason and lets the test return early, except
+/// under `TOOLPOLICY_REQUIRE_KERNEL=1`, where the test fails.
+pub fn missing(reason: &str) {
+    if std::env::var("TOOLPOLICY_REQUIRE_KERNEL").as_deref() == Ok("1") {
+        panic!("TOOLPOLICY_REQUIRE_KERNEL=1 but this host lacks a feature: {reason}");
+    }
+    eprintln!("skipped: {reason}");
+}
+
+/// The Landlock ABI version, or 0 when Landlock is unavailable.
+pub fn landlock_abi() -> i64 {
+    static ABI: OnceLock<i64> = OnceLock::new();
+    *ABI.get_or_init(|| {
+        const LANDLOCK_CREATE_RULESET_VERSION: libc::c_long = 1;
+        // SAFETY: the version query takes a null attribute pointer and size 0.
+        let abi = unsafe {
+            libc::syscall(
+                libc::SYS_landlock_create_ruleset,
+                std::ptr::null::<libc::c_void>(),
+                0usize,
+                LANDLOCK_CREATE_RULESET_VERSION,
+            )
+        };
+        abi.max(0)
+    })
+}
+
+/// Whether a process of this host may create a user namespace (tried in a throwaway child).
+pub fn user_namespaces() -> bool {
+    static USERNS: OnceLock<bool> = OnceLock::new();
+    *USERNS.get_or_init(|| {
+        // SAFETY: the child only calls unshare and _exit, both async-signal-safe.
+        unsafe {
+            let pid = libc::fork();
+            if pid == 0 {
+                let ok = libc::unshare(libc::CLONE_NEWUSER) == 0;
+                libc::_exit(if ok { 0 } else { 1 });
+            }
+            if pid < 0 {
+                return false;
+            }
+            let mut status = 0;
+            libc::waitpid(pid, &mut status, 0);
+            libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+        }
+    })
+}
+
+/// Whether `::1` can be bound (IPv6 enabled on loopback).
+pub fn ipv6_loopback() -> bool {
+    std::net::TcpListener::bind("[::1]:0").is_ok()
+}

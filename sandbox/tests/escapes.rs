@@ -1,0 +1,556 @@
+//! Escape suite: every escape a malicious tool might try, run against the real kernel.
+//!
+//! Each escape runs first on the bare host, where it must succeed (so the test can fail), then
+//! under `policy-sandbox run` with a policy that forbids it, where it must be blocked; the host is
+//! then checked for traces (files, connections, dead processes). Everything runs as the current
+//! user (root on CI) and again as uid 65534 via `setpriv`. The strict profile must block every
+//! escape; the hardened profile must block it or refuse the policy, never let it through.
+//!
+//! Missing kernel features print a reason and skip, unless `TOOLPOLICY_REQUIRE_KERNEL=1`.
+
+mod common;
+
+use std::cell::RefCell;
+use std::fs;
+use std::os::unix::fs::{chown, PermissionsExt};
+use std::rc::Rc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Arc;
+
+use common::bait::{self, Hits, RunDir, Victim};
+use common::{escape, kernel, probe, users, Attempt, Mode, Profile, Scenario, User, SECRET_KEY};
+
+/// Removes `path` (a file the bare run may have created) before each run.
+fn remove(path: &str) -> impl Fn() + 'static {
+    let path = path.to_string();
+    move || {
+        let _ = fs::remove_file(&path);
+    }
+}
+
+/// Host check: `path` does not exist.
+fn absent(path: &str) -> impl Fn() -> Result<(), String> + 'static {
+    let path = path.to_string();
+    move || match fs::symlink_metadata(&path) {
+        Err(_) => Ok(()),
+        Ok(_) => Err(format!("{path} exists")),
+    }
+}
+
+/// Host check: `path` still holds `content`.
+fn unchanged(path: &str, content: &str) -> impl Fn() -> Result<(), String> + 'static {
+    let (path, content) = (path.to_string(), content.to_string());
+    move || match fs::read_to_string(&path) {
+        Ok(now) if now == content => Ok(()),
+        Ok(now) => Err(format!("{path} was modified to {now:?}")),
+        Err(e) => Err(format!("{path} is gone: {e}")),
+    }
+}
+
+/// Restores `path` to `content` before each run.
+fn restore(path: &str, content: &str) -> impl Fn() + 'static {
+    let (path, content) = (path.to_string(), content.to_string());
+    move || fs::write(&path, &content).unwrap()
+}
+
+#[test]
+fn write_outside_the_roots() {
+    escape("write to a directory in no root", |s| {
+        let target = s.path("outside/new-file");
+        Some(
+            Attempt::new(&["write", &target], s.base_policy())
+                .reset(remove(&target))
+                .no_trace(absent(&target)),
+        )
+    });
+    escape("write into the read-only root", |s| {
+        let target = s.path("data/file");
+        Some(
+            Attempt::new(&["write", &target], s.base_policy())
+                .reset(restore(&target, "read-only data\n"))
+                .no_trace(unchanged(&target, "read-only data\n")),
+        )
+    });
+}
+
+#[test]
+fn write_through_a_symlink_pointing_out() {
+    escape("write through work/link -> outside/new-file", |s| {
+        let (target, link) = (s.path("outside/new-file"), s.path("work/link"));
+        Some(
+            Attempt::new(&["symlink-write", &target, &link], s.base_policy())
+                .reset(remove(&target))
+                .no_trace(absent(&target)),
+        )
+    });
+    escape(
+        "write through work/link -> data/file (read-only root)",
+        |s| {
+            let (target, link) = (s.path("data/file"), s.path("work/link"));
+            Some(
+                Attempt::new(&["symlink-write", &target, &link], s.base_policy())
+                    .reset(restore(&target, "read-only data\n"))
+                    .no_trace(unchanged(&target, "read-only data\n")),
+            )
+        },
+    );
+}
+
+#[test]
+fn hard_link_from_outside_into_a_root() {
+    for (what, src) in [
+        ("hard link outside/file into work", "outside/file"),
+        (
+            "hard link data/file (read-only root) into work",
+            "data/file",
+        ),
+        ("hard link home/.ssh/id_rsa into work", "home/.ssh/id_rsa"),
+    ] {
+        escape(what, |s| {
+            let (src, dst) = (s.path(src), s.path("work/linked"));
+            Some(
+                Attempt::new(&["hardlink", &src, &dst], s.base_policy())
+                    .reset(remove(&dst))
+                    .no_trace(absent(&dst)),
+            )
+        });
+    }
+}
+
+#[test]
+fn read_ssh_secret_outside_the_read_roots() {
+    escape("read ~/.ssh/id_rsa, read roots declared", |s| {
+        let key = s.path("home/.ssh/id_rsa");
+        Some(Attempt::new(&["read", &key, SECRET_KEY], s.base_policy()))
+    });
+    escape("read ~/.ssh/id_rsa, read roots unspecified", |s| {
+        let key = s.path("home/.ssh/id_rsa");
+        let policy = format!(
+            "net = \"deny\"\nexec = \"deny\"\nenv = \"deny\"\n\n[fs]\nwrite = [\"{}/**\"]\n",
+            s.path("work")
+        );
+        Some(Attempt::new(&["read", &key, SECRET_KEY], policy))
+    });
+}
+
+/// An attempt whose host-side trace is a listener's hit count.
+fn network_attempt(args: &[&str], policy: String, hits: Hits) -> Attempt {
+    let baseline = Arc::new(AtomicUsize::new(0));
+    let (record, check) = (baseline.clone(), baseline);
+    let counted = hits.clone();
+    Attempt::new(args, policy)
+        .reset(move || {
+            // Let the accept thread count a connection the previous run made.
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            record.store(counted.count(), Ordering::SeqCst);
+        })
+        .no_trace(move || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            hits.unchanged_since(check.load(Ordering::SeqCst), "listener")
+        })
+}
+
+#[test]
+fn tcp_and_udp_to_host_loopback() {
+    let mut families = vec![false];
+    if kernel::ipv6_loopback() {
+        families.push(true);
+    } else {
+        kernel::missing("IPv6 loopback (::1) is not available; testing IPv4 only");
+    }
+    for v6 in families {
+        let ip = if v6 { "6" } else { "4" };
+        escape(
+            &format!("TCP over IPv{ip} to a host loopback listener"),
+            |s| {
+                let (port, hits) = bait::tcp_listener(v6);
+                let action = format!("tcp{ip}");
+                Some(network_attempt(
+                    &[&action, &port.to_string()],
+                    s.base_policy(),
+                    hits,
+                ))
+            },
+        );
+        escape(
+            &format!("UDP over IPv{ip} to a host loopback echo server"),
+            |s| {
+                let (port, hits) = bait::udp_echo(v6);
+                let action = format!("udp{ip}");
+                Some(network_attempt(
+                    &[&action, &port.to_string()],
+                    s.base_policy(),
+                    hits,
+                ))
+            },
+        );
+    }
+}
+
+#[test]
+fn host_unix_sockets() {
+    escape("connect to a host abstract unix socket", |s| {
+        let name = format!(
+            "toolpolicy-escapes-{}-{}",
+            std::process::id(),
+            s.root.file_name().unwrap().to_string_lossy()
+        );
+        let hits = bait::abstract_listener(&name);
+        Some(network_attempt(
+            &["unix-abstract", &name],
+            s.base_policy(),
+            hits,
+        ))
+    });
+    escape(
+        "connect to a host pathname unix socket in a temp dir",
+        |s| {
+            let path = s.path("outside/sock");
+            let hits = bait::path_listener(path.as_ref());
+            Some(network_attempt(
+                &["unix-path", &path],
+                s.base_policy(),
+                hits,
+            ))
+        },
+    );
+    let run_dirs: RefCell<Vec<RunDir>> = RefCell::new(vec![]);
+    escape("connect to a host pathname unix socket under /run", |s| {
+        let dir = match RunDir::create() {
+            Ok(dir) => dir,
+            Err(reason) => {
+                eprintln!("skipped: {reason}");
+                return None;
+            }
+        };
+        let path = dir.0.join("daemon.sock");
+        let hits = bait::path_listener(&path);
+        let path = path.to_str().unwrap().to_string();
+        run_dirs.borrow_mut().push(dir);
+        Some(network_attempt(
+            &["unix-path", &path],
+            s.base_policy(),
+            hits,
+        ))
+    });
+}
+
+#[test]
+fn ptrace_of_the_parent_and_of_a_host_process() {
+    escape("PTRACE_ATTACH to the parent", |s| {
+        Some(Attempt::new(&["ptrace", "parent"], s.base_policy()).under_shell())
+    });
+    escape("PTRACE_ATTACH to a host process of the same user", |s| {
+        let victim = Rc::new(RefCell::new(Victim::start(s.user, "not-the-point")));
+        let pid = victim.borrow().pid().to_string();
+        Some(
+            Attempt::new(&["ptrace", &pid], s.base_policy()).no_trace(move || {
+                match victim.borrow_mut().alive() {
+                    true => Ok(()),
+                    false => Err("the host process died".into()),
+                }
+            }),
+        )
+    });
+}
+
+#[test]
+fn signals_to_host_processes() {
+    for signal in ["0", "15"] {
+        escape(&format!("kill(host pid, {signal})"), |s| {
+            let user = s.user;
+            let victim = Rc::new(RefCell::new(Victim::start(user, "not-the-point")));
+            let (respawn, current, check) = (victim.clone(), victim.clone(), victim);
+            Some(
+                Attempt::new(&[], s.base_policy())
+                    .reset(move || {
+                        // The bare SIGTERM kills the victim; the sandboxed run gets a fresh one.
+                        // kill() returns before the target is gone, so give it time to die.
+                        std::thread::sleep(std::time::Duration::from_millis(300));
+                        let dead = !respawn.borrow_mut().alive();
+                        if dead {
+                            *respawn.borrow_mut() = Victim::start(user, "not-the-point");
+                        }
+                    })
+                    .args(move || {
+                        let pid = current.borrow().pid();
+                        vec!["kill".into(), pid.to_string(), signal.into()]
+                    })
+                    .no_trace(move || match check.borrow_mut().alive() {
+                        true => Ok(()),
+                        false => Err("the host process was killed".into()),
+                    }),
+            )
+        });
+    }
+}
+
+#[test]
+fn read_another_process_environ() {
+    escape("read /proc/<host pid>/environ holding a secret", |s| {
+        let secret = format!("s3cr3t-{}", std::process::id());
+        let victim = Victim::start(s.user, &secret);
+        let pid = victim.pid().to_string();
+        Some(
+            Attempt::new(&["environ", &pid, &secret], s.base_policy()).no_trace(move || {
+                let _keep_alive = &victim;
+                Ok(())
+            }),
+        )
+    });
+}
+
+#[test]
+fn new_user_namespaces_and_mounts() {
+    for (what, action) in [
+        ("unshare(CLONE_NEWUSER)", "unshare-user"),
+        ("raw clone(CLONE_NEWUSER)", "clone-user"),
+        ("raw clone3(CLONE_NEWUSER)", "clone3-user"),
+    ] {
+        escape(what, |s| Some(Attempt::new(&[action], s.base_policy())));
+    }
+    escape("unshare(CLONE_NEWUSER|CLONE_NEWNS) then mount tmpfs", |s| {
+        let dir = s.path("work");
+        Some(Attempt::new(&["unshare-user-mount", &dir], s.base_policy()))
+    });
+    escape("mount tmpfs", |s| {
+        if s.user != User::Root {
+            eprintln!("skipped for uid 65534: a bare mount needs root, so it cannot succeed");
+            return None;
+        }
+        let dir = s.path("work/mnt");
+        fs::create_dir_all(&dir).unwrap();
+        Some(Attempt::new(&["mount-tmpfs", &dir], s.base_policy()))
+    });
+}
+
+#[test]
+fn x32_syscall_numbers() {
+    let bare = probe(User::Root, Mode::Bare, &["unshare-user-x32"]);
+    if bare.stdout.contains("ENOSYS") {
+        eprintln!("skipped: this kernel has no x32 ABI, so x32 numbers cannot bypass seccomp here");
+        return;
+    }
+    escape("unshare(CLONE_NEWUSER) via the x32 syscall number", |s| {
+        Some(Attempt::new(&["unshare-user-x32"], s.base_policy()))
+    });
+}
+
+/// The dynamic loader of x86_64 glibc, through which `exec = deny` is commonly bypassed.
+const LOADER: &str = "/lib64/ld-linux-x86-64.so.2";
+
+/// Places a copy of `/bin/sh` in the write root, as a tool could have done in an earlier step.
+fn copied_shell(s: &Scenario) -> String {
+    let copy = s.path("work/sh");
+    fs::copy("/bin/sh", &copy).unwrap();
+    fs::set_permissions(&copy, fs::Permissions::from_mode(0o755)).unwrap();
+    chown(&copy, Some(s.user.uid()), Some(s.user.uid())).unwrap();
+    copy
+}
+
+#[test]
+fn exec_deny_holds_against_shells_loader_and_copies() {
+    if !std::path::Path::new(LOADER).exists() {
+        kernel::missing("no x86_64 glibc loader at /lib64; the loader trick cannot be tried");
+    }
+    let sh_exit = ["-c", "exit 42"];
+    escape("exec /bin/sh under exec = deny", |s| {
+        Some(Attempt::new(
+            &["exec", "42", "/bin/sh", sh_exit[0], sh_exit[1]],
+            s.base_policy(),
+        ))
+    });
+    escape("exec ld.so /bin/sh under exec = deny", |s| {
+        Some(Attempt::new(
+            &["exec", "42", LOADER, "/bin/sh", sh_exit[0], sh_exit[1]],
+            s.base_policy(),
+        ))
+    });
+    escape("exec a binary copied into the write root", |s| {
+        let copy = copied_shell(s);
+        Some(Attempt::new(
+            &["exec", "42", &copy, sh_exit[0], sh_exit[1]],
+            s.base_policy(),
+        ))
+    });
+    escape("exec ld.so <binary copied into the write root>", |s| {
+        let copy = copied_shell(s);
+        Some(Attempt::new(
+            &["exec", "42", LOADER, &copy, sh_exit[0], sh_exit[1]],
+            s.base_policy(),
+        ))
+    });
+    escape(
+        "copy /bin/sh into the write root inside the sandbox, then exec it",
+        |s| {
+            let copy = s.path("work/sh-copied-inside");
+            Some(Attempt::new(
+                &[
+                    "copy-exec",
+                    "/bin/sh",
+                    &copy,
+                    "42",
+                    &copy,
+                    sh_exit[0],
+                    sh_exit[1],
+                ],
+                s.base_policy(),
+            ))
+        },
+    );
+}
+
+#[test]
+fn fork_bomb_is_bounded() {
+    escape("fork 200 processes under max_processes = 16", |s| {
+        let policy = format!("{}max_processes = 16\n", s.base_policy());
+        Some(Attempt::new(&["fork-bomb", "200"], policy))
+    });
+}
+
+#[test]
+fn memory_hog_is_bounded() {
+    escape("touch 1 GiB under memory_bytes = 256 MiB", |s| {
+        let policy = format!("{}memory_bytes = {}\n", s.base_policy(), 256u64 << 20);
+        Some(Attempt::new(&["memory-hog", "1024"], policy))
+    });
+}
+
+#[test]
+fn no_new_privs_and_no_capabilities() {
+    let profiles = Profile::available();
+    for user in users() {
+        let bare = probe(user, Mode::Bare, &["status"]);
+        let nnp = bare.status_field("NoNewPrivs");
+        assert_eq!(
+            nnp.as_deref(),
+            Some("0"),
+            "bare run must show NoNewPrivs 0: {bare:?}"
+        );
+        if user == User::Root {
+            let cap = bare.status_field("CapEff").unwrap_or_default();
+            assert_ne!(
+                cap, "0000000000000000",
+                "bare root must have capabilities: {bare:?}"
+            );
+        }
+        for profile in profiles.iter().copied() {
+            let s = Scenario::new(user);
+            let policy = s.policy("policy", &s.base_policy());
+            let report = probe(user, Mode::Sandboxed(&policy, profile), &["status"]);
+            let label = format!("status [as {}, {}]", user.name(), profile.name());
+            if profile == Profile::Hardened && report.refused() {
+                eprintln!("{label}: refused: {}", report.stderr.trim());
+                continue;
+            }
+            assert!(!report.refused(), "{label}: refused\n{report:?}");
+            assert_eq!(
+                report.status_field("NoNewPrivs").as_deref(),
+                Some("1"),
+                "{label}: NoNewPrivs must be 1\n{report:?}"
+            );
+            assert_eq!(
+                report.status_field("CapEff").as_deref(),
+                Some("0000000000000000"),
+                "{label}: CapEff must be 0\n{report:?}"
+            );
+            eprintln!("{label}: {}", report.result_line().unwrap_or_default());
+        }
+    }
+}
+
+#[test]
+fn refused_policies_never_start_the_command() {
+    let (port, hits) = bait::tcp_listener(false);
+    for user in users() {
+        let s = Scenario::new(user);
+        let marker = s.path("work/started");
+        let cases = [
+            (
+                "net host allow-list under --profile hardened (needs a network namespace)",
+                Profile::Hardened,
+                format!(
+                    "net = {{ hosts = [\"127.0.0.1:{port}\"] }}\n\n[fs]\nwrite = [\"{}/**\"]\n",
+                    s.path("work")
+                ),
+            ),
+            (
+                "exec allow-list under --profile hardened (the loader trick cannot be stopped)",
+                Profile::Hardened,
+                format!(
+                    "exec = {{ allow = [\"/usr/bin/true\"] }}\n\n[fs]\nwrite = [\"{}/**\"]\n",
+                    s.path("work")
+                ),
+            ),
+        ];
+        for (what, profile, policy) in cases {
+            let label = format!("refused: {what} [as {}]", user.name());
+            let policy = s.policy("refused", &policy);
+            let report = probe(user, Mode::Sandboxed(&policy, profile), &["write", &marker]);
+            assert!(
+                report.refused(),
+                "{label}: expected exit 125 and `refused:`\n{report:?}"
+            );
+            assert!(
+                !report.started(),
+                "{label}: the command started anyway\n{report:?}"
+            );
+            assert!(
+                absent(&marker)().is_ok(),
+                "{label}: the command ran: {marker} exists"
+            );
+            let reason = report
+                .stderr
+                .lines()
+                .find(|l| l.starts_with("refused:"))
+                .unwrap();
+            eprintln!("{label}: {reason}");
+        }
+    }
+    assert_eq!(
+        hits.count(),
+        0,
+        "a refused command reached the host listener"
+    );
+}
+
+#[test]
+fn exec_allow_list_admits_exactly_the_listed_programs() {
+    let allow_true = |s: &Scenario| {
+        s.base_policy()
+            .replace("exec = \"deny\"", "exec = { allow = [\"/usr/bin/true\"] }")
+    };
+    if !Profile::available().contains(&Profile::Strict) {
+        return;
+    }
+    for user in users() {
+        let s = Scenario::new(user);
+        let policy = s.policy("allow-true", &allow_true(&s));
+        let label = format!(
+            "exec of the listed /usr/bin/true [as {}, strict]",
+            user.name()
+        );
+        let report = probe(
+            user,
+            Mode::Sandboxed(&policy, Profile::Strict),
+            &["exec", "0", "/usr/bin/true"],
+        );
+        let ran = report
+            .result_line()
+            .is_some_and(|l| l.starts_with("SUCCEEDED "));
+        assert!(ran, "{label}: a listed program must run\n{report:?}");
+        eprintln!("{label}: {}", report.result_line().unwrap_or_default());
+    }
+    escape("exec /bin/sh under exec = [/usr/bin/true]", |s| {
+        Some(Attempt::new(
+            &["exec", "42", "/bin/sh", "-c", "exit 42"],
+            allow_true(s),
+        ))
+    });
+    escape("exec ld.so /bin/sh under exec = [/usr/bin/true]", |s| {
+        Some(Attempt::new(
+            &["exec", "42", LOADER, "/bin/sh", "-c", "exit 42"],
+            allow_true(s),
+        ))
+    });
+}
