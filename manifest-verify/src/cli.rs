@@ -1,0 +1,100 @@
+//! The `manifest-verify` command line (spec §5).
+//!
+//! `manifest-verify OLD NEW [--format human|json|sarif|github]` exits 0 when nothing widened,
+//! 1 when something did, and 2 when an input cannot be read or is invalid (the message names
+//! the file, line and column). Either argument may be `REV:PATH`, read from git.
+
+use std::io::{IsTerminal, Write};
+
+use clap::Parser;
+use miette::{GraphicalReportHandler, GraphicalTheme};
+
+use crate::render::{self, Format, Inputs};
+use crate::source;
+use crate::Verifier;
+
+/// Exit status: no widening.
+pub const EXIT_OK: i32 = 0;
+/// Exit status: at least one widening.
+pub const EXIT_WIDENED: i32 = 1;
+/// Exit status: an input could not be read or is invalid (also clap's status for bad usage).
+pub const EXIT_INVALID: i32 = 2;
+
+/// Exact widening detection between two toolpolicy manifests.
+///
+/// Exit status: 0 no widening, 1 at least one widening, 2 an input could not be read or is
+/// invalid.
+#[derive(Debug, Parser)]
+#[command(name = "manifest-verify", version, about, long_about = None)]
+pub struct Args {
+    /// The old manifest: a file, or REV:PATH read from git (e.g. origin/main:tools.manifest.json).
+    pub old: String,
+    /// The new manifest: a file, or REV:PATH read from git.
+    pub new: String,
+    /// Output format.
+    #[arg(long, value_enum, default_value_t = Format::Human)]
+    pub format: Format,
+}
+
+/// Runs the command with `args`, printing to stdout and stderr; returns the exit status.
+pub fn run(args: &Args) -> i32 {
+    let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
+    let old = match source::load(&args.old) {
+        Ok(i) => i,
+        Err(e) => return invalid(&e, color),
+    };
+    let new = match source::load(&args.new) {
+        Ok(i) => i,
+        Err(e) => return invalid(&e, color),
+    };
+    let report = Verifier::new().diff(&old.manifest, &new.manifest);
+    let inputs = Inputs {
+        old: &old,
+        new: &new,
+    };
+    let color = args.format == Format::Human
+        && std::io::stdout().is_terminal()
+        && std::env::var_os("NO_COLOR").is_none();
+    let text = render::render(&report, inputs, args.format, color);
+    let mut stdout = std::io::stdout().lock();
+    if stdout
+        .write_all(text.as_bytes())
+        .and_then(|()| stdout.flush())
+        .is_err()
+    {
+        return EXIT_INVALID;
+    }
+    report.exit_code()
+}
+
+/// Parses the process arguments and runs; the `main` of the binary.
+pub fn main() -> i32 {
+    match Args::try_parse() {
+        Ok(args) => run(&args),
+        Err(e) => {
+            let _ = e.print();
+            if e.use_stderr() {
+                EXIT_INVALID
+            } else {
+                EXIT_OK
+            }
+        }
+    }
+}
+
+fn invalid(err: &policy_runtime::LoadError, color: bool) -> i32 {
+    let theme = if color {
+        GraphicalTheme::unicode()
+    } else {
+        GraphicalTheme::unicode_nocolor()
+    };
+    let mut text = String::new();
+    if GraphicalReportHandler::new_themed(theme)
+        .render_report(&mut text, err)
+        .is_err()
+    {
+        text = format!("error: {err}\n");
+    }
+    eprint!("{text}");
+    EXIT_INVALID
+}

@@ -1,0 +1,178 @@
+//! The comparison of two manifests, tool by tool.
+
+use policy_runtime::manifest::{Manifest, ToolEntry};
+use policy_runtime::policy::ToolPolicy;
+
+use crate::findings::{Code, Finding, Report};
+use crate::fs::{GlobCache, Operation};
+use crate::{constraints, env, escalation, exec, fs, hosts, limits, risk};
+
+/// Compares manifests; keeps compiled glob sets between comparisons.
+///
+/// One `Verifier` can diff many pairs; glob sets it has compiled once are reused, which is
+/// what makes large manifests with shared globs cheap.
+///
+/// ```
+/// use manifest_verify::{Code, Verifier};
+/// use policy_runtime::Manifest;
+///
+/// let old = Manifest::from_json_str("old.json", r#"{"manifest_version": 1, "tools": {
+///     "report": {"fs": {"write": ["/out/*"]}}}}"#)?;
+/// let new = Manifest::from_json_str("new.json", r#"{"manifest_version": 1, "tools": {
+///     "report": {"fs": {"write": ["/out/**"]}}}}"#)?;
+/// let report = Verifier::new().diff(&old, &new);
+/// assert!(report.widened());
+/// let f = &report.findings[0];
+/// assert_eq!(f.code, Code::FsReadWidened); // write implies read
+/// assert_eq!(f.witness.as_deref(), Some("/out"));
+/// assert_eq!(report.findings[1].code, Code::FsWriteWidened);
+/// # Ok::<(), policy_runtime::LoadError>(())
+/// ```
+#[derive(Debug, Default)]
+pub struct Verifier {
+    globs: GlobCache,
+}
+
+impl Verifier {
+    /// A verifier with an empty cache.
+    pub fn new() -> Verifier {
+        Verifier::default()
+    }
+
+    /// Every finding between `old` and `new`, sorted by tool name, then by part.
+    pub fn diff(&mut self, old: &Manifest, new: &Manifest) -> Report {
+        let mut findings = Vec::new();
+        let mut olds = old.tools.iter().peekable();
+        let mut news = new.tools.iter().peekable();
+        loop {
+            match (olds.peek(), news.peek()) {
+                (None, None) => break,
+                (Some((o, _)), Some((n, _))) if o == n => {
+                    let (name, o) = olds.next().expect("peeked");
+                    let (_, n) = news.next().expect("peeked");
+                    self.diff_tool(name, o, n, &mut findings);
+                }
+                (Some((o, _)), Some((n, _))) if o < n => {
+                    let (name, _) = olds.next().expect("peeked");
+                    findings.push(removed(name));
+                }
+                (Some(_), None) => {
+                    let (name, _) = olds.next().expect("peeked");
+                    findings.push(removed(name));
+                }
+                (_, Some(_)) => {
+                    let (name, entry) = news.next().expect("peeked");
+                    findings.push(added(name, entry));
+                    findings.extend(escalation::diff(&mut self.globs, name, None, &entry.policy));
+                }
+            }
+        }
+        Report { findings }
+    }
+
+    /// The findings of one tool present on both sides.
+    pub fn diff_tool(
+        &mut self,
+        name: &str,
+        old: &ToolEntry,
+        new: &ToolEntry,
+        out: &mut Vec<Finding>,
+    ) {
+        let (o, n) = (&old.policy, &new.policy);
+        // Equal texts mean equal meaning; most tools of a pull request are untouched.
+        if o == n {
+            return;
+        }
+        out.extend(risk::diff(name, o, n));
+        if o.fs != n.fs {
+            out.extend(fs::diff(&mut self.globs, name, Operation::Read, o, n));
+            out.extend(fs::diff(&mut self.globs, name, Operation::Write, o, n));
+        }
+        if o.net != n.net {
+            out.extend(hosts::diff(name, o, n));
+        }
+        if o.exec != n.exec {
+            out.extend(exec::diff(name, o, n));
+        }
+        if o.env != n.env {
+            out.extend(env::diff(name, o, n));
+        }
+        if o.constraints != n.constraints {
+            out.extend(constraints::diff(name, o, n));
+        }
+        if o.limits != n.limits {
+            out.extend(limits::diff(name, o, n));
+        }
+        if o.fs != n.fs || o.exec != n.exec {
+            out.extend(escalation::diff(&mut self.globs, name, Some(o), n));
+        }
+    }
+
+    /// How many distinct glob sets have been compiled so far.
+    pub fn compiled_glob_sets(&self) -> usize {
+        self.globs.len()
+    }
+}
+
+/// Compares two manifests with a fresh [`Verifier`].
+///
+/// ```
+/// use manifest_verify::diff_manifests;
+/// use policy_runtime::Manifest;
+///
+/// let old = Manifest::from_json_str("old.json", r#"{"manifest_version": 1, "tools": {
+///     "t": {"fs": {"read": ["/out/**"]}}}}"#)?;
+/// let new = Manifest::from_json_str("new.json", r#"{"manifest_version": 1, "tools": {
+///     "t": {"fs": {"read": ["/out/sub/**", "/out/a"]}}}}"#)?;
+/// let report = diff_manifests(&old, &new);
+/// assert!(!report.widened()); // a narrowing, reported as information only
+/// assert_eq!(report.codes(), [manifest_verify::Code::FsReadNarrowed]);
+/// # Ok::<(), policy_runtime::LoadError>(())
+/// ```
+pub fn diff_manifests(old: &Manifest, new: &Manifest) -> Report {
+    Verifier::new().diff(old, new)
+}
+
+fn removed(name: &str) -> Finding {
+    Finding {
+        code: Code::ToolRemoved,
+        tool: name.to_string(),
+        path: format!("tools.{name}"),
+        message: format!("tool `{name}` was removed"),
+        witness: None,
+        old: Some(name.to_string()),
+        new: None,
+    }
+}
+
+fn added(name: &str, entry: &ToolEntry) -> Finding {
+    let policy_text = serde_json::to_string(&entry.policy).expect("policies serialize");
+    Finding {
+        code: Code::ToolAdded,
+        tool: name.to_string(),
+        path: format!("tools.{name}"),
+        message: format!("new tool `{name}`: {}", summary(&entry.policy)),
+        witness: Some(name.to_string()),
+        old: None,
+        new: Some(policy_text),
+    }
+}
+
+/// What a new tool may do, in one line: unspecified parts are spelled out, since they are the
+/// widest grants.
+fn summary(p: &ToolPolicy) -> String {
+    let show = |v: Option<String>, unspecified: &str| v.unwrap_or_else(|| unspecified.to_string());
+    format!(
+        "risk {}, fs.read {}, fs.write {}, net {}, exec {}, env {}",
+        p.effective_risk(),
+        show(p.fs.read.as_ref().map(json), "unspecified (any path)"),
+        show(p.fs.write.as_ref().map(json), "unspecified (any path)"),
+        show(p.net.as_ref().map(json), "unspecified (deny)"),
+        show(p.exec.as_ref().map(json), "unspecified (allow)"),
+        show(p.env.as_ref().map(json), "unspecified (inherit)"),
+    )
+}
+
+fn json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("policy parts serialize")
+}

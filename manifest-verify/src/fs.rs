@@ -1,0 +1,257 @@
+//! `fs.read` and `fs.write`: glob sets compared by language inclusion.
+//!
+//! The sets are those the in-process gate enforces (spec §1, `policy_runtime::gate`):
+//!
+//! * when neither `fs.read` nor `fs.write` is declared, the gate does nothing: every path may be
+//!   read and written (the universe). So declaring no `fs` at all after declaring some is a
+//!   widening, and its witness is a path the old globs did not admit;
+//! * once either is declared, an unspecified list counts as empty;
+//! * writing implies reading: the readable set is `fs.read ∪ fs.write`.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use policy_runtime::glob::{Glob, GlobList};
+use policy_runtime::policy::{FsPolicy, ToolPolicy};
+
+use crate::findings::{Code, Finding};
+use crate::inclusion::{find_witness, Language, Term, Undecided, WitnessOrder};
+
+/// The paths one side of a tool may touch for one operation.
+#[derive(Clone, Debug)]
+pub enum PathSet<'a> {
+    /// Unspecified: every path.
+    Universe,
+    /// Declared globs, sorted by text and deduplicated (so reordering and duplicates compare
+    /// equal without automata).
+    Globs(Vec<&'a Glob>),
+}
+
+impl<'a> PathSet<'a> {
+    /// The union of the given lists; any unspecified list makes the union the universe.
+    pub fn union<'l>(lists: impl IntoIterator<Item = Option<&'a [Glob]>>) -> PathSet<'a> {
+        let mut globs = Vec::new();
+        for list in lists {
+            match list {
+                None => return PathSet::Universe,
+                Some(list) => globs.extend(list.iter()),
+            }
+        }
+        globs.sort_by(|a, b| a.as_str().cmp(b.as_str()));
+        globs.dedup_by(|a, b| a.as_str() == b.as_str());
+        PathSet::Globs(globs)
+    }
+
+    /// The paths a tool may write: `fs.write`, every path when `fs` is unspecified.
+    pub fn writable(fs: &'a FsPolicy) -> PathSet<'a> {
+        if fs.is_unspecified() {
+            return PathSet::Universe;
+        }
+        PathSet::union([Some(declared(&fs.write))])
+    }
+
+    /// The paths a tool may read: `fs.read ∪ fs.write`, every path when `fs` is unspecified.
+    pub fn readable(fs: &'a FsPolicy) -> PathSet<'a> {
+        if fs.is_unspecified() {
+            return PathSet::Universe;
+        }
+        PathSet::union([Some(declared(&fs.read)), Some(declared(&fs.write))])
+    }
+
+    /// Whether every glob of `self` also appears, as text, in `other` (so `self ⊆ other`
+    /// without automata).
+    fn textually_within(&self, other: &PathSet<'_>) -> bool {
+        match (self, other) {
+            (_, PathSet::Universe) => true,
+            (PathSet::Universe, PathSet::Globs(_)) => false,
+            (PathSet::Globs(a), PathSet::Globs(b)) => a
+                .iter()
+                .all(|g| b.binary_search_by(|x| x.as_str().cmp(g.as_str())).is_ok()),
+        }
+    }
+
+    /// The first glob (in sorted order) that admits `path`, for explanations.
+    pub fn explain(&self, path: &str) -> Option<&'a Glob> {
+        match self {
+            PathSet::Universe => None,
+            PathSet::Globs(globs) => globs.iter().copied().find(|g| g.is_match(path)),
+        }
+    }
+}
+
+/// The globs of a list; an unspecified list counts as empty once the gate is active.
+fn declared(list: &Option<GlobList>) -> &[Glob] {
+    list.as_ref().map_or(&[], |l| l.globs())
+}
+
+/// Compiled glob sets, keyed by their sorted, deduplicated texts. Many tools share globs, so a
+/// set is compiled once per comparison run.
+#[derive(Debug, Default)]
+pub struct GlobCache {
+    languages: HashMap<Vec<String>, Arc<Result<Language, Undecided>>>,
+}
+
+impl GlobCache {
+    /// The language of a declared glob set (`None` for the universe).
+    pub fn language(&mut self, set: &PathSet<'_>) -> Option<Arc<Result<Language, Undecided>>> {
+        let PathSet::Globs(globs) = set else {
+            return None;
+        };
+        let key: Vec<String> = globs.iter().map(|g| g.as_str().to_string()).collect();
+        if let Some(hit) = self.languages.get(&key) {
+            return Some(Arc::clone(hit));
+        }
+        let regexes: Vec<String> = globs.iter().map(|g| g.to_regex()).collect();
+        let lang = Arc::new(Language::from_regexes(&regexes));
+        self.languages.insert(key, Arc::clone(&lang));
+        Some(lang)
+    }
+
+    /// How many distinct sets have been compiled.
+    pub fn len(&self) -> usize {
+        self.languages.len()
+    }
+
+    /// Whether nothing has been compiled yet.
+    pub fn is_empty(&self) -> bool {
+        self.languages.is_empty()
+    }
+}
+
+/// A normalized path that `admitted` admits and `rejected` does not (`Ok(None)`: none exists,
+/// so `admitted ⊆ rejected`). The root is returned as `/`.
+///
+/// ```
+/// use manifest_verify::fs::{path_witness, GlobCache, PathSet};
+/// use policy_runtime::GlobList;
+///
+/// let old = GlobList::new(["/out/**"]).unwrap();
+/// let new = GlobList::new(["/out/sub/**", "/tmp/*.log"]).unwrap();
+/// let (old, new) = (PathSet::union([Some(old.globs())]), PathSet::union([Some(new.globs())]));
+/// let mut cache = GlobCache::default();
+/// assert_eq!(path_witness(&mut cache, &new, &old).unwrap().as_deref(), Some("/tmp/.log"));
+/// assert_eq!(path_witness(&mut cache, &old, &PathSet::Universe).unwrap(), None);
+/// ```
+pub fn path_witness(
+    cache: &mut GlobCache,
+    admitted: &PathSet<'_>,
+    rejected: &PathSet<'_>,
+) -> Result<Option<String>, Undecided> {
+    if admitted.textually_within(rejected) {
+        return Ok(None);
+    }
+    let a = cache.language(admitted);
+    let r = cache.language(rejected);
+    let mut terms = vec![Term::member(Language::paths())];
+    if let Some(a) = &a {
+        terms.push(Term::member(a.as_ref().as_ref().map_err(Clone::clone)?));
+    }
+    if let Some(r) = &r {
+        terms.push(Term::non_member(r.as_ref().as_ref().map_err(Clone::clone)?));
+    }
+    Ok(find_witness(&terms, WitnessOrder::Paths)?.map(|w| root_as_slash(&w)))
+}
+
+fn root_as_slash(w: &str) -> String {
+    if w.is_empty() {
+        "/".to_string()
+    } else {
+        w.to_string()
+    }
+}
+
+/// Which fs operation a comparison is about.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Operation {
+    /// `fs.read ∪ fs.write`.
+    Read,
+    /// `fs.write`.
+    Write,
+}
+
+/// Widening and narrowing findings of one operation.
+pub fn diff(
+    cache: &mut GlobCache,
+    tool: &str,
+    op: Operation,
+    old: &ToolPolicy,
+    new: &ToolPolicy,
+) -> Vec<Finding> {
+    let (old_set, new_set, part, widened, narrowed) = match op {
+        Operation::Read => (
+            PathSet::readable(&old.fs),
+            PathSet::readable(&new.fs),
+            "fs.read",
+            Code::FsReadWidened,
+            Code::FsReadNarrowed,
+        ),
+        Operation::Write => (
+            PathSet::writable(&old.fs),
+            PathSet::writable(&new.fs),
+            "fs.write",
+            Code::FsWriteWidened,
+            Code::FsWriteNarrowed,
+        ),
+    };
+    let (old_text, new_text) = match op {
+        Operation::Read => (fs_text(&old.fs), fs_text(&new.fs)),
+        Operation::Write => (
+            old.fs.write.as_ref().map(json),
+            new.fs.write.as_ref().map(json),
+        ),
+    };
+    let verb = if op == Operation::Read {
+        "read"
+    } else {
+        "write"
+    };
+    let mut out = Vec::new();
+    let make = |code, message: String, witness: Option<String>| Finding {
+        code,
+        tool: tool.to_string(),
+        path: format!("tools.{tool}.{part}"),
+        message,
+        witness,
+        old: old_text.clone(),
+        new: new_text.clone(),
+    };
+    match path_witness(cache, &new_set, &old_set) {
+        Ok(Some(w)) => {
+            let why = match new_set.explain(&w) {
+                Some(g) => format!("admitted by `{g}`"),
+                None => "fs is now unspecified, which admits every path".to_string(),
+            };
+            out.push(make(
+                widened,
+                format!(
+                    "`{tool}` may now {verb} `{w}` ({why}), which the old policy did not allow"
+                ),
+                Some(w),
+            ));
+        }
+        Ok(None) => {}
+        Err(e) => out.push(make(
+            widened,
+            format!(
+                "cannot decide whether {part} of `{tool}` was widened ({e}); treated as widened"
+            ),
+            None,
+        )),
+    }
+    if let Ok(Some(w)) = path_witness(cache, &old_set, &new_set) {
+        out.push(make(
+            narrowed,
+            format!("`{tool}` may no longer {verb} `{w}`"),
+            Some(w),
+        ));
+    }
+    out
+}
+
+fn json<T: serde::Serialize>(value: &T) -> String {
+    serde_json::to_string(value).expect("policy parts serialize")
+}
+
+fn fs_text(fs: &FsPolicy) -> Option<String> {
+    (!fs.is_unspecified()).then(|| json(fs))
+}

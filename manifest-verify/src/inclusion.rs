@@ -1,0 +1,348 @@
+//! Exact language inclusion between regular languages, with a shortest witness.
+//!
+//! Every language here is a union of anchored regular expressions (the globs of one side of a
+//! tool, host-free env patterns, the escalation targets), compiled once into a dense DFA. The
+//! question "is there a string that is in A and B but not in C?" is answered by a breadth-first
+//! search of the product automaton, which also yields the shortest such string: the witness.
+//!
+//! ```
+//! use manifest_verify::inclusion::{find_witness, Language, Term, WitnessOrder};
+//!
+//! let new = Language::from_regexes(&["^/out(?:/[^/]+)*$"]).unwrap();
+//! let old = Language::from_regexes(&["^/out/[^/]*$"]).unwrap();
+//! let universe = Language::paths();
+//! let witness = find_witness(
+//!     &[Term::member(universe), Term::member(&new), Term::non_member(&old)],
+//!     WitnessOrder::Paths,
+//! )
+//! .unwrap();
+//! // `/out/**` admits `/out` itself, which `/out/*` does not.
+//! assert_eq!(witness.as_deref(), Some("/out"));
+//! ```
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use regex_automata::dfa::{dense, Automaton, StartKind};
+use regex_automata::util::primitives::StateID;
+use regex_automata::util::start;
+use regex_automata::{Anchored, MatchKind};
+
+/// Determinization stops past this many bytes of DFA; the caller then reports "undecided",
+/// which counts as a widening (fail closed).
+const DFA_SIZE_LIMIT: usize = 64 << 20;
+
+/// The product search gives up past this many states (fail closed as well).
+const PRODUCT_STATE_LIMIT: usize = 2_000_000;
+
+/// A regular language compiled to a dense DFA (or the empty language).
+#[derive(Clone, Debug)]
+pub struct Language {
+    dfa: Option<Compiled>,
+}
+
+#[derive(Clone, Debug)]
+struct Compiled {
+    dfa: dense::DFA<Vec<u32>>,
+    start: StateID,
+}
+
+/// The language could not be compiled within the size limits, or the search ran too long.
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("the languages are too large to compare exactly: {0}")]
+pub struct Undecided(pub String);
+
+impl Language {
+    /// The empty language: matches nothing.
+    pub fn empty() -> Language {
+        Language { dfa: None }
+    }
+
+    /// The union of anchored regexes (regex-syntax dialect, Unicode mode, UTF-8 only).
+    ///
+    /// ```
+    /// use manifest_verify::inclusion::Language;
+    /// let l = Language::from_regexes(&["^a$", "^b+$"]).unwrap();
+    /// assert!(l.is_match("bbb"));
+    /// assert!(!l.is_match("ab"));
+    /// ```
+    pub fn from_regexes<S: AsRef<str>>(regexes: &[S]) -> Result<Language, Undecided> {
+        if regexes.is_empty() {
+            return Ok(Language::empty());
+        }
+        let dfa = dense::Builder::new()
+            .configure(
+                dense::Config::new()
+                    .start_kind(StartKind::Anchored)
+                    .match_kind(MatchKind::All)
+                    .dfa_size_limit(Some(DFA_SIZE_LIMIT))
+                    .determinize_size_limit(Some(DFA_SIZE_LIMIT)),
+            )
+            .build_many(regexes)
+            .map_err(|e| Undecided(e.to_string()))?;
+        let start = dfa
+            .start_state(&start::Config::new().anchored(Anchored::Yes))
+            .map_err(|e| Undecided(e.to_string()))?;
+        Ok(Language {
+            dfa: Some(Compiled { dfa, start }),
+        })
+    }
+
+    /// Normalized absolute paths, with the root `/` spelled as the empty string (the convention
+    /// of [`policy_runtime::Glob::to_regex`]): components are non-empty, never `.` or `..`, and
+    /// contain neither `/` nor NUL. Every path witness is drawn from this language, so a witness
+    /// is always a path the gate could really be asked about.
+    pub fn paths() -> &'static Language {
+        static PATHS: OnceLock<Language> = OnceLock::new();
+        PATHS.get_or_init(|| {
+            Language::from_regexes(&[
+                r"^(?:/(?:[^/\x00.][^/\x00]*|\.[^/\x00.][^/\x00]*|\.\.[^/\x00]+))*$",
+            ])
+            .expect("the path universe compiles")
+        })
+    }
+
+    /// Whether `text` is in the language (for tests and explanations).
+    pub fn is_match(&self, text: &str) -> bool {
+        let Some(c) = &self.dfa else { return false };
+        let mut s = c.start;
+        for &b in text.as_bytes() {
+            s = c.dfa.next_state(s, b);
+        }
+        c.dfa.is_match_state(c.dfa.next_eoi_state(s))
+    }
+
+    /// Whether the language is empty.
+    pub fn is_empty(&self) -> bool {
+        self.dfa.is_none()
+    }
+}
+
+/// One condition of a witness search: the witness must be in `language` (`member`) or not.
+#[derive(Clone, Copy, Debug)]
+pub struct Term<'a> {
+    language: &'a Language,
+    member: bool,
+}
+
+impl<'a> Term<'a> {
+    /// The witness must be in `language`.
+    pub fn member(language: &'a Language) -> Term<'a> {
+        Term {
+            language,
+            member: true,
+        }
+    }
+
+    /// The witness must not be in `language`.
+    pub fn non_member(language: &'a Language) -> Term<'a> {
+        Term {
+            language,
+            member: false,
+        }
+    }
+}
+
+/// The order in which bytes are tried, which decides among witnesses of the same length:
+/// the most readable characters first.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum WitnessOrder {
+    /// Lowercase letters, digits, then the rest of printable ASCII; never the root unless it
+    /// is the only witness (a path like `/a` says more than `/`).
+    Paths,
+    /// Uppercase letters, `_`, digits first, as in environment variable names.
+    EnvNames,
+}
+
+impl WitnessOrder {
+    fn bytes(self) -> &'static [u8; 256] {
+        static PATHS: OnceLock<[u8; 256]> = OnceLock::new();
+        static ENV: OnceLock<[u8; 256]> = OnceLock::new();
+        let (cell, groups): (_, &[&[u8]]) = match self {
+            WitnessOrder::Paths => (
+                &PATHS,
+                &[
+                    b"abcdefghijklmnopqrstuvwxyz",
+                    b"0123456789",
+                    b"/._-",
+                    b"ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+                ],
+            ),
+            WitnessOrder::EnvNames => (
+                &ENV,
+                &[
+                    b"ABCDEFGHIJKLMNOPQRSTUVWXYZ",
+                    b"_",
+                    b"0123456789",
+                    b"abcdefghijklmnopqrstuvwxyz",
+                ],
+            ),
+        };
+        cell.get_or_init(|| {
+            let mut order = Vec::with_capacity(256);
+            order.extend(groups.iter().flat_map(|g| g.iter().copied()));
+            let rest: Vec<u8> = (0x20u8..0x7f).filter(|b| !order.contains(b)).collect();
+            order.extend(rest);
+            order.extend((0x80u8..=0xff).chain(0x00..0x20).chain([0x7f]));
+            order.try_into().expect("a permutation of all bytes")
+        })
+    }
+
+    fn root_last(self) -> bool {
+        self == WitnessOrder::Paths
+    }
+}
+
+/// The shortest string satisfying every term, or `None` when no string does.
+///
+/// Ties between strings of the same length are broken by [`WitnessOrder`]. With
+/// [`WitnessOrder::Paths`] the empty string (the root `/`) is returned only when nothing
+/// longer satisfies the terms. Witnesses are UTF-8 whenever one member term only admits UTF-8,
+/// which every language built by this crate does.
+pub fn find_witness(terms: &[Term<'_>], order: WitnessOrder) -> Result<Option<String>, Undecided> {
+    // A non-member term of the empty language is always satisfied; a member term never is.
+    if terms.iter().any(|t| t.member && t.language.is_empty()) {
+        return Ok(None);
+    }
+    let dfas: Vec<(&Compiled, bool)> = terms
+        .iter()
+        .filter_map(|t| t.language.dfa.as_ref().map(|c| (c, t.member)))
+        .collect();
+    let k = dfas.len();
+    let reps = representatives(&dfas, order);
+
+    let accepts = |states: &[StateID]| {
+        dfas.iter()
+            .zip(states)
+            .all(|((c, member), &s)| c.dfa.is_match_state(c.dfa.next_eoi_state(s)) == *member)
+    };
+    let alive = |states: &[StateID]| {
+        dfas.iter()
+            .zip(states)
+            .all(|((c, member), &s)| !*member || !c.dfa.is_dead_state(s))
+    };
+
+    // States are stored flat (stride k); `parent[i]` is (parent index, byte).
+    let mut flat: Vec<StateID> = dfas.iter().map(|(c, _)| c.start).collect();
+    let mut parent: Vec<(u32, u8)> = vec![(u32::MAX, 0)];
+    let mut index: HashMap<Box<[StateID]>, u32> = HashMap::new();
+    index.insert(flat[..k].into(), 0);
+    let root_accepts = accepts(&flat[..k]);
+    if root_accepts && !order.root_last() {
+        return Ok(Some(String::new()));
+    }
+    let mut next = vec![StateID::ZERO; k];
+    let mut head = 0usize;
+    while head < parent.len() {
+        let cur = head;
+        head += 1;
+        for &b in &reps {
+            for (j, (c, _)) in dfas.iter().enumerate() {
+                next[j] = c.dfa.next_state(flat[cur * k + j], b);
+            }
+            if !alive(&next) || index.contains_key(next.as_slice()) {
+                continue;
+            }
+            let id = parent.len();
+            if id >= PRODUCT_STATE_LIMIT {
+                return Err(Undecided(format!(
+                    "the product automaton exceeds {PRODUCT_STATE_LIMIT} states"
+                )));
+            }
+            index.insert(next.as_slice().into(), id as u32);
+            flat.extend_from_slice(&next);
+            parent.push((cur as u32, b));
+            if accepts(&next) {
+                return Ok(Some(spell(&parent, id)));
+            }
+        }
+    }
+    Ok(root_accepts.then(String::new))
+}
+
+/// One byte per distinct combination of the DFAs' byte classes, in preference order: bytes of
+/// the same combination lead to the same product state, so trying one of them is enough.
+fn representatives(dfas: &[(&Compiled, bool)], order: WitnessOrder) -> Vec<u8> {
+    let mut seen: HashMap<Vec<u8>, ()> = HashMap::new();
+    let mut reps = Vec::new();
+    for &b in order.bytes() {
+        let key: Vec<u8> = dfas
+            .iter()
+            .map(|(c, _)| c.dfa.byte_classes().get(b))
+            .collect();
+        if seen.insert(key, ()).is_none() {
+            reps.push(b);
+        }
+    }
+    reps
+}
+
+fn spell(parent: &[(u32, u8)], mut id: usize) -> String {
+    let mut bytes = Vec::new();
+    while parent[id].0 != u32::MAX {
+        bytes.push(parent[id].1);
+        id = parent[id].0 as usize;
+    }
+    bytes.reverse();
+    // Member languages only admit UTF-8; a lossy conversion would only ever hide a bug.
+    String::from_utf8(bytes).unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn lang(res: &[&str]) -> Language {
+        Language::from_regexes(res).unwrap()
+    }
+
+    #[test]
+    fn path_universe_is_normalized_paths() {
+        let u = Language::paths();
+        for ok in ["", "/a", "/a/b", "/.x", "/...", "/é"] {
+            assert!(u.is_match(ok), "{ok:?}");
+        }
+        for bad in ["/", "//a", "/a/", "/.", "/..", "/a/./b", "a", "/a\0b"] {
+            assert!(!u.is_match(bad), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn witness_is_shortest_and_root_last() {
+        let all = lang(&["^(?:/[^/]+)*$"]);
+        let none = Language::empty();
+        let w = find_witness(
+            &[
+                Term::member(Language::paths()),
+                Term::member(&all),
+                Term::non_member(&none),
+            ],
+            WitnessOrder::Paths,
+        );
+        assert_eq!(w, Ok(Some("/a".to_string())));
+        let root = lang(&["^$"]);
+        let w = find_witness(
+            &[Term::member(Language::paths()), Term::member(&root)],
+            WitnessOrder::Paths,
+        );
+        assert_eq!(w, Ok(Some(String::new())));
+    }
+
+    #[test]
+    fn unicode_question_mark_is_one_char() {
+        let q = lang(&["^/[^/]$"]);
+        let ascii = lang(&["^/[\\x00-\\x7f]$"]);
+        let w = find_witness(
+            &[
+                Term::member(Language::paths()),
+                Term::member(&q),
+                Term::non_member(&ascii),
+            ],
+            WitnessOrder::Paths,
+        )
+        .unwrap()
+        .unwrap();
+        assert_eq!(w.chars().count(), 2, "{w:?}");
+        assert!(q.is_match(&w) && !ascii.is_match(&w));
+    }
+}

@@ -1,0 +1,593 @@
+//! What one function or macro body does: the catalogued calls it makes directly, and the calls
+//! into other nodes of the analysed code (the edges of the call graph).
+
+use std::collections::{HashMap, HashSet};
+
+use policy_runtime::capability::{
+    classify_path, distinctive_method, is_unanalysable_macro, type_yielded_by, Capability, Effect,
+    TypeMethods, COMPILE_TIME_MACROS,
+};
+use proc_macro2::{Delimiter, Span, TokenStream, TokenTree};
+use syn::punctuated::Punctuated;
+use syn::visit::Visit;
+
+use super::program::{ModId, NodeId, NodeKind, Program, UsePath};
+use super::resolve::Target;
+
+/// One thing a body does at one place.
+#[derive(Clone, Debug)]
+pub(crate) struct Site {
+    pub(crate) kind: SiteKind,
+    pub(crate) line: usize,
+    pub(crate) column: usize,
+    pub(crate) len: usize,
+}
+
+/// A catalogued use or a call into the analysed code.
+#[derive(Clone, Debug)]
+pub(crate) enum SiteKind {
+    Uses { call: String, effect: Effect },
+    Calls(Vec<NodeId>),
+}
+
+/// The sites of node `id`.
+pub(crate) fn sites(program: &Program, id: NodeId) -> Vec<Site> {
+    let node = &program.nodes[id];
+    let mut walker = Walker {
+        program,
+        module: node.module,
+        self_ty: None,
+        uses: HashMap::new(),
+        locals: HashSet::new(),
+        typed: HashMap::new(),
+        sites: Vec::new(),
+    };
+    match &node.kind {
+        NodeKind::Fn { block, self_ty } => {
+            walker.self_ty = self_ty.clone();
+            let mut pre = Collector { w: &mut walker };
+            pre.visit_block(block);
+            walker.visit_block(block);
+        }
+        NodeKind::Macro { bodies } => {
+            for body in bodies {
+                walker.scan(body.clone());
+            }
+        }
+    }
+    walker.sites
+}
+
+struct Walker<'p> {
+    program: &'p Program,
+    module: ModId,
+    self_ty: Option<String>,
+    /// `use` declarations inside the body.
+    uses: HashMap<String, UsePath>,
+    locals: HashSet<String>,
+    typed: HashMap<String, &'static TypeMethods>,
+    sites: Vec<Site>,
+}
+
+fn site(kind: SiteKind, span: Span, len: usize) -> Site {
+    let start = span.start();
+    Site {
+        kind,
+        line: start.line,
+        column: start.column + 1,
+        len: len.max(1),
+    }
+}
+
+impl Walker<'_> {
+    fn resolve(&self, segs: &[String], absolute: bool) -> Target {
+        let Some(first) = segs.first() else {
+            return Target::Unknown;
+        };
+        if !absolute {
+            if first == "Self" {
+                return match &self.self_ty {
+                    Some(ty) if segs.len() > 1 => {
+                        let unit = self.program.modules[self.module].unit;
+                        match self
+                            .program
+                            .assoc
+                            .get(&(unit, ty.clone()))
+                            .and_then(|a| a.get(&segs[1]))
+                        {
+                            Some(n) => Target::Nodes(n.clone()),
+                            None => Target::Unknown,
+                        }
+                    }
+                    _ => Target::Unknown,
+                };
+            }
+            if let Some(u) = self.uses.get(first) {
+                let mut full = u.segs.clone();
+                full.extend(segs[1..].iter().cloned());
+                return self.program.resolve(u.from, &full, u.absolute);
+            }
+            if segs.len() == 1 && self.locals.contains(first) {
+                return Target::Unknown;
+            }
+        }
+        self.program.resolve(self.module, segs, absolute)
+    }
+
+    fn path_target(&self, path: &syn::Path) -> Target {
+        let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        self.resolve(&segs, path.leading_colon.is_some())
+    }
+
+    fn record(&mut self, target: Target, span: Span, len: usize) {
+        match target {
+            Target::Nodes(nodes) => self.sites.push(site(SiteKind::Calls(nodes), span, len)),
+            Target::External(path) => {
+                if let Some(effect) = classify_path(&path) {
+                    self.sites
+                        .push(site(SiteKind::Uses { call: path, effect }, span, len));
+                }
+            }
+            Target::Foreign(name) => self.sites.push(site(
+                SiteKind::Uses {
+                    call: format!("{name} (extern fn)"),
+                    effect: Effect::Unanalysable,
+                },
+                span,
+                len,
+            )),
+            Target::Module(_) | Target::Type(..) | Target::Unknown => {}
+        }
+    }
+
+    fn type_of(&self, expr: &syn::Expr) -> Option<&'static TypeMethods> {
+        match expr {
+            syn::Expr::Call(c) => match c.func.as_ref() {
+                syn::Expr::Path(p) if p.qself.is_none() => match self.path_target(&p.path) {
+                    Target::External(path) => type_yielded_by(&path),
+                    _ => None,
+                },
+                _ => None,
+            },
+            syn::Expr::MethodCall(m) => {
+                let ty = self.type_of(&m.receiver)?;
+                ty.chains_through(&m.method.to_string()).then_some(ty)
+            }
+            syn::Expr::Paren(p) => self.type_of(&p.expr),
+            syn::Expr::Reference(r) => self.type_of(&r.expr),
+            syn::Expr::Path(p) => self.typed.get(&p.path.get_ident()?.to_string()).copied(),
+            _ => None,
+        }
+    }
+
+    fn chain_has_write(&self, expr: &syn::Expr) -> bool {
+        match expr {
+            syn::Expr::MethodCall(m) => {
+                let armed = self.type_of(&m.receiver).is_some_and(|ty| {
+                    ty.effect_of(&m.method.to_string(), literal_false(&m.args))
+                        == Some(Effect::Uses(Capability::FsWrite))
+                });
+                armed || self.chain_has_write(&m.receiver)
+            }
+            syn::Expr::Paren(p) => self.chain_has_write(&p.expr),
+            syn::Expr::Reference(r) => self.chain_has_write(&r.expr),
+            _ => false,
+        }
+    }
+
+    /// A method call whose receiver type is unknown: `self.m()` goes to the impl's own method;
+    /// anything else to every method of that name in the analysed code that takes `self`
+    /// (conservative: a call the analysis cannot place is assumed to reach each candidate).
+    fn method_edge(&mut self, receiver_is_self: bool, name: &str, span: Span) {
+        if receiver_is_self {
+            if let Some(ty) = &self.self_ty {
+                let unit = self.program.modules[self.module].unit;
+                if let Some(nodes) = self
+                    .program
+                    .assoc
+                    .get(&(unit, ty.clone()))
+                    .and_then(|a| a.get(name))
+                {
+                    let nodes = nodes.clone();
+                    self.sites
+                        .push(site(SiteKind::Calls(nodes), span, name.len()));
+                    return;
+                }
+            }
+        }
+        if let Some(nodes) = self.program.methods.get(name) {
+            let nodes = nodes.clone();
+            self.sites
+                .push(site(SiteKind::Calls(nodes), span, name.len()));
+        }
+    }
+
+    fn macro_call(&mut self, path: &syn::Path, tokens: TokenStream) {
+        let Some(last) = path.segments.last() else {
+            return;
+        };
+        let name = last.ident.to_string();
+        let span = last.ident.span();
+        if is_unanalysable_macro(&name) {
+            self.sites.push(site(
+                SiteKind::Uses {
+                    call: format!("{name}!"),
+                    effect: Effect::Unanalysable,
+                },
+                span,
+                name.len(),
+            ));
+            return;
+        }
+        if COMPILE_TIME_MACROS.contains(&name.as_str()) {
+            return;
+        }
+        self.macro_edge(&name, span);
+        // The arguments are code of this body whatever the macro does with them.
+        let parsed = syn::parse::Parser::parse2(
+            Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated,
+            tokens.clone(),
+        );
+        match parsed {
+            Ok(args) => {
+                for arg in &args {
+                    self.visit_expr(arg);
+                }
+            }
+            Err(_) => match syn::parse::Parser::parse2(syn::Block::parse_within, tokens.clone()) {
+                Ok(stmts) => {
+                    for s in &stmts {
+                        self.visit_stmt(s);
+                    }
+                }
+                Err(_) => self.scan(tokens),
+            },
+        }
+    }
+
+    fn macro_edge(&mut self, name: &str, span: Span) {
+        if let Some(nodes) = self.program.macros.get(name) {
+            let nodes = nodes.clone();
+            self.sites
+                .push(site(SiteKind::Calls(nodes), span, name.len() + 1));
+        }
+    }
+
+    /// Conservative scan of tokens that do not parse as code (a `macro_rules!` transcriber, a
+    /// macro's own syntax): every `a::b(...)` path, `a::b` path, `.m(...)` call and `m!(...)`
+    /// invocation is taken as a use.
+    fn scan(&mut self, tokens: TokenStream) {
+        let tts: Vec<TokenTree> = tokens.into_iter().collect();
+        let mut i = 0;
+        while i < tts.len() {
+            match &tts[i] {
+                TokenTree::Group(g) => {
+                    self.scan(g.stream());
+                    i += 1;
+                }
+                TokenTree::Punct(p) if p.as_char() == '$' => {
+                    // `$crate` is the defining crate; `$name` is a metavariable.
+                    match tts.get(i + 1) {
+                        Some(TokenTree::Ident(id)) if id == "crate" => {
+                            i = self.scan_path(&tts, i + 1, false);
+                        }
+                        Some(TokenTree::Group(g)) => {
+                            self.scan(g.stream());
+                            i += 2;
+                        }
+                        _ => i += 2,
+                    }
+                }
+                TokenTree::Punct(p) if p.as_char() == '.' => match (tts.get(i + 1), tts.get(i + 2))
+                {
+                    (Some(TokenTree::Ident(m)), Some(TokenTree::Group(g)))
+                        if g.delimiter() == Delimiter::Parenthesis =>
+                    {
+                        let name = m.to_string();
+                        if let Some(effect) = distinctive_method(&name) {
+                            self.sites.push(site(
+                                SiteKind::Uses {
+                                    call: name.clone(),
+                                    effect,
+                                },
+                                m.span(),
+                                name.len(),
+                            ));
+                        }
+                        self.method_edge(false, &name, m.span());
+                        i += 2;
+                    }
+                    _ => i += 1,
+                },
+                TokenTree::Punct(p) if p.as_char() == ':' => {
+                    let absolute = matches!(tts.get(i + 1), Some(TokenTree::Punct(q)) if q.as_char() == ':')
+                        && matches!(tts.get(i + 2), Some(TokenTree::Ident(_)))
+                        && !matches!(
+                            i.checked_sub(1).and_then(|j| tts.get(j)),
+                            Some(TokenTree::Ident(_))
+                        );
+                    if absolute {
+                        i = self.scan_path(&tts, i + 2, true);
+                    } else {
+                        i += 1;
+                    }
+                }
+                TokenTree::Ident(_) => i = self.scan_path(&tts, i, false),
+                _ => i += 1,
+            }
+        }
+    }
+
+    /// Reads `ident (:: ident)*` from `start`, records it, and returns the index after it.
+    fn scan_path(&mut self, tts: &[TokenTree], start: usize, absolute: bool) -> usize {
+        let mut segs = Vec::new();
+        let mut i = start;
+        let span = tts[start].span();
+        loop {
+            match tts.get(i) {
+                Some(TokenTree::Ident(id)) => {
+                    segs.push(id.to_string());
+                    i += 1;
+                }
+                _ => break,
+            }
+            let colons = matches!(tts.get(i), Some(TokenTree::Punct(p)) if p.as_char() == ':')
+                && matches!(tts.get(i + 1), Some(TokenTree::Punct(p)) if p.as_char() == ':');
+            if colons && matches!(tts.get(i + 2), Some(TokenTree::Ident(_))) {
+                i += 2;
+            } else {
+                break;
+            }
+        }
+        let len = segs
+            .iter()
+            .map(|s| s.len() + 2)
+            .sum::<usize>()
+            .saturating_sub(2);
+        match tts.get(i) {
+            Some(TokenTree::Punct(p)) if p.as_char() == '!' => {
+                let name = segs.last().cloned().unwrap_or_default();
+                if is_unanalysable_macro(&name) {
+                    self.sites.push(site(
+                        SiteKind::Uses {
+                            call: format!("{name}!"),
+                            effect: Effect::Unanalysable,
+                        },
+                        span,
+                        len,
+                    ));
+                } else if !COMPILE_TIME_MACROS.contains(&name.as_str()) {
+                    self.macro_edge(&name, span);
+                } else {
+                    // `env!(...)` and friends: their arguments are compile-time text.
+                    return i + 2;
+                }
+                return i + 1;
+            }
+            _ => {}
+        }
+        let is_call = matches!(tts.get(i), Some(TokenTree::Group(g)) if g.delimiter() == Delimiter::Parenthesis);
+        if !is_call && segs.len() < 2 {
+            return i;
+        }
+        let target = self.resolve(&segs, absolute);
+        self.record(target, span, len);
+        i
+    }
+}
+
+fn literal_false(args: &Punctuated<syn::Expr, syn::Token![,]>) -> bool {
+    args.len() == 1
+        && matches!(
+            args.first(),
+            Some(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Bool(b), .. })) if !b.value
+        )
+}
+
+impl<'ast> Visit<'ast> for Walker<'_> {
+    fn visit_expr_path(&mut self, expr: &'ast syn::ExprPath) {
+        let len = expr
+            .path
+            .segments
+            .iter()
+            .map(|s| s.ident.to_string().len() + 2)
+            .sum::<usize>()
+            .saturating_sub(2);
+        let span = expr
+            .path
+            .segments
+            .first()
+            .map_or_else(Span::call_site, |s| s.ident.span());
+        let target = match &expr.qself {
+            Some(q) if q.position == 0 => match q.ty.as_ref() {
+                syn::Type::Path(tp) => match self.path_target(&tp.path) {
+                    Target::External(base) => {
+                        let rest: Vec<String> = expr
+                            .path
+                            .segments
+                            .iter()
+                            .map(|s| s.ident.to_string())
+                            .collect();
+                        Target::External(format!("{base}::{}", rest.join("::")))
+                    }
+                    _ => Target::Unknown,
+                },
+                _ => Target::Unknown,
+            },
+            _ => self.path_target(&expr.path),
+        };
+        self.record(target, span, len);
+        syn::visit::visit_expr_path(self, expr);
+    }
+
+    fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
+        let method = call.method.to_string();
+        let span = call.method.span();
+        if let Some(effect) = distinctive_method(&method) {
+            self.sites.push(site(
+                SiteKind::Uses {
+                    call: method.clone(),
+                    effect,
+                },
+                span,
+                method.len(),
+            ));
+        } else if let Some(ty) = self.type_of(&call.receiver) {
+            if let Some(effect) = ty.effect_of(&method, literal_false(&call.args)) {
+                let write_in_chain = matches!(
+                    effect,
+                    Effect::Uses(Capability::FsRead | Capability::FsWrite)
+                ) && self.chain_has_write(&call.receiver);
+                if !write_in_chain {
+                    self.sites.push(site(
+                        SiteKind::Uses {
+                            call: format!("{}::{method}", ty.type_path),
+                            effect,
+                        },
+                        span,
+                        method.len(),
+                    ));
+                }
+            }
+        } else {
+            let is_self =
+                matches!(call.receiver.as_ref(), syn::Expr::Path(p) if p.path.is_ident("self"));
+            self.method_edge(is_self, &method, span);
+        }
+        syn::visit::visit_expr_method_call(self, call);
+    }
+
+    fn visit_macro(&mut self, mac: &'ast syn::Macro) {
+        self.macro_call(&mac.path, mac.tokens.clone());
+    }
+}
+
+/// First pass over a body: its `use` declarations, local bindings and typed `let`s.
+struct Collector<'a, 'p> {
+    w: &'a mut Walker<'p>,
+}
+
+impl Collector<'_, '_> {
+    fn use_tree(&mut self, prefix: &[String], absolute: bool, tree: &syn::UseTree) {
+        let module = self.w.module;
+        match tree {
+            syn::UseTree::Path(p) => {
+                let mut next = prefix.to_vec();
+                next.push(p.ident.to_string());
+                self.use_tree(&next, absolute, &p.tree);
+            }
+            syn::UseTree::Name(n) => {
+                let mut full = prefix.to_vec();
+                let name = if n.ident == "self" {
+                    prefix.last().cloned().unwrap_or_default()
+                } else {
+                    full.push(n.ident.to_string());
+                    n.ident.to_string()
+                };
+                self.w.uses.insert(
+                    name,
+                    UsePath {
+                        segs: full,
+                        absolute,
+                        from: module,
+                    },
+                );
+            }
+            syn::UseTree::Rename(r) => {
+                let mut full = prefix.to_vec();
+                if r.ident != "self" {
+                    full.push(r.ident.to_string());
+                }
+                self.w.uses.insert(
+                    r.rename.to_string(),
+                    UsePath {
+                        segs: full,
+                        absolute,
+                        from: module,
+                    },
+                );
+            }
+            // A glob inside a body: resolved through the module's globs would need a scope of
+            // its own; the catalogued external globs (`use std::fs::*`) are the case that
+            // matters, and the walker resolves bare names against them below.
+            syn::UseTree::Glob(_) => {
+                let base = self.w.program.resolve(module, prefix, absolute);
+                if let Target::External(base) = base {
+                    // Recorded as pseudo-aliases for every catalogued name under `base`.
+                    for entry in policy_runtime::capability::CATALOG {
+                        if let Some(rest) = entry.path.strip_prefix(&format!("{base}::")) {
+                            if !rest.contains("::") {
+                                let mut full: Vec<String> =
+                                    base.split("::").map(str::to_string).collect();
+                                full.push(rest.to_string());
+                                self.w.uses.entry(rest.to_string()).or_insert(UsePath {
+                                    segs: full,
+                                    absolute: true,
+                                    from: module,
+                                });
+                            }
+                        }
+                    }
+                }
+            }
+            syn::UseTree::Group(g) => {
+                for t in &g.items {
+                    self.use_tree(prefix, absolute, t);
+                }
+            }
+        }
+    }
+
+    fn bind(&mut self, pat: &syn::Pat) {
+        struct Idents<'s>(&'s mut HashSet<String>);
+        impl<'ast> Visit<'ast> for Idents<'_> {
+            fn visit_pat_ident(&mut self, i: &'ast syn::PatIdent) {
+                self.0.insert(i.ident.to_string());
+                syn::visit::visit_pat_ident(self, i);
+            }
+        }
+        Idents(&mut self.w.locals).visit_pat(pat);
+    }
+}
+
+impl<'ast> Visit<'ast> for Collector<'_, '_> {
+    fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
+        self.use_tree(&[], u.leading_colon.is_some(), &u.tree);
+    }
+
+    fn visit_local(&mut self, local: &'ast syn::Local) {
+        self.bind(&local.pat);
+        let mut pat = &local.pat;
+        while let syn::Pat::Type(t) = pat {
+            pat = &t.pat;
+        }
+        if let (syn::Pat::Ident(id), Some(init)) = (pat, &local.init) {
+            if let Some(ty) = self.w.type_of(&init.expr) {
+                self.w.typed.insert(id.ident.to_string(), ty);
+            }
+        }
+        syn::visit::visit_local(self, local);
+    }
+
+    fn visit_expr_closure(&mut self, c: &'ast syn::ExprClosure) {
+        for p in &c.inputs {
+            self.bind(p);
+        }
+        syn::visit::visit_expr_closure(self, c);
+    }
+
+    fn visit_arm(&mut self, arm: &'ast syn::Arm) {
+        self.bind(&arm.pat);
+        syn::visit::visit_arm(self, arm);
+    }
+
+    fn visit_expr_for_loop(&mut self, f: &'ast syn::ExprForLoop) {
+        self.bind(&f.pat);
+        syn::visit::visit_expr_for_loop(self, f);
+    }
+
+    fn visit_item_fn(&mut self, f: &'ast syn::ItemFn) {
+        self.w.locals.insert(f.sig.ident.to_string());
+        syn::visit::visit_item_fn(self, f);
+    }
+}

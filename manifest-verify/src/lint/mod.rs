@@ -1,0 +1,196 @@
+//! Tier 2 of the capability lint: every annotated tool of a crate or workspace, checked across
+//! modules, helper functions, `macro_rules!` macros and the workspace's own path dependencies.
+//!
+//! The attribute (tier 1) sees only the tool body. This analysis reads the source of the whole
+//! crate with `syn` and adds what the body alone cannot show:
+//!
+//! * **name resolution**: the module tree from `lib.rs`/`main.rs` through `mod` declarations
+//!   (including `#[path]`), module-level `use` aliases, glob imports, re-exports and `pub use`
+//!   chains, `crate`/`self`/`super`, and other crates of the workspace by name;
+//! * **a call graph** through the crate's own functions and methods, so a capability used in a
+//!   helper three modules away is reported with the call path as the explanation;
+//! * **`macro_rules!`** macros defined in the analysed code: their transcribers are scanned
+//!   conservatively, token by token, in the defining module;
+//! * **path dependencies**: crates reached through `path = ...` in `Cargo.toml` are loaded and
+//!   their functions join the graph.
+//!
+//! What a call does comes from the catalog shared with tier 1
+//! ([`policy_runtime::capability`]), what a policy grants from
+//! [`policy_runtime::capability::Grants::from_policy`]. Each tool's policy is read from its
+//! `#[tool(policy(...))]` or `#[tool_policy(...)]` attribute, or from a manifest given with
+//! [`Options::manifest`] (matched by tool name).
+//!
+//! Code that cannot be analysed (`libc::syscall`, `asm!`, calls to `extern` functions,
+//! `libloading`) is a finding of its own, [`Finding::code`] `lint.unanalysable`, unless the tool
+//! grants every capability.
+//!
+//! ```no_run
+//! use manifest_verify::lint::{lint, Options};
+//!
+//! let report = lint(std::path::Path::new("."), &Options::default())?;
+//! for finding in &report.findings {
+//!     println!("{}:{}: {}", finding.file, finding.line, finding.message);
+//! }
+//! std::process::exit(if report.violated() { 1 } else { 0 });
+//! # Ok::<(), manifest_verify::lint::LintError>(())
+//! ```
+
+mod analysis;
+mod body;
+mod program;
+pub mod render;
+mod resolve;
+mod toolattr;
+pub mod workspace;
+
+use std::path::{Path, PathBuf};
+
+use policy_runtime::capability::Capability;
+use policy_runtime::Manifest;
+use serde::Serialize;
+
+/// Why the lint could not run, or could not see all of the code.
+#[derive(Debug, thiserror::Error)]
+pub enum LintError {
+    /// A file could not be read.
+    #[error("cannot read {path}: {source}", path = .0.display(), source = .1)]
+    Io(PathBuf, std::io::Error),
+    /// A `Cargo.toml` is not valid TOML.
+    #[error("invalid {path}: {message}", path = .0.display(), message = .1)]
+    Manifest(PathBuf, String),
+    /// A source file does not parse.
+    #[error("{}:{line}:{column}: cannot parse: {message}", file.display())]
+    Parse {
+        /// The file.
+        file: PathBuf,
+        /// 1-based line.
+        line: usize,
+        /// 1-based column.
+        column: usize,
+        /// The parser's message.
+        message: String,
+    },
+    /// A `mod x;` whose file does not exist.
+    #[error("module `{module}` has no file; tried {}", tried.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", "))]
+    MissingModule {
+        /// The module's path.
+        module: String,
+        /// The files looked for.
+        tried: Vec<PathBuf>,
+    },
+    /// A tool attribute whose policy does not read.
+    #[error("{file}:{line}: {message}")]
+    Policy {
+        /// The file.
+        file: String,
+        /// 1-based line.
+        line: usize,
+        /// What is wrong.
+        message: String,
+    },
+    /// Neither `Cargo.toml` nor a `lib.rs` was found.
+    #[error("no crate at {path}: expected a Cargo.toml, src/lib.rs or src/main.rs", path = .0.display())]
+    NoCrate(PathBuf),
+}
+
+/// How to run the lint.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Take each tool's policy from this manifest instead of its attribute (a tool missing
+    /// from the manifest keeps its attribute's policy).
+    pub manifest: Option<Manifest>,
+}
+
+/// One step of the call path from a tool to an offending call.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Step {
+    /// The function, as `module::function` or `module::Type::method`.
+    pub function: String,
+    /// Its file.
+    pub file: String,
+    /// The line where it makes the next call (for the last step: the offending call).
+    pub line: usize,
+}
+
+/// A capability a tool uses without declaring it.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct Finding {
+    /// `lint.fs.read`, `lint.fs.write`, `lint.net`, `lint.exec`, `lint.env` or
+    /// `lint.unanalysable`.
+    pub code: String,
+    /// The tool's name.
+    pub tool: String,
+    /// The capability used, or `None` for unanalysable code.
+    #[serde(serialize_with = "capability_key")]
+    pub capability: Option<Capability>,
+    /// The call, fully qualified (`std::fs::write`).
+    pub call: String,
+    /// The widen-or-remove message.
+    pub message: String,
+    /// File of the offending call.
+    pub file: String,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub column: usize,
+    /// Length of the call's name, for highlighting.
+    #[serde(skip)]
+    pub len: usize,
+    /// From the tool to the function making the call.
+    pub call_path: Vec<Step>,
+}
+
+fn capability_key<S: serde::Serializer>(c: &Option<Capability>, s: S) -> Result<S::Ok, S::Error> {
+    match c {
+        Some(c) => s.serialize_str(c.key()),
+        None => s.serialize_none(),
+    }
+}
+
+/// The result of a run.
+#[derive(Debug, Default)]
+pub struct Report {
+    /// How many tools were checked.
+    pub tools: usize,
+    /// Violations, in source order.
+    pub findings: Vec<Finding>,
+    /// Parts of the code that could not be read: the verdict is incomplete.
+    pub problems: Vec<LintError>,
+    /// The analysed files and their text, for rendering.
+    pub sources: Vec<(String, String)>,
+}
+
+impl Report {
+    /// Whether any tool uses more than it declares.
+    pub fn violated(&self) -> bool {
+        !self.findings.is_empty()
+    }
+}
+
+/// Checks every tool of the crate or workspace at `path`.
+pub fn lint(path: &Path, options: &Options) -> Result<Report, LintError> {
+    let crates = workspace::discover(path)?;
+    let program = program::Program::load(path, &crates)?;
+    let policy_of = |name: &str| {
+        options
+            .manifest
+            .as_ref()
+            .and_then(|m| m.tools.get(name))
+            .map(|entry| entry.policy.clone())
+    };
+    let (tools, mut findings) = analysis::check(&program, &policy_of);
+    findings.sort_by(|a, b| {
+        (&a.file, a.line, a.column, &a.tool).cmp(&(&b.file, b.line, b.column, &b.tool))
+    });
+    findings.dedup();
+    Ok(Report {
+        tools,
+        findings,
+        sources: program
+            .files
+            .iter()
+            .map(|f| (f.display.clone(), f.text.clone()))
+            .collect(),
+        problems: program.problems,
+    })
+}

@@ -1,0 +1,143 @@
+//! Name resolution over the loaded modules: `crate`/`self`/`super`, module-level `use` aliases,
+//! glob imports, re-exports (`pub use` is a `use` like any other), other crates of the
+//! workspace, and everything else as an external path for the catalog.
+
+use policy_runtime::capability::classify_path;
+
+use super::program::{Def, ModId, NodeId, Program, UsePath};
+
+/// What a path names.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(crate) enum Target {
+    /// Functions, methods or macros of the analysed code.
+    Nodes(Vec<NodeId>),
+    Module(ModId),
+    /// A type of the analysed code: `(unit, name)`.
+    Type(usize, String),
+    /// A path outside the analysed code, fully qualified as far as known.
+    External(String),
+    /// A function declared in an `extern` block.
+    Foreign(String),
+    Unknown,
+}
+
+/// Recursion bound for `use` chains (a cycle of re-exports ends here instead of looping).
+const MAX_DEPTH: u8 = 24;
+
+impl Program {
+    /// Resolves `segs` as written in `module`.
+    pub(crate) fn resolve(&self, module: ModId, segs: &[String], absolute: bool) -> Target {
+        self.resolve_at(module, segs, absolute, 0)
+    }
+
+    fn resolve_at(&self, module: ModId, segs: &[String], absolute: bool, depth: u8) -> Target {
+        let Some((first, rest)) = segs.split_first() else {
+            return Target::Unknown;
+        };
+        if depth > MAX_DEPTH {
+            return Target::Unknown;
+        }
+        let value_ns = rest.is_empty();
+        let mut target = if absolute {
+            self.extern_crate(first)
+        } else {
+            self.first_segment(module, first, value_ns, depth)
+        };
+        for (i, seg) in rest.iter().enumerate() {
+            let last = i + 1 == rest.len();
+            target = self.step(target, seg, last, depth);
+        }
+        target
+    }
+
+    fn extern_crate(&self, name: &str) -> Target {
+        match self.unit_named(name) {
+            Some(u) => Target::Module(u.root),
+            None => Target::External(name.to_string()),
+        }
+    }
+
+    fn first_segment(&self, module: ModId, name: &str, value_ns: bool, depth: u8) -> Target {
+        let m = &self.modules[module];
+        match name {
+            "crate" => return Target::Module(self.units[m.unit].root),
+            "self" => return Target::Module(module),
+            "super" => return Target::Module(m.parent.unwrap_or(module)),
+            _ => {}
+        }
+        let local = self.in_module(module, name, value_ns, depth);
+        if local != Target::Unknown {
+            return local;
+        }
+        self.extern_crate(name)
+    }
+
+    /// `name` as defined in `module` itself or brought in by one of its globs.
+    fn in_module(&self, module: ModId, name: &str, value_ns: bool, depth: u8) -> Target {
+        let m = &self.modules[module];
+        if let Some(defs) = m.defs.get(name) {
+            // A name can live in both namespaces (`struct S;` and `fn s`): a path that goes on
+            // wants a module or type, a path that ends wants a function.
+            let mut ordered: Vec<&Def> = defs.iter().collect();
+            ordered.sort_by_key(|d| match (d, value_ns) {
+                (Def::Node(_) | Def::Foreign(_), true) | (Def::Mod(_) | Def::Type(_), false) => 0,
+                (Def::Use(_), _) => 1,
+                _ => 2,
+            });
+            for def in ordered {
+                let t = self.def_target(module, def, depth);
+                if t != Target::Unknown {
+                    return t;
+                }
+            }
+        }
+        for glob in &m.globs {
+            match self.use_target(glob, depth + 1) {
+                Target::Module(g) if g != module => {
+                    let t = self.in_module(g, name, value_ns, depth + 1);
+                    if t != Target::Unknown {
+                        return t;
+                    }
+                }
+                Target::External(base) => {
+                    let candidate = format!("{base}::{name}");
+                    if classify_path(&candidate).is_some() {
+                        return Target::External(candidate);
+                    }
+                }
+                _ => {}
+            }
+        }
+        Target::Unknown
+    }
+
+    fn def_target(&self, module: ModId, def: &Def, depth: u8) -> Target {
+        match def {
+            Def::Node(n) => Target::Nodes(vec![*n]),
+            Def::Mod(m) => Target::Module(*m),
+            Def::Type(t) => Target::Type(self.modules[module].unit, t.clone()),
+            Def::Foreign(f) => Target::Foreign(f.clone()),
+            Def::Use(u) => self.use_target(u, depth + 1),
+        }
+    }
+
+    fn use_target(&self, u: &UsePath, depth: u8) -> Target {
+        self.resolve_at(u.from, &u.segs, u.absolute, depth)
+    }
+
+    fn step(&self, target: Target, seg: &str, last: bool, depth: u8) -> Target {
+        match target {
+            Target::Module(m) if seg == "super" => {
+                Target::Module(self.modules[m].parent.unwrap_or(m))
+            }
+            Target::Module(m) if seg == "self" => Target::Module(m),
+            Target::Module(m) => self.in_module(m, seg, last, depth + 1),
+            Target::Type(unit, ty) => match self.assoc.get(&(unit, ty)).and_then(|a| a.get(seg)) {
+                Some(nodes) => Target::Nodes(nodes.clone()),
+                None => Target::Unknown,
+            },
+            Target::External(base) => Target::External(format!("{base}::{seg}")),
+            _ => Target::Unknown,
+        }
+    }
+}
