@@ -12,11 +12,14 @@
 //! Run: `cargo bench -p sandbox --bench spawn` (or `benches/install-bwrap.sh`).
 //! Targets (issue 6): strict at most 3× plain and faster than bwrap; 1 GiB parent no slower.
 
+use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
 use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use criterion::{criterion_group, Criterion};
+use policy_runtime::ToolPolicy;
+use sandbox::{run, Profile, RunOptions};
 
 const TRUE: &str = "/bin/true";
 
@@ -70,6 +73,52 @@ fn bwrap() {
     assert!(status.success());
 }
 
+/// A tight tool policy: no network, no other programs, empty environment, system read defaults.
+const POLICY: &str = r#"{"net": "deny", "exec": "deny", "env": "deny"}"#;
+
+/// Spawns `/bin/true` through the runner's library API, or explains why it cannot.
+struct Sandboxed {
+    policy: ToolPolicy,
+    options: RunOptions,
+    argv: Vec<OsString>,
+}
+
+impl Sandboxed {
+    fn new(profile: Profile) -> Result<Sandboxed, String> {
+        let policy = ToolPolicy::from_json_str("bench", POLICY).map_err(|e| e.to_string())?;
+        let options = RunOptions::default()
+            .profile(profile)
+            .helper(env!("CARGO_BIN_EXE_policy-sandbox"));
+        let sandboxed = Sandboxed {
+            policy,
+            options,
+            argv: vec![TRUE.into()],
+        };
+        // One run up front: a refusal skips the bench instead of panicking inside it.
+        sandboxed.try_once()?;
+        Ok(sandboxed)
+    }
+
+    fn try_once(&self) -> Result<(), String> {
+        let out = run(&self.policy, &self.argv, &self.options).map_err(|e| e.to_string())?;
+        if out.success() {
+            Ok(())
+        } else {
+            Err(format!(
+                "/bin/true exited {:?}: {}",
+                out.code,
+                String::from_utf8_lossy(&out.stderr)
+            ))
+        }
+    }
+
+    fn spawn(&self) {
+        if let Err(e) = self.try_once() {
+            panic!("sandboxed /bin/true failed: {e}");
+        }
+    }
+}
+
 /// Allocates and touches `bytes` of heap, so a fork would have to copy its page tables.
 fn touched_heap(bytes: usize) -> Vec<u8> {
     let mut heap = vec![0u8; bytes];
@@ -92,7 +141,22 @@ fn spawn_benches(c: &mut Criterion) {
             BWRAP_ARGS.join(" ")
         );
     }
+    let mut strict = None;
+    for (name, profile) in [("hardened", Profile::Hardened), ("strict", Profile::Strict)] {
+        match Sandboxed::new(profile) {
+            Ok(sandboxed) => {
+                group.bench_function(name, |b| b.iter(|| sandboxed.spawn()));
+                if profile == Profile::Strict {
+                    strict = Some(sandboxed);
+                }
+            }
+            Err(why) => eprintln!("skipped bench {name}: the runner refused: {why}"),
+        }
+    }
     let heap = touched_heap(1 << 30);
+    if let Some(sandboxed) = &strict {
+        group.bench_function("strict_1gib_parent", |b| b.iter(|| sandboxed.spawn()));
+    }
     group.bench_function("fork_pre_exec_1gib_parent", |b| b.iter(fork_pre_exec));
     drop(heap);
     group.finish();
