@@ -39,7 +39,7 @@ use std::time::{Duration, Instant};
 use policy_runtime::policy::EnvPattern;
 use policy_runtime::ToolPolicy;
 
-use crate::egress::{EgressEvent, EgressPlan};
+use crate::egress::{BrokerOptions, EgressEvent, EgressPlan};
 use crate::hostcaps::HostSupport;
 use crate::landlock_rules::{negotiated_abi, LandlockSpec, PathRule};
 use crate::mounts::{add_bind, MountOp};
@@ -71,6 +71,9 @@ pub struct RunOptions {
     pub env: Option<Vec<(OsString, OsString)>>,
     /// Where egress events go (net = hosts).
     pub egress_sink: Option<EgressSink>,
+    /// How the egress broker resolves and connects (net = hosts); `None` is
+    /// [`BrokerOptions::default`]: the host's resolver, host-local answers refused.
+    pub broker: Option<BrokerOptions>,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -114,6 +117,12 @@ impl RunOptions {
     /// Sets the egress event sink.
     pub fn egress_sink(mut self, sink: EgressSink) -> Self {
         self.egress_sink = Some(sink);
+        self
+    }
+    /// Sets the egress broker's options (e.g. a [`crate::egress::Resolver::map`] that points
+    /// allowed names at test servers).
+    pub fn broker_options(mut self, options: BrokerOptions) -> Self {
+        self.broker = Some(options);
         self
     }
     /// Explicitly runs without a sandbox (tests, trusted commands). Never the default.
@@ -677,7 +686,8 @@ pub fn run(
     let _broker = match (&prepared.egress, broker_end) {
         (Some(plan), Some(end)) => {
             let sink = opts.egress_sink.clone().unwrap_or_else(|| Arc::new(|_| {}));
-            match crate::egress::start_broker(plan, end, sink) {
+            let options = opts.broker.clone().unwrap_or_default();
+            match crate::egress::start_broker_with(plan, end, sink, options) {
                 Ok(b) => Some(b),
                 Err(e) => {
                     broker_error = Some(e.to_string());
