@@ -1,1 +1,84 @@
-//! Placeholder; arrives with its own issue.
+//! # policy-macros
+//!
+//! Attributes that declare what an AI agent's tool may touch, checked when the crate compiles.
+//!
+//! * [`macro@tool`] on a function makes it a tool: the function stays callable as written, and a
+//!   type of the same name implements `policy_runtime::Tool` (JSON arguments, typed path
+//!   arguments wired to the gate, the policy, a manifest entry with its source location).
+//! * [`macro@toolset`] on an impl block does the same for its `#[tool]` methods, around a shared
+//!   `Arc<Self>`.
+//! * [`macro@tool_policy`] attaches the policy and the gate to a function that another
+//!   framework's `#[tool]` owns (rmcp).
+//!
+//! ```ignore
+//! use policy_macros::tool;
+//! use policy_runtime::{ReadPath, ToolError};
+//!
+//! /// Read a UTF-8 file.
+//! #[tool(policy(fs.read = ["/data/**"], net = deny, risk = low), constraints(max_invocations = 3))]
+//! fn read_file(path: ReadPath) -> Result<String, ToolError> {
+//!     Ok(std::fs::read_to_string(path)?)
+//! }
+//!
+//! let registry = policy_runtime::macro_support::registry_of(policy_runtime::tools![read_file])?;
+//! policy_runtime::testing::assert_manifest_fresh("tool-manifest.json", &registry.manifest());
+//! ```
+//!
+//! The crate is laid out as [parse](parse) → [validate](validate) → [expand](expand).
+
+use proc_macro::TokenStream;
+
+mod expand;
+mod lint;
+mod parse;
+mod sig;
+mod suggest;
+mod validate;
+
+fn emit(result: syn::Result<proc_macro2::TokenStream>) -> TokenStream {
+    result.unwrap_or_else(syn::Error::into_compile_error).into()
+}
+
+/// Declares a tool and its policy.
+///
+/// ```text
+/// #[tool(
+///     policy(fs.read = ["/data/**"], fs.write = "/out/**", net = deny | allow | ["host:port", ...],
+///            exec = deny | allow | ["rg", ...], env = deny | ["HOME", "AWS_*"],
+///            risk = low | medium | high | critical),
+///     constraints(max_invocations = 3, only_after = [fetch], forbidden = true, requires_approval = true),
+///     limits(timeout_ms = 5000, memory_bytes = .., cpu_seconds = .., max_processes = ..,
+///            max_output_bytes = .., max_file_bytes = .., max_open_files = ..),
+///     name = "override", description = "override of the doc comment",
+/// )]
+/// ```
+///
+/// `none` is the empty list and a single string is a one-element list. Parameters are the JSON
+/// arguments (by name); `ReadPath`, `WritePath` and `Vec`/`Option` of them are judged by the
+/// gate as reads or writes; a `&CallContext` parameter receives the call's context. Globs that
+/// the OS sandbox can only enforce as a wider tree produce a warning naming that tree.
+#[proc_macro_attribute]
+pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
+    emit(expand::tool(attr.into(), item.into()))
+}
+
+/// Makes the `#[tool(...)]` methods of an inherent impl block into tools.
+///
+/// It adds `fn tools(self: &Arc<Self>) -> Vec<Arc<dyn Tool>>` (the tools, sharing the instance)
+/// and `fn tool_specs() -> Vec<&'static ToolSpec>` to the type.
+#[proc_macro_attribute]
+pub fn toolset(attr: TokenStream, item: TokenStream) -> TokenStream {
+    emit(expand::toolset(attr.into(), item.into()))
+}
+
+/// The policy of a function that another framework's `#[tool]` owns (e.g. rmcp inside a
+/// `#[tool_router]` impl), in either attribute order.
+///
+/// It generates `<fn>_tool_spec() -> &'static ToolSpec` for the manifest, and, when the policy
+/// declares `fs` or `forbidden`, judges the call's paths at the top of the body: the fields of
+/// `Parameters(args)` (which must implement `Serialize`) and any `ReadPath`/`WritePath`
+/// parameter. A denied call returns `CallToolResult::error(..)`, a `String`, or `Err(E::from(denial))`.
+#[proc_macro_attribute]
+pub fn tool_policy(attr: TokenStream, item: TokenStream) -> TokenStream {
+    emit(expand::tool_policy(attr.into(), item.into()))
+}

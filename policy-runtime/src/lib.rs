@@ -21,11 +21,13 @@ pub mod event;
 pub mod gate;
 pub mod glob;
 pub mod host;
+pub mod macro_support;
 pub mod manifest;
 pub mod path;
 pub mod policy;
 pub mod redact;
 pub mod registry;
+pub mod testing;
 pub mod tool;
 
 pub use args::{ReadPath, WritePath};

@@ -1,0 +1,801 @@
+//! Gives the parsed attribute its meaning: builds the runtime's own [`ToolPolicy`] at compile
+//! time and reports every mistake at the span where it was written, with what to write instead.
+//!
+//! Errors are collected rather than returned at the first one, so a user fixing a policy sees
+//! all of its problems in one build.
+
+use std::collections::HashMap;
+use std::path::Path;
+
+use policy_runtime::glob::{Glob, GlobError, GlobList};
+use policy_runtime::host::HostPattern;
+use policy_runtime::policy::{
+    Constraints, EnvPattern, EnvPolicy, ExecPolicy, Limits, NetPolicy, ProgramName, Risk,
+    ToolPolicy,
+};
+use proc_macro2::Span;
+use syn::LitStr;
+
+use crate::parse::{Attr, Entry, Key, Value};
+use crate::suggest;
+
+const TOP_KEYS: &[&str] = &["policy", "constraints", "limits", "name", "description"];
+const POLICY_KEYS: &[&str] = &["fs.read", "fs.write", "net", "exec", "env", "risk"];
+const CONSTRAINT_KEYS: &[&str] = &[
+    "max_invocations",
+    "only_after",
+    "forbidden",
+    "requires_approval",
+];
+const LIMIT_KEYS: &[&str] = &[
+    "timeout_ms",
+    "memory_bytes",
+    "cpu_seconds",
+    "max_processes",
+    "max_output_bytes",
+    "max_file_bytes",
+    "max_open_files",
+];
+
+/// A glob the OS sandbox can only enforce as a wider directory tree.
+pub struct Widening {
+    /// Where the glob is written.
+    pub span: Span,
+    /// The warning text.
+    pub message: String,
+}
+
+/// The meaning of a valid attribute.
+pub struct Checked {
+    /// The policy, as the runtime will see it.
+    pub policy: ToolPolicy,
+    /// `name = "..."`, overriding the function's name.
+    pub name: Option<String>,
+    /// `description = "..."`, overriding the doc comment.
+    pub description: Option<String>,
+    /// Globs that the sandbox widens.
+    pub widenings: Vec<Widening>,
+}
+
+/// Collects errors so that every mistake is reported in one build.
+#[derive(Default)]
+struct Errors(Option<syn::Error>);
+
+impl Errors {
+    fn push(&mut self, error: syn::Error) {
+        match &mut self.0 {
+            Some(all) => all.combine(error),
+            None => self.0 = Some(error),
+        }
+    }
+
+    fn at(&mut self, span: Span, message: impl std::fmt::Display) {
+        self.push(syn::Error::new(span, message));
+    }
+}
+
+/// Remembers where each key was first set, to report duplicates at the second one.
+#[derive(Default)]
+struct Seen(HashMap<String, Span>);
+
+impl Seen {
+    /// `false` (and an error) if `key` was already set.
+    fn first(&mut self, key: &Key, errors: &mut Errors) -> bool {
+        let text = key.text();
+        if let Some(first) = self.0.get(&text) {
+            let mut e = syn::Error::new(
+                key.span(),
+                format!("`{text}` is set twice; keep one of them (a policy key may appear once)"),
+            );
+            e.combine(syn::Error::new(
+                *first,
+                format!("`{text}` is first set here"),
+            ));
+            errors.push(e);
+            return false;
+        }
+        self.0.insert(text, key.span());
+        true
+    }
+}
+
+/// Validates the attribute of the tool `tool_name` (used to catch `only_after` on itself).
+pub fn validate(attr: &Attr, tool_name: &str) -> syn::Result<Checked> {
+    let mut v = Validator {
+        errors: Errors::default(),
+        policy: ToolPolicy::default(),
+        name: None,
+        description: None,
+        widenings: Vec::new(),
+        forbidden_span: None,
+        constraint_spans: Vec::new(),
+        only_after: Vec::new(),
+    };
+    v.top(&attr.entries);
+    v.contradictions(tool_name);
+    match v.errors.0 {
+        Some(e) => Err(e),
+        None => Ok(Checked {
+            policy: v.policy,
+            name: v.name,
+            description: v.description,
+            widenings: v.widenings,
+        }),
+    }
+}
+
+struct Validator {
+    errors: Errors,
+    policy: ToolPolicy,
+    name: Option<String>,
+    description: Option<String>,
+    widenings: Vec<Widening>,
+    forbidden_span: Option<Span>,
+    /// Constraints that mean nothing on a forbidden tool, with where they are set.
+    constraint_spans: Vec<(String, Span)>,
+    /// `only_after` names with their spans, for the self-reference check.
+    only_after: Vec<(String, Span)>,
+}
+
+impl Validator {
+    fn top(&mut self, entries: &[Entry]) {
+        let mut seen = Seen::default();
+        for entry in entries {
+            let key = entry.key();
+            let text = key.text();
+            match (text.as_str(), entry) {
+                ("policy", Entry::Group { entries, .. }) => {
+                    if seen.first(key, &mut self.errors) {
+                        self.policy_group(entries);
+                    }
+                }
+                ("constraints", Entry::Group { entries, .. }) => {
+                    if seen.first(key, &mut self.errors) {
+                        self.constraints_group(entries);
+                    }
+                }
+                ("limits", Entry::Group { entries, .. }) => {
+                    if seen.first(key, &mut self.errors) {
+                        self.limits_group(entries);
+                    }
+                }
+                ("name", Entry::Assign { value, .. }) => {
+                    if seen.first(key, &mut self.errors) {
+                        self.name = self.tool_name(value, "name");
+                    }
+                }
+                ("description", Entry::Assign { value, .. }) => {
+                    if seen.first(key, &mut self.errors) {
+                        match value {
+                            Value::Str(s) => self.description = Some(s.value()),
+                            other => self.errors.at(
+                                other.span(),
+                                format!(
+                                    "`description` takes a string, found {}: write `description = \"What the tool does.\"`",
+                                    other.describe()
+                                ),
+                            ),
+                        }
+                    }
+                }
+                ("policy" | "constraints" | "limits", _) => self.errors.at(
+                    key.span(),
+                    format!(
+                        "`{text}` is a group: write `{text}(...)`, e.g. {}",
+                        example(&text)
+                    ),
+                ),
+                ("name" | "description", _) => self
+                    .errors
+                    .at(key.span(), format!("write `{text} = \"...\"`")),
+                _ => self
+                    .errors
+                    .at(key.span(), misplaced(&text, "the attribute", TOP_KEYS)),
+            }
+        }
+    }
+
+    fn policy_group(&mut self, entries: &[Entry]) {
+        let mut seen = Seen::default();
+        let mut flat = Vec::new();
+        for entry in entries {
+            // `fs(read = ..., write = ...)` is the same as `fs.read = ..., fs.write = ...`.
+            if let Entry::Group {
+                key,
+                entries: inner,
+                ..
+            } = entry
+            {
+                if key.text() == "fs" {
+                    for e in inner {
+                        if let Entry::Assign { key: k, value } = e {
+                            let mut parts = key.parts.clone();
+                            parts.extend(k.parts.iter().cloned());
+                            flat.push(Entry::Assign {
+                                key: Key { parts },
+                                value: value.clone(),
+                            });
+                        } else {
+                            flat.push(e.clone());
+                        }
+                    }
+                    continue;
+                }
+            }
+            flat.push(entry.clone());
+        }
+        for entry in &flat {
+            let key = entry.key();
+            let text = key.text();
+            let Entry::Assign { value, .. } = entry else {
+                if POLICY_KEYS.contains(&text.as_str()) {
+                    self.errors.at(
+                        key.span(),
+                        format!("write `{text} = ...`, e.g. {}", example(&text)),
+                    );
+                } else {
+                    self.errors
+                        .at(key.span(), misplaced(&text, "`policy(...)`", POLICY_KEYS));
+                }
+                continue;
+            };
+            if !POLICY_KEYS.contains(&text.as_str()) {
+                self.errors
+                    .at(key.span(), misplaced(&text, "`policy(...)`", POLICY_KEYS));
+                continue;
+            }
+            if !seen.first(key, &mut self.errors) {
+                continue;
+            }
+            match text.as_str() {
+                "fs.read" => self.policy.fs.read = self.globs(value, &text),
+                "fs.write" => self.policy.fs.write = self.globs(value, &text),
+                "net" => self.policy.net = self.net(value),
+                "exec" => self.policy.exec = self.exec(value),
+                "env" => self.policy.env = self.env(value),
+                "risk" => self.policy.risk = self.risk(value),
+                _ => unreachable!("checked against POLICY_KEYS"),
+            }
+        }
+    }
+
+    fn constraints_group(&mut self, entries: &[Entry]) {
+        let mut seen = Seen::default();
+        let mut c = Constraints::default();
+        for entry in entries {
+            let key = entry.key();
+            let text = key.text();
+            let Entry::Assign { value, .. } = entry else {
+                self.errors.at(
+                    key.span(),
+                    if CONSTRAINT_KEYS.contains(&text.as_str()) {
+                        format!("write `{text} = ...`, e.g. {}", example(&text))
+                    } else {
+                        misplaced(&text, "`constraints(...)`", CONSTRAINT_KEYS)
+                    },
+                );
+                continue;
+            };
+            if !CONSTRAINT_KEYS.contains(&text.as_str()) {
+                self.errors.at(
+                    key.span(),
+                    misplaced(&text, "`constraints(...)`", CONSTRAINT_KEYS),
+                );
+                continue;
+            }
+            if !seen.first(key, &mut self.errors) {
+                continue;
+            }
+            match text.as_str() {
+                "max_invocations" => {
+                    if let Some(n) = self.number::<u32>(value, &text) {
+                        if n == 0 {
+                            self.errors.at(
+                                value.span(),
+                                "`max_invocations = 0` means the tool can never run: write `forbidden = true` instead",
+                            );
+                        }
+                        c.max_invocations = Some(n);
+                        self.constraint_spans.push((text.clone(), key.span()));
+                    }
+                }
+                "only_after" => {
+                    if let Some(names) = self.tool_names(value) {
+                        c.only_after = Some(names.iter().map(|(n, _)| n.clone()).collect());
+                        self.only_after = names;
+                    }
+                    self.constraint_spans.push((text.clone(), key.span()));
+                }
+                "forbidden" => {
+                    c.forbidden = self.boolean(value, &text);
+                    if c.forbidden == Some(true) {
+                        self.forbidden_span = Some(value.span());
+                    }
+                }
+                "requires_approval" => {
+                    c.requires_approval = self.boolean(value, &text);
+                    if c.requires_approval == Some(true) {
+                        self.constraint_spans.push((text.clone(), key.span()));
+                    }
+                }
+                _ => unreachable!("checked against CONSTRAINT_KEYS"),
+            }
+        }
+        self.policy.constraints = c;
+    }
+
+    fn limits_group(&mut self, entries: &[Entry]) {
+        let mut seen = Seen::default();
+        let mut l = Limits::default();
+        for entry in entries {
+            let key = entry.key();
+            let text = key.text();
+            let Entry::Assign { value, .. } = entry else {
+                self.errors.at(
+                    key.span(),
+                    if LIMIT_KEYS.contains(&text.as_str()) {
+                        format!("write `{text} = <number>`")
+                    } else {
+                        misplaced(&text, "`limits(...)`", LIMIT_KEYS)
+                    },
+                );
+                continue;
+            };
+            if !LIMIT_KEYS.contains(&text.as_str()) {
+                self.errors
+                    .at(key.span(), misplaced(&text, "`limits(...)`", LIMIT_KEYS));
+                continue;
+            }
+            if !seen.first(key, &mut self.errors) {
+                continue;
+            }
+            let Some(n) = self.number::<u64>(value, &text) else {
+                continue;
+            };
+            if n == 0 {
+                self.errors.at(
+                    value.span(),
+                    format!("`{text} = 0` leaves the tool no room to run: give a positive value, or remove the limit"),
+                );
+                continue;
+            }
+            let slot = match text.as_str() {
+                "timeout_ms" => &mut l.timeout_ms,
+                "memory_bytes" => &mut l.memory_bytes,
+                "cpu_seconds" => &mut l.cpu_seconds,
+                "max_processes" => &mut l.max_processes,
+                "max_output_bytes" => &mut l.max_output_bytes,
+                "max_file_bytes" => &mut l.max_file_bytes,
+                "max_open_files" => &mut l.max_open_files,
+                _ => unreachable!("checked against LIMIT_KEYS"),
+            };
+            *slot = Some(n);
+        }
+        self.policy.limits = l;
+    }
+
+    /// A string or a list of strings; `none` is the empty list.
+    fn strings(&mut self, value: &Value, key: &str, what: &str) -> Option<Vec<LitStr>> {
+        match value {
+            Value::Str(s) => Some(vec![s.clone()]),
+            Value::Word(w) if w == "none" => Some(Vec::new()),
+            Value::List(_, items) => {
+                let mut out = Vec::new();
+                let mut ok = true;
+                for item in items {
+                    match item {
+                        Value::Str(s) => {
+                            if out.iter().any(|o: &LitStr| o.value() == s.value()) {
+                                self.errors.at(
+                                    s.span(),
+                                    format!(
+                                        "{:?} is listed twice in `{key}`; remove one",
+                                        s.value()
+                                    ),
+                                );
+                                ok = false;
+                            }
+                            out.push(s.clone());
+                        }
+                        Value::Word(w) if w == "deny" || w == "allow" || w == "none" => {
+                            self.errors.at(
+                                w.span(),
+                                format!(
+                                    "`{w}` cannot be one item of a list: `{key}` is either `{w}` or a list of {what}s, not both; write `{key} = {w}` or remove it from the list"
+                                ),
+                            );
+                            ok = false;
+                        }
+                        other => {
+                            self.errors.at(
+                                other.span(),
+                                format!(
+                                    "`{key}` lists {what}s as strings, found {}: write it in quotes, e.g. {}",
+                                    other.describe(),
+                                    example(key)
+                                ),
+                            );
+                            ok = false;
+                        }
+                    }
+                }
+                ok.then_some(out)
+            }
+            other => {
+                self.errors.at(
+                    other.span(),
+                    format!(
+                        "`{key}` takes a {what} string, a list of them, or `none`; found {}: e.g. {}",
+                        other.describe(),
+                        example(key)
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    fn globs(&mut self, value: &Value, key: &str) -> Option<GlobList> {
+        let lits = self.strings(value, key, "glob")?;
+        let mut globs = Vec::new();
+        for lit in &lits {
+            match Glob::new(&lit.value()) {
+                Ok(glob) => {
+                    if !glob.is_tree() {
+                        self.widenings.push(Widening {
+                            span: lit.span(),
+                            message: widening_message(&glob),
+                        });
+                    }
+                    globs.push(glob);
+                }
+                Err(e) => self.errors.push(glob_error(lit, &e)),
+            }
+        }
+        (globs.len() == lits.len()).then(|| GlobList::from_globs(globs))
+    }
+
+    fn net(&mut self, value: &Value) -> Option<NetPolicy> {
+        match value {
+            Value::Word(w) if w == "deny" => return Some(NetPolicy::Deny),
+            Value::Word(w) if w == "allow" => return Some(NetPolicy::Allow),
+            Value::Word(w) if w != "none" => {
+                self.errors.at(
+                    w.span(),
+                    format!(
+                        "unknown net stance `{w}`: write `net = deny`, `net = allow` or `net = [\"host:port\", ...]`{}",
+                        hint(&w.to_string(), &["deny", "allow", "none"])
+                    ),
+                );
+                return None;
+            }
+            _ => {}
+        }
+        let lits = self.strings(value, "net", "`host:port`")?;
+        let mut hosts = Vec::new();
+        for lit in &lits {
+            match lit.value().parse::<HostPattern>() {
+                Ok(h) => hosts.push(h),
+                Err(e) => self.errors.at(
+                    lit.span(),
+                    format!("{e}; e.g. \"api.example.com:443\", \"*.example.org:443\", \"127.0.0.1:8080\""),
+                ),
+            }
+        }
+        (hosts.len() == lits.len()).then_some(NetPolicy::Hosts(hosts))
+    }
+
+    fn exec(&mut self, value: &Value) -> Option<ExecPolicy> {
+        match value {
+            Value::Word(w) if w == "deny" => return Some(ExecPolicy::Deny),
+            Value::Word(w) if w == "allow" => return Some(ExecPolicy::Allow),
+            Value::Word(w) if w != "none" => {
+                self.errors.at(
+                    w.span(),
+                    format!(
+                        "unknown exec stance `{w}`: write `exec = deny`, `exec = allow` or `exec = [\"rg\", \"/usr/bin/git\"]`{}",
+                        hint(&w.to_string(), &["deny", "allow", "none"])
+                    ),
+                );
+                return None;
+            }
+            _ => {}
+        }
+        let lits = self.strings(value, "exec", "program")?;
+        let mut programs = Vec::new();
+        for lit in &lits {
+            match lit.value().parse::<ProgramName>() {
+                Ok(p) => programs.push(p),
+                Err(e) => self.errors.at(lit.span(), e),
+            }
+        }
+        (programs.len() == lits.len()).then_some(ExecPolicy::AllowList(programs))
+    }
+
+    fn env(&mut self, value: &Value) -> Option<EnvPolicy> {
+        match value {
+            Value::Word(w) if w == "deny" => return Some(EnvPolicy::Deny),
+            Value::Word(w) if w == "allow" => {
+                self.errors.at(
+                    w.span(),
+                    "`env = allow` is not a stance: leave `env` out to inherit the whole environment, or list what the tool may see, e.g. `env = [\"HOME\", \"AWS_*\"]`",
+                );
+                return None;
+            }
+            Value::Word(w) if w != "none" => {
+                self.errors.at(
+                    w.span(),
+                    format!("unknown env stance `{w}`: write `env = deny` or `env = [\"HOME\", \"AWS_*\"]`"),
+                );
+                return None;
+            }
+            _ => {}
+        }
+        let lits = self.strings(value, "env", "variable name")?;
+        let mut names = Vec::new();
+        for lit in &lits {
+            match lit.value().parse::<EnvPattern>() {
+                Ok(p) => names.push(p),
+                Err(e) => self.errors.at(lit.span(), e),
+            }
+        }
+        (names.len() == lits.len()).then_some(EnvPolicy::Allow(names))
+    }
+
+    fn risk(&mut self, value: &Value) -> Option<Risk> {
+        const RISKS: &[&str] = &["low", "medium", "high", "critical"];
+        match value {
+            Value::Word(w) => match w.to_string().parse::<Risk>() {
+                Ok(r) => Some(r),
+                Err(_) => {
+                    self.errors.at(
+                        w.span(),
+                        format!(
+                            "unknown risk `{w}`: write one of `low`, `medium`, `high`, `critical`{}",
+                            hint(&w.to_string(), RISKS)
+                        ),
+                    );
+                    None
+                }
+            },
+            Value::Str(s) if RISKS.contains(&s.value().as_str()) => {
+                self.errors.at(
+                    s.span(),
+                    format!("write `risk = {}` without quotes", s.value()),
+                );
+                None
+            }
+            other => {
+                self.errors.at(
+                    other.span(),
+                    format!(
+                        "`risk` takes one of `low`, `medium`, `high`, `critical`, found {}",
+                        other.describe()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    fn number<T: std::str::FromStr>(&mut self, value: &Value, key: &str) -> Option<T>
+    where
+        T::Err: std::fmt::Display,
+    {
+        match value {
+            Value::Int(i) if i.base10_digits().starts_with('-') => {
+                self.errors.at(
+                    i.span(),
+                    format!(
+                        "`{key}` cannot be negative: write a whole number of at least 1, e.g. {}",
+                        example(key)
+                    ),
+                );
+                None
+            }
+            Value::Int(i) => match i.base10_parse::<T>() {
+                Ok(n) => Some(n),
+                Err(e) => {
+                    self.errors.at(
+                        i.span(),
+                        format!("`{key}` must fit in {}: {e}", std::any::type_name::<T>()),
+                    );
+                    None
+                }
+            },
+            other => {
+                self.errors.at(
+                    other.span(),
+                    format!(
+                        "`{key}` takes a whole number, found {}: e.g. {}",
+                        other.describe(),
+                        example(key)
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    fn boolean(&mut self, value: &Value, key: &str) -> Option<bool> {
+        match value {
+            Value::Bool(b) => Some(b.value),
+            Value::Str(s) if s.value() == "true" || s.value() == "false" => {
+                self.errors.at(
+                    s.span(),
+                    format!("write `{key} = {}` without quotes", s.value()),
+                );
+                None
+            }
+            other => {
+                self.errors.at(
+                    other.span(),
+                    format!(
+                        "`{key}` takes `true` or `false`, found {}",
+                        other.describe()
+                    ),
+                );
+                None
+            }
+        }
+    }
+
+    fn tool_name(&mut self, value: &Value, key: &str) -> Option<String> {
+        let (text, span) = match value {
+            Value::Str(s) => (s.value(), s.span()),
+            Value::Word(w) => (w.to_string(), w.span()),
+            other => {
+                self.errors.at(
+                    other.span(),
+                    format!("`{key}` takes a tool name, found {}", other.describe()),
+                );
+                return None;
+            }
+        };
+        if text.is_empty()
+            || !text
+                .chars()
+                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
+        {
+            self.errors.at(
+                span,
+                format!("`{text}` is not a valid tool name: use letters, digits, `_` and `-`"),
+            );
+            return None;
+        }
+        Some(text)
+    }
+
+    fn tool_names(&mut self, value: &Value) -> Option<Vec<(String, Span)>> {
+        let items: Vec<&Value> = match value {
+            Value::List(_, items) => items.iter().collect(),
+            Value::Word(w) if w == "none" => Vec::new(),
+            single => vec![single],
+        };
+        let mut out: Vec<(String, Span)> = Vec::new();
+        for item in items {
+            let name = self.tool_name(item, "only_after")?;
+            if out.iter().any(|(n, _)| *n == name) {
+                self.errors.at(
+                    item.span(),
+                    format!("`{name}` is listed twice in `only_after`; remove one"),
+                );
+                return None;
+            }
+            out.push((name, item.span()));
+        }
+        Some(out)
+    }
+
+    fn contradictions(&mut self, tool_name: &str) {
+        let name = self.name.clone().unwrap_or_else(|| tool_name.to_string());
+        if let Some((_, span)) = self.only_after.iter().find(|(n, _)| *n == name) {
+            self.errors.at(
+                *span,
+                format!("`{name}` can never run if it must run after itself: remove `{name}` from `only_after`"),
+            );
+        }
+        if let Some(forbidden) = self.forbidden_span {
+            for (key, span) in std::mem::take(&mut self.constraint_spans) {
+                let mut e = syn::Error::new(
+                    span,
+                    format!("`{key}` contradicts `forbidden = true`: a forbidden tool never runs, so remove `{key}`, or remove `forbidden = true`"),
+                );
+                e.combine(syn::Error::new(forbidden, "the tool is forbidden here"));
+                self.errors.push(e);
+            }
+        }
+    }
+}
+
+fn hint(word: &str, candidates: &[&str]) -> String {
+    suggest::closest(word, candidates)
+        .map(|c| format!(" (did you mean `{c}`?)"))
+        .unwrap_or_default()
+}
+
+/// The message for a key that does not belong where it is written: a typo, or a key of
+/// another group.
+fn misplaced(key: &str, place: &str, here: &[&str]) -> String {
+    let home = if POLICY_KEYS.contains(&key) {
+        Some("policy")
+    } else if CONSTRAINT_KEYS.contains(&key) {
+        Some("constraints")
+    } else if LIMIT_KEYS.contains(&key) {
+        Some("limits")
+    } else if TOP_KEYS.contains(&key) {
+        None
+    } else {
+        return format!(
+            "unknown key `{key}` in {place}: {}",
+            suggest::help(key, here)
+        );
+    };
+    match home {
+        Some(group) => format!(
+            "`{key}` belongs in `{group}(...)`, not in {place}: write `{group}({key} = ...)`"
+        ),
+        None => {
+            format!("`{key}` is not allowed in {place}: write it at the top level of the attribute")
+        }
+    }
+}
+
+fn example(key: &str) -> &'static str {
+    match key {
+        "policy" => "`policy(fs.read = [\"/data/**\"], net = deny)`",
+        "constraints" => "`constraints(max_invocations = 3, only_after = [fetch])`",
+        "limits" => "`limits(timeout_ms = 5000)`",
+        "fs.read" | "fs.write" => "`fs.read = [\"/data/**\"]`",
+        "net" => "`net = [\"api.example.com:443\"]`",
+        "exec" => "`exec = [\"rg\"]`",
+        "env" => "`env = [\"HOME\", \"AWS_*\"]`",
+        "risk" => "`risk = high`",
+        "max_invocations" => "`max_invocations = 3`",
+        "only_after" => "`only_after = [fetch]`",
+        "forbidden" | "requires_approval" => "`requires_approval = true`",
+        _ => "`timeout_ms = 5000`",
+    }
+}
+
+/// The error for an invalid glob, pointing into the literal where the runtime's parser stopped.
+fn glob_error(lit: &LitStr, e: &GlobError) -> syn::Error {
+    let text = lit.value();
+    let offset = e.offset().min(text.len());
+    // Sub-spans of a literal are not available to proc macros on stable, so the position is
+    // also drawn under the glob in the message.
+    let width = text[offset..].chars().next().map_or(1, |_| {
+        let rest = &text[offset..];
+        rest.find('/').unwrap_or(rest.len()).max(1)
+    });
+    let caret = format!(
+        "{}{}",
+        " ".repeat(text[..offset].chars().count()),
+        "^".repeat(width)
+    );
+    syn::Error::new(
+        lit.span(),
+        format!(
+            "invalid glob: {kind}\n  {text}\n  {caret}\nhelp: {help}",
+            kind = e.kind(),
+            help = e.help()
+        ),
+    )
+}
+
+fn widening_message(glob: &Glob) -> String {
+    let dir = glob.literal_dir();
+    let tree = tree_of(&dir);
+    format!(
+        "the OS sandbox enforces glob `{glob}` as the wider directory tree `{tree}` (Landlock grants whole trees); the in-process gate still matches `{glob}` exactly. Write `{tree}` to make the grant explicit, or narrow the glob to a `prefix/**` tree"
+    )
+}
+
+fn tree_of(dir: &Path) -> String {
+    let d = dir.display().to_string();
+    if d == "/" {
+        "/**".to_string()
+    } else {
+        format!("{d}/**")
+    }
+}
