@@ -323,14 +323,9 @@ impl Walker<'_> {
         let mut segs = Vec::new();
         let mut i = start;
         let span = tts[start].span();
-        loop {
-            match tts.get(i) {
-                Some(TokenTree::Ident(id)) => {
-                    segs.push(id.to_string());
-                    i += 1;
-                }
-                _ => break,
-            }
+        while let Some(TokenTree::Ident(id)) = tts.get(i) {
+            segs.push(id.to_string());
+            i += 1;
             let colons = matches!(tts.get(i), Some(TokenTree::Punct(p)) if p.as_char() == ':')
                 && matches!(tts.get(i + 1), Some(TokenTree::Punct(p)) if p.as_char() == ':');
             if colons && matches!(tts.get(i + 2), Some(TokenTree::Ident(_))) {

@@ -1,0 +1,5 @@
+mod b;
+
+pub fn check() -> bool {
+    b::probe().is_ok()
+}

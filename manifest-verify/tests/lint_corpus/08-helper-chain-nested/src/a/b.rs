@@ -1,0 +1,3 @@
+pub fn probe() -> std::io::Result<()> {
+    super::super::net::dial()
+}

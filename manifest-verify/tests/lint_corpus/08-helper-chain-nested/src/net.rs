@@ -1,0 +1,3 @@
+pub fn dial() -> std::io::Result<()> {
+    std::net::UdpSocket::bind("0.0.0.0:0").map(|_| ())
+}

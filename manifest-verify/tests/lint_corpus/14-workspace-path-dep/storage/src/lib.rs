@@ -1,0 +1,2 @@
+mod disk;
+pub use disk::put;

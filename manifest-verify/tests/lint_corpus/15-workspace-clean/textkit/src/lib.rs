@@ -1,0 +1,3 @@
+pub fn count(text: &str) -> usize {
+    text.split_whitespace().count()
+}

@@ -1,0 +1,5 @@
+/// Spins.
+#[tool(policy(net = deny))]
+fn spin() {
+    unsafe { core::arch::asm!("nop") }
+}
