@@ -1,1 +1,18 @@
-//! Placeholder; arrives with its own issue.
+//! # toolpolicy examples
+//!
+//! A small coding agent's tools, annotated with `#[tool(policy(...))]`:
+//!
+//! * [`tools::read_file`], [`tools::list_dir`], [`tools::write_report`] run in-process behind
+//!   the path gate, and open files beneath their declared root with `cap-std`, so a symlink
+//!   cannot lead them out either;
+//! * [`tools::grep`], [`tools::run_tests`] and [`tools::fetch_url`] shell out through the
+//!   sandbox, which confines the subprocess to exactly what the tool declared.
+//!
+//! The `agent-demo` binary replays a prompt-injected transcript against them
+//! ([`demo`]); the `mcp-server` binary serves them over MCP.
+
+pub mod demo;
+pub mod sandboxed;
+pub mod tools;
+pub mod trace;
+pub mod world;
