@@ -84,6 +84,16 @@ fn connect_roundtrip(addr: SocketAddr) {
     s.read_exact(&mut b).unwrap();
 }
 
+/// User plus system CPU time of the whole process so far.
+fn cpu_seconds() -> f64 {
+    // SAFETY: an all-zero rusage is valid; getrusage fills it.
+    let mut u: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: RUSAGE_SELF with a live struct.
+    unsafe { libc::getrusage(libc::RUSAGE_SELF, &mut u) };
+    let t = |tv: libc::timeval| tv.tv_sec as f64 + tv.tv_usec as f64 * 1e-6;
+    t(u.ru_utime) + t(u.ru_stime)
+}
+
 fn setns(fd: &OwnedFd) -> io::Result<()> {
     // SAFETY: setns on this thread with a namespace descriptor we own.
     if unsafe { libc::setns(fd.as_raw_fd(), libc::CLONE_NEWNET) } != 0 {
@@ -203,50 +213,61 @@ fn main() {
     c.final_summary();
 
     // Criterion measures one variant after the other; on a shared machine the load changes in
-    // between. Interleave the two to report a ratio that both saw under the same load.
-    let rounds = 15;
+    // between. Interleave the two and compare each pair, so both sides of a ratio saw the same
+    // load; also report CPU time per GiB (all threads: server, broker, client), which does not
+    // depend on how busy the machine is.
+    let rounds = 25;
     let median = |mut v: Vec<f64>| {
         v.sort_by(f64::total_cmp);
         v[v.len() / 2]
     };
     let timed = |ns: &OwnedFd, f: &dyn Fn()| {
         setns(ns).unwrap();
-        let t = Instant::now();
+        let (t, cpu) = (Instant::now(), cpu_seconds());
         f();
-        t.elapsed().as_secs_f64()
+        (t.elapsed().as_secs_f64(), cpu_seconds() - cpu)
     };
-    let (mut direct, mut brokered) = (Vec::new(), Vec::new());
+    let (mut ratios, mut direct, mut brokered) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..rounds {
-        direct.push(timed(&host_ns, &|| {
+        let d = timed(&host_ns, &|| {
             download(bulk);
-        }));
-        brokered.push(timed(&sandbox_ns, &|| {
+        });
+        let b = timed(&sandbox_ns, &|| {
             download(bulk_in);
-        }));
+        });
+        ratios.push(d.0 / b.0);
+        direct.push(d);
+        brokered.push(b);
     }
-    let (d, b) = (median(direct), median(brokered));
     let gib = BULK as f64 / (1u64 << 30) as f64;
+    let speed = |v: &[(f64, f64)]| gib / median(v.iter().map(|x| x.0).collect());
+    let cpu = |v: &[(f64, f64)]| median(v.iter().map(|x| x.1).collect()) / gib;
     println!(
-        "interleaved 64 MiB download: direct {:.2} GiB/s, broker {:.2} GiB/s, broker/direct = {:.0} %",
-        gib / d,
-        gib / b,
-        100.0 * d / b
+        "interleaved 64 MiB download ({rounds} pairs): direct {:.2} GiB/s, broker {:.2} GiB/s; \
+         median pair ratio broker/direct = {:.0} %; CPU per GiB: direct {:.2} s, broker {:.2} s",
+        speed(&direct),
+        speed(&brokered),
+        100.0 * median(ratios),
+        cpu(&direct),
+        cpu(&brokered),
     );
-    let (mut direct, mut brokered) = (Vec::new(), Vec::new());
+    let (mut ratios, mut direct, mut brokered) = (Vec::new(), Vec::new(), Vec::new());
     for _ in 0..rounds {
-        direct.push(timed(&host_ns, &|| (0..200).for_each(|_| connect_roundtrip(echo))) / 200.0);
-        brokered.push(
-            timed(&sandbox_ns, &|| {
-                (0..200).for_each(|_| connect_roundtrip(echo_in))
-            }) / 200.0,
-        );
+        let d = timed(&host_ns, &|| (0..100).for_each(|_| connect_roundtrip(echo))).0 / 100.0;
+        let b = timed(&sandbox_ns, &|| {
+            (0..100).for_each(|_| connect_roundtrip(echo_in))
+        })
+        .0 / 100.0;
+        ratios.push(b / d);
+        direct.push(d);
+        brokered.push(b);
     }
-    let (d, b) = (median(direct), median(brokered));
     println!(
-        "interleaved connect+1-byte round trip: direct {:.0} us, broker {:.0} us, broker/direct = {:.1}x",
-        d * 1e6,
-        b * 1e6,
-        b / d
+        "interleaved connect + 1-byte round trip: direct {:.0} us, broker {:.0} us; median pair \
+         ratio broker/direct = {:.1}x",
+        median(direct) * 1e6,
+        median(brokered) * 1e6,
+        median(ratios),
     );
     setns(&host_ns).unwrap();
 }

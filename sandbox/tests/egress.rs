@@ -600,3 +600,70 @@ fn curl_and_getent_by_name() {
         && e.host == "exfil.test"));
     assert_eq!(connects(&events).len(), 1, "{events:#?}");
 }
+
+#[test]
+fn ipv6_loopback_literal_endpoint() {
+    let Ok(listener) = TcpListener::bind("[::1]:0") else {
+        eprintln!("skipped: the host has no IPv6 loopback");
+        return;
+    };
+    let server = listener.local_addr().unwrap();
+    std::thread::spawn(move || {
+        for s in listener.incoming() {
+            let Ok(mut s) = s else { continue };
+            let _ = s.write_all(b"v6 upstream\n");
+        }
+    });
+    let pattern = format!("[::1]:{}", server.port());
+    let plan = plan(&[pattern.as_str()]);
+    let Some((got, events)) = sandboxed(&plan, options(Resolver::map([])), move |_| {
+        let mut s = TcpStream::connect(server).unwrap();
+        let mut out = String::new();
+        s.read_to_string(&mut out).unwrap();
+        out
+    }) else {
+        return;
+    };
+    assert_eq!(got, "v6 upstream\n");
+    assert_eq!(connects(&events)[0].host, "::1");
+}
+
+/// A non-loopback literal is added to the sandbox's `lo` so the tool can dial it. The broker is
+/// deliberately not started: the connection completes inside the namespace (into the
+/// listener's backlog) and no packet can reach the real address.
+#[test]
+fn non_loopback_literal_is_added_inside_only() {
+    let plan = plan(&["192.0.2.7:8443"]);
+    let (outside, inside) = socketpair();
+    let result = std::thread::spawn(
+        move || -> io::Result<Option<(io::Result<TcpStream>, io::Error)>> {
+            // SAFETY: unshare affects only this thread.
+            if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
+                let e = io::Error::last_os_error();
+                return if require_kernel() { Err(e) } else { Ok(None) };
+            }
+            lo_up()?;
+            bind_inside(&plan, inside.as_fd())?;
+            let listed = TcpStream::connect_timeout(&"192.0.2.7:8443".parse().unwrap(), FAST);
+            let other = TcpStream::connect_timeout(&"192.0.2.8:8443".parse().unwrap(), FAST)
+                .expect_err("an unlisted address has no route");
+            Ok(Some((listed, other)))
+        },
+    )
+    .join()
+    .unwrap()
+    .expect("setup");
+    drop(outside);
+    let Some((listed, other)) = result else {
+        eprintln!("skipped: cannot create a network namespace here; run as root");
+        return;
+    };
+    listed.expect("the listed literal accepts inside the sandbox");
+    assert_eq!(other.raw_os_error(), Some(libc::ENETUNREACH), "{other}");
+    // And the host never got that address.
+    let host_addrs = std::fs::read_to_string("/proc/net/fib_trie").unwrap_or_default();
+    assert!(
+        !host_addrs.contains("192.0.2.7"),
+        "the address leaked into the host namespace"
+    );
+}

@@ -395,6 +395,13 @@ fn accept_all(listener: &OwnedFd, mut each: impl FnMut(TcpStream)) {
             )
         };
         if raw < 0 {
+            let err = io::Error::last_os_error();
+            match err.raw_os_error() {
+                Some(libc::EAGAIN) | Some(libc::EINTR) | Some(libc::ECONNABORTED) => {}
+                // Out of descriptors or memory in the parent: the listener stays readable, so
+                // back off instead of spinning; the tool's connection waits in the backlog.
+                _ => std::thread::sleep(Duration::from_millis(20)),
+            }
             return;
         }
         // SAFETY: fresh descriptor from accept4 (blocking: accept4 does not inherit O_NONBLOCK).

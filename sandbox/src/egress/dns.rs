@@ -47,6 +47,17 @@ impl NameTable {
             IpAddr::V4(v4) => Lookup::Allowed(v4),
             IpAddr::V6(_) => Lookup::Denied,
         };
+        // Only plain host names reach the plan, and through it the host's resolver.
+        let plain = name.len() <= 253
+            && name.split('.').all(|l| {
+                !l.is_empty()
+                    && l.len() <= 63
+                    && l.bytes()
+                        .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            });
+        if !plain {
+            return Lookup::Denied;
+        }
         if let Some(i) = self.plan.endpoint_for_name(name) {
             return v4(self.plan.endpoints()[i].addr);
         }
@@ -256,6 +267,8 @@ mod tests {
         }
         assert_eq!(t.lookup("late.ex.test"), Lookup::PoolExhausted);
         assert_eq!(t.lookup("ex.test"), Lookup::Denied);
+        assert_eq!(t.lookup("a\\046b.ex.test"), Lookup::Denied);
+        assert_eq!(t.lookup("a..ex.test"), Lookup::Denied);
     }
 
     #[test]
