@@ -667,3 +667,110 @@ fn non_loopback_literal_is_added_inside_only() {
         "the address leaked into the host namespace"
     );
 }
+
+/// Sends `CONNECT target` to the sandbox's proxy; returns the status code and the stream.
+fn proxy_connect(target: &str) -> io::Result<(u16, TcpStream, String)> {
+    let mut s = TcpStream::connect("127.0.0.1:3128")?;
+    s.set_read_timeout(Some(Duration::from_secs(5)))?;
+    write!(s, "CONNECT {target} HTTP/1.1\r\nHost: {target}\r\n\r\n")?;
+    let mut head = Vec::new();
+    let mut byte = [0u8; 1];
+    while !head.ends_with(b"\r\n\r\n") {
+        if s.read(&mut byte)? == 0 {
+            break;
+        }
+        head.push(byte[0]);
+    }
+    let head = String::from_utf8_lossy(&head).to_string();
+    let status = head
+        .split_whitespace()
+        .nth(1)
+        .and_then(|c| c.parse().ok())
+        .unwrap_or(0);
+    Ok((status, s, head))
+}
+
+#[test]
+fn connect_proxy_checks_every_request() {
+    let server = http_server();
+    let dead = dead_port();
+    let plan = plan(&["api.test:80", "any.test:*", "down.test:80"]);
+    let resolver = Resolver::map([
+        ("api.test", server),
+        ("any.test", server),
+        ("other.test", server),
+        ("down.test", dead),
+    ]);
+    let Some((results, events)) = sandboxed(&plan, options(resolver), |_| {
+        let mut out = Vec::new();
+        for target in [
+            "api.test:80",
+            "any.test:31337",
+            "other.test:80",
+            "down.test:80",
+        ] {
+            let (status, mut s, _) = proxy_connect(target).unwrap();
+            let body = if status == 200 {
+                write!(
+                    s,
+                    "GET /tunnel HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+                )
+                .unwrap();
+                let mut b = String::new();
+                s.read_to_string(&mut b).unwrap();
+                b
+            } else {
+                String::new()
+            };
+            out.push((target, status, body));
+        }
+        // Not a tunnel request.
+        let mut s = TcpStream::connect("127.0.0.1:3128").unwrap();
+        write!(s, "GET http://api.test/ HTTP/1.1\r\nHost: api.test\r\n\r\n").unwrap();
+        let mut b = String::new();
+        s.read_to_string(&mut b).unwrap();
+        out.push(("GET", b[9..12].parse().unwrap(), String::new()));
+        // any.test has no pinned listener: only the proxy reaches it.
+        assert_eq!(dns_a("any.test").unwrap().0, 3);
+        out
+    }) else {
+        return;
+    };
+    let status: Vec<(&str, u16)> = results.iter().map(|(t, s, _)| (*t, *s)).collect();
+    assert_eq!(
+        status,
+        [
+            ("api.test:80", 200),
+            ("any.test:31337", 200),
+            ("other.test:80", 403),
+            ("down.test:80", 502),
+            ("GET", 400)
+        ]
+    );
+    assert!(
+        results[0].2.contains("upstream, path /tunnel"),
+        "{}",
+        results[0].2
+    );
+    assert!(
+        results[1].2.contains("upstream, path /tunnel"),
+        "{}",
+        results[1].2
+    );
+    let c = connects(&events);
+    let seen: Vec<(&str, Decision, bool)> = c
+        .iter()
+        .map(|e| (e.host.as_str(), e.decision, e.error.is_some()))
+        .collect();
+    for expected in [
+        ("api.test", Decision::Allowed, false),
+        ("any.test", Decision::Allowed, false),
+        ("other.test", Decision::Denied, true),
+        ("down.test", Decision::Allowed, true),
+    ] {
+        assert!(
+            seen.contains(&expected),
+            "{expected:?} missing from {seen:?}"
+        );
+    }
+}

@@ -239,17 +239,14 @@ fn unreachable_upstream_fails_cleanly() {
 }
 
 #[test]
-fn any_port_patterns_are_refused_before_anything_runs() {
+fn reserved_addresses_are_refused_before_anything_runs() {
     let policy: ToolPolicy =
-        serde_json::from_str(r#"{"net": {"hosts": ["example.com:*"]}}"#).unwrap();
+        serde_json::from_str(r#"{"net": {"hosts": ["127.0.0.1:53"]}}"#).unwrap();
     let argv: Vec<OsString> = vec!["/bin/true".into()];
     let opts = RunOptions::default().helper(env!("CARGO_BIN_EXE_policy-sandbox"));
     match run(&policy, &argv, &opts) {
         Err(RunError::Refused(why)) => {
-            assert!(
-                why.contains("example.com:*") && why.contains("ports"),
-                "{why}"
-            )
+            assert!(why.contains("127.0.0.1:53") && why.contains("DNS"), "{why}")
         }
         other => panic!("expected a refusal, got {other:?}"),
     }
@@ -261,13 +258,22 @@ fn made_up_names_through_the_broker_resolver() {
         return;
     }
     let (server, hits) = http_server();
-    let hosts = vec!["api.test:80".to_string(), "*.svc.test:80".to_string()];
+    let hosts = vec![
+        "api.test:80".to_string(),
+        "*.svc.test:80".to_string(),
+        "any.test:*".to_string(),
+    ];
     let broker = BrokerOptions {
-        resolver: Resolver::map([("api.test", server), ("blue.svc.test", server)]),
+        resolver: Resolver::map([
+            ("api.test", server),
+            ("blue.svc.test", server),
+            ("any.test", server),
+        ]),
         allow_host_local: true,
         ..BrokerOptions::default()
     };
     let script = "curl -sS -m 5 http://api.test/exact; echo \"exact=$?\"\n\
+                  curl -sS -m 5 -p -x http://127.0.0.1:3128 http://any.test:9/via-proxy; echo \"proxy=$?\"\n\
                   curl -sS -m 5 http://blue.svc.test/wild; echo \"wild=$?\"\n\
                   curl -sS -m 5 http://api.test:8080/; echo \"port=$?\"\n\
                   curl -sS -m 5 http://svc.test/; echo \"bare=$?\"\n";
@@ -285,12 +291,16 @@ fn made_up_names_through_the_broker_resolver() {
     );
     assert!(text.contains("port=7"), "{text}");
     assert!(text.contains("bare=6"), "{text}");
-    assert_eq!(hits.load(Ordering::SeqCst), 2);
+    assert!(
+        text.contains("upstream saw /via-proxy") && text.contains("proxy=0"),
+        "{text}"
+    );
+    assert_eq!(hits.load(Ordering::SeqCst), 3);
     let hosts_seen: Vec<&str> = ran
         .events
         .iter()
         .filter(|e| e.kind == EventKind::Connect)
         .map(|e| e.host.as_str())
         .collect();
-    assert_eq!(hosts_seen, ["api.test", "blue.svc.test"]);
+    assert_eq!(hosts_seen, ["api.test", "any.test", "blue.svc.test"]);
 }

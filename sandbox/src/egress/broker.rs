@@ -16,6 +16,7 @@ use super::dns::{answer, NameTable};
 use super::event::{Decision, EgressEvent, EventKind};
 use super::fdpass::recv_fds;
 use super::plan::{is_host_local, EgressPlan, ListenerKind, Route};
+use super::proxy::{read_connect, reply};
 use super::pump::pump;
 
 /// Where the broker sends audit events.
@@ -375,6 +376,7 @@ fn accept_loop(
             match kind {
                 ListenerKind::DnsUdp => serve_dns_udp(shared, fd, &mut buf),
                 ListenerKind::DnsTcp => accept_all(fd, |s| spawn_dns_tcp(shared, s)),
+                ListenerKind::Proxy => accept_all(fd, |s| spawn_proxy(shared, s)),
                 ListenerKind::Tcp { endpoint } => {
                     accept_all(fd, |s| spawn_connection(shared, *endpoint, *addr, s))
                 }
@@ -610,6 +612,17 @@ fn serve_connection(
             return event;
         }
     };
+    carry(shared, client, upstream, event, started)
+}
+
+/// Splices `client` ⇄ `upstream` until both ends close, then completes `event`.
+fn carry(
+    shared: &Arc<Shared>,
+    client: TcpStream,
+    upstream: TcpStream,
+    mut event: EgressEvent,
+    started: Instant,
+) -> EgressEvent {
     event.upstream = upstream.peer_addr().ok().map(|a| a.to_string());
     let _ = client.set_nodelay(true);
     let _ = upstream.set_nodelay(true);
@@ -638,8 +651,8 @@ fn serve_connection(
         }
     };
     unregister(shared, id);
-    event.bytes_up = up.load(Ordering::Relaxed);
-    event.bytes_down = down.load(Ordering::Relaxed);
+    event.bytes_up += up.load(Ordering::Relaxed);
+    event.bytes_down += down.load(Ordering::Relaxed);
     event.duration_ms = started.elapsed().as_millis() as u64;
     let errors: Vec<String> = [("to server", up_result), ("to tool", down_result)]
         .into_iter()
@@ -700,4 +713,73 @@ fn connect_upstream(
 /// [`BrokerOptions::allow_host_local`]).
 pub fn refuses_for_names(ip: IpAddr) -> bool {
     is_host_local(ip)
+}
+
+fn spawn_proxy(shared: &Arc<Shared>, stream: TcpStream) {
+    if !admit(shared) {
+        reset(stream);
+        return;
+    }
+    let s = Arc::clone(shared);
+    let spawned = std::thread::Builder::new()
+        .name("egress-proxy".into())
+        .spawn(move || {
+            if let Some(event) = serve_proxy(&s, stream) {
+                (s.sink)(event);
+            }
+            release(&s);
+        });
+    if spawned.is_err() {
+        release(shared);
+    }
+}
+
+/// One CONNECT request: checked against the patterns, then carried like a pinned endpoint.
+/// `None` when the client sent something that is not a CONNECT request at all.
+fn serve_proxy(shared: &Arc<Shared>, mut client: TcpStream) -> Option<EgressEvent> {
+    let started = Instant::now();
+    let _ = client.set_read_timeout(Some(Duration::from_secs(10)));
+    let request = match read_connect(&mut client) {
+        Ok(r) => r,
+        Err(why) => {
+            reply(&mut client, 400, &why);
+            return None;
+        }
+    };
+    let _ = client.set_read_timeout(None);
+    let (host, port) = (request.host, request.port);
+    if !shared.plan.admits(&host, port) {
+        let why = format!("{host}:{port} is not allowed by the policy");
+        reply(&mut client, 403, &why);
+        return Some(connect_event(Decision::Denied, host, port, Some(why)));
+    }
+    let route = match host
+        .trim_start_matches('[')
+        .trim_end_matches(']')
+        .parse::<IpAddr>()
+    {
+        Ok(ip) => Route::Ip(ip),
+        Err(_) => Route::Name(host.clone()),
+    };
+    let mut event = connect_event(Decision::Allowed, host.clone(), port, None);
+    let mut upstream = match connect_upstream(shared, &route, &host, port) {
+        Ok(u) => u,
+        Err(e) => {
+            reply(&mut client, 502, &e);
+            event.error = Some(e);
+            event.duration_ms = started.elapsed().as_millis() as u64;
+            return Some(event);
+        }
+    };
+    reply(&mut client, 200, "Connection established");
+    // Bytes the client sent right behind its request (a TLS hello) belong to the tunnel.
+    if !request.early.is_empty() {
+        if let Err(e) = upstream.write_all(&request.early) {
+            event.error = Some(format!("to server: {e}"));
+            reset(client);
+            return Some(event);
+        }
+        event.bytes_up = request.early.len() as u64;
+    }
+    Some(carry(shared, client, upstream, event, started))
 }

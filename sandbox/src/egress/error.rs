@@ -8,25 +8,16 @@ use policy_runtime::HostPattern;
 /// the policy (exit 125, `refused: ...`) rather than widening it.
 #[derive(Debug, thiserror::Error)]
 pub enum EgressError {
-    /// `host:*` would need a listener on every port.
+    /// The pattern claims an address and port the sandbox uses itself.
     #[error(
-        "egress cannot pin `{pattern}`: any-port patterns would need a listener on all 65535 ports \
-         inside the sandbox; list the ports the tool needs instead (e.g. `{example}`)"
+        "egress cannot pin `{pattern}`: that address and port inside the sandbox is its {what}; \
+         remove the pattern"
     )]
-    AnyPort {
+    Reserved {
         /// The pattern as written.
         pattern: HostPattern,
-        /// A suggested replacement.
-        example: String,
-    },
-    /// The pattern claims the address and port of the sandbox's own DNS responder.
-    #[error(
-        "egress cannot pin `{pattern}`: 127.0.0.1:53 inside the sandbox is its DNS responder, \
-         which answers only the allowed names; remove the pattern"
-    )]
-    ReservedDns {
-        /// The pattern as written.
-        pattern: HostPattern,
+        /// What lives there.
+        what: &'static str,
     },
     /// More names or addresses than the loopback range can hold.
     #[error("egress ran out of loopback addresses after {allocated} endpoints; list fewer hosts")]

@@ -42,7 +42,7 @@ pub fn bind_inside(plan: &EgressPlan, channel: BorrowedFd<'_>) -> io::Result<()>
     for (index, spec) in plan.listeners().iter().enumerate() {
         let fd: io::Result<OwnedFd> = match spec.kind {
             ListenerKind::DnsUdp => UdpSocket::bind(spec.addr).map(OwnedFd::from),
-            ListenerKind::DnsTcp | ListenerKind::Tcp { .. } => {
+            ListenerKind::DnsTcp | ListenerKind::Proxy | ListenerKind::Tcp { .. } => {
                 TcpListener::bind(spec.addr).map(OwnedFd::from)
             }
         };

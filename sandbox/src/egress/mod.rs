@@ -30,7 +30,15 @@
 //!   address is refused with a reset and a denied event.
 //! - **`ip:port`** — the literal address, reachable at that same address inside the sandbox
 //!   (non-loopback literals are added to `lo`). No name resolution is involved.
-//! - **`host:*`** is refused ([`EgressError::AnyPort`]): ports must be pinned.
+//! - **`host:*`** (any port) gets no pinned listener: it is reachable only through the
+//!   proxy below. Programs that ignore proxies cannot reach it (narrower, never wider).
+//! - **HTTP CONNECT proxy** at [`PROXY_ADDR`] (127.0.0.1:3128; [`EgressPlan::proxy_env`]
+//!   names the variables that point clients at it): each `CONNECT host:port` is checked
+//!   against the patterns ([`EgressPlan::admits`]); allowed ones are resolved and connected by
+//!   the broker exactly like pinned endpoints (same rebinding guard) and answered `200`, others
+//!   get `403` (denied event) or `502` (upstream failure, with the reason). Wildcards through
+//!   the proxy have no pool limit. Only tunnels: plain `GET http://...` proxying is refused
+//!   with `400`.
 //! - **DNS** — the sandbox's resolver answers `A` for allowed names only, with no data for
 //!   other record types, `NXDOMAIN` for anything else and `REFUSED` when a wildcard pool is
 //!   used up. It never forwards a question, so lookups cannot carry data out.
@@ -58,6 +66,7 @@ mod event;
 mod fdpass;
 mod inside;
 mod plan;
+mod proxy;
 mod pump;
 
 pub use broker::{
@@ -68,5 +77,6 @@ pub use error::EgressError;
 pub use event::{Decision, EgressEvent, EventKind};
 pub use inside::bind_inside;
 pub use plan::{
-    EgressPlan, Endpoint, ListenerKind, ListenerSpec, Route, DNS_ADDR, MAX_LISTENERS, WILDCARD_POOL,
+    EgressPlan, Endpoint, ListenerKind, ListenerSpec, Route, DNS_ADDR, MAX_LISTENERS, PROXY_ADDR,
+    WILDCARD_POOL,
 };

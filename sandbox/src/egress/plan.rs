@@ -20,6 +20,9 @@ pub const MAX_LISTENERS: usize = 1024;
 /// Address and port of the DNS responder inside the sandbox.
 pub const DNS_ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 53);
 
+/// Address and port of the HTTP CONNECT proxy inside the sandbox.
+pub const PROXY_ADDR: SocketAddr = SocketAddr::new(IpAddr::V4(Ipv4Addr::LOCALHOST), 3128);
+
 /// Where an endpoint's connections go.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -65,6 +68,8 @@ pub enum ListenerKind {
     DnsUdp,
     /// The DNS responder, over TCP.
     DnsTcp,
+    /// The HTTP CONNECT proxy for clients that honour `HTTPS_PROXY`.
+    Proxy,
 }
 
 /// One socket that [`bind_inside`](super::bind_inside) creates inside the sandbox.
@@ -86,7 +91,7 @@ pub struct ListenerSpec {
 ///
 /// let hosts: Vec<HostPattern> = vec!["api.example.com:443".parse()?, "api.example.com:80".parse()?];
 /// let plan = EgressPlan::new(&hosts).unwrap();
-/// assert_eq!(plan.connect_ports(), vec![53, 80, 443]);
+/// assert_eq!(plan.connect_ports(), vec![53, 80, 443, 3128]);
 /// assert!(plan.hosts_file().contains("127.0.0.2 api.example.com"));
 /// # Ok::<(), policy_runtime::host::HostError>(())
 /// ```
@@ -134,8 +139,11 @@ impl EgressPlan {
     /// - `ip:port`: a listener on that very address (added to `lo` if it is not loopback), so
     ///   programs that dial the literal address reach it.
     ///
-    /// Fails for `host:*` (ports must be pinned) and for `127.0.0.1:53`, which is the sandbox's
-    /// own DNS responder.
+    /// - `host:*`: no listener (a port cannot be pinned); reachable only through the CONNECT
+    ///   proxy at [`PROXY_ADDR`], which checks every request against the patterns.
+    ///
+    /// Fails for `127.0.0.1:53` and `127.0.0.1:3128`, which are the sandbox's own DNS responder
+    /// and proxy.
     pub fn new(hosts: &[HostPattern]) -> Result<EgressPlan, EgressError> {
         let mut names: BTreeMap<String, BTreeSet<u16>> = BTreeMap::new();
         let mut suffixes: BTreeMap<String, BTreeSet<u16>> = BTreeMap::new();
@@ -143,20 +151,23 @@ impl EgressPlan {
         for pattern in hosts {
             let port = match pattern.port {
                 PortMatch::Port(p) => p,
-                PortMatch::Any => {
-                    return Err(EgressError::AnyPort {
-                        example: format!("{}", pattern).replace(":*", ":443"),
-                        pattern: pattern.clone(),
-                    })
-                }
+                // Any-port patterns cannot get a listener per port; they are served by the
+                // proxy alone (checked there per CONNECT).
+                PortMatch::Any => continue,
             };
             match &pattern.host {
                 HostMatch::Name(n) => names.entry(n.clone()).or_default().insert(port),
                 HostMatch::Subdomains(s) => suffixes.entry(s.clone()).or_default().insert(port),
                 HostMatch::Ip(ip) => {
-                    if SocketAddr::new(*ip, port) == DNS_ADDR {
-                        return Err(EgressError::ReservedDns {
+                    let addr = SocketAddr::new(*ip, port);
+                    if addr == DNS_ADDR || addr == PROXY_ADDR {
+                        return Err(EgressError::Reserved {
                             pattern: pattern.clone(),
+                            what: if addr == DNS_ADDR {
+                                "DNS responder"
+                            } else {
+                                "CONNECT proxy"
+                            },
                         });
                     }
                     ips.entry(*ip).or_default().insert(port)
@@ -216,6 +227,10 @@ impl EgressPlan {
                 addr: DNS_ADDR,
                 kind: ListenerKind::DnsTcp,
             },
+            ListenerSpec {
+                addr: PROXY_ADDR,
+                kind: ListenerKind::Proxy,
+            },
         ];
         for (index, endpoint) in endpoints.iter().enumerate() {
             for &port in &endpoint.ports {
@@ -254,7 +269,7 @@ impl EgressPlan {
     }
 
     /// The TCP ports the tool must be allowed to connect to (Landlock `ConnectTcp`): every
-    /// endpoint port and 53 for DNS over TCP. Sorted, without duplicates.
+    /// endpoint port, 53 for DNS over TCP and 3128 for the proxy. Sorted, without duplicates.
     pub fn connect_ports(&self) -> Vec<u16> {
         let ports: BTreeSet<u16> = self.listeners.iter().map(|l| l.addr.port()).collect();
         ports.into_iter().collect()
@@ -315,6 +330,34 @@ impl EgressPlan {
         )
     }
 
+    /// Environment variables that point proxy-aware programs at the sandbox's CONNECT proxy
+    /// (`HTTPS_PROXY`, `https_proxy`, `ALL_PROXY`, `all_proxy`). Optional: programs that ignore
+    /// them still reach the pinned endpoints directly. `HTTP_PROXY` is left out on purpose:
+    /// the proxy speaks CONNECT only.
+    pub fn proxy_env(&self) -> Vec<(String, String)> {
+        let url = format!("http://{PROXY_ADDR}");
+        ["HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"]
+            .into_iter()
+            .map(|k| (k.to_string(), url.clone()))
+            .collect()
+    }
+
+    /// Whether a CONNECT to `host:port` is allowed by some pattern (names, wildcards and IP
+    /// literals alike, any-port patterns included).
+    pub fn admits(&self, host: &str, port: u16) -> bool {
+        let host = host.trim_end_matches('.').to_ascii_lowercase();
+        let ip = host
+            .strip_prefix('[')
+            .and_then(|h| h.strip_suffix(']'))
+            .unwrap_or(&host)
+            .parse::<IpAddr>()
+            .ok();
+        self.patterns.iter().any(|p| match ip {
+            Some(ip) => p.matches_ip(ip, port),
+            None => p.matches_name(&host, port),
+        })
+    }
+
     /// The exact endpoint for `name`, if the policy lists it by name.
     pub(crate) fn endpoint_for_name(&self, name: &str) -> Option<usize> {
         self.endpoints
@@ -369,8 +412,8 @@ mod tests {
         // 127.0.0.2 is named literally, so names start at .3.
         let addrs: Vec<String> = p.endpoints().iter().map(|e| e.addr.to_string()).collect();
         assert_eq!(addrs, ["127.0.0.2", "127.0.0.3", "127.0.0.4"]);
-        assert_eq!(p.listeners().len(), 2 + 4);
-        assert_eq!(p.connect_ports(), vec![53, 80, 443, 8080]);
+        assert_eq!(p.listeners().len(), 3 + 4);
+        assert_eq!(p.connect_ports(), vec![53, 80, 443, 3128, 8080]);
         assert!(p.hosts_file().contains("127.0.0.3 a.test\n"));
         assert!(!p.hosts_file().contains("127.0.0.2 "));
     }
@@ -387,10 +430,23 @@ mod tests {
 
     #[test]
     fn refusals_explain() {
-        let e = plan(&["a.test:*"]).unwrap_err().to_string();
-        assert!(e.contains("a.test:443"), "{e}");
         let e = plan(&["127.0.0.1:53"]).unwrap_err().to_string();
         assert!(e.contains("DNS responder"), "{e}");
+        let e = plan(&["127.0.0.1:3128"]).unwrap_err().to_string();
+        assert!(e.contains("proxy"), "{e}");
+    }
+
+    #[test]
+    fn any_port_is_proxy_only() {
+        let p = plan(&["a.test:*", "*.w.test:443", "10.1.2.3:22", "[::1]:9"]).unwrap();
+        assert!(
+            p.endpoint_for_name("a.test").is_none(),
+            "no listener for a:*"
+        );
+        assert!(p.admits("a.test", 1) && p.admits("A.test.", 65535));
+        assert!(p.admits("x.w.test", 443) && !p.admits("x.w.test", 444));
+        assert!(p.admits("10.1.2.3", 22) && !p.admits("10.1.2.3", 23));
+        assert!(p.admits("[::1]", 9) && !p.admits("b.test", 443));
     }
 
     #[test]
