@@ -18,7 +18,9 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use common::bait::{self, Hits, RunDir, Victim};
-use common::{escape, kernel, probe, users, Attempt, Mode, Profile, Scenario, User, SECRET_KEY};
+use common::{
+    escape, escape_in, kernel, probe, users, Attempt, Mode, Profile, Scenario, User, SECRET_KEY,
+};
 
 /// Removes `path` (a file the bare run may have created) before each run.
 fn remove(path: &str) -> impl Fn() + 'static {
@@ -236,6 +238,59 @@ fn host_unix_sockets() {
 }
 
 #[test]
+fn host_unix_sockets_stay_out_of_reach_with_net_allow() {
+    // net = "allow" grants the network, not the host's local daemons: abstract sockets are
+    // scoped by Landlock and socket directories stay hidden by the mount namespace.
+    let allow = |s: &Scenario| s.base_policy().replace("net = \"deny\"", "net = \"allow\"");
+    escape_in(
+        &[Profile::Strict],
+        "abstract unix socket, net = allow",
+        |s| {
+            let name = format!(
+                "toolpolicy-escapes-allow-{}-{}",
+                std::process::id(),
+                s.root.file_name().unwrap().to_string_lossy()
+            );
+            let hits = bait::abstract_listener(&name);
+            Some(network_attempt(&["unix-abstract", &name], allow(s), hits))
+        },
+    );
+    let run_dirs: RefCell<Vec<RunDir>> = RefCell::new(vec![]);
+    escape_in(
+        &[Profile::Strict],
+        "unix socket under /run, net = allow",
+        |s| {
+            let dir = match RunDir::create() {
+                Ok(dir) => dir,
+                Err(reason) => {
+                    eprintln!("skipped: {reason}");
+                    return None;
+                }
+            };
+            let path = dir.0.join("daemon.sock");
+            let hits = bait::path_listener(&path);
+            let path = path.to_str().unwrap().to_string();
+            run_dirs.borrow_mut().push(dir);
+            Some(network_attempt(&["unix-path", &path], allow(s), hits))
+        },
+    );
+}
+
+#[test]
+fn read_etc_shadow_as_root() {
+    escape("read /etc/shadow", |s| {
+        if s.user != User::Root || !std::path::Path::new("/etc/shadow").exists() {
+            eprintln!("skipped: only root can read /etc/shadow on the bare host");
+            return None;
+        }
+        Some(Attempt::new(
+            &["read", "/etc/shadow", "root:"],
+            s.base_policy(),
+        ))
+    });
+}
+
+#[test]
 fn ptrace_of_the_parent_and_of_a_host_process() {
     escape("PTRACE_ATTACH to the parent", |s| {
         Some(Attempt::new(&["ptrace", "parent"], s.base_policy()).under_shell())
@@ -325,6 +380,17 @@ fn new_user_namespaces_and_mounts() {
 }
 
 #[test]
+fn io_uring_is_unavailable() {
+    if !fs::read_to_string("/proc/sys/kernel/io_uring_disabled").is_ok_and(|v| v.trim() == "0") {
+        eprintln!("skipped: io_uring is disabled on this host, so the bare run cannot succeed");
+        return;
+    }
+    escape("io_uring_setup", |s| {
+        Some(Attempt::new(&["io-uring"], s.base_policy()))
+    });
+}
+
+#[test]
 fn x32_syscall_numbers() {
     let bare = probe(User::Root, Mode::Bare, &["unshare-user-x32"]);
     if bare.stdout.contains("ENOSYS") {
@@ -377,6 +443,12 @@ fn exec_deny_holds_against_shells_loader_and_copies() {
         let copy = copied_shell(s);
         Some(Attempt::new(
             &["exec", "42", LOADER, &copy, sh_exit[0], sh_exit[1]],
+            s.base_policy(),
+        ))
+    });
+    escape("execveat of /bin/sh copied into a memfd", |s| {
+        Some(Attempt::new(
+            &["exec-memfd", "42", "/bin/sh", sh_exit[0], sh_exit[1]],
             s.base_policy(),
         ))
     });
@@ -553,4 +625,61 @@ fn exec_allow_list_admits_exactly_the_listed_programs() {
             allow_true(s),
         ))
     });
+}
+
+#[test]
+fn no_process_outlives_the_run() {
+    const DELAY_MS: &str = "1500";
+    let profiles = Profile::available();
+    let mut checks = vec![];
+    let mut scenarios = vec![];
+    for user in users() {
+        let s = Scenario::new(user);
+        let bare_mark = s.path("work/bare-orphan");
+        probe(user, Mode::Bare, &["orphan", &bare_mark, DELAY_MS])
+            .assert_succeeded("detached grandchild");
+        checks.push((
+            format!("orphan [as {}, bare]", user.name()),
+            bare_mark,
+            true,
+        ));
+        for profile in profiles.iter().copied() {
+            let label = format!("orphan [as {}, {}]", user.name(), profile.name());
+            let mark = s.path(&format!("work/orphan-{}", profile.name()));
+            let policy = s.policy(profile.name(), &s.base_policy());
+            let report = probe(
+                user,
+                Mode::Sandboxed(&policy, profile),
+                &["orphan", &mark, DELAY_MS],
+            );
+            assert!(
+                report.started() && !report.refused(),
+                "{label}: the probe did not run\n{report:?}"
+            );
+            checks.push((label, mark, false));
+        }
+        scenarios.push(s);
+    }
+    std::thread::sleep(std::time::Duration::from_millis(3000));
+    for (label, mark, expect) in checks {
+        let exists = std::path::Path::new(&mark).exists();
+        if expect {
+            assert!(
+                exists,
+                "{label}: the detached grandchild must survive without the sandbox, or this \
+                 test proves nothing"
+            );
+        } else {
+            assert!(
+                !exists,
+                "{label}: ESCAPE — a detached grandchild outlived the sandboxed run and wrote {mark}"
+            );
+        }
+        let fate = if exists {
+            "survived"
+        } else {
+            "died with the run"
+        };
+        eprintln!("{label}: grandchild {fate}");
+    }
 }

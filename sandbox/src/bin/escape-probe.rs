@@ -75,6 +75,9 @@ actions:
   exec CODE PROG [ARGS...]        fork+execve PROG; succeeds if it exits with CODE
   copy-exec SRC DST CODE PROG [ARGS...]
                                   copy SRC to DST (mode 0755), then like exec
+  exec-memfd CODE SRC [ARGS...]   copy SRC into a memfd and execveat it; succeeds on exit CODE
+  io-uring                        io_uring_setup (an unfiltered path around seccomp)
+  orphan PATH MS                  leave a detached grandchild that writes PATH after MS ms
   fork-bomb N                     fork until N children exist (then kill them all)
   memory-hog MIB                  map and touch MIB MiB of anonymous memory
   status                          print NoNewPrivs and CapEff of /proc/self/status";
@@ -143,6 +146,9 @@ fn run(action: &str, args: &[String]) -> Outcome {
             "mount-tmpfs" => mount_tmpfs(arg(0)?),
             "exec" => exec(parse(arg(0)?)?, arg(1)?, &args[2..]),
             "copy-exec" => copy_exec(arg(0)?, arg(1)?, parse(arg(2)?)?, arg(3)?, &args[4..]),
+            "exec-memfd" => exec_memfd(parse(arg(0)?)?, arg(1)?, &args[2..]),
+            "io-uring" => io_uring(),
+            "orphan" => orphan(arg(0)?, parse(arg(1)?)?),
             "fork-bomb" => fork_bomb(parse(arg(0)?)?),
             "memory-hog" => memory_hog(parse(arg(0)?)?),
             "status" => status(),
@@ -490,6 +496,59 @@ fn mount_tmpfs(dir: &str) -> Outcome {
 }
 
 fn exec(expect: i32, prog: &str, args: &[String]) -> Outcome {
+    let path = cstr(prog);
+    run_child(expect, prog, args, |argv, envp| {
+        // SAFETY: argv/envp are NULL-terminated arrays of valid C strings.
+        unsafe { libc::execve(path.as_ptr(), argv, envp) };
+    })
+}
+
+fn exec_memfd(expect: i32, src: &str, args: &[String]) -> Outcome {
+    let content = match std::fs::read(src) {
+        Ok(c) => c,
+        Err(e) => return Outcome::Error(format!("cannot read {src} to copy it: {e}")),
+    };
+    let name = cstr("escape-probe");
+    // SAFETY: memfd_create with a valid name; checked below.
+    let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return blocked(Error::last_os_error(), "memfd_create");
+    }
+    let fd = Fd(fd);
+    // SAFETY: writes an owned buffer to an owned fd.
+    let written = unsafe { libc::write(fd.0, content.as_ptr().cast(), content.len()) };
+    if written != content.len() as isize {
+        return Outcome::Error(format!(
+            "short write to the memfd: {}",
+            Error::last_os_error()
+        ));
+    }
+    let empty = cstr("");
+    let shown = format!("memfd copy of {src}");
+    run_child(expect, &shown, args, |argv, envp| {
+        // SAFETY: execveat on an owned fd with AT_EMPTY_PATH and valid argv/envp. A shell
+        // script would need the fd after exec, but the copied program is an ELF binary.
+        unsafe {
+            libc::syscall(
+                libc::SYS_execveat,
+                fd.0,
+                empty.as_ptr(),
+                argv,
+                envp,
+                libc::AT_EMPTY_PATH,
+            )
+        };
+    })
+}
+
+/// Forks; the child calls `do_exec` (which returns only on failure); the parent reports whether
+/// the program ran and exited with `expect`.
+fn run_child(
+    expect: i32,
+    prog: &str,
+    args: &[String],
+    do_exec: impl Fn(*const *const libc::c_char, *const *const libc::c_char),
+) -> Outcome {
     let mut argv_c: Vec<CString> = vec![cstr(prog)];
     argv_c.extend(args.iter().map(|a| cstr(a)));
     let mut argv: Vec<*const libc::c_char> = argv_c.iter().map(|a| a.as_ptr()).collect();
@@ -504,7 +563,6 @@ fn exec(expect: i32, prog: &str, args: &[String]) -> Outcome {
         .collect();
     let mut envp: Vec<*const libc::c_char> = env_c.iter().map(|e| e.as_ptr()).collect();
     envp.push(std::ptr::null());
-    let path = cstr(prog);
 
     // The child reports a failed execve through a close-on-exec pipe: an empty read means the
     // exec itself succeeded.
@@ -520,9 +578,9 @@ fn exec(expect: i32, prog: &str, args: &[String]) -> Outcome {
         return Outcome::Error(format!("fork: {}", Error::last_os_error()));
     }
     if pid == 0 {
-        // SAFETY: argv/envp are NULL-terminated arrays of valid C strings built before fork.
+        do_exec(argv.as_ptr(), envp.as_ptr());
+        // SAFETY: only async-signal-safe calls between a failed exec and _exit.
         unsafe {
-            libc::execve(path.as_ptr(), argv.as_ptr(), envp.as_ptr());
             let errno = *libc::__errno_location();
             libc::write(wr.0, (&errno as *const i32).cast(), 4);
             libc::_exit(127);
@@ -538,7 +596,7 @@ fn exec(expect: i32, prog: &str, args: &[String]) -> Outcome {
     if n == 4 {
         return Outcome::Blocked {
             errno: i32::from_ne_bytes(buf),
-            detail: format!("execve {prog}"),
+            detail: format!("exec of {prog}"),
         };
     }
     let shown = format!("{prog} {}", args.join(" "));
@@ -570,6 +628,61 @@ fn copy_exec(src: &str, dst: &str, expect: i32, prog: &str, args: &[String]) -> 
         ));
     }
     exec(expect, prog, args)
+}
+
+fn io_uring() -> Outcome {
+    // struct io_uring_params is 120 bytes; all-zero asks for defaults.
+    let mut params = [0u8; 120];
+    // SAFETY: io_uring_setup writes into the 120-byte params buffer.
+    let ret = unsafe { libc::syscall(libc::SYS_io_uring_setup, 4u32, params.as_mut_ptr()) };
+    match check(ret) {
+        Ok(fd) => {
+            drop(Fd(fd as libc::c_int));
+            Outcome::Succeeded("io_uring_setup returned a ring".into())
+        }
+        Err(e) => blocked(e, "io_uring_setup"),
+    }
+}
+
+fn orphan(path: &str, delay_ms: u64) -> Outcome {
+    let target = cstr(path);
+    // SAFETY: the children only call async-signal-safe functions before _exit.
+    let pid = unsafe { libc::fork() };
+    if pid == -1 {
+        return Outcome::Error(format!("fork: {}", Error::last_os_error()));
+    }
+    if pid == 0 {
+        // SAFETY: async-signal-safe calls only; the grandchild detaches from the session and
+        // is reparented once the child exits.
+        unsafe {
+            libc::setsid();
+            if libc::fork() != 0 {
+                libc::_exit(0);
+            }
+            for fd in 0..3 {
+                libc::close(fd);
+            }
+            let ts = libc::timespec {
+                tv_sec: (delay_ms / 1000) as libc::time_t,
+                tv_nsec: ((delay_ms % 1000) * 1_000_000) as libc::c_long,
+            };
+            libc::nanosleep(&ts, std::ptr::null_mut());
+            let fd = libc::open(
+                target.as_ptr(),
+                libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC,
+                0o644,
+            );
+            if fd >= 0 {
+                libc::write(fd, b"orphan outlived the run\n".as_ptr().cast(), 24);
+            }
+            libc::_exit(0);
+        }
+    }
+    // SAFETY: reaps the intermediate child.
+    unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+    Outcome::Succeeded(format!(
+        "left a detached grandchild that writes {path} in {delay_ms} ms"
+    ))
 }
 
 fn fork_bomb(target: usize) -> Outcome {
