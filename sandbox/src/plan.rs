@@ -506,7 +506,7 @@ impl Plan {
             }],
         );
         b.rule(
-            "syscall filter (namespaces, mount, ptrace, bpf, io_uring, keyring, modules, kexec, x32)",
+            "syscall filter (namespaces, mount, ptrace, bpf, io_uring, keyring, modules, kexec, x32; socket families other than unix/IP/netlink unless net = allow)",
             false,
             ok.clone(),
             &["seccomp"],

@@ -394,6 +394,7 @@ fn build(policy: &ToolPolicy, profile: Profile, program: &Path) -> Result<Prepar
     let filters = seccomp::compile(FilterOptions {
         exec_notify: plan.exec == ExecPlan::Deny,
         deny_sockets: !strict && plan.net == NetPlan::Deny,
+        restrict_socket_families: plan.net != NetPlan::Allow,
     })
     .map_err(RunError::Refused)?;
 

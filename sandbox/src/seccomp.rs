@@ -5,7 +5,8 @@
 //!   API, pivot_root/chroot, kexec, kernel modules, unshare/setns, io_uring, userfaultfd,
 //!   process_vm_*, open_by_handle_at, clock and swap changes, `TIOCSTI`/`TIOCLINUX`, and
 //!   `clone` with any namespace flag (a deny of `unshare` alone is bypassed by
-//!   `clone(CLONE_NEWUSER)`). With `deny_sockets`, `socket()` too.
+//!   `clone(CLONE_NEWUSER)`). With `deny_sockets`, `socket()` too; with
+//!   `restrict_socket_families`, every family but unix, IPv4, IPv6 and netlink.
 //! * **guard**: kills any architecture but x86_64 and any x32 syscall number (seccompiler checks
 //!   the architecture, but x32 numbers share it and carry bit 30); answers `clone3` with
 //!   `ENOSYS`, because its flags live in memory a filter cannot read and libc then falls back to
@@ -28,6 +29,9 @@ pub struct FilterOptions {
     pub exec_notify: bool,
     /// Refuse `socket()` (hardened profile with net = deny: no network namespace).
     pub deny_sockets: bool,
+    /// Refuse socket families other than unix, IPv4, IPv6 and netlink (net is not allow):
+    /// some families, such as `AF_VSOCK` to a hypervisor, ignore network namespaces.
+    pub restrict_socket_families: bool,
 }
 
 /// Compiled filters, as packed BPF words (`code << 48 | jt << 40 | jf << 32 | k`).
@@ -140,6 +144,20 @@ pub fn compile(options: FilterOptions) -> Result<Filters, String> {
     rules.insert(libc::SYS_ioctl, ioctl_rules);
     if options.deny_sockets {
         rules.insert(libc::SYS_socket, Vec::new());
+    } else if options.restrict_socket_families {
+        let others = [
+            libc::AF_UNIX,
+            libc::AF_INET,
+            libc::AF_INET6,
+            libc::AF_NETLINK,
+        ]
+        .iter()
+        .map(|&family| cond(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, family as u64))
+        .collect();
+        rules.insert(
+            libc::SYS_socket,
+            vec![SeccompRule::new(others).map_err(|e| e.to_string())?],
+        );
     }
     let filter = SeccompFilter::new(
         rules,
@@ -275,6 +293,7 @@ mod tests {
         let full = compile(FilterOptions {
             exec_notify: true,
             deny_sockets: true,
+            restrict_socket_families: true,
         })
         .unwrap();
         assert!(full.deny.len() > plain.deny.len());
@@ -289,5 +308,50 @@ mod tests {
                 assert!(i + 1 + (ins.jf as usize) < f.guard.len());
             }
         }
+    }
+
+    /// Forks, optionally installs the deny-list, and reports the errno of `socket(family)`
+    /// (0 when it succeeded).
+    fn socket_errno_in_child(filter: Option<&Filters>, family: libc::c_int) -> i32 {
+        // SAFETY: the child only makes syscalls and leaves with _exit.
+        unsafe {
+            let pid = libc::fork();
+            assert!(pid >= 0);
+            if pid == 0 {
+                if let Some(f) = filter {
+                    libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+                    if install(&f.deny, false).is_err() {
+                        libc::_exit(255);
+                    }
+                }
+                let fd = libc::socket(family, libc::SOCK_STREAM, 0);
+                let code = if fd >= 0 {
+                    0
+                } else {
+                    *libc::__errno_location()
+                };
+                libc::_exit(code);
+            }
+            let mut status = 0;
+            libc::waitpid(pid, &mut status, 0);
+            libc::WEXITSTATUS(status)
+        }
+    }
+
+    #[test]
+    fn socket_families_that_ignore_network_namespaces_are_refused() {
+        let filters = compile(FilterOptions {
+            restrict_socket_families: true,
+            ..FilterOptions::default()
+        })
+        .unwrap();
+        // Control: without the filter, AF_VSOCK is not refused with EPERM.
+        assert_ne!(socket_errno_in_child(None, libc::AF_VSOCK), libc::EPERM);
+        assert_eq!(
+            socket_errno_in_child(Some(&filters), libc::AF_VSOCK),
+            libc::EPERM
+        );
+        assert_eq!(socket_errno_in_child(Some(&filters), libc::AF_INET), 0);
+        assert_eq!(socket_errno_in_child(Some(&filters), libc::AF_UNIX), 0);
     }
 }

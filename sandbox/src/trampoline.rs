@@ -93,6 +93,15 @@ fn run(req: &Request) -> i32 {
             if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) } != 0 {
                 refuse(format!("PR_SET_CHILD_SUBREAPER: {}", errno()));
             }
+            // Without a pid namespace nothing kills the command's children when the caller
+            // dies: turn the caller's death into SIGTERM, read it from a signalfd in the
+            // supervisor loop, and kill the tree there.
+            let fd = parent_death_signalfd();
+            // SAFETY: getppid takes no pointer.
+            if unsafe { libc::getppid() } != req.parent_pid {
+                refuse("the spawning process is gone".into());
+            }
+            PARENT_DEATH_FD.store(fd, std::sync::atomic::Ordering::Relaxed);
             if let Some(cwd) = &req.cwd {
                 let _ = std::env::set_current_dir(cwd);
             }
@@ -275,6 +284,27 @@ struct Outcome {
     timed_out: bool,
 }
 
+/// The signalfd that reports the caller's death (hardened profile), or -1.
+static PARENT_DEATH_FD: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
+
+fn parent_death_signalfd() -> RawFd {
+    // SAFETY: signal set manipulation on a local set; prctl with integers.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGTERM);
+        if libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut()) != 0 {
+            refuse(format!("blocking SIGTERM: {}", errno()));
+        }
+        let fd = libc::signalfd(-1, &set, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK);
+        if fd < 0 {
+            refuse(format!("signalfd: {}", errno()));
+        }
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGTERM);
+        fd
+    }
+}
+
 fn supervise(
     child: libc::pid_t,
     mut sock: Option<OwnedFd>,
@@ -304,7 +334,15 @@ fn supervise(
         if status.is_some() {
             break;
         }
-        let mut fds = Vec::with_capacity(3);
+        let mut fds = Vec::with_capacity(4);
+        let death = PARENT_DEATH_FD.load(std::sync::atomic::Ordering::Relaxed);
+        if death >= 0 {
+            fds.push(libc::pollfd {
+                fd: death,
+                events: libc::POLLIN,
+                revents: 0,
+            });
+        }
         if pidfd >= 0 {
             fds.push(libc::pollfd {
                 fd: pidfd,
@@ -342,7 +380,13 @@ fn supervise(
             if p.revents == 0 {
                 continue;
             }
-            if sock.as_ref().is_some_and(|s| s.as_raw_fd() == p.fd) {
+            if p.fd == death {
+                // The caller is gone: end the run as at a timeout.
+                PARENT_DEATH_FD.store(-1, std::sync::atomic::Ordering::Relaxed);
+                // SAFETY: signalling our own child.
+                unsafe { libc::kill(child, libc::SIGKILL) };
+                kill_descendants_except(child);
+            } else if sock.as_ref().is_some_and(|s| s.as_raw_fd() == p.fd) {
                 listener = recv_fd(p.fd);
                 sock = None;
             } else if listener.as_ref().is_some_and(|l| l.as_raw_fd() == p.fd) {
@@ -451,8 +495,13 @@ fn recv_fd(sock: RawFd) -> Option<OwnedFd> {
 
 /// In G: every restriction, in the order the kernel needs, then execve. Never returns.
 fn confine_and_exec(req: &Request, notify_sock: RawFd) -> ! {
-    // SAFETY: prctl with integers.
-    unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+    // SAFETY: prctl with integers; the command starts with no blocked signal.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        let mut empty: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut empty);
+        libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+    }
     let program = cstring(req.program.as_os_str().as_encoded_bytes());
     let argv: Vec<CString> = req.argv.iter().map(|a| cstring(a)).collect();
     let env: Vec<CString> = req.env.iter().map(|e| cstring(e)).collect();

@@ -123,6 +123,43 @@ fn timeout_kills_the_whole_tree_hardened() {
 }
 
 #[test]
+fn hardened_tree_dies_with_its_caller() {
+    if !kernel_supports(Profile::Hardened) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let w = dir.path().display().to_string();
+    let file = dir.path().join("p.toml");
+    std::fs::write(&file, format!("[fs]\nwrite = [\"{w}/**\"]\n")).unwrap();
+    let script = |name: &str| format!("(sleep 1; echo late > {w}/{name}) & sleep 30");
+    let mut caller = Command::new(HELPER)
+        .args(["run", "--profile", "hardened", "--policy"])
+        .arg(&file)
+        .args(["--", "/bin/sh", "-c", &script("late")])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    caller.kill().unwrap();
+    caller.wait().unwrap();
+    std::thread::sleep(Duration::from_millis(1500));
+    assert!(
+        !dir.path().join("late").exists(),
+        "a child outlived the killed caller"
+    );
+    // Control: left alone, the background child writes its file.
+    let mut caller = Command::new(HELPER)
+        .args(["run", "--profile", "hardened", "--policy"])
+        .arg(&file)
+        .args(["--", "/bin/sh", "-c", &script("control")])
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(1800));
+    assert!(dir.path().join("control").exists());
+    caller.kill().unwrap();
+    caller.wait().unwrap();
+}
+
+#[test]
 fn exec_allow_list_allows_exactly_those_programs() {
     if !kernel_supports(Profile::Strict) {
         return;
