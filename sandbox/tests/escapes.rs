@@ -587,6 +587,37 @@ fn refused_policies_never_start_the_command() {
 }
 
 #[test]
+fn the_default_profile_is_strict() {
+    if !Profile::available().contains(&Profile::Strict) {
+        return;
+    }
+    for user in users() {
+        let s = Scenario::new(user);
+        let policy = s.policy("policy", &s.base_policy());
+        let strict = probe(user, Mode::Sandboxed(&policy, Profile::Strict), &["status"]);
+        let default = probe(user, Mode::SandboxedByDefault(&policy), &["status"]);
+        let label = format!("no --profile [as {}]", user.name());
+        assert!(strict.status_field("Uid").is_some(), "{label}: {strict:?}");
+        // The strict profile runs as its own inner uid with an empty bounding set; the same
+        // identity without --profile shows nothing ran with less.
+        for key in ["Uid", "NoNewPrivs", "CapEff", "CapBnd"] {
+            assert_eq!(
+                default.status_field(key),
+                strict.status_field(key),
+                "{label}: {key} differs from --profile strict\n{default:?}"
+            );
+        }
+        let secret = probe(
+            user,
+            Mode::SandboxedByDefault(&policy),
+            &["read", &s.path("home/.ssh/id_rsa"), SECRET_KEY],
+        );
+        secret.assert_blocked(&label);
+        eprintln!("{label}: {}", default.result_line().unwrap_or_default());
+    }
+}
+
+#[test]
 fn exec_allow_list_admits_exactly_the_listed_programs() {
     let allow_true = |s: &Scenario| {
         s.base_policy()

@@ -367,6 +367,8 @@ pub enum Mode<'a> {
     BareUnderShell,
     /// Under `policy-sandbox run --policy FILE --profile PROFILE`.
     Sandboxed(&'a Path, Profile),
+    /// Under `policy-sandbox run --policy FILE` with no `--profile` (must mean strict).
+    SandboxedByDefault(&'a Path),
 }
 
 /// Runs `escape-probe ARGS` as `user` in `mode`, with a hard timeout.
@@ -385,6 +387,13 @@ pub fn probe(user: User, mode: Mode<'_>, args: &[&str]) -> Report {
             argv.extend(["run", "--policy"].map(String::from));
             argv.push(policy.to_str().unwrap().to_string());
             argv.extend(["--profile", profile.name(), "--"].map(String::from));
+            argv.push(probe);
+        }
+        Mode::SandboxedByDefault(policy) => {
+            argv.push(bins.sandbox.to_str().unwrap().to_string());
+            argv.extend(["run", "--policy"].map(String::from));
+            argv.push(policy.to_str().unwrap().to_string());
+            argv.push("--".into());
             argv.push(probe);
         }
     }
