@@ -45,7 +45,12 @@ fn check(
     walk::uses(block)
         .into_iter()
         .filter(|u| !grants.allows_effect(u.effect))
-        .map(|u| syn::Error::new(u.span, violation_message(&u.call, u.effect, name, policy)))
+        .map(|u| {
+            syn::Error::new_spanned(
+                &u.tokens,
+                violation_message(&u.call, u.effect, name, policy),
+            )
+        })
         .collect()
 }
 
@@ -135,6 +140,13 @@ mod tests {
         assert_eq!(
             flagged(NOTHING, "std::fs::File::options().write(true).open(p)"),
             vec!["std::fs::OpenOptions::write"]
+        );
+        assert_eq!(
+            flagged(
+                read_only,
+                "std::fs::OpenOptions::new().create(true).write(true).open(p)"
+            ),
+            vec!["std::fs::OpenOptions::create"]
         );
         assert_eq!(
             flagged(

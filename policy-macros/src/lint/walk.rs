@@ -4,15 +4,17 @@ use policy_runtime::capability::{
     classify_path, distinctive_method, is_unanalysable_macro, Capability, Effect,
     COMPILE_TIME_MACROS,
 };
-use proc_macro2::Span;
+use proc_macro2::{Span, TokenStream};
+use quote::ToTokens;
 use syn::punctuated::Punctuated;
 use syn::visit::Visit;
 
 use super::scope::Scope;
 
-/// One catalogued use: where, what was called (fully qualified), and its effect.
+/// One catalogued use: where (the tokens of the call's path, so that the error underlines all
+/// of it on stable), what was called (fully qualified), and its effect.
 pub(crate) struct Use {
-    pub(crate) span: Span,
+    pub(crate) tokens: TokenStream,
     pub(crate) call: String,
     pub(crate) effect: Effect,
 }
@@ -34,7 +36,16 @@ struct Walker<'a> {
 
 impl Walker<'_> {
     fn push(&mut self, span: Span, call: String, effect: Effect) {
-        self.found.push(Use { span, call, effect });
+        let tokens = syn::Ident::new("call", span).into_token_stream();
+        self.push_tokens(tokens, call, effect);
+    }
+
+    fn push_tokens(&mut self, tokens: TokenStream, call: String, effect: Effect) {
+        self.found.push(Use {
+            tokens,
+            call,
+            effect,
+        });
     }
 
     fn path_use(&mut self, expr: &syn::ExprPath) -> Option<(String, Effect)> {
@@ -78,18 +89,7 @@ fn is_literal_false(args: &Punctuated<syn::Expr, syn::Token![,]>) -> bool {
 impl<'ast> Visit<'ast> for Walker<'_> {
     fn visit_expr_path(&mut self, expr: &'ast syn::ExprPath) {
         if let Some((call, effect)) = self.path_use(expr) {
-            let span = expr
-                .path
-                .segments
-                .last()
-                .map(|s| s.ident.span())
-                .unwrap_or_else(Span::call_site);
-            let span = expr
-                .path
-                .segments
-                .first()
-                .map_or(span, |f| f.ident.span().join(span).unwrap_or(span));
-            self.push(span, call, effect);
+            self.push_tokens(expr.to_token_stream(), call, effect);
         }
         syn::visit::visit_expr_path(self, expr);
     }
@@ -100,9 +100,11 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             self.push(call.method.span(), method.clone(), effect);
         } else if let Some(ty) = self.scope.type_of(&call.receiver) {
             if let Some(effect) = ty.effect_of(&method, is_literal_false(&call.args)) {
-                // `.write(true).open(p)` is one write, not a write and a read.
-                let write_in_chain = effect == Effect::Uses(Capability::FsRead)
-                    && chain_has_write(self.scope, &call.receiver);
+                // `.create(true).write(true).open(p)` is one write: the innermost armed method.
+                let write_in_chain = matches!(
+                    effect,
+                    Effect::Uses(Capability::FsRead | Capability::FsWrite)
+                ) && chain_has_write(self.scope, &call.receiver);
                 if !write_in_chain {
                     self.push(
                         call.method.span(),

@@ -1,5 +1,3 @@
-use policy_macros::tool;
-
 struct Store;
 
 #[policy_macros::toolset]
