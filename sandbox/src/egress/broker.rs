@@ -1,6 +1,6 @@
 //! The broker: runs in the parent (host network namespace), accepts on the sockets that
 //! [`bind_inside`](super::bind_inside) made inside the sandbox, connects to the real host and
-//! splices bytes both ways. It also answers the sandbox's DNS questions.
+//! relays bytes both ways. It also answers the sandbox's DNS questions.
 
 use std::collections::HashMap;
 use std::fmt;

@@ -38,6 +38,8 @@ pub fn bind_inside(plan: &EgressPlan, channel: BorrowedFd<'_>) -> io::Result<()>
             })?;
         }
     }
+    // Best effort: only a faster path, never a weaker one.
+    let _ = big_segments_on_lo();
     let mut sockets: Vec<(u32, OwnedFd)> = Vec::with_capacity(plan.listeners().len());
     for (index, spec) in plan.listeners().iter().enumerate() {
         let fd: io::Result<OwnedFd> = match spec.kind {
@@ -79,43 +81,36 @@ pub fn bind_inside(plan: &EgressPlan, channel: BorrowedFd<'_>) -> io::Result<()>
     })
 }
 
-/// Adds `ip` (/32 or /128) to `lo` with one rtnetlink `RTM_NEWADDR` request.
-fn add_address_to_lo(ip: IpAddr) -> io::Result<()> {
-    let lo = c"lo";
+fn loopback_index() -> io::Result<u32> {
     // SAFETY: if_nametoindex reads a NUL-terminated string.
-    let index = unsafe { libc::if_nametoindex(lo.as_ptr()) };
+    let index = unsafe { libc::if_nametoindex(c"lo".as_ptr()) };
     if index == 0 {
         return Err(io::Error::last_os_error());
     }
-    let (family, prefix, bytes, flags): (u8, u8, Vec<u8>, u8) = match ip {
-        IpAddr::V4(v4) => (libc::AF_INET as u8, 32, v4.octets().to_vec(), 0),
-        // No duplicate address detection: a tentative address cannot be bound.
-        IpAddr::V6(v6) => (libc::AF_INET6 as u8, 128, v6.octets().to_vec(), 0x02),
-    };
-    let attr = |kind: u16, data: &[u8]| {
-        let mut a = Vec::new();
-        a.extend_from_slice(&((4 + data.len()) as u16).to_ne_bytes());
-        a.extend_from_slice(&kind.to_ne_bytes());
-        a.extend_from_slice(data);
-        while a.len() % 4 != 0 {
-            a.push(0);
-        }
-        a
-    };
-    let mut body = vec![family, prefix, flags, 0];
-    body.extend_from_slice(&index.to_ne_bytes());
-    body.extend(attr(libc::IFA_LOCAL, &bytes));
-    body.extend(attr(libc::IFA_ADDRESS, &bytes));
+    Ok(index)
+}
+
+/// One rtnetlink attribute, padded to 4 bytes.
+fn attr(kind: u16, data: &[u8]) -> Vec<u8> {
+    let mut a = Vec::new();
+    a.extend_from_slice(&((4 + data.len()) as u16).to_ne_bytes());
+    a.extend_from_slice(&kind.to_ne_bytes());
+    a.extend_from_slice(data);
+    while a.len() % 4 != 0 {
+        a.push(0);
+    }
+    a
+}
+
+/// Sends one rtnetlink request and waits for its acknowledgement.
+fn netlink(kind: u16, flags: i32, body: &[u8]) -> io::Result<()> {
     let mut msg = Vec::new();
     msg.extend_from_slice(&((16 + body.len()) as u32).to_ne_bytes());
-    msg.extend_from_slice(&libc::RTM_NEWADDR.to_ne_bytes());
-    let nl_flags =
-        (libc::NLM_F_REQUEST | libc::NLM_F_ACK | libc::NLM_F_CREATE | libc::NLM_F_EXCL) as u16;
-    msg.extend_from_slice(&nl_flags.to_ne_bytes());
+    msg.extend_from_slice(&kind.to_ne_bytes());
+    msg.extend_from_slice(&((libc::NLM_F_REQUEST | libc::NLM_F_ACK | flags) as u16).to_ne_bytes());
     msg.extend_from_slice(&1u32.to_ne_bytes());
     msg.extend_from_slice(&0u32.to_ne_bytes());
-    msg.extend(body);
-
+    msg.extend_from_slice(body);
     // SAFETY: plain socket creation; the result is checked and owned.
     let raw = unsafe {
         libc::socket(
@@ -139,12 +134,55 @@ fn add_address_to_lo(ip: IpAddr) -> io::Result<()> {
     if n < 20 {
         return Err(io::Error::last_os_error());
     }
-    let kind = u16::from_ne_bytes([reply[4], reply[5]]);
-    if kind == libc::NLMSG_ERROR as u16 {
+    if u16::from_ne_bytes([reply[4], reply[5]]) == libc::NLMSG_ERROR as u16 {
         let code = i32::from_ne_bytes(reply[16..20].try_into().expect("4 bytes"));
         if code != 0 && code != -libc::EEXIST {
             return Err(io::Error::from_raw_os_error(-code));
         }
     }
     Ok(())
+}
+
+/// Adds `ip` (/32 or /128) to `lo` with one rtnetlink `RTM_NEWADDR` request.
+fn add_address_to_lo(ip: IpAddr) -> io::Result<()> {
+    let (family, prefix, bytes, flags): (u8, u8, Vec<u8>, u8) = match ip {
+        IpAddr::V4(v4) => (libc::AF_INET as u8, 32, v4.octets().to_vec(), 0),
+        // No duplicate address detection: a tentative address cannot be bound.
+        IpAddr::V6(v6) => (libc::AF_INET6 as u8, 128, v6.octets().to_vec(), 0x02),
+    };
+    let mut body = vec![family, prefix, flags, 0];
+    body.extend_from_slice(&loopback_index()?.to_ne_bytes());
+    body.extend(attr(libc::IFA_LOCAL, &bytes));
+    body.extend(attr(libc::IFA_ADDRESS, &bytes));
+    netlink(
+        libc::RTM_NEWADDR,
+        libc::NLM_F_CREATE | libc::NLM_F_EXCL,
+        &body,
+    )
+}
+
+/// Lets TCP on the sandbox's `lo` build segments of up to 512 KiB ("BIG TCP", Linux 6.3+ for
+/// IPv4) instead of 64 KiB, so the broker's hop into the sandbox costs far fewer packets.
+/// Changes only the sandbox's own `lo`. Best effort; older kernels keep 64 KiB.
+fn big_segments_on_lo() -> io::Result<()> {
+    const IFLA_GSO_MAX_SIZE: u16 = 41;
+    const IFLA_GRO_MAX_SIZE: u16 = 58;
+    const IFLA_GSO_IPV4_MAX_SIZE: u16 = 63;
+    const IFLA_GRO_IPV4_MAX_SIZE: u16 = 64;
+    // lo's tso_max_size.
+    const SIZE: u32 = 524_280;
+    // struct ifinfomsg: family, pad, type, index, flags, change.
+    let mut body = vec![libc::AF_UNSPEC as u8, 0, 0, 0];
+    body.extend_from_slice(&(loopback_index()? as i32).to_ne_bytes());
+    body.extend_from_slice(&0u32.to_ne_bytes());
+    body.extend_from_slice(&0u32.to_ne_bytes());
+    for kind in [
+        IFLA_GSO_MAX_SIZE,
+        IFLA_GRO_MAX_SIZE,
+        IFLA_GSO_IPV4_MAX_SIZE,
+        IFLA_GRO_IPV4_MAX_SIZE,
+    ] {
+        body.extend(attr(kind, &SIZE.to_ne_bytes()));
+    }
+    netlink(libc::RTM_NEWLINK, 0, &body)
 }

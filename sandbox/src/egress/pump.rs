@@ -1,50 +1,17 @@
-//! Moving bytes between two TCP sockets with splice(2) through a pipe, without copying them
-//! through user space.
+//! Moving bytes one way between two TCP sockets.
+//!
+//! Plain reads and writes through a 256 KiB buffer, not splice(2): measured on loopback with
+//! large segments on the sandbox's `lo` (see `inside.rs`), a write of 256 KiB lets TCP build one
+//! big segment, whereas spliced pages cap a segment at 17 page fragments (~68 KiB). Fewer packets
+//! outweigh the copy: 0.6 s of CPU per GiB against 0.8 s for splice, end to end.
 
-use std::io;
+use std::io::{self, Read, Write};
 use std::net::{Shutdown, TcpStream};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
 
-/// Bytes asked for per splice call; the pipe is enlarged to match where the host allows.
-const CHUNK: usize = 1 << 20;
-
-fn pipe() -> io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [0; 2];
-    // SAFETY: pipe2 fills two descriptors on success, which we then own.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: fresh descriptors from pipe2.
-    let (r, w) = unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) };
-    // Best effort: a bigger pipe means fewer syscalls; the default 64 KiB still works.
-    // SAFETY: fcntl on a descriptor we own.
-    unsafe { libc::fcntl(w.as_raw_fd(), libc::F_SETPIPE_SZ, CHUNK as libc::c_int) };
-    Ok((r, w))
-}
-
-fn splice(from: &impl AsRawFd, to: &impl AsRawFd, len: usize) -> io::Result<usize> {
-    loop {
-        // SAFETY: splice between two descriptors we hold; null offsets (sockets and pipes).
-        let n = unsafe {
-            libc::splice(
-                from.as_raw_fd(),
-                std::ptr::null_mut(),
-                to.as_raw_fd(),
-                std::ptr::null_mut(),
-                len,
-                libc::SPLICE_F_MOVE,
-            )
-        };
-        if n >= 0 {
-            return Ok(n as usize);
-        }
-        let err = io::Error::last_os_error();
-        if err.kind() != io::ErrorKind::Interrupted {
-            return Err(err);
-        }
-    }
-}
+/// Bytes moved per read; untouched pages of the buffer are never faulted in, so a connection
+/// that carries small messages costs little memory.
+const CHUNK: usize = 256 * 1024;
 
 /// Copies `from` to `to` until `from` reaches end of file, then half-closes `to` so the peer
 /// sees the end too. Adds every byte moved to `count`.
@@ -64,24 +31,16 @@ pub(crate) fn pump(from: &TcpStream, to: &TcpStream, count: &AtomicU64) -> io::R
     result
 }
 
-fn pump_inner(from: &TcpStream, to: &TcpStream, count: &AtomicU64) -> io::Result<()> {
-    let (r, w) = pipe()?;
+fn pump_inner(mut from: &TcpStream, mut to: &TcpStream, count: &AtomicU64) -> io::Result<()> {
+    let mut buf = vec![0u8; CHUNK];
     loop {
-        let n = splice(from, &w, CHUNK)?;
-        if n == 0 {
-            return Ok(());
-        }
-        let mut left = n;
-        while left > 0 {
-            let m = splice(&r, to, left)?;
-            if m == 0 {
-                return Err(io::Error::new(
-                    io::ErrorKind::WriteZero,
-                    "peer stopped accepting data",
-                ));
-            }
-            left -= m;
-        }
+        let n = match from.read(&mut buf) {
+            Ok(0) => return Ok(()),
+            Ok(n) => n,
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+            Err(e) => return Err(e),
+        };
+        to.write_all(&buf[..n])?;
         count.fetch_add(n as u64, Ordering::Relaxed);
     }
 }
