@@ -233,12 +233,12 @@ pub fn tool_policy(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStr
             let expr = match &*pt.pat {
                 syn::Pat::Ident(p) => {
                     let id = &p.ident;
-                    quote!(&#id.0)
+                    quote_spanned!(pt.ty.span()=> &#id.0)
                 }
                 syn::Pat::TupleStruct(ts) if ts.elems.len() == 1 => match &ts.elems[0] {
                     syn::Pat::Ident(p) => {
                         let id = &p.ident;
-                        quote!(&#id)
+                        quote_spanned!(pt.ty.span()=> &#id)
                     }
                     other => {
                         return Err(syn::Error::new(
@@ -254,11 +254,11 @@ pub fn tool_policy(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStr
                     ))
                 }
             };
+            let gate_json = quote_spanned! {pt.ty.span()=>
+                ::policy_runtime::macro_support::GateArgument::gate_json(#expr)
+            };
             inputs.push(quote! {
-                ::policy_runtime::macro_support::merge_gate_object(
-                    &mut __toolpolicy_map,
-                    ::policy_runtime::macro_support::GateArgument::gate_json(#expr),
-                );
+                ::policy_runtime::macro_support::merge_gate_object(&mut __toolpolicy_map, #gate_json);
             });
         } else if let syn::Pat::Ident(p) = &*pt.pat {
             let key = p.ident.to_string();
@@ -276,6 +276,7 @@ pub fn tool_policy(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStr
         inputs: Vec::new(),
         receiver: Receiver::None,
         is_async: func.sig.asyncness.is_some(),
+        output_span: func.sig.output.span(),
     };
     let mut model = model(&attr, &fn_name, &func.attrs, &sig_model)?;
     model.path_candidates = candidates;
@@ -607,13 +608,16 @@ fn call_body(model: &Model, sig: &Sig, target: TokenStream) -> TokenStream {
     } else {
         quote!()
     };
+    let convert = quote_spanned! {sig.output_span=>
+        ::policy_runtime::macro_support::IntoToolResult::into_tool_result(__toolpolicy_out)
+    };
     quote! {
         ::std::boxed::Box::pin(async move {
             #[allow(unused_mut, unused_variables)]
             let mut __toolpolicy_args = ::policy_runtime::macro_support::CallArgs::new(#name, args, &[#(#keys),*])?;
             #(#takes)*
             let __toolpolicy_out = #target(#(#call_args),*) #awaited;
-            ::policy_runtime::macro_support::IntoToolResult::into_tool_result(__toolpolicy_out)
+            #convert
         })
     }
 }

@@ -43,6 +43,9 @@ pub struct Sig {
     pub inputs: Vec<Input>,
     pub receiver: Receiver,
     pub is_async: bool,
+    /// Where the return type is written (the function name when there is none), for errors
+    /// about it.
+    pub output_span: Span,
 }
 
 /// Analyses a tool function's signature; `what` names the attribute in messages.
@@ -133,6 +136,10 @@ pub fn analyze(sig: &syn::Signature, what: &str) -> syn::Result<Sig> {
             inputs,
             receiver,
             is_async: sig.asyncness.is_some(),
+            output_span: match &sig.output {
+                syn::ReturnType::Default => sig.ident.span(),
+                syn::ReturnType::Type(_, ty) => ty.span(),
+            },
         }),
     }
 }

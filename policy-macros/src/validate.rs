@@ -302,9 +302,11 @@ impl Validator {
                 "only_after" => {
                     if let Some(names) = self.tool_names(value) {
                         c.only_after = Some(names.iter().map(|(n, _)| n.clone()).collect());
+                        if !names.is_empty() {
+                            self.constraint_spans.push((text.clone(), key.span()));
+                        }
                         self.only_after = names;
                     }
-                    self.constraint_spans.push((text.clone(), key.span()));
                 }
                 "forbidden" => {
                     c.forbidden = self.boolean(value, &text);

@@ -195,34 +195,58 @@ fn kind_of(v: &Value) -> &'static str {
     }
 }
 
-/// What a tool function may return: `Result<T, E>` with `T` convertible to [`ToolOutput`] and
-/// `E` to [`ToolError`], or such a `T` alone.
+/// What a tool function may return: a [`ToolOutputValue`] (text, JSON, a number, `()`...), or a
+/// `Result` of one with an error convertible into [`ToolError`].
 #[diagnostic::on_unimplemented(
     message = "a `#[tool]` function cannot return `{Self}`",
-    note = "return `String`, `&'static str`, `serde_json::Value`, `()`, `ToolOutput`, or a `Result` of one of them with an error convertible into `ToolError` (String, std::io::Error, ToolError)"
+    note = "return `String`, `&'static str`, `serde_json::Value`, `ToolOutput`, `()`, a number or `bool`, or a `Result` of one of them with an error convertible into `ToolError` (String, std::io::Error, ToolError)"
 )]
 pub trait IntoToolResult {
     /// The result the registry sees.
     fn into_tool_result(self) -> Result<ToolOutput, ToolError>;
 }
 
-impl<T: Into<ToolOutput>, E: Into<ToolError>> IntoToolResult for Result<T, E> {
+/// A successful return value of a tool function, as the text the model reads.
+pub trait ToolOutputValue {
+    /// The output.
+    fn into_output(self) -> ToolOutput;
+}
+
+impl<T: ToolOutputValue, E: Into<ToolError>> IntoToolResult for Result<T, E> {
     fn into_tool_result(self) -> Result<ToolOutput, ToolError> {
-        self.map(Into::into).map_err(Into::into)
+        self.map(ToolOutputValue::into_output).map_err(Into::into)
     }
 }
 
-macro_rules! output_result {
-    ($($t:ty),*) => {$(
+macro_rules! output_value {
+    (into: $($t:ty),*) => {$(
+        impl ToolOutputValue for $t {
+            fn into_output(self) -> ToolOutput {
+                self.into()
+            }
+        }
         impl IntoToolResult for $t {
             fn into_tool_result(self) -> Result<ToolOutput, ToolError> {
-                Ok(self.into())
+                Ok(self.into_output())
+            }
+        }
+    )*};
+    (display: $($t:ty),*) => {$(
+        impl ToolOutputValue for $t {
+            fn into_output(self) -> ToolOutput {
+                ToolOutput::from(self.to_string())
+            }
+        }
+        impl IntoToolResult for $t {
+            fn into_tool_result(self) -> Result<ToolOutput, ToolError> {
+                Ok(self.into_output())
             }
         }
     )*};
 }
 
-output_result!(String, &'static str, Value, (), ToolOutput);
+output_value!(into: String, &'static str, Value, (), ToolOutput);
+output_value!(display: bool, char, u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64);
 
 /// Asks, for a concrete type, whether it is a path argument (see [`crate::args::PathArgument`]),
 /// by autoref specialization: the impl for `&PathProbe<T>` applies only when `T` is one.

@@ -1,0 +1,18 @@
+use policy_macros::tool_policy;
+use rmcp::handler::server::wrapper::Parameters;
+
+#[derive(serde::Deserialize)]
+struct Args {
+    path: String,
+}
+
+struct Server;
+
+impl Server {
+    #[tool_policy(policy(fs.read = "/data/**"))]
+    fn read(&self, Parameters(args): Parameters<Args>) -> String {
+        args.path
+    }
+}
+
+fn main() {}

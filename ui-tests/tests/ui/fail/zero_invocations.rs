@@ -1,0 +1,8 @@
+use policy_macros::tool;
+
+#[tool(constraints(max_invocations = 0))]
+fn probe() -> String {
+    String::new()
+}
+
+fn main() {}
