@@ -280,6 +280,8 @@ pub fn tool_policy(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStr
     };
     let mut model = model(&attr, &fn_name, &func.attrs, &sig_model)?;
     model.path_candidates = candidates;
+    // The arguments' schema belongs to the framework that dispatches the function.
+    model.schema = serde_json::json!({"type": "object"});
     let lint = lint_errors(&func.block, &model);
     let spec_body = spec_body(&model);
     let spec_fn = format_ident!("{}_tool_spec", fn_name);

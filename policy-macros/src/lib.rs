@@ -10,8 +10,9 @@
 //! * [`macro@tool_policy`] attaches the policy and the gate to a function that another
 //!   framework's `#[tool]` owns (rmcp).
 //!
-//! ```ignore
+//! ```
 //! use policy_macros::tool;
+//! use policy_runtime::registry::ToolCall;
 //! use policy_runtime::{ReadPath, ToolError};
 //!
 //! /// Read a UTF-8 file.
@@ -21,10 +22,17 @@
 //! }
 //!
 //! let registry = policy_runtime::macro_support::registry_of(policy_runtime::tools![read_file])?;
-//! policy_runtime::testing::assert_manifest_fresh("tool-manifest.json", &registry.manifest());
+//! let denied = registry
+//!     .start_invocation()
+//!     .call_blocking(ToolCall::new("read_file", serde_json::json!({"path": "/etc/passwd"})));
+//! assert!(denied.denial().is_some());
+//! assert!(registry.manifest().to_json().contains("\"/data/**\""));
+//! // In a test: policy_runtime::testing::assert_manifest_fresh("tool-manifest.json", &registry.manifest());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! The crate is laid out as [parse](parse) → [validate](validate) → [expand](expand).
+//! The crate is laid out as `parse` (the attribute's syntax tree, with spans) → `validate`
+//! (meaning and every compile-time check) → `expand` (code generation).
 
 use proc_macro::TokenStream;
 

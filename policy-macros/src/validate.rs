@@ -801,3 +801,48 @@ fn tree_of(dir: &Path) -> String {
         format!("{d}/**")
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn check(attr: &str) -> syn::Result<Checked> {
+        validate(&syn::parse_str::<Attr>(attr).unwrap(), "probe")
+    }
+
+    #[test]
+    fn builds_the_runtime_policy() {
+        let c = check(
+            r#"policy(fs.read = "/data/*.csv", net = ["a.example.com:443"], risk = high),
+               constraints(only_after = [fetch]), name = "renamed""#,
+        )
+        .unwrap();
+        assert_eq!(c.name.as_deref(), Some("renamed"));
+        assert_eq!(c.policy.risk, Some(Risk::High));
+        assert_eq!(
+            c.policy.constraints.only_after,
+            Some(vec!["fetch".to_string()])
+        );
+        assert_eq!(c.widenings.len(), 1);
+        assert!(c.widenings[0].message.contains("`/data/**`"));
+    }
+
+    #[test]
+    fn reports_every_mistake_at_once() {
+        let err = check(r#"policy(nett = deny, fs.read = "rel"), limits(timeout_ms = 0)"#)
+            .err()
+            .unwrap();
+        let messages: Vec<String> = err.into_iter().map(|e| e.to_string()).collect();
+        assert_eq!(messages.len(), 3, "{messages:?}");
+        assert!(messages[0].contains("did you mean `net`"));
+        assert!(messages[1].contains("not an absolute path"));
+        assert!(messages[2].contains("timeout_ms = 0"));
+    }
+
+    #[test]
+    fn tree_globs_are_not_widened() {
+        let c = check(r#"policy(fs.read = ["/a/**", "/**"], fs.write = "/b/c/**")"#).unwrap();
+        assert!(c.widenings.is_empty());
+        assert_eq!(tree_of(Path::new("/")), "/**");
+    }
+}
