@@ -3,6 +3,7 @@
 //! * `plain`: `std::process::Command` (posix_spawn);
 //! * `hardened`: the runner's Landlock + seccomp profile, no namespaces;
 //! * `strict`: the full strict profile (user, mount, pid, net namespaces + Landlock + seccomp);
+//! * `strict_exec_allow`: the same with `exec = "allow"`, i.e. without exec supervision;
 //! * `bwrap`: `bwrap --unshare-all --ro-bind / / --dev /dev --proc /proc /bin/true`, skipped with
 //!   a reason when bwrap is missing (`benches/install-bwrap.sh` installs it);
 //! * `strict_1gib_parent`: the strict profile again, from a parent holding 1 GiB of touched heap;
@@ -76,6 +77,9 @@ fn bwrap() {
 /// A tight tool policy: no network, no other programs, empty environment, system read defaults.
 const POLICY: &str = r#"{"net": "deny", "exec": "deny", "env": "deny"}"#;
 
+/// The same with `exec = "allow"`: no exec supervision, to show what `exec = deny` costs.
+const POLICY_EXEC_ALLOW: &str = r#"{"net": "deny", "exec": "allow", "env": "deny"}"#;
+
 /// Spawns `/bin/true` through the runner's library API, or explains why it cannot.
 struct Sandboxed {
     policy: ToolPolicy,
@@ -84,8 +88,8 @@ struct Sandboxed {
 }
 
 impl Sandboxed {
-    fn new(profile: Profile) -> Result<Sandboxed, String> {
-        let policy = ToolPolicy::from_json_str("bench", POLICY).map_err(|e| e.to_string())?;
+    fn new(profile: Profile, policy: &str) -> Result<Sandboxed, String> {
+        let policy = ToolPolicy::from_json_str("bench", policy).map_err(|e| e.to_string())?;
         let options = RunOptions::default()
             .profile(profile)
             .helper(env!("CARGO_BIN_EXE_policy-sandbox"));
@@ -142,11 +146,15 @@ fn spawn_benches(c: &mut Criterion) {
         );
     }
     let mut strict = None;
-    for (name, profile) in [("hardened", Profile::Hardened), ("strict", Profile::Strict)] {
-        match Sandboxed::new(profile) {
+    for (name, profile, policy) in [
+        ("hardened", Profile::Hardened, POLICY),
+        ("strict", Profile::Strict, POLICY),
+        ("strict_exec_allow", Profile::Strict, POLICY_EXEC_ALLOW),
+    ] {
+        match Sandboxed::new(profile, policy) {
             Ok(sandboxed) => {
                 group.bench_function(name, |b| b.iter(|| sandboxed.spawn()));
-                if profile == Profile::Strict {
+                if name == "strict" {
                     strict = Some(sandboxed);
                 }
             }
