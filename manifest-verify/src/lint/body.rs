@@ -4,8 +4,8 @@
 use std::collections::{HashMap, HashSet};
 
 use policy_runtime::capability::{
-    classify_path, distinctive_method, is_unanalysable_macro, type_yielded_by, Capability, Effect,
-    TypeMethods, COMPILE_TIME_MACROS,
+    classify_path, distinctive_method, is_unanalysable_macro, type_methods, type_yielded_by,
+    Capability, Effect, TypeMethods, COMPILE_TIME_MACROS,
 };
 use proc_macro2::{Delimiter, Span, TokenStream, TokenTree};
 use syn::punctuated::Punctuated;
@@ -43,8 +43,21 @@ pub(crate) fn sites(program: &Program, id: NodeId) -> Vec<Site> {
         sites: Vec::new(),
     };
     match &node.kind {
-        NodeKind::Fn { block, self_ty } => {
+        NodeKind::Fn {
+            block,
+            self_ty,
+            params,
+        } => {
             walker.self_ty = self_ty.clone();
+            for (name, ty) in params {
+                if let Target::External(path) = walker.path_target(ty) {
+                    // `PathBuf` derefs to `Path`: the same methods read.
+                    let path = path.replace("std::path::PathBuf", "std::path::Path");
+                    if let Some(methods) = type_methods(&path) {
+                        walker.typed.insert(name.clone(), methods);
+                    }
+                }
+            }
             let mut pre = Collector { w: &mut walker };
             pre.visit_block(block);
             walker.visit_block(block);

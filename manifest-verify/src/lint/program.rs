@@ -64,6 +64,9 @@ pub(crate) enum NodeKind {
     Fn {
         block: Box<syn::Block>,
         self_ty: Option<String>,
+        /// Parameters bound to a plain identifier, with their type's path (references
+        /// stripped), so that `p: &Path` gives `p.exists()` a receiver type.
+        params: Vec<(String, syn::Path)>,
     },
     Macro {
         bodies: Vec<TokenStream>,
@@ -388,6 +391,7 @@ impl Program {
             kind: NodeKind::Fn {
                 block: Box::new(block.clone()),
                 self_ty: self_ty.map(str::to_string),
+                params: typed_params(sig),
             },
             module,
             display,
@@ -431,6 +435,26 @@ fn type_name(ty: &syn::Type) -> Option<String> {
         syn::Type::Reference(r) => type_name(&r.elem),
         _ => None,
     }
+}
+
+fn typed_params(sig: &syn::Signature) -> Vec<(String, syn::Path)> {
+    fn path_of(ty: &syn::Type) -> Option<&syn::Path> {
+        match ty {
+            syn::Type::Path(p) if p.qself.is_none() => Some(&p.path),
+            syn::Type::Reference(r) => path_of(&r.elem),
+            _ => None,
+        }
+    }
+    sig.inputs
+        .iter()
+        .filter_map(|input| match input {
+            syn::FnArg::Typed(t) => match (t.pat.as_ref(), path_of(&t.ty)) {
+                (syn::Pat::Ident(id), Some(path)) => Some((id.ident.to_string(), path.clone())),
+                _ => None,
+            },
+            syn::FnArg::Receiver(_) => None,
+        })
+        .collect()
 }
 
 fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {

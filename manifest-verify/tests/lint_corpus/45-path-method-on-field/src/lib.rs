@@ -1,0 +1,13 @@
+use std::path::PathBuf;
+
+pub struct Workspace {
+    root: PathBuf,
+}
+
+impl Workspace {
+    /// Checks the workspace root.
+    #[tool(policy(net = deny), name = "Workspace::ready")]
+    fn ready(&self) -> bool {
+        self.root.is_dir()
+    }
+}
