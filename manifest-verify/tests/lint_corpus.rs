@@ -168,9 +168,21 @@ fn a_manifest_can_supply_the_policies() {
     .unwrap();
     let options = Options {
         manifest: Some(manifest),
+        ..Options::default()
     };
     let report = lint(&corpus().join("01-direct-write"), &options).unwrap();
     assert!(!report.violated(), "{:?}", report.findings);
+}
+
+#[test]
+fn trusted_crates_are_not_followed() {
+    let case = corpus().join("14-workspace-path-dep");
+    let options = Options {
+        trusted: vec!["storage_kit".into()],
+        ..Options::default()
+    };
+    assert!(!lint(&case, &options).unwrap().violated());
+    assert!(lint(&case, &Options::default()).unwrap().violated());
 }
 
 #[test]

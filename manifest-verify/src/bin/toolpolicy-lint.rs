@@ -1,4 +1,4 @@
-//! `toolpolicy-lint [PATH] [--format human|json|sarif] [--manifest FILE]`
+//! `toolpolicy-lint [PATH] [--format human|json|sarif] [--manifest FILE] [--trust CRATE]...`
 //!
 //! Checks that every `#[tool(policy(...))]` of the crate or workspace at PATH uses no
 //! capability its policy does not grant, following helpers across modules, `macro_rules!`
@@ -38,6 +38,9 @@ struct Args {
     /// Take policies from this committed manifest instead of the attributes.
     #[arg(long)]
     manifest: Option<PathBuf>,
+    /// Do not follow calls into this crate (trusted infrastructure); repeatable.
+    #[arg(long = "trust", value_name = "CRATE")]
+    trusted: Vec<String>,
 }
 
 fn main() -> ExitCode {
@@ -52,7 +55,8 @@ fn main() -> ExitCode {
             }
         },
     };
-    let report = match lint(&args.path, &Options { manifest }) {
+    let trusted = args.trusted.iter().map(|c| c.replace('-', "_")).collect();
+    let report = match lint(&args.path, &Options { manifest, trusted }) {
         Ok(r) => r,
         Err(e) => {
             eprintln!("error: {e}");

@@ -15,7 +15,12 @@ use super::{Finding, Step};
 pub(crate) fn check(
     program: &Program,
     policy_of: &dyn Fn(&str) -> Option<ToolPolicy>,
+    trusted: &[String],
 ) -> (usize, Vec<Finding>) {
+    let is_trusted = |node: NodeId| {
+        let unit = program.modules[program.nodes[node].module].unit;
+        trusted.contains(&program.units[unit].name)
+    };
     let mut cache: HashMap<NodeId, Vec<Site>> = HashMap::new();
     let mut findings = Vec::new();
     let mut tools = 0;
@@ -48,7 +53,7 @@ pub(crate) fn check(
                     }
                     SiteKind::Calls(targets) => {
                         for t in targets {
-                            if seen.insert(*t) {
+                            if !is_trusted(*t) && seen.insert(*t) {
                                 parent.insert(*t, (current, s.line));
                                 queue.push_back(*t);
                             }

@@ -14,6 +14,76 @@ use syn::visit::Visit;
 use super::program::{ModId, NodeId, NodeKind, Program, UsePath};
 use super::resolve::Target;
 
+/// What a method call's receiver is known to be.
+#[derive(Clone, Debug)]
+enum Recv {
+    /// A value of a type of the analysed code: `(unit, type name)`.
+    Internal(usize, String),
+    /// A value of a type from elsewhere (std, a registry crate, a generic parameter).
+    External,
+    Unknown,
+}
+
+/// Method names of std traits and collections: on a receiver of unknown type, a call to one of
+/// these is taken as the std method, not as a same-named method of the analysed code (which
+/// would connect every `reader.read(..)` to any `fn read(&self)` in the workspace).
+const COMMON_STD_METHODS: &[&str] = &[
+    "read",
+    "write",
+    "flush",
+    "read_to_string",
+    "read_to_end",
+    "write_all",
+    "next",
+    "clone",
+    "fmt",
+    "drop",
+    "from",
+    "into",
+    "eq",
+    "cmp",
+    "partial_cmp",
+    "hash",
+    "deref",
+    "as_ref",
+    "as_mut",
+    "borrow",
+    "default",
+    "to_string",
+    "to_owned",
+    "len",
+    "is_empty",
+    "get",
+    "get_mut",
+    "insert",
+    "remove",
+    "push",
+    "pop",
+    "iter",
+    "iter_mut",
+    "into_iter",
+    "map",
+    "collect",
+    "extend",
+    "contains",
+    "contains_key",
+    "entry",
+    "lock",
+    "send",
+    "recv",
+    "take",
+    "unwrap",
+    "expect",
+    "ok",
+    "err",
+    "join",
+    "split",
+    "parse",
+    "as_str",
+    "as_bytes",
+    "clear",
+];
+
 /// One thing a body does at one place.
 #[derive(Clone, Debug)]
 pub(crate) struct Site {
@@ -40,6 +110,7 @@ pub(crate) fn sites(program: &Program, id: NodeId) -> Vec<Site> {
         uses: HashMap::new(),
         locals: HashSet::new(),
         typed: HashMap::new(),
+        receivers: HashMap::new(),
         sites: Vec::new(),
     };
     match &node.kind {
@@ -50,6 +121,8 @@ pub(crate) fn sites(program: &Program, id: NodeId) -> Vec<Site> {
         } => {
             walker.self_ty = self_ty.clone();
             for (name, ty) in params {
+                let recv = walker.recv_of_type(ty);
+                walker.receivers.insert(name.clone(), recv);
                 if let Target::External(path) = walker.path_target(ty) {
                     // `PathBuf` derefs to `Path`: the same methods read.
                     let path = path.replace("std::path::PathBuf", "std::path::Path");
@@ -79,6 +152,8 @@ struct Walker<'p> {
     uses: HashMap<String, UsePath>,
     locals: HashSet<String>,
     typed: HashMap<String, &'static TypeMethods>,
+    /// Variables whose type the body states (parameters, `let x: T`, `let x = T { .. }`).
+    receivers: HashMap<String, Recv>,
     sites: Vec<Site>,
 }
 
@@ -188,28 +263,77 @@ impl Walker<'_> {
         }
     }
 
-    /// A method call whose receiver type is unknown: `self.m()` goes to the impl's own method;
-    /// anything else to every method of that name in the analysed code that takes `self`
-    /// (conservative: a call the analysis cannot place is assumed to reach each candidate).
-    fn method_edge(&mut self, receiver_is_self: bool, name: &str, span: Span) {
-        if receiver_is_self {
-            if let Some(ty) = &self.self_ty {
-                let unit = self.program.modules[self.module].unit;
-                if let Some(nodes) = self
+    /// What the receiver of a method call is, as far as the body says.
+    fn receiver(&self, expr: &syn::Expr) -> Recv {
+        match expr {
+            syn::Expr::Path(p) if p.qself.is_none() => match p.path.get_ident() {
+                Some(id) if id == "self" => match &self.self_ty {
+                    Some(ty) => Recv::Internal(self.program.modules[self.module].unit, ty.clone()),
+                    None => Recv::Unknown,
+                },
+                Some(id) => self
+                    .receivers
+                    .get(&id.to_string())
+                    .cloned()
+                    .unwrap_or(Recv::Unknown),
+                None => Recv::Unknown,
+            },
+            // `T { .. }` and `T(..)`: a value of the named type.
+            syn::Expr::Struct(s) => self.recv_of_type(&s.path),
+            syn::Expr::Call(c) => match c.func.as_ref() {
+                syn::Expr::Path(p) if p.qself.is_none() => match self.path_target(&p.path) {
+                    Target::Type(unit, ty) => Recv::Internal(unit, ty),
+                    _ => Recv::Unknown,
+                },
+                _ => Recv::Unknown,
+            },
+            syn::Expr::Lit(_) => Recv::External,
+            syn::Expr::Paren(p) => self.receiver(&p.expr),
+            syn::Expr::Reference(r) => self.receiver(&r.expr),
+            _ => Recv::Unknown,
+        }
+    }
+
+    /// A value whose type is written as `path`: ours, or someone else's (std, a registry crate,
+    /// a generic parameter).
+    fn recv_of_type(&self, path: &syn::Path) -> Recv {
+        if path.is_ident("Self") {
+            return match &self.self_ty {
+                Some(ty) => Recv::Internal(self.program.modules[self.module].unit, ty.clone()),
+                None => Recv::Unknown,
+            };
+        }
+        match self.path_target(path) {
+            Target::Type(unit, ty) => Recv::Internal(unit, ty),
+            Target::External(_) => Recv::External,
+            _ => Recv::Unknown,
+        }
+    }
+
+    /// The edge of a method call whose receiver is not a catalogued type: to the method of
+    /// the receiver's own type when the body says which type that is; to every method of that
+    /// name in the analysed code when it does not (a call the analysis cannot place is
+    /// assumed to reach each candidate), except for names that are far more likely std trait
+    /// methods on std values; to nothing when the receiver is a value of another crate.
+    fn method_edge(&mut self, receiver: Recv, name: &str, span: Span) {
+        let nodes = match receiver {
+            Recv::External => return,
+            Recv::Internal(unit, ty) => {
+                match self
                     .program
                     .assoc
-                    .get(&(unit, ty.clone()))
+                    .get(&(unit, ty))
                     .and_then(|a| a.get(name))
                 {
-                    let nodes = nodes.clone();
-                    self.sites
-                        .push(site(SiteKind::Calls(nodes), span, name.len()));
-                    return;
+                    Some(nodes) => Some(nodes.clone()),
+                    // Not an inherent method: a trait method, found by name.
+                    None => self.program.methods.get(name).cloned(),
                 }
             }
-        }
-        if let Some(nodes) = self.program.methods.get(name) {
-            let nodes = nodes.clone();
+            Recv::Unknown if COMMON_STD_METHODS.contains(&name) => return,
+            Recv::Unknown => self.program.methods.get(name).cloned(),
+        };
+        if let Some(nodes) = nodes {
             self.sites
                 .push(site(SiteKind::Calls(nodes), span, name.len()));
         }
@@ -307,7 +431,7 @@ impl Walker<'_> {
                                 name.len(),
                             ));
                         }
-                        self.method_edge(false, &name, m.span());
+                        self.method_edge(Recv::Unknown, &name, m.span());
                         i += 2;
                     }
                     _ => i += 1,
@@ -458,9 +582,8 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                 }
             }
         } else {
-            let is_self =
-                matches!(call.receiver.as_ref(), syn::Expr::Path(p) if p.path.is_ident("self"));
-            self.method_edge(is_self, &method, span);
+            let receiver = self.receiver(&call.receiver);
+            self.method_edge(receiver, &method, span);
         }
         syn::visit::visit_expr_method_call(self, call);
     }
@@ -569,9 +692,19 @@ impl<'ast> Visit<'ast> for Collector<'_, '_> {
         while let syn::Pat::Type(t) = pat {
             pat = &t.pat;
         }
+        if let syn::Pat::Type(t) = &local.pat {
+            if let (syn::Pat::Ident(id), syn::Type::Path(tp)) = (t.pat.as_ref(), t.ty.as_ref()) {
+                let recv = self.w.recv_of_type(&tp.path);
+                self.w.receivers.insert(id.ident.to_string(), recv);
+            }
+        }
         if let (syn::Pat::Ident(id), Some(init)) = (pat, &local.init) {
             if let Some(ty) = self.w.type_of(&init.expr) {
                 self.w.typed.insert(id.ident.to_string(), ty);
+            }
+            let recv = self.w.receiver(&init.expr);
+            if !matches!(recv, Recv::Unknown) {
+                self.w.receivers.insert(id.ident.to_string(), recv);
             }
         }
         syn::visit::visit_local(self, local);
