@@ -303,7 +303,7 @@ impl Plan {
                 &net_rule,
                 true,
                 Enforcement::Exact,
-                &["net-ns", "landlock-tcp", "landlock-scope"],
+                &["net-ns (no interface up)", "landlock-tcp", "landlock-scope"],
             ),
             (NetPlan::Deny, false) => b.rule(
                 &net_rule,

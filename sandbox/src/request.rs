@@ -44,6 +44,9 @@ pub struct Request {
     pub cgroup: Option<PathBuf>,
     /// Create a network namespace.
     pub netns: bool,
+    /// Bring its loopback up (net = hosts, for the egress listeners). With net = deny it stays
+    /// down: nothing, not even 127.0.0.1, is reachable, and no RTNL round trip is paid.
+    pub loopback: bool,
     /// Egress plan (net = hosts); the channel is on [`EGRESS_FD`].
     pub egress: Option<EgressPlan>,
     /// Wall-clock limit.

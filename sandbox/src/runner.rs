@@ -427,6 +427,7 @@ fn build(policy: &ToolPolicy, profile: Profile, program: &Path) -> Result<Prepar
         rlimits,
         cgroup: None,
         netns: strict && plan.net != NetPlan::Allow,
+        loopback: egress.is_some(),
         egress: egress.clone(),
         timeout_ms: l.timeout_ms,
         parent_pid: 0,

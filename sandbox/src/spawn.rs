@@ -5,7 +5,7 @@
 //! the cost does not depend on how much memory the caller holds.
 
 use std::ffi::CString;
-use std::io::{Read, Write};
+use std::io::Write;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::Path;
 use std::time::{Duration, Instant};
@@ -177,28 +177,6 @@ pub(crate) fn spawn(
     })
 }
 
-fn read_capped(fd: OwnedFd, cap: Option<u64>) -> (Vec<u8>, bool) {
-    let mut file = std::fs::File::from(fd);
-    let mut out = Vec::new();
-    let mut truncated = false;
-    let mut buf = [0u8; 16 * 1024];
-    loop {
-        match file.read(&mut buf) {
-            Ok(0) => break,
-            Ok(n) => {
-                let room = cap.map_or(usize::MAX, |c| (c as usize).saturating_sub(out.len()));
-                if n > room {
-                    truncated = true;
-                }
-                out.extend_from_slice(&buf[..n.min(room)]);
-            }
-            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
-            Err(_) => break,
-        }
-    }
-    (out, truncated)
-}
-
 impl Running {
     /// Sends the request; the trampoline reads it to EOF.
     pub fn send(&mut self, request: &[u8]) -> std::io::Result<()> {
@@ -214,87 +192,190 @@ impl Running {
     }
 
     /// Waits for the end, reading output with `cap`; kills the trampoline at `backstop`.
+    ///
+    /// One poll loop in the calling thread serves stdout, stderr, the status channel and the
+    /// trampoline's pidfd: no thread is started per run.
     pub fn collect(mut self, cap: Option<u64>, backstop: Option<Duration>) -> Collected {
         drop(self.request_w.take());
-        let out = self
-            .stdout_r
-            .take()
-            .map(|fd| std::thread::spawn(move || read_capped(fd, cap)));
-        let err = self
-            .stderr_r
-            .take()
-            .map(|fd| std::thread::spawn(move || read_capped(fd, cap)));
-        let status_fd = std::fs::File::from(self.status_r);
-        let status_thread = std::thread::spawn(move || {
-            let mut text = String::new();
-            let _ = { status_fd }.read_to_string(&mut text);
-            text.lines()
-                .filter_map(|l| serde_json::from_str::<Status>(l).ok())
-                .collect::<Vec<_>>()
-        });
-        let (trampoline_status, backstop_killed) = wait_with_backstop(self.pid, backstop);
-        let (stdout, stdout_truncated) = out
-            .map(|t| t.join().unwrap_or_default())
-            .unwrap_or_default();
-        let (stderr, stderr_truncated) = err
-            .map(|t| t.join().unwrap_or_default())
-            .unwrap_or_default();
-        let statuses = status_thread.join().unwrap_or_default();
+        let mut sinks: Vec<Sink> = Vec::with_capacity(3);
+        for (fd, cap) in [
+            (self.stdout_r.take(), cap),
+            (self.stderr_r.take(), cap),
+            (Some(self.status_r), None),
+        ] {
+            if let Some(fd) = fd {
+                // SAFETY: setting O_NONBLOCK on our own pipe end.
+                unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) };
+                sinks.push(Sink {
+                    fd: Some(fd),
+                    buf: Vec::new(),
+                    truncated: false,
+                    cap,
+                });
+            }
+        }
+        let has_out = sinks.len() == 3;
+        // SAFETY: pidfd_open on our child.
+        let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, self.pid, 0) } as RawFd;
+        let deadline = backstop.map(|b| Instant::now() + b);
+        let mut status = None;
+        let mut killed = false;
+        let mut gone_at: Option<Instant> = None;
+        loop {
+            let open = sinks.iter().any(|s| s.fd.is_some());
+            if !open && (status.is_some() || pidfd < 0) {
+                break;
+            }
+            // After a backstop kill, descendants that escaped may keep the pipes open.
+            if killed && gone_at.is_some_and(|t| t.elapsed() > Duration::from_millis(500)) {
+                break;
+            }
+            let mut fds: Vec<libc::pollfd> = sinks
+                .iter()
+                .filter_map(|s| s.fd.as_ref())
+                .map(|fd| libc::pollfd {
+                    fd: fd.as_raw_fd(),
+                    events: libc::POLLIN,
+                    revents: 0,
+                })
+                .collect();
+            if pidfd >= 0 && status.is_none() {
+                fds.push(libc::pollfd {
+                    fd: pidfd,
+                    events: libc::POLLIN,
+                    revents: 0,
+                });
+            }
+            let mut wait_ms: i32 = -1;
+            if let (Some(d), false) = (deadline, killed) {
+                wait_ms = d
+                    .saturating_duration_since(Instant::now())
+                    .as_millis()
+                    .min(i32::MAX as u128) as i32;
+            }
+            if killed {
+                wait_ms = 100;
+            }
+            // SAFETY: fds is a valid pollfd array.
+            let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, wait_ms) };
+            if n < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
+                break;
+            }
+            for p in fds.iter().filter(|p| p.revents != 0) {
+                if p.fd == pidfd {
+                    let mut s = 0;
+                    // SAFETY: reaping our child, which the pidfd says has exited.
+                    if unsafe { libc::waitpid(self.pid, &mut s, libc::WNOHANG) } == self.pid {
+                        status = Some(s);
+                        gone_at = Some(Instant::now());
+                    }
+                } else if let Some(sink) = sinks
+                    .iter_mut()
+                    .find(|s| s.fd.as_ref().is_some_and(|f| f.as_raw_fd() == p.fd))
+                {
+                    sink.drain();
+                }
+            }
+            if let (Some(d), false) = (deadline, killed) {
+                if status.is_none() && Instant::now() >= d {
+                    // SAFETY: signalling our child; its children follow by PDEATHSIG.
+                    unsafe { libc::kill(self.pid, libc::SIGKILL) };
+                    killed = true;
+                }
+            }
+        }
+        if pidfd >= 0 {
+            // SAFETY: closing our pidfd.
+            unsafe { libc::close(pidfd) };
+        }
+        let trampoline_status = match status {
+            Some(s) => s,
+            None => wait_blocking(self.pid),
+        };
+        let status_sink = sinks.pop().expect("status channel");
+        let statuses = String::from_utf8_lossy(&status_sink.buf)
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Status>(l).ok())
+            .collect();
+        let (mut stdout, mut stderr) = (Sink::empty(), Sink::empty());
+        if has_out {
+            stderr = sinks.pop().expect("stderr");
+            stdout = sinks.pop().expect("stdout");
+        }
         Collected {
-            stdout,
-            stderr,
-            stdout_truncated,
-            stderr_truncated,
+            stdout: stdout.buf,
+            stderr: stderr.buf,
+            stdout_truncated: stdout.truncated,
+            stderr_truncated: stderr.truncated,
             statuses,
             trampoline_status,
-            backstop_killed,
+            backstop_killed: killed,
         }
     }
 }
 
-fn wait_with_backstop(pid: libc::pid_t, backstop: Option<Duration>) -> (i32, bool) {
-    let mut killed = false;
-    if let Some(limit) = backstop {
-        // SAFETY: pidfd_open on our child.
-        let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
-        if pidfd >= 0 {
-            let deadline = Instant::now() + limit;
-            loop {
-                let left = deadline.saturating_duration_since(Instant::now());
-                let mut p = libc::pollfd {
-                    fd: pidfd,
-                    events: libc::POLLIN,
-                    revents: 0,
-                };
-                // SAFETY: one valid pollfd.
-                let n =
-                    unsafe { libc::poll(&mut p, 1, left.as_millis().min(i32::MAX as u128) as i32) };
-                if n > 0 {
-                    break;
-                }
-                if n == 0 || Instant::now() >= deadline {
-                    // SAFETY: signalling our child.
-                    unsafe { libc::kill(pid, libc::SIGKILL) };
-                    killed = true;
-                    break;
-                }
-            }
-            // SAFETY: closing our pidfd.
-            unsafe { libc::close(pidfd) };
-        }
-    }
-    let mut status = 0;
+fn wait_blocking(pid: libc::pid_t) -> i32 {
+    let mut s = 0;
     loop {
         // SAFETY: waiting for our child.
-        let r = unsafe { libc::waitpid(pid, &mut status, 0) };
-        if r == pid {
-            break;
-        }
-        if r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR) {
-            break;
+        let r = unsafe { libc::waitpid(pid, &mut s, 0) };
+        if r == pid
+            || (r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR))
+        {
+            return s;
         }
     }
-    (status, killed)
+}
+
+struct Sink {
+    fd: Option<OwnedFd>,
+    buf: Vec<u8>,
+    truncated: bool,
+    cap: Option<u64>,
+}
+
+impl Sink {
+    fn empty() -> Sink {
+        Sink {
+            fd: None,
+            buf: Vec::new(),
+            truncated: false,
+            cap: None,
+        }
+    }
+
+    /// Reads what is there; closes at EOF. Bytes beyond the cap are read and dropped, so the
+    /// writer never blocks on a full pipe.
+    fn drain(&mut self) {
+        let Some(fd) = &self.fd else { return };
+        let mut chunk = [0u8; 16 * 1024];
+        loop {
+            // SAFETY: reading into a local buffer.
+            let n = unsafe { libc::read(fd.as_raw_fd(), chunk.as_mut_ptr().cast(), chunk.len()) };
+            if n == 0 {
+                self.fd = None;
+                return;
+            }
+            if n < 0 {
+                let e = std::io::Error::last_os_error().raw_os_error();
+                if e == Some(libc::EINTR) {
+                    continue;
+                }
+                if e != Some(libc::EAGAIN) {
+                    self.fd = None;
+                }
+                return;
+            }
+            let n = n as usize;
+            let room = self
+                .cap
+                .map_or(usize::MAX, |c| (c as usize).saturating_sub(self.buf.len()));
+            if n > room {
+                self.truncated = true;
+            }
+            self.buf.extend_from_slice(&chunk[..n.min(room)]);
+        }
+    }
 }
 
 /// A unix socketpair for the egress channel: (parent end, child end).

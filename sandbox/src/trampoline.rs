@@ -138,7 +138,7 @@ fn strict(req: &Request) -> i32 {
             refuse(format!("writing {file}: {e}"));
         }
     }
-    if req.netns {
+    if req.netns && req.loopback {
         if let Err(e) = loopback_up() {
             refuse(format!("bringing up lo in the new network namespace: {e}"));
         }
