@@ -10,6 +10,8 @@ use quote::{format_ident, quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Attribute, Ident, ImplItem, ItemFn, ItemImpl, Type};
 
+use policy_runtime::tool::Access;
+
 use crate::parse::Attr;
 use crate::sig::{self, Input, Receiver, Sig};
 use crate::validate::{self, Checked};
@@ -277,6 +279,7 @@ pub fn tool_policy(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStr
         receiver: Receiver::None,
         is_async: func.sig.asyncness.is_some(),
         output_span: func.sig.output.span(),
+        knows_arguments: false,
     };
     let mut model = model(&attr, &fn_name, &func.attrs, &sig_model)?;
     model.path_candidates = candidates;
@@ -448,7 +451,7 @@ fn model(attr: &Attr, ident: &Ident, attrs: &[Attribute], sig: &Sig) -> syn::Res
         .description
         .clone()
         .unwrap_or_else(|| doc_text(attrs));
-    let path_candidates = sig
+    let path_candidates: Vec<(String, Type)> = sig
         .inputs
         .iter()
         .filter_map(|i| match i {
@@ -456,6 +459,20 @@ fn model(attr: &Attr, ident: &Ident, attrs: &[Attribute], sig: &Sig) -> syn::Res
             Input::Context { .. } => None,
         })
         .collect();
+    if sig.knows_arguments {
+        for (key, _, span) in &checked.paths {
+            if !path_candidates.iter().any(|(k, _)| k == key) {
+                let names: Vec<&str> = path_candidates.iter().map(|(k, _)| k.as_str()).collect();
+                return Err(syn::Error::new(
+                    *span,
+                    format!(
+                        "`paths({key} = ...)` names no parameter of this function: {}",
+                        crate::suggest::help(key, &names)
+                    ),
+                ));
+            }
+        }
+    }
     Ok(Model {
         name,
         description,
@@ -499,11 +516,23 @@ fn lint_errors(block: &syn::Block, model: &Model) -> TokenStream {
 }
 
 fn path_args_tokens(model: &Model) -> TokenStream {
-    let items = model.path_candidates.iter().map(|(key, ty)| {
-        let ty = strip_ref(ty);
-        quote!((#key, (&&::policy_runtime::macro_support::PathProbe::<#ty>::new()).path_access()))
+    let declared = &model.checked.paths;
+    let probed = model
+        .path_candidates
+        .iter()
+        .filter(|(key, _)| !declared.iter().any(|(d, _, _)| d == key))
+        .map(|(key, ty)| {
+            let ty = strip_ref(ty);
+            quote!((#key, (&&::policy_runtime::macro_support::PathProbe::<#ty>::new()).path_access()))
+        });
+    let declared = declared.iter().map(|(key, access, _)| {
+        let access = match access {
+            Access::Read => quote!(::policy_runtime::tool::Access::Read),
+            _ => quote!(::policy_runtime::tool::Access::Write),
+        };
+        quote!((#key, ::std::option::Option::Some(#access)))
     });
-    quote!(&[#(#items),*])
+    quote!(&[#(#probed,)* #(#declared),*])
 }
 
 fn strip_ref(ty: &Type) -> &Type {

@@ -57,13 +57,15 @@ fn emit(result: syn::Result<proc_macro2::TokenStream>) -> TokenStream {
 ///     constraints(max_invocations = 3, only_after = [fetch], forbidden = true, requires_approval = true),
 ///     limits(timeout_ms = 5000, memory_bytes = .., cpu_seconds = .., max_processes = ..,
 ///            max_output_bytes = .., max_file_bytes = .., max_open_files = ..),
+///     paths(dest = write, src = read),
 ///     name = "override", description = "override of the doc comment",
 /// )]
 /// ```
 ///
 /// `none` is the empty list and a single string is a one-element list. Parameters are the JSON
 /// arguments (by name); `ReadPath`, `WritePath` and `Vec`/`Option` of them are judged by the
-/// gate as reads or writes; a `&CallContext` parameter receives the call's context. Globs that
+/// gate as reads or writes (so are parameters named in `paths(...)`, e.g. a `String`); a
+/// `&CallContext` parameter receives the call's context. Globs that
 /// the OS sandbox can only enforce as a wider tree produce a warning naming that tree.
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
@@ -85,7 +87,8 @@ pub fn toolset(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// It generates `<fn>_tool_spec() -> &'static ToolSpec` for the manifest, and, when the policy
 /// declares `fs` or `forbidden`, judges the call's paths at the top of the body: the fields of
 /// `Parameters(args)` (which must implement `Serialize`) and any `ReadPath`/`WritePath`
-/// parameter. A denied call returns `CallToolResult::error(..)`, a `String`, or `Err(E::from(denial))`.
+/// parameter. Fields of `args` are judged as accesses of unknown direction unless named in
+/// `paths(field = write)` or `paths(field = read)`. A denied call returns `CallToolResult::error(..)`, a `String`, or `Err(E::from(denial))`.
 #[proc_macro_attribute]
 pub fn tool_policy(attr: TokenStream, item: TokenStream) -> TokenStream {
     emit(expand::tool_policy(attr.into(), item.into()))

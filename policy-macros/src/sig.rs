@@ -46,6 +46,9 @@ pub struct Sig {
     /// Where the return type is written (the function name when there is none), for errors
     /// about it.
     pub output_span: Span,
+    /// The parameters are the JSON arguments (false for `#[tool_policy]`, whose arguments
+    /// belong to another framework).
+    pub knows_arguments: bool,
 }
 
 /// Analyses a tool function's signature; `what` names the attribute in messages.
@@ -140,6 +143,7 @@ pub fn analyze(sig: &syn::Signature, what: &str) -> syn::Result<Sig> {
                 syn::ReturnType::Default => sig.ident.span(),
                 syn::ReturnType::Type(_, ty) => ty.span(),
             },
+            knows_arguments: true,
         }),
     }
 }

@@ -13,13 +13,21 @@ use policy_runtime::policy::{
     Constraints, EnvPattern, EnvPolicy, ExecPolicy, Limits, NetPolicy, ProgramName, Risk,
     ToolPolicy,
 };
+use policy_runtime::tool::Access;
 use proc_macro2::Span;
 use syn::LitStr;
 
 use crate::parse::{Attr, Entry, Key, Value};
 use crate::suggest;
 
-const TOP_KEYS: &[&str] = &["policy", "constraints", "limits", "name", "description"];
+const TOP_KEYS: &[&str] = &[
+    "policy",
+    "constraints",
+    "limits",
+    "paths",
+    "name",
+    "description",
+];
 const POLICY_KEYS: &[&str] = &["fs.read", "fs.write", "net", "exec", "env", "risk"];
 const CONSTRAINT_KEYS: &[&str] = &[
     "max_invocations",
@@ -55,6 +63,9 @@ pub struct Checked {
     pub description: Option<String>,
     /// Globs that the sandbox widens.
     pub widenings: Vec<Widening>,
+    /// `paths(dest = write, src = read)`: arguments declared as paths, for parameters whose
+    /// type does not say it (a `String`, or a field of rmcp's `Parameters<T>`).
+    pub paths: Vec<(String, Access, Span)>,
 }
 
 /// Collects errors so that every mistake is reported in one build.
@@ -107,6 +118,7 @@ pub fn validate(attr: &Attr, tool_name: &str) -> syn::Result<Checked> {
         name: None,
         description: None,
         widenings: Vec::new(),
+        paths: Vec::new(),
         forbidden_span: None,
         constraint_spans: Vec::new(),
         only_after: Vec::new(),
@@ -120,6 +132,7 @@ pub fn validate(attr: &Attr, tool_name: &str) -> syn::Result<Checked> {
             name: v.name,
             description: v.description,
             widenings: v.widenings,
+            paths: v.paths,
         }),
     }
 }
@@ -130,6 +143,7 @@ struct Validator {
     name: Option<String>,
     description: Option<String>,
     widenings: Vec<Widening>,
+    paths: Vec<(String, Access, Span)>,
     forbidden_span: Option<Span>,
     /// Constraints that mean nothing on a forbidden tool, with where they are set.
     constraint_spans: Vec<(String, Span)>,
@@ -159,6 +173,11 @@ impl Validator {
                         self.limits_group(entries);
                     }
                 }
+                ("paths", Entry::Group { entries, .. }) => {
+                    if seen.first(key, &mut self.errors) {
+                        self.paths_group(entries);
+                    }
+                }
                 ("name", Entry::Assign { value, .. }) => {
                     if seen.first(key, &mut self.errors) {
                         self.name = self.tool_name(value, "name");
@@ -178,7 +197,7 @@ impl Validator {
                         }
                     }
                 }
-                ("policy" | "constraints" | "limits", _) => self.errors.at(
+                ("policy" | "constraints" | "limits" | "paths", _) => self.errors.at(
                     key.span(),
                     format!(
                         "`{text}` is a group: write `{text}(...)`, e.g. {}",
@@ -255,6 +274,48 @@ impl Validator {
                 "env" => self.policy.env = self.env(value),
                 "risk" => self.policy.risk = self.risk(value),
                 _ => unreachable!("checked against POLICY_KEYS"),
+            }
+        }
+    }
+
+    fn paths_group(&mut self, entries: &[Entry]) {
+        let mut seen = Seen::default();
+        for entry in entries {
+            let key = entry.key();
+            let text = key.text();
+            let access = match entry {
+                Entry::Assign {
+                    value: Value::Word(w),
+                    ..
+                } if w == "read" => Access::Read,
+                Entry::Assign {
+                    value: Value::Word(w),
+                    ..
+                } if w == "write" => Access::Write,
+                Entry::Assign { value, .. } => {
+                    self.errors.at(
+                        value.span(),
+                        format!("a path argument is `read` or `write`, found {}: write `paths({text} = write)`", value.describe()),
+                    );
+                    continue;
+                }
+                _ => {
+                    self.errors.at(
+                        key.span(),
+                        format!("write `paths({text} = read)` or `paths({text} = write)`"),
+                    );
+                    continue;
+                }
+            };
+            if key.parts.len() != 1 {
+                self.errors.at(
+                    key.span(),
+                    "name a top-level argument: `paths(dest = write)`",
+                );
+                continue;
+            }
+            if seen.first(key, &mut self.errors) {
+                self.paths.push((text, access, key.span()));
             }
         }
     }
@@ -748,6 +809,7 @@ fn example(key: &str) -> &'static str {
         "policy" => "`policy(fs.read = [\"/data/**\"], net = deny)`",
         "constraints" => "`constraints(max_invocations = 3, only_after = [fetch])`",
         "limits" => "`limits(timeout_ms = 5000)`",
+        "paths" => "`paths(dest = write, src = read)`",
         "fs.read" | "fs.write" => "`fs.read = [\"/data/**\"]`",
         "net" => "`net = [\"api.example.com:443\"]`",
         "exec" => "`exec = [\"rg\"]`",

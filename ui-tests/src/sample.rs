@@ -65,6 +65,13 @@ pub fn copy(from: ReadPath, to: Target) -> Result<(), std::io::Error> {
     Ok(())
 }
 
+/// Append a line to a log; `file` is a plain string declared as a write target.
+#[tool(policy(fs.read = "/data/**", fs.write = "/out/**"), paths(file = write))]
+pub fn append(file: String, line: String) -> String {
+    BODY_RUNS.fetch_add(1, Ordering::SeqCst);
+    format!("{file}: {line}")
+}
+
 /// A notes store whose tools share one instance.
 #[derive(Default)]
 pub struct Notes {
@@ -103,7 +110,8 @@ impl Notes {
 
 /// Every sample tool.
 pub fn all_tools() -> Vec<Arc<dyn Tool>> {
-    let mut tools = policy_runtime::tools![read_file, write_report, fetch, search, wipe, copy];
+    let mut tools =
+        policy_runtime::tools![read_file, write_report, fetch, search, wipe, copy, append];
     tools.extend(Arc::new(Notes::default()).tools());
     tools
 }

@@ -44,7 +44,7 @@ impl Files {
 
     /// Write a file under /out.
     #[tool(description = "Write a file under /out.")]
-    #[tool_policy(policy(fs.write = ["/out/**"], net = deny), constraints(requires_approval = true))]
+    #[tool_policy(policy(fs.read = "/data/**", fs.write = ["/out/**"], net = deny), paths(path = write))]
     async fn write_file(
         &self,
         Parameters(args): Parameters<WriteArgs>,
@@ -112,6 +112,7 @@ fn denied_calls_return_a_tool_error_without_running_the_body() {
         denied.starts_with("Denied: `read_file` was not run."),
         "{denied}"
     );
+    // `paths(path = write)`: readable is not enough.
     let denied = pollster::block_on(files.write_file(Parameters(WriteArgs {
         path: "/data/a".into(),
         text: "x".into(),

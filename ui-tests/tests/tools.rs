@@ -57,6 +57,10 @@ fn specs_carry_what_the_attribute_says() {
         Some(Access::Read)
     );
     assert_eq!(Notes::tool_specs().len(), 3);
+    assert_eq!(
+        sample::append::tool_spec().access_of("file"),
+        Some(Access::Write)
+    );
 }
 
 #[test]
@@ -107,6 +111,14 @@ fn denied_calls_never_run_the_body() {
     assert_eq!(
         too_early.denial().unwrap().code.as_str(),
         "constraint.only_after"
+    );
+    let declared_write = run.call_blocking(ToolCall::new(
+        "append",
+        json!({"file": "/data/log", "line": "x"}),
+    ));
+    assert!(
+        declared_write.denial().is_some(),
+        "`paths(file = write)` judges a String as a write"
     );
     assert_eq!(
         BODY_RUNS.load(Ordering::SeqCst),
