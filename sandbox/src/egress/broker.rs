@@ -16,6 +16,7 @@ use super::dns::{answer, NameTable};
 use super::event::{Decision, EgressEvent, EventKind};
 use super::fdpass::recv_fds;
 use super::plan::{is_host_local, EgressPlan, ListenerKind, Route};
+use super::pool::Pool;
 use super::proxy::{read_connect, reply};
 use super::pump::pump;
 
@@ -146,6 +147,7 @@ struct Shared {
     idle: (Mutex<()>, Condvar),
     next_id: AtomicU64,
     live: Mutex<HashMap<u64, Vec<Arc<TcpStream>>>>,
+    pool: &'static Pool,
 }
 
 /// Receives the sandbox's sockets over `channel` and serves them until the handle is dropped,
@@ -210,6 +212,7 @@ pub fn start_broker_with(
         idle: (Mutex::new(()), Condvar::new()),
         next_id: AtomicU64::new(0),
         live: Mutex::new(HashMap::new()),
+        pool: Pool::global(),
     });
     let loop_shared = Arc::clone(&shared);
     let thread = std::thread::Builder::new()
@@ -482,35 +485,33 @@ fn spawn_dns_tcp(shared: &Arc<Shared>, stream: TcpStream) {
         return;
     }
     let s = Arc::clone(shared);
-    let spawned = std::thread::Builder::new()
-        .name("egress-dns".into())
-        .spawn(move || {
-            let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
-            let stream = Arc::new(stream);
-            let id = register(&s, &[&stream]);
-            let mut reader: &TcpStream = &stream;
-            loop {
-                let mut len = [0u8; 2];
-                if reader.read_exact(&mut len).is_err() {
-                    break;
-                }
-                let mut msg = vec![0u8; u16::from_be_bytes(len) as usize];
-                if reader.read_exact(&mut msg).is_err() {
-                    break;
-                }
-                let Some((reply, answered)) = answer(&s.table, &msg) else {
-                    break;
-                };
-                let mut framed = (reply.len() as u16).to_be_bytes().to_vec();
-                framed.extend_from_slice(&reply);
-                emit_dns(&s, answered);
-                if (&*stream).write_all(&framed).is_err() {
-                    break;
-                }
+    let spawned = shared.pool.run("egress-dns", move || {
+        let _ = stream.set_read_timeout(Some(Duration::from_secs(10)));
+        let stream = Arc::new(stream);
+        let id = register(&s, &[&stream]);
+        let mut reader: &TcpStream = &stream;
+        loop {
+            let mut len = [0u8; 2];
+            if reader.read_exact(&mut len).is_err() {
+                break;
             }
-            unregister(&s, id);
-            release(&s);
-        });
+            let mut msg = vec![0u8; u16::from_be_bytes(len) as usize];
+            if reader.read_exact(&mut msg).is_err() {
+                break;
+            }
+            let Some((reply, answered)) = answer(&s.table, &msg) else {
+                break;
+            };
+            let mut framed = (reply.len() as u16).to_be_bytes().to_vec();
+            framed.extend_from_slice(&reply);
+            emit_dns(&s, answered);
+            if (&*stream).write_all(&framed).is_err() {
+                break;
+            }
+        }
+        unregister(&s, id);
+        release(&s);
+    });
     if spawned.is_err() {
         release(shared);
     }
@@ -550,13 +551,11 @@ fn spawn_connection(shared: &Arc<Shared>, endpoint: usize, dialled: SocketAddr, 
         return;
     }
     let s = Arc::clone(shared);
-    let spawned = std::thread::Builder::new()
-        .name("egress-conn".into())
-        .spawn(move || {
-            let event = serve_connection(&s, endpoint, dialled, stream);
-            (s.sink)(event);
-            release(&s);
-        });
+    let spawned = shared.pool.run("egress-conn", move || {
+        let event = serve_connection(&s, endpoint, dialled, stream);
+        (s.sink)(event);
+        release(&s);
+    });
     if spawned.is_err() {
         release(shared);
     }
@@ -636,14 +635,15 @@ fn carry(
         Arc::clone(&upstream),
         Arc::clone(&down),
     );
-    let back = std::thread::Builder::new()
-        .name("egress-down".into())
-        .spawn(move || pump(&u2, &c2, &d2));
+    let (done_tx, done_rx) = std::sync::mpsc::channel();
+    let back = shared.pool.run("egress-conn", move || {
+        let _ = done_tx.send(pump(&u2, &c2, &d2));
+    });
     let up_result = pump(&client, &upstream, &up);
     let down_result = match back {
-        Ok(t) => t
-            .join()
-            .unwrap_or_else(|_| Err(io::Error::other("pump panicked"))),
+        Ok(()) => done_rx
+            .recv()
+            .unwrap_or_else(|_| Err(io::Error::other("pump thread ended early"))),
         Err(e) => {
             let _ = client.shutdown(Shutdown::Both);
             let _ = upstream.shutdown(Shutdown::Both);
@@ -721,14 +721,12 @@ fn spawn_proxy(shared: &Arc<Shared>, stream: TcpStream) {
         return;
     }
     let s = Arc::clone(shared);
-    let spawned = std::thread::Builder::new()
-        .name("egress-proxy".into())
-        .spawn(move || {
-            if let Some(event) = serve_proxy(&s, stream) {
-                (s.sink)(event);
-            }
-            release(&s);
-        });
+    let spawned = shared.pool.run("egress-proxy", move || {
+        if let Some(event) = serve_proxy(&s, stream) {
+            (s.sink)(event);
+        }
+        release(&s);
+    });
     if spawned.is_err() {
         release(shared);
     }

@@ -67,6 +67,7 @@ mod event;
 mod fdpass;
 mod inside;
 mod plan;
+mod pool;
 mod proxy;
 mod pump;
 

@@ -1,0 +1,98 @@
+//! A small pool of reusable threads for the broker: a new connection reuses an idle thread
+//! instead of paying for a thread spawn on the connect path. Idle threads exit after a while.
+
+use std::collections::VecDeque;
+use std::io;
+use std::sync::{Arc, Condvar, Mutex};
+use std::time::Duration;
+
+type Job = Box<dyn FnOnce() + Send + 'static>;
+
+/// How long an idle thread waits for work before it exits.
+const IDLE: Duration = Duration::from_secs(30);
+
+#[derive(Default)]
+struct State {
+    jobs: VecDeque<Job>,
+    idle: usize,
+}
+
+/// Runs jobs on reused threads, spawning only when none is idle.
+#[derive(Clone, Default)]
+pub(crate) struct Pool {
+    inner: Arc<(Mutex<State>, Condvar)>,
+}
+
+impl Pool {
+    /// The process-wide pool, shared by every broker so threads are reused across sandbox runs
+    /// and none linger per broker.
+    pub(crate) fn global() -> &'static Pool {
+        static POOL: std::sync::OnceLock<Pool> = std::sync::OnceLock::new();
+        POOL.get_or_init(Pool::default)
+    }
+
+    /// Runs `job` on an idle thread, or on a new one named `name`.
+    pub(crate) fn run(&self, name: &str, job: impl FnOnce() + Send + 'static) -> io::Result<()> {
+        let (lock, cv) = &*self.inner;
+        let mut state = lock.lock().unwrap_or_else(|p| p.into_inner());
+        if state.idle > state.jobs.len() {
+            state.jobs.push_back(Box::new(job));
+            cv.notify_one();
+            return Ok(());
+        }
+        drop(state);
+        let inner = Arc::clone(&self.inner);
+        std::thread::Builder::new()
+            .name(name.into())
+            .spawn(move || {
+                job();
+                worker(&inner);
+            })
+            .map(|_| ())
+    }
+}
+
+fn worker(inner: &(Mutex<State>, Condvar)) {
+    let (lock, cv) = inner;
+    let mut state = lock.lock().unwrap_or_else(|p| p.into_inner());
+    loop {
+        if let Some(job) = state.jobs.pop_front() {
+            drop(state);
+            job();
+            state = lock.lock().unwrap_or_else(|p| p.into_inner());
+            continue;
+        }
+        state.idle += 1;
+        let (next, timeout) = cv
+            .wait_timeout(state, IDLE)
+            .unwrap_or_else(|p| p.into_inner());
+        state = next;
+        state.idle -= 1;
+        if timeout.timed_out() && state.jobs.is_empty() {
+            return;
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::sync::mpsc;
+
+    #[test]
+    fn reuses_idle_threads() {
+        let pool = Pool::default();
+        let (tx, rx) = mpsc::channel();
+        let first = {
+            let tx = tx.clone();
+            pool.run("t", move || tx.send(std::thread::current().id()).unwrap())
+                .unwrap();
+            rx.recv().unwrap()
+        };
+        // Let the thread go idle before the next job.
+        std::thread::sleep(Duration::from_millis(50));
+        pool.run("t", move || tx.send(std::thread::current().id()).unwrap())
+            .unwrap();
+        assert_eq!(rx.recv().unwrap(), first, "the idle thread took the job");
+    }
+}
