@@ -714,3 +714,41 @@ fn no_process_outlives_the_run() {
         eprintln!("{label}: grandchild {fate}");
     }
 }
+
+#[test]
+fn tiocsti_keystroke_injection_into_the_callers_terminal() {
+    const TEXT: &str = "echo toolpolicy-injected";
+    for user in users() {
+        let (bare, typed) = common::pty::probe_on_pty(user, Mode::Bare, &["tiocsti", TEXT]);
+        let label = format!("TIOCSTI into the caller's terminal [as {}]", user.name());
+        if bare.stdout.contains("BLOCKED") {
+            // dev.tty.legacy_tiocsti = 0 turns TIOCSTI off for processes without CAP_SYS_ADMIN.
+            eprintln!(
+                "skipped: {label}: the host forbids TIOCSTI already: {}",
+                bare.stdout.trim()
+            );
+            continue;
+        }
+        bare.assert_succeeded(&label);
+        assert!(
+            typed.contains(TEXT),
+            "{label}: the bare injection must reach the terminal input, got {typed:?}"
+        );
+        for profile in Profile::available() {
+            let s = Scenario::new(user);
+            let policy = s.policy("policy", &s.base_policy());
+            let label = format!("{label} [{}]", profile.name());
+            let (report, typed) = common::pty::probe_on_pty(
+                user,
+                Mode::Sandboxed(&policy, profile),
+                &["tiocsti", TEXT],
+            );
+            report.assert_blocked_or_refused(&label);
+            assert!(
+                !typed.contains(TEXT),
+                "{label}: ESCAPE — injected input reached the caller's terminal: {typed:?}"
+            );
+            eprintln!("{label}: {}", report.result_line().unwrap_or("(killed)"));
+        }
+    }
+}

@@ -78,6 +78,7 @@ actions:
   exec-memfd CODE SRC [ARGS...]   copy SRC into a memfd and execveat it; succeeds on exit CODE
   io-uring                        io_uring_setup (an unfiltered path around seccomp)
   orphan PATH MS                  leave a detached grandchild that writes PATH after MS ms
+  tiocsti TEXT                    push TEXT into the input of the terminal on stdin (TIOCSTI)
   fork-bomb N                     fork until N children exist (then kill them all)
   memory-hog MIB                  map and touch MIB MiB of anonymous memory
   status                          print NoNewPrivs and CapEff of /proc/self/status";
@@ -149,6 +150,7 @@ fn run(action: &str, args: &[String]) -> Outcome {
             "exec-memfd" => exec_memfd(parse(arg(0)?)?, arg(1)?, &args[2..]),
             "io-uring" => io_uring(),
             "orphan" => orphan(arg(0)?, parse(arg(1)?)?),
+            "tiocsti" => tiocsti(arg(0)?),
             "fork-bomb" => fork_bomb(parse(arg(0)?)?),
             "memory-hog" => memory_hog(parse(arg(0)?)?),
             "status" => status(),
@@ -683,6 +685,17 @@ fn orphan(path: &str, delay_ms: u64) -> Outcome {
     Outcome::Succeeded(format!(
         "left a detached grandchild that writes {path} in {delay_ms} ms"
     ))
+}
+
+fn tiocsti(text: &str) -> Outcome {
+    for byte in text.bytes().chain(std::iter::once(b'\n')) {
+        // SAFETY: TIOCSTI reads one byte from the pointer.
+        let ret = unsafe { libc::ioctl(0, libc::TIOCSTI, &byte as *const u8) };
+        if let Err(e) = check(ret as libc::c_long) {
+            return blocked(e, "ioctl(0, TIOCSTI)");
+        }
+    }
+    Outcome::Succeeded(format!("pushed {text:?} into the terminal's input"))
 }
 
 fn fork_bomb(target: usize) -> Outcome {

@@ -4,6 +4,7 @@
 
 pub mod bait;
 pub mod kernel;
+pub mod pty;
 
 use std::fs;
 use std::os::unix::fs::{chown, PermissionsExt};
@@ -373,6 +374,11 @@ pub enum Mode<'a> {
 
 /// Runs `escape-probe ARGS` as `user` in `mode`, with a hard timeout.
 pub fn probe(user: User, mode: Mode<'_>, args: &[&str]) -> Report {
+    run_with_timeout(&probe_argv(user, mode, args), Duration::from_secs(90))
+}
+
+/// The command line that runs `escape-probe ARGS` as `user` in `mode`.
+pub fn probe_argv(user: User, mode: Mode<'_>, args: &[&str]) -> Vec<String> {
     let bins = binaries();
     let probe = bins.probe.to_str().unwrap().to_string();
     let mut argv = user.prefix();
@@ -398,20 +404,32 @@ pub fn probe(user: User, mode: Mode<'_>, args: &[&str]) -> Report {
         }
     }
     argv.extend(args.iter().map(|a| a.to_string()));
-    run_with_timeout(&argv, Duration::from_secs(90))
+    argv
 }
 
 /// Runs `argv` with stdin closed, capturing output; kills it after `limit`.
 pub fn run_with_timeout(argv: &[String], limit: Duration) -> Report {
-    let command = argv.join(" ");
-    let mut child = Command::new(&argv[0])
-        .args(&argv[1..])
+    let mut command = Command::new(&argv[0]);
+    command.args(&argv[1..]).stdin(Stdio::null());
+    wait_with_timeout(command, limit)
+}
+
+/// Runs `command` (arguments and stdin already set), capturing stdout and stderr; kills it
+/// after `limit`.
+pub fn wait_with_timeout(mut command: Command, limit: Duration) -> Report {
+    let shown = std::iter::once(command.get_program())
+        .chain(command.get_args())
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect::<Vec<_>>()
+        .join(" ");
+    let command_line = shown.clone();
+    let mut child = command
         .current_dir("/")
-        .stdin(Stdio::null())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
-        .unwrap_or_else(|e| panic!("cannot start `{command}`: {e}"));
+        .unwrap_or_else(|e| panic!("cannot start `{command_line}`: {e}"));
+    let command = shown;
     let deadline = Instant::now() + limit;
     loop {
         if child.try_wait().unwrap().is_some() {
