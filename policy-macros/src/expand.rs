@@ -65,8 +65,8 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
         }
 
         impl ::policy_runtime::macro_support::AnnotatedTool for #fn_name {
-            fn instance() -> Self {
-                #fn_name {}
+            fn shared() -> ::std::sync::Arc<dyn ::policy_runtime::tool::Tool> {
+                ::std::sync::Arc::new(#fn_name {})
             }
         }
 

@@ -79,8 +79,7 @@ pub fn manifest_of<'a>(specs: impl IntoIterator<Item = &'a ToolSpec>) -> Manifes
 macro_rules! tools {
     ($($tool:path),* $(,)?) => {
         ::std::vec![$(
-            ::std::sync::Arc::new(<$tool as $crate::macro_support::AnnotatedTool>::instance())
-                as ::std::sync::Arc<dyn $crate::tool::Tool>
+            <$tool as $crate::macro_support::AnnotatedTool>::shared()
         ),*]
     };
 }
@@ -90,9 +89,9 @@ macro_rules! tools {
     message = "`{Self}` is not a `#[tool]` function",
     note = "annotate the function with `#[tool(policy(...))]`; methods are collected with `#[toolset]` and `Type::tools(&arc)`"
 )]
-pub trait AnnotatedTool: Tool + Sized + 'static {
-    /// The tool value.
-    fn instance() -> Self;
+pub trait AnnotatedTool {
+    /// The tool, ready to register.
+    fn shared() -> Arc<dyn Tool>;
 }
 
 /// Builds the spec of a generated tool.
