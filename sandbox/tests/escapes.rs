@@ -752,3 +752,51 @@ fn tiocsti_keystroke_injection_into_the_callers_terminal() {
         }
     }
 }
+
+#[test]
+fn host_namespaces_and_file_handles_as_root() {
+    escape("setns into the mount namespace of a host process", |s| {
+        if s.user != User::Root {
+            eprintln!("skipped for uid 65534: setns needs CAP_SYS_ADMIN, so the bare run fails");
+            return None;
+        }
+        let victim = Victim::start(s.user, "not-the-point");
+        let pid = victim.pid().to_string();
+        Some(
+            Attempt::new(&["setns-mnt", &pid], s.base_policy()).no_trace(move || {
+                let _keep_alive = &victim;
+                Ok(())
+            }),
+        )
+    });
+    // "Shocker": a file handle names a file without any path, so path rules and the mount view
+    // do not apply; only capabilities (CAP_DAC_READ_SEARCH) and seccomp stand in the way.
+    escape(
+        "open_by_handle_at of ~/.ssh/id_rsa through the write root's mount",
+        |s| {
+            if s.user != User::Root {
+                eprintln!("skipped for uid 65534: open_by_handle_at needs CAP_DAC_READ_SEARCH");
+                return None;
+            }
+            let key = s.path("home/.ssh/id_rsa");
+            let handle = probe(User::Root, Mode::Bare, &["handle-of", &key]);
+            let Some(line) = handle
+                .stdout
+                .lines()
+                .find_map(|l| l.strip_prefix("HANDLE "))
+            else {
+                eprintln!(
+                    "skipped: this filesystem gives no file handles: {}",
+                    handle.stdout.trim()
+                );
+                return None;
+            };
+            let (kind, hex) = line.split_once(' ').expect("HANDLE <type> <hex>");
+            let work = s.path("work");
+            Some(Attempt::new(
+                &["open-by-handle", &work, kind, hex, SECRET_KEY],
+                s.base_policy(),
+            ))
+        },
+    );
+}

@@ -78,6 +78,11 @@ actions:
   exec-memfd CODE SRC [ARGS...]   copy SRC into a memfd and execveat it; succeeds on exit CODE
   io-uring                        io_uring_setup (an unfiltered path around seccomp)
   orphan PATH MS                  leave a detached grandchild that writes PATH after MS ms
+  setns-mnt PID                   join the mount namespace of PID (/proc/PID/ns/mnt)
+  handle-of PATH                  print PATH's file handle (helper for open-by-handle)
+  open-by-handle DIR TYPE HEX NEEDLE
+                                  open_by_handle_at on DIR's mount; succeeds if the file holds
+                                  NEEDLE (the shocker escape around paths)
   tiocsti TEXT                    push TEXT into the input of the terminal on stdin (TIOCSTI)
   fork-bomb N                     fork until N children exist (then kill them all)
   memory-hog MIB                  map and touch MIB MiB of anonymous memory
@@ -150,6 +155,9 @@ fn run(action: &str, args: &[String]) -> Outcome {
             "exec-memfd" => exec_memfd(parse(arg(0)?)?, arg(1)?, &args[2..]),
             "io-uring" => io_uring(),
             "orphan" => orphan(arg(0)?, parse(arg(1)?)?),
+            "setns-mnt" => setns_mnt(arg(0)?),
+            "handle-of" => handle_of(arg(0)?),
+            "open-by-handle" => open_by_handle(arg(0)?, parse(arg(1)?)?, arg(2)?, arg(3)?),
             "tiocsti" => tiocsti(arg(0)?),
             "fork-bomb" => fork_bomb(parse(arg(0)?)?),
             "memory-hog" => memory_hog(parse(arg(0)?)?),
@@ -685,6 +693,104 @@ fn orphan(path: &str, delay_ms: u64) -> Outcome {
     Outcome::Succeeded(format!(
         "left a detached grandchild that writes {path} in {delay_ms} ms"
     ))
+}
+
+fn setns_mnt(pid: &str) -> Outcome {
+    let path = format!("/proc/{pid}/ns/mnt");
+    let fd = match std::fs::File::open(&path) {
+        Ok(f) => f,
+        Err(e) => return blocked(e, format!("open {path}")),
+    };
+    use std::os::fd::AsRawFd;
+    // SAFETY: setns on an fd we own; the probe is single-threaded, as joining a mount
+    // namespace requires.
+    match check(unsafe { libc::setns(fd.as_raw_fd(), libc::CLONE_NEWNS) } as libc::c_long) {
+        Ok(_) => Outcome::Succeeded(format!("joined the mount namespace of pid {pid}")),
+        Err(e) => blocked(e, format!("setns({path})")),
+    }
+}
+
+/// `struct file_handle` with room for the largest handle (MAX_HANDLE_SZ = 128).
+#[repr(C)]
+struct FileHandle {
+    handle_bytes: u32,
+    handle_type: i32,
+    f_handle: [u8; 128],
+}
+
+fn handle_of(path: &str) -> Outcome {
+    let mut handle = FileHandle {
+        handle_bytes: 128,
+        handle_type: 0,
+        f_handle: [0; 128],
+    };
+    let mut mount_id = 0;
+    let c_path = cstr(path);
+    // SAFETY: the handle buffer is as large as handle_bytes says.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_name_to_handle_at,
+            libc::AT_FDCWD,
+            c_path.as_ptr(),
+            &mut handle as *mut FileHandle,
+            &mut mount_id as *mut libc::c_int,
+            0,
+        )
+    };
+    if let Err(e) = check(ret) {
+        return Outcome::Error(format!("name_to_handle_at({path}): {e}"));
+    }
+    let hex: String = handle.f_handle[..handle.handle_bytes as usize]
+        .iter()
+        .map(|b| format!("{b:02x}"))
+        .collect();
+    Outcome::Status(format!("HANDLE {} {hex}", handle.handle_type))
+}
+
+fn open_by_handle(dir: &str, handle_type: i32, hex: &str, needle: &str) -> Outcome {
+    let bytes: Option<Vec<u8>> = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(hex.get(i..i + 2)?, 16).ok())
+        .collect();
+    let Some(bytes) = bytes.filter(|b| !b.is_empty() && b.len() <= 128) else {
+        return Outcome::Error(format!("`{hex}` is not a file handle in hex"));
+    };
+    let mut handle = FileHandle {
+        handle_bytes: bytes.len() as u32,
+        handle_type,
+        f_handle: [0; 128],
+    };
+    handle.f_handle[..bytes.len()].copy_from_slice(&bytes);
+    let mount = match std::fs::File::open(dir) {
+        Ok(f) => f,
+        Err(e) => return Outcome::Error(format!("cannot open {dir} as the mount reference: {e}")),
+    };
+    use std::os::fd::{AsRawFd, FromRawFd};
+    // SAFETY: a valid mount fd and a handle of the declared size.
+    let ret = unsafe {
+        libc::syscall(
+            libc::SYS_open_by_handle_at,
+            mount.as_raw_fd(),
+            &mut handle as *mut FileHandle,
+            libc::O_RDONLY | libc::O_CLOEXEC,
+        )
+    };
+    let fd = match check(ret) {
+        Ok(fd) => fd as libc::c_int,
+        Err(e) => return blocked(e, "open_by_handle_at"),
+    };
+    // SAFETY: the fd was just returned to us.
+    let mut file = unsafe { std::fs::File::from_raw_fd(fd) };
+    let mut content = Vec::new();
+    match file.read_to_end(&mut content) {
+        Ok(_) if contains(&content, needle.as_bytes()) => {
+            Outcome::Succeeded("read the secret through a file handle".into())
+        }
+        Ok(n) => blocked_no_errno(format!(
+            "opened a handle but read {n} bytes without the secret"
+        )),
+        Err(e) => blocked(e, "read through the file handle"),
+    }
 }
 
 fn tiocsti(text: &str) -> Outcome {
