@@ -373,6 +373,11 @@ fn build(policy: &ToolPolicy, profile: Profile, program: &Path) -> Result<Prepar
         }
         mounts.push(MountOp::Proc);
         for root in &plan.roots {
+            // /proc and /dev are the sandbox's own (fresh procfs, curated nodes): binding the
+            // host's over them would show host processes and devices.
+            if root.path.starts_with("/proc") || root.path.starts_with("/dev") {
+                continue;
+            }
             add_bind(&mut mounts, &root.path, root.write, exec_allow, false);
         }
         if !exec_allow {

@@ -418,3 +418,44 @@ fn check_and_gate_follow_the_cli_contract() {
     assert_eq!(v["denial"]["path"], "/etc/passwd");
     assert_eq!(gate("{not json").status.code(), Some(2));
 }
+
+#[test]
+fn process_tool_runs_behind_the_registry_gate() {
+    use policy_runtime::registry::{Registry, ToolCall};
+    use policy_runtime::tool::Access;
+    if !kernel_supports(Profile::Strict) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let data = dir.path().join("data");
+    std::fs::create_dir(&data).unwrap();
+    std::fs::write(data.join("a.txt"), "alpha\n").unwrap();
+    let p = policy(&format!(
+        "exec = \"deny\"\nnet = \"deny\"\n[fs]\nread = [\"{}/**\"]\n",
+        data.display()
+    ));
+    let spec = ToolSpec::new("cat", p).path_arg("path", Access::Read);
+    let tool = ProcessTool::new(spec, |args| {
+        let path = args["path"].as_str().unwrap_or_default().to_string();
+        Ok(vec!["/bin/cat".into(), path.into()])
+    })
+    .with_options(RunOptions::default().helper(HELPER));
+    let mut registry = Registry::new();
+    registry.register(tool).unwrap();
+    let mut inv = registry.start_invocation();
+    let ok = inv.call_blocking(ToolCall::new(
+        "cat",
+        serde_json::json!({"path": data.join("a.txt")}),
+    ));
+    assert!(ok.is_ok(), "{ok:?}");
+    assert_eq!(ok.content, "alpha\n");
+    assert_eq!(
+        ok.metadata.as_ref().unwrap()["sandbox"]["profile"],
+        "strict"
+    );
+    let denied = inv.call_blocking(ToolCall::new(
+        "cat",
+        serde_json::json!({"path": "/etc/passwd"}),
+    ));
+    assert!(denied.denial().is_some(), "{denied:?}");
+}
