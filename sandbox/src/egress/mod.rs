@@ -10,10 +10,10 @@
 //! `address:port` (plus a DNS responder on 127.0.0.1:53) *inside* the namespace and passes them
 //! over a unix socket to the parent. There [`start_broker`] accepts on them from the host's
 //! namespace (a socket keeps the namespace it was made in), resolves the real host with the
-//! host's resolver at every connect, connects, and relays the bytes both ways (one thread per
-//! direction, 256 KiB reads; the sandbox's `lo` carries 512 KiB segments where the kernel allows).
-//! TLS therefore stays end to end: the broker never sees plaintext, and the tool verifies the
-//! real server's certificate for the real name.
+//! host's resolver at every connect, connects, and relays the bytes both ways without looking
+//! at them (one pooled thread per direction, 256 KiB reads; the sandbox's `lo` carries 512 KiB
+//! segments where the kernel allows). TLS stays end to end: the broker never sees plaintext,
+//! and the tool verifies the real server's certificate for the real name.
 //!
 //! # What each form guarantees
 //!
@@ -47,10 +47,13 @@
 //!   listed endpoints leaves it. An IPv6 literal endpoint (`[2001:db8::1]:443`) is the only way
 //!   IPv6 works.
 //!
-//! An allowed connection whose upstream cannot be reached is reset (the tool sees
-//! `ECONNRESET` right after connecting) and reported with the reason. Every connection that
-//! reaches a listener and every DNS question is an [`EgressEvent`]; attempts the kernel refuses
-//! (no listener, no route) never leave the sandbox and produce no event.
+//! An allowed connection whose upstream cannot be reached is reset right after connecting (the
+//! tool sees `ECONNRESET`, or a failed connect when the reset lands first) and reported with the
+//! reason. Every connection that reaches a listener, every proxy request and every DNS question
+//! is an [`EgressEvent`]. Attempts refused before reaching the broker produce no event: ports
+//! outside [`EgressPlan::connect_ports`] (Landlock: `EACCES`), addresses with no listener
+//! (`ECONNREFUSED`) and addresses with no route (`ENETUNREACH`); none of them leaves the
+//! sandbox.
 //!
 //! # Order in the trampoline
 //!
