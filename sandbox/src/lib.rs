@@ -1,14 +1,56 @@
 //! # sandbox
 //!
 //! Runs subprocess tools confined by rules derived from their [`policy_runtime::ToolPolicy`],
-//! failing closed: a policy the host cannot enforce is refused before anything starts.
+//! failing closed: a policy the host cannot enforce is refused before anything starts, and
+//! nothing runs unconfined unless the caller says so ([`RunOptions::unconfined()`]).
 //!
-//! * [`plan`]: the enforcement plan and its per-rule report (exact, widened, not enforced).
-//! * [`runner::run`]: the low-level runner; [`ProcessTool`]: a runtime tool around it.
-//! * [`trampoline`]: the small helper process that confines itself (strict or hardened
-//!   profile) and executes the command; spawned with `posix_spawn`.
-//! * [`hostcaps`]: what this kernel offers.
-//! * [`egress`]: the host-pinned network broker for `net = {hosts = [...]}`.
+//! * [`plan`]: the enforcement plan and its per-rule report (exact, widened, not enforced),
+//!   which goes into every run's audit metadata ([`RunOutput::audit`]).
+//! * [`runner::run`]: the low-level runner; [`ProcessTool`]: a runtime [`policy_runtime::Tool`]
+//!   around it (policy + a function from JSON arguments to argv).
+//! * [`trampoline`]: the small helper process that confines itself and executes the command.
+//! * [`hostcaps`]: what this kernel offers; [`egress`]: the host-pinned network broker for
+//!   `net = {hosts = [...]}`.
+//!
+//! # Profiles
+//!
+//! **strict** (the default): user namespace with inner uid 1000 (so the command holds no
+//! capability after `execve`), mount namespace with a tmpfs root holding only the read roots
+//! (read-only), write roots (read-write), a private `/tmp`, a fresh `/proc`, a curated `/dev`
+//! and nothing of `/run`, `/home`, `/root`, `/var` or `/sys`; pid namespace (the tree dies
+//! together); IPC namespace; network namespace unless net = allow (loopback down for deny, the
+//! egress listeners for a host list); then rlimits, capability drop, NO_NEW_PRIVS, Landlock
+//! (every right of the negotiated ABI, `HardRequirement`) and seccomp.
+//!
+//! **hardened** (only by name, for hosts without user namespaces): the same Landlock, seccomp,
+//! rlimits and NO_NEW_PRIVS, capabilities dropped for good (securebits), a private scratch
+//! directory as `$TMPDIR`, `socket()` refused when net = deny, and the trampoline as child
+//! subreaper so the whole tree is killed at the end, at the timeout, or when the caller dies.
+//! Host lists and exec allow-lists are refused there (see [`plan`]).
+//!
+//! # Design choices
+//!
+//! * **Spawn cost**: the caller `posix_spawn`s the trampoline (`CLONE_VM|CLONE_VFORK`, no page
+//!   table copy), so the cost does not grow with the caller's memory. The trampoline is the
+//!   `policy-sandbox` binary's hidden subcommand; [`runner`] documents how it is found (explicit
+//!   option, `TOOLPOLICY_SANDBOX_HELPER`, next to the current executable or its parent
+//!   directory, `PATH`). Plans, mount lists, Landlock rule lists and compiled seccomp programs
+//!   are cached per policy, profile and program ([`runner::prepare`]).
+//! * **exec = deny**: a seccomp user-notification filter sends every `execve`/`execveat` to the
+//!   supervisor, which lets exactly the first one (the command itself) through and answers
+//!   `EPERM` to every later one. This stops `ld-linux.so /bin/sh` and binaries copied into a
+//!   write root, which Landlock's Execute right alone cannot (the loader must be executable
+//!   for the command to start). Write roots are also mounted `noexec`.
+//! * **exec = {allow = [...]}**: Landlock Execute only on the listed programs, the command and their
+//!   interpreters; in strict, every bind is `noexec` except the library directories and the
+//!   individually bound programs, so the loader cannot map other programs either. What is left
+//!   (executables inside library directories run through the loader) is reported as a
+//!   widening.
+//! * **Process limit**: RLIMIT_NPROC is not enforced for root, so a root runner puts each run
+//!   in its own pids cgroup (v1 `pids` hierarchy or v2 with `pids` delegated at the root) with
+//!   `pids.max` = limit + the sandbox's own processes; a non-root runner uses RLIMIT_NPROC
+//!   (reported as widened: it counts the user's other processes too); a root runner without a
+//!   writable pids cgroup is refused when `max_processes` is declared.
 //!
 //! Linux x86_64 only.
 

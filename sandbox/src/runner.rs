@@ -20,7 +20,7 @@
 //! The sandbox starts a small helper process (the `policy-sandbox` binary, hidden subcommand
 //! [`crate::trampoline::SUBCOMMAND`]) with `posix_spawn`; the helper confines itself. It is
 //! looked up, first hit wins:
-//! 1. [`RunOptions::helper`];
+//! 1. [`RunOptions::helper()`];
 //! 2. the `TOOLPOLICY_SANDBOX_HELPER` environment variable ([`HELPER_ENV`]);
 //! 3. the current executable, when it is `policy-sandbox` itself;
 //! 4. `policy-sandbox` next to the current executable, then in its parent directory (so tests
@@ -585,7 +585,7 @@ fn filtered_env(plan: &Plan, source: Vec<(OsString, OsString)>) -> Vec<(OsString
 
 /// Runs `argv` confined by `policy`. Refuses (without starting anything) when the host cannot
 /// enforce the policy under the profile; runs unconfined only with
-/// [`RunOptions::unconfined`].
+/// [`RunOptions::unconfined()`].
 pub fn run(
     policy: &ToolPolicy,
     argv: &[OsString],
