@@ -895,6 +895,20 @@ mod tests {
     }
 
     #[test]
+    fn profiles_parse_by_name_and_strict_is_the_default() {
+        assert_eq!("strict".parse::<Profile>(), Ok(Profile::Strict));
+        assert_eq!("hardened".parse::<Profile>(), Ok(Profile::Hardened));
+        assert!("none".parse::<Profile>().unwrap_err().contains("strict"));
+        assert_eq!(crate::runner::RunOptions::default().profile, None);
+        assert!(!crate::runner::RunOptions::default().unconfined);
+        // The same policy is planned differently per profile.
+        let strict = plan("{}", Profile::Strict);
+        let hardened = plan("{}", Profile::Hardened);
+        assert!(strict.rules.iter().any(|r| r.by.iter().any(|b| b == "pid-ns")));
+        assert!(!hardened.rules.iter().any(|r| r.by.iter().any(|b| b.contains("-ns"))));
+    }
+
+    #[test]
     fn report_serializes_with_status_tags() {
         let p = plan(r#"{"fs": {"read": ["/data/*.csv"]}}"#, Profile::Strict);
         let json = p.report_json();
