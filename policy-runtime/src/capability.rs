@@ -716,6 +716,125 @@ pub fn violation_message(
     }
 }
 
+/// Calls whose first argument is the one path, program, variable or address they touch;
+/// two-path calls (`copy`, `rename`, links) are left out because their first argument is not
+/// the one the capability is about.
+fn literal_subject(call: &str) -> bool {
+    const TWO_PATHS: &[&str] = &["copy", "rename", "hard_link", "soft_link", "symlink"];
+    let last = call.rsplit("::").next().unwrap_or(call);
+    if call.starts_with("std::fs::") || call.starts_with("tokio::fs::") {
+        return !TWO_PATHS.contains(&last);
+    }
+    matches!(
+        call,
+        "std::process::Command::new"
+            | "tokio::process::Command::new"
+            | "std::env::var"
+            | "std::env::var_os"
+            | "std::env::set_var"
+            | "std::env::remove_var"
+            | "std::net::TcpStream::connect"
+            | "tokio::net::TcpStream::connect"
+    )
+}
+
+/// When a granted call's first argument is a string literal, whether the literal is inside
+/// what the policy declares: an absolute path against the `fs` globs (reads against
+/// `fs.read ∪ fs.write`), a program against an `exec` allow-list, a variable name against an
+/// `env` allow-list, a `host:port` against `net` hosts. Returns the message for a literal
+/// outside the declaration, `None` when it is inside or cannot be judged (relative paths,
+/// `net = allow`).
+///
+/// ```
+/// use policy_runtime::capability::{literal_outside, Capability, Effect};
+/// use policy_runtime::ToolPolicy;
+///
+/// let policy: ToolPolicy = serde_json::from_str(r#"{"fs": {"write": ["/out/**"]}, "env": {"allow": ["HOME"]}}"#)?;
+/// let w = Effect::Uses(Capability::FsWrite);
+/// assert!(literal_outside("std::fs::write", w, "/out/report.txt", Some("t"), &policy).is_none());
+/// let msg = literal_outside("std::fs::write", w, "/etc/passwd", Some("t"), &policy).unwrap();
+/// assert!(msg.contains("`/etc/passwd`"), "{msg}");
+/// let env = Effect::Uses(Capability::Env);
+/// assert!(literal_outside("std::env::var", env, "AWS_SECRET_ACCESS_KEY", Some("t"), &policy).is_some());
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+pub fn literal_outside(
+    call: &str,
+    effect: Effect,
+    literal: &str,
+    tool: Option<&str>,
+    policy: &ToolPolicy,
+) -> Option<String> {
+    let Effect::Uses(capability) = effect else {
+        return None;
+    };
+    if !literal_subject(&canonical(call)) {
+        return None;
+    }
+    let tool = match tool {
+        Some(name) => format!("`{name}`"),
+        None => "the tool".to_string(),
+    };
+    let inside = match capability {
+        FsRead | FsWrite => {
+            if !literal.starts_with('/') {
+                return None;
+            }
+            let path = crate::path::normalize(literal);
+            let in_list =
+                |l: &Option<crate::GlobList>| l.as_ref().is_some_and(|l| l.is_match(&path));
+            match capability {
+                FsWrite => in_list(&policy.fs.write),
+                _ => in_list(&policy.fs.read) || in_list(&policy.fs.write),
+            }
+        }
+        Exec => match &policy.exec {
+            Some(ExecPolicy::AllowList(programs)) => {
+                let base = literal.rsplit('/').next().unwrap_or(literal);
+                programs.iter().any(|p| {
+                    p.as_str() == literal || (!p.is_path() && p.as_str() == base) || {
+                        let pbase = p.as_str().rsplit('/').next().unwrap_or("");
+                        !literal.contains('/') && pbase == literal
+                    }
+                })
+            }
+            _ => true,
+        },
+        Env => match &policy.env {
+            Some(EnvPolicy::Allow(names)) => names.iter().any(|n| n.matches(literal)),
+            _ => true,
+        },
+        Net => match &policy.net {
+            Some(NetPolicy::Hosts(hosts)) => {
+                let (host, port) = literal.rsplit_once(':')?;
+                let port = port.parse::<u16>().ok()?;
+                let host = host.trim_start_matches('[').trim_end_matches(']');
+                match host.parse::<std::net::IpAddr>() {
+                    Ok(ip) => hosts.iter().any(|h| h.matches_ip(ip, port)),
+                    Err(_) => hosts.iter().any(|h| h.matches_name(host, port)),
+                }
+            }
+            _ => true,
+        },
+    };
+    if inside {
+        return None;
+    }
+    let declared = match capability {
+        FsRead => "its `fs.read`/`fs.write` globs do not admit it",
+        FsWrite => "its `fs.write` globs do not admit it",
+        Net => "its `net` hosts do not admit it",
+        Exec => "its `exec` allow-list does not admit it",
+        Env => "its `env` allow-list does not admit it",
+    };
+    Some(format!(
+        "`{call}` {}: `{literal}` is not declared by {tool} ({declared}); \
+         add it to `{}` or remove the call",
+        capability.verb(),
+        capability.key()
+    ))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -796,6 +915,42 @@ mod tests {
         assert!(!Grants::from_policy(&ToolPolicy::default()).allows_effect(U));
         let msg = violation_message("libc::syscall", U, Some("t"), &ToolPolicy::default());
         assert!(msg.contains("fs.read, fs.write, net"), "{msg}");
+    }
+
+    #[test]
+    fn literals_are_judged_against_the_declaration() {
+        let p = policy(
+            r#"{"fs": {"read": ["/data/**"], "write": ["/out/**"]}, "exec": {"allow": ["git", "/usr/bin/rg"]},
+                "env": {"allow": ["HOME", "AWS_*"]}, "net": {"hosts": ["api.example.com:443", "127.0.0.1:8080"]}}"#,
+        );
+        let out = |call: &str, c: Capability, lit: &str| {
+            literal_outside(call, Effect::Uses(c), lit, None, &p).is_some()
+        };
+        assert!(!out("std::fs::read_to_string", FsRead, "/data/a.csv"));
+        assert!(!out("std::fs::read", FsRead, "/out/x")); // write implies read
+        assert!(out("std::fs::read", FsRead, "/etc/shadow"));
+        assert!(out("std::fs::write", FsWrite, "/data/a.csv"));
+        assert!(out("std::fs::write", FsWrite, "/out/../etc/passwd")); // normalized first
+        assert!(!out("std::fs::write", FsWrite, "relative.txt")); // cannot be judged
+        assert!(!out("std::fs::copy", FsWrite, "/data/a")); // two-path call: not judged
+        assert!(!out("std::process::Command::new", Exec, "git"));
+        assert!(!out("std::process::Command::new", Exec, "/usr/bin/git"));
+        assert!(!out("std::process::Command::new", Exec, "rg"));
+        assert!(out("std::process::Command::new", Exec, "curl"));
+        assert!(!out("std::env::var", Env, "AWS_REGION"));
+        assert!(out("std::env::var", Env, "GITHUB_TOKEN"));
+        assert!(!out(
+            "std::net::TcpStream::connect",
+            Net,
+            "api.example.com:443"
+        ));
+        assert!(!out("std::net::TcpStream::connect", Net, "127.0.0.1:8080"));
+        assert!(out(
+            "std::net::TcpStream::connect",
+            Net,
+            "evil.example.net:443"
+        ));
+        assert!(!out("std::net::TcpStream::connect", Net, "no-port"));
     }
 
     #[test]

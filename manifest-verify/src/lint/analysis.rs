@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
-use policy_runtime::capability::{violation_message, Effect, Grants};
+use policy_runtime::capability::{literal_outside, violation_message, Effect, Grants};
 use policy_runtime::ToolPolicy;
 
 use super::body::{sites, Site, SiteKind};
@@ -42,13 +42,25 @@ pub(crate) fn check(
                 .clone();
             for s in &current_sites {
                 match &s.kind {
-                    SiteKind::Uses { call, effect } => {
-                        if grants.allows_effect(*effect) {
-                            continue;
-                        }
+                    SiteKind::Uses {
+                        call,
+                        effect,
+                        literal,
+                    } => {
+                        let message = if !grants.allows_effect(*effect) {
+                            violation_message(call, *effect, Some(&decl.name), &policy)
+                        } else {
+                            let outside = literal.as_deref().and_then(|l| {
+                                literal_outside(call, *effect, l, Some(&decl.name), &policy)
+                            });
+                            match outside {
+                                Some(m) => m,
+                                None => continue,
+                            }
+                        };
                         let steps = path_to(program, &parent, current, s.line);
                         findings.push(finding(
-                            program, &decl.name, &policy, current, s, call, *effect, steps,
+                            program, &decl.name, current, s, call, *effect, message, steps,
                         ));
                     }
                     SiteKind::Calls(targets) => {
@@ -98,14 +110,13 @@ fn path_to(
 fn finding(
     program: &Program,
     tool: &str,
-    policy: &ToolPolicy,
     node: NodeId,
     site: &Site,
     call: &str,
     effect: Effect,
+    mut message: String,
     call_path: Vec<Step>,
 ) -> Finding {
-    let mut message = violation_message(call, effect, Some(tool), policy);
     if call_path.len() > 1 {
         let chain: Vec<String> = call_path
             .iter()

@@ -96,7 +96,12 @@ pub(crate) struct Site {
 /// A catalogued use or a call into the analysed code.
 #[derive(Clone, Debug)]
 pub(crate) enum SiteKind {
-    Uses { call: String, effect: Effect },
+    Uses {
+        call: String,
+        effect: Effect,
+        /// The first argument, when it is a string literal.
+        literal: Option<String>,
+    },
     Calls(Vec<NodeId>),
 }
 
@@ -212,14 +217,22 @@ impl Walker<'_> {
             Target::Nodes(nodes) => self.sites.push(site(SiteKind::Calls(nodes), span, len)),
             Target::External(path) => {
                 if let Some(effect) = classify_path(&path) {
-                    self.sites
-                        .push(site(SiteKind::Uses { call: path, effect }, span, len));
+                    self.sites.push(site(
+                        SiteKind::Uses {
+                            call: path,
+                            effect,
+                            literal: None,
+                        },
+                        span,
+                        len,
+                    ));
                 }
             }
             Target::Foreign(name) => self.sites.push(site(
                 SiteKind::Uses {
                     call: format!("{name} (extern fn)"),
                     effect: Effect::Unanalysable,
+                    literal: None,
                 },
                 span,
                 len,
@@ -350,6 +363,7 @@ impl Walker<'_> {
                 SiteKind::Uses {
                     call: format!("{name}!"),
                     effect: Effect::Unanalysable,
+                    literal: None,
                 },
                 span,
                 name.len(),
@@ -426,6 +440,7 @@ impl Walker<'_> {
                                 SiteKind::Uses {
                                     call: name.clone(),
                                     effect,
+                                    literal: None,
                                 },
                                 m.span(),
                                 name.len(),
@@ -484,6 +499,7 @@ impl Walker<'_> {
                         SiteKind::Uses {
                             call: format!("{name}!"),
                             effect: Effect::Unanalysable,
+                            literal: None,
                         },
                         span,
                         len,
@@ -508,6 +524,20 @@ impl Walker<'_> {
     }
 }
 
+fn first_literal(args: &Punctuated<syn::Expr, syn::Token![,]>) -> Option<String> {
+    let mut arg = args.first()?;
+    while let syn::Expr::Reference(r) = arg {
+        arg = &r.expr;
+    }
+    match arg {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) => Some(s.value()),
+        _ => None,
+    }
+}
+
 fn literal_false(args: &Punctuated<syn::Expr, syn::Token![,]>) -> bool {
     args.len() == 1
         && matches!(
@@ -517,6 +547,27 @@ fn literal_false(args: &Punctuated<syn::Expr, syn::Token![,]>) -> bool {
 }
 
 impl<'ast> Visit<'ast> for Walker<'_> {
+    fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+        syn::visit::visit_expr_call(self, call);
+        // The callee was just recorded by `visit_expr_path`; attach a literal first argument.
+        if let syn::Expr::Path(p) = call.func.as_ref() {
+            let literal = first_literal(&call.args);
+            let start = p.path.segments.first().map(|s| s.ident.span().start());
+            if let (Some(literal), Some(start)) = (literal, start) {
+                if let Some(site) = self
+                    .sites
+                    .iter_mut()
+                    .rev()
+                    .find(|s| s.line == start.line && s.column == start.column + 1)
+                {
+                    if let SiteKind::Uses { literal: l, .. } = &mut site.kind {
+                        *l = Some(literal);
+                    }
+                }
+            }
+        }
+    }
+
     fn visit_expr_path(&mut self, expr: &'ast syn::ExprPath) {
         let len = expr
             .path
@@ -560,6 +611,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                 SiteKind::Uses {
                     call: method.clone(),
                     effect,
+                    literal: None,
                 },
                 span,
                 method.len(),
@@ -575,6 +627,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                         SiteKind::Uses {
                             call: format!("{}::{method}", ty.type_path),
                             effect,
+                            literal: None,
                         },
                         span,
                         method.len(),

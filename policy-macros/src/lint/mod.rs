@@ -15,7 +15,7 @@
 mod scope;
 mod walk;
 
-use policy_runtime::capability::{violation_message, Grants};
+use policy_runtime::capability::{literal_outside, violation_message, Grants};
 
 /// Errors for capabilities the body uses that `policy` does not grant, naming "the tool".
 pub(crate) fn check_body(
@@ -44,12 +44,13 @@ fn check(
     let grants = Grants::from_policy(policy);
     walk::uses(block)
         .into_iter()
-        .filter(|u| !grants.allows_effect(u.effect))
-        .map(|u| {
-            syn::Error::new_spanned(
-                &u.tokens,
-                violation_message(&u.call, u.effect, name, policy),
-            )
+        .filter_map(|u| {
+            let message = if !grants.allows_effect(u.effect) {
+                violation_message(&u.call, u.effect, name, policy)
+            } else {
+                literal_outside(&u.call, u.effect, u.literal.as_deref()?, name, policy)?
+            };
+            Some(syn::Error::new_spanned(&u.tokens, message))
         })
         .collect()
 }
@@ -219,6 +220,30 @@ mod tests {
             flagged(NOTHING, "extern \"C\" { fn ext(); } unsafe { ext() }"),
             vec!["ext"]
         );
+    }
+
+    #[test]
+    fn literal_arguments_must_be_declared() {
+        let p = r#"{"fs": {"read": ["/data/**"]}, "env": ["HOME"], "exec": {"allow": ["git"]}}"#
+            .replace(r#""env": ["HOME"]"#, r#""env": {"allow": ["HOME"]}"#);
+        assert!(lint(&p, r#"std::fs::read("/data/a"); std::env::var("HOME");"#).is_empty());
+        assert_eq!(
+            flagged(&p, r#"std::fs::read_to_string("/etc/shadow")"#),
+            vec!["std::fs::read_to_string"]
+        );
+        assert_eq!(
+            flagged(&p, r#"std::env::var("AWS_SECRET_ACCESS_KEY")"#),
+            vec!["std::env::var"]
+        );
+        assert_eq!(
+            flagged(&p, r#"std::process::Command::new("curl")"#),
+            vec!["std::process::Command::new"]
+        );
+        assert!(lint(
+            &p,
+            r#"std::process::Command::new("git"); std::fs::read(path);"#
+        )
+        .is_empty());
     }
 
     #[test]

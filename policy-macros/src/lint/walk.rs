@@ -14,6 +14,9 @@ use super::scope::Scope;
 /// One catalogued use: where (the tokens of the call's path, so that the error underlines all
 /// of it on stable), what was called (fully qualified), and its effect.
 pub(crate) struct Use {
+    /// The first argument, when it is a string literal (judged against the declared globs,
+    /// programs, variables or hosts).
+    pub(crate) literal: Option<String>,
     pub(crate) tokens: TokenStream,
     pub(crate) call: String,
     pub(crate) effect: Effect,
@@ -42,6 +45,7 @@ impl Walker<'_> {
 
     fn push_tokens(&mut self, tokens: TokenStream, call: String, effect: Effect) {
         self.found.push(Use {
+            literal: None,
             tokens,
             call,
             effect,
@@ -86,7 +90,38 @@ fn is_literal_false(args: &Punctuated<syn::Expr, syn::Token![,]>) -> bool {
     ) && args.len() == 1
 }
 
+/// The first argument as a string, when it is a literal (`"x"` or `&"x"`).
+pub(crate) fn first_literal(args: &Punctuated<syn::Expr, syn::Token![,]>) -> Option<String> {
+    let mut arg = args.first()?;
+    while let syn::Expr::Reference(r) = arg {
+        arg = &r.expr;
+    }
+    match arg {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) => Some(s.value()),
+        _ => None,
+    }
+}
+
 impl<'ast> Visit<'ast> for Walker<'_> {
+    fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+        if let syn::Expr::Path(p) = call.func.as_ref() {
+            if let Some((name, effect)) = self.path_use(p) {
+                self.push_tokens(p.to_token_stream(), name, effect);
+                if let Some(last) = self.found.last_mut() {
+                    last.literal = first_literal(&call.args);
+                }
+                for arg in &call.args {
+                    self.visit_expr(arg);
+                }
+                return;
+            }
+        }
+        syn::visit::visit_expr_call(self, call);
+    }
+
     fn visit_expr_path(&mut self, expr: &'ast syn::ExprPath) {
         if let Some((call, effect)) = self.path_use(expr) {
             self.push_tokens(expr.to_token_stream(), call, effect);
