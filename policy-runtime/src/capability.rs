@@ -52,6 +52,11 @@
 //! Unanalysable code (FFI, `asm!`, `libloading`) could use any capability, so it passes only a
 //! policy that grants all five ([`Grants::grants_everything`]).
 //!
+//! A granted call whose first argument is a string literal is also judged on that literal
+//! ([`literal_outside`]): `std::fs::write("/etc/passwd", ..)` under `fs.write = ["/out/**"]`,
+//! `env::var("GITHUB_TOKEN")` under `env = ["HOME"]`, `Command::new("curl")` under
+//! `exec = ["git"]`, `TcpStream::connect("other:443")` under `net = ["api:443"]`.
+//!
 //! ```
 //! use policy_runtime::capability::{Capability, Grants};
 //! use policy_runtime::ToolPolicy;

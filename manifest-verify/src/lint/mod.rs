@@ -20,6 +20,12 @@
 //! `#[tool(policy(...))]` or `#[tool_policy(...)]` attribute, or from a manifest given with
 //! [`Options::manifest`] (matched by tool name).
 //!
+//! Why the attribute and not the committed manifest: the attribute sits next to the code it
+//! describes, needs no build to be current, and exists for every tool, while a manifest is
+//! only as fresh as its last regeneration. [`Options::manifest`] still lets CI check the code
+//! against the manifest it reviews. Crates named in [`Options::trusted`] (infrastructure such
+//! as the sandbox runner) are not followed.
+//!
 //! Code that cannot be analysed (`libc::syscall`, `asm!`, calls to `extern` functions,
 //! `libloading`) is a finding of its own, [`Finding::code`] `lint.unanalysable`, unless the tool
 //! grants every capability.

@@ -81,7 +81,6 @@ pub fn sarif(report: &Report) -> String {
         "runs": [{
             "tool": { "driver": {
                 "name": "toolpolicy-lint",
-                "informationUri": "https://github.com/toolpolicy/toolpolicy",
                 "rules": rules,
             }},
             "results": results,

@@ -9,6 +9,9 @@
 //! a `let` bound to one). Names imported at module level are not visible to an attribute; tier 2
 //! (`toolpolicy-lint`) resolves them.
 //!
+//! A granted call with a string literal as its first argument is also judged on the literal
+//! (a path against the globs, a program, variable or `host:port` against the allow-lists).
+//!
 //! A false positive here breaks a user's build, so an undecidable call is never flagged: a user
 //! type's `.write()` or `.get()`, `stdout().write_all`, `process::exit`, `env!`, `env::args`.
 
