@@ -9,8 +9,8 @@
 use std::path::PathBuf;
 
 use landlock::{
-    Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, NetPort, PathBeneath, PathFd,
-    Ruleset, RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope, ABI,
+    Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, NetPort, PathBeneath, Ruleset,
+    RulesetAttr, RulesetCreatedAttr, RulesetStatus, Scope, ABI,
 };
 use serde::{Deserialize, Serialize};
 
@@ -92,7 +92,8 @@ pub fn restrict_self(spec: &LandlockSpec) -> Result<(), String> {
         if access.is_empty() {
             continue;
         }
-        let fd = match PathFd::new(&rule.path) {
+        // Never through a symlink: rule paths are canonical, so a link here was planted.
+        let fd = match crate::mounts::open_no_symlinks(&rule.path) {
             Ok(fd) => fd,
             Err(_) if rule.optional => continue,
             Err(e) => return Err(format!("landlock rule for {}: {e}", rule.path.display())),

@@ -257,6 +257,42 @@ fn touch(path: &Path) -> Result<(), String> {
         .map_err(|e| format!("create mount point {}: {e}", path.display()))
 }
 
+/// Opens a bind source without following any symlink. Sources are canonical when planned, so
+/// a symlink here means someone (a earlier run with a write root above a read root, say)
+/// swapped a directory for a link to widen what the next run sees.
+pub fn open_no_symlinks(path: &Path) -> std::io::Result<std::fs::File> {
+    const RESOLVE_NO_SYMLINKS: u64 = 0x04;
+    #[repr(C)]
+    struct OpenHow {
+        flags: u64,
+        mode: u64,
+        resolve: u64,
+    }
+    let c = CString::new(path.as_os_str().as_bytes())
+        .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+    let how = OpenHow {
+        flags: (libc::O_PATH | libc::O_CLOEXEC) as u64,
+        mode: 0,
+        resolve: RESOLVE_NO_SYMLINKS,
+    };
+    // SAFETY: openat2 with a valid path and open_how of the size passed.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_openat2,
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            &how as *const OpenHow,
+            std::mem::size_of::<OpenHow>(),
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    use std::os::fd::FromRawFd;
+    // SAFETY: a new fd owned here.
+    Ok(unsafe { std::fs::File::from_raw_fd(fd as i32) })
+}
+
 fn under(root: &Path, path: &Path) -> PathBuf {
     root.join(path.strip_prefix("/").unwrap_or(path))
 }
@@ -278,19 +314,16 @@ pub fn enter(ops: &[MountOp]) -> Result<(), String> {
     for op in ops {
         sources.push(match op {
             MountOp::Bind { path, optional, .. } => {
-                let c = cstr(path)?;
-                // SAFETY: valid C string.
-                let fd = unsafe { libc::open(c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
-                if fd < 0 {
-                    if *optional {
-                        None
-                    } else {
-                        return Err(os_err(format!("open {}", path.display())));
+                match open_no_symlinks(path) {
+                    Ok(f) => Some(f),
+                    Err(e) if *optional && e.raw_os_error() == Some(libc::ENOENT) => None,
+                    Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
+                        return Err(format!(
+                            "{} contains a symlink now; it was a plain path when the plan was made (refusing to follow it)",
+                            path.display()
+                        ))
                     }
-                } else {
-                    use std::os::fd::FromRawFd;
-                    // SAFETY: fd was just opened and is owned here.
-                    Some(unsafe { std::fs::File::from_raw_fd(fd) })
+                    Err(e) => return Err(format!("open {}: {e}", path.display())),
                 }
             }
             _ => None,

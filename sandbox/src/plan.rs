@@ -116,6 +116,10 @@ pub struct FsRoot {
     pub path: PathBuf,
     /// Read-write rather than read-only.
     pub write: bool,
+    /// From the policy (`false`: the system defaults). A declared root must not resolve
+    /// through a symlink: a tool that can write above another tool's root could otherwise
+    /// point it anywhere.
+    pub declared: bool,
 }
 
 /// What the plan does about starting programs.
@@ -241,7 +245,11 @@ impl Plan {
                 for glob in list.globs() {
                     let (path, enforcement) = enforce_glob(glob);
                     b.rule(&format!("{key} {glob}"), true, enforcement, &fs_mech);
-                    b.roots.push(FsRoot { path, write });
+                    b.roots.push(FsRoot {
+                        path,
+                        write,
+                        declared: true,
+                    });
                 }
             }
         }
@@ -265,7 +273,11 @@ impl Plan {
             ),
         }
         for path in system {
-            b.roots.push(FsRoot { path, write: false });
+            b.roots.push(FsRoot {
+                path,
+                write: false,
+                declared: false,
+            });
         }
         if policy.fs.write.is_none() {
             b.rule(
@@ -762,11 +774,13 @@ mod tests {
         );
         assert!(p.roots.contains(&FsRoot {
             path: "/out".into(),
-            write: true
+            write: true,
+            declared: true,
         }));
         assert!(p.roots.contains(&FsRoot {
             path: "/data".into(),
-            write: false
+            write: false,
+            declared: true,
         }));
         assert!(p.refusal().is_none());
     }
@@ -904,8 +918,14 @@ mod tests {
         // The same policy is planned differently per profile.
         let strict = plan("{}", Profile::Strict);
         let hardened = plan("{}", Profile::Hardened);
-        assert!(strict.rules.iter().any(|r| r.by.iter().any(|b| b == "pid-ns")));
-        assert!(!hardened.rules.iter().any(|r| r.by.iter().any(|b| b.contains("-ns"))));
+        assert!(strict
+            .rules
+            .iter()
+            .any(|r| r.by.iter().any(|b| b == "pid-ns")));
+        assert!(!hardened
+            .rules
+            .iter()
+            .any(|r| r.by.iter().any(|b| b.contains("-ns"))));
     }
 
     #[test]

@@ -282,20 +282,37 @@ fn build(policy: &ToolPolicy, profile: Profile, program: &Path) -> Result<Prepar
         _ => None,
     };
 
-    // Landlock.
-    let mut paths = Vec::new();
+    // Landlock rules name canonical paths (and are opened without following links); a
+    // declared root that resolves through a symlink is refused, since whoever can write
+    // above it decides where it points.
+    let mut canonical_roots = Vec::new();
     for root in &plan.roots {
+        let path = match std::fs::canonicalize(&root.path) {
+            Ok(c) if root.declared && c != root.path => {
+                return Err(RunError::Refused(format!(
+                    "fs root {} resolves through a symlink to {}; declare the real path",
+                    root.path.display(),
+                    c.display()
+                )))
+            }
+            Ok(c) => c,
+            Err(_) => root.path.clone(),
+        };
+        canonical_roots.push((path, root.write));
+    }
+    let mut paths = Vec::new();
+    for (path, write) in &canonical_roots {
         paths.push(PathRule {
-            path: root.path.clone(),
+            path: path.clone(),
             read: true,
-            write: root.write,
+            write: *write,
             exec: exec_allow,
             optional: true,
         });
     }
     for (i, exe) in executables.iter().enumerate() {
         paths.push(PathRule {
-            path: exe.clone(),
+            path: std::fs::canonicalize(exe).unwrap_or_else(|_| exe.clone()),
             read: true,
             write: false,
             exec: true,
@@ -633,6 +650,7 @@ pub fn run(
         std::fs::create_dir(&dir).map_err(|e| {
             RunError::Refused(format!("creating scratch dir {}: {e}", dir.display()))
         })?;
+        let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
         request.landlock.paths.push(PathRule {
             path: dir.clone(),
             read: true,

@@ -459,3 +459,52 @@ fn process_tool_runs_behind_the_registry_gate() {
     ));
     assert!(denied.denial().is_some(), "{denied:?}");
 }
+
+#[test]
+fn roots_are_never_followed_through_symlinks() {
+    if !kernel_supports(Profile::Strict) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let real = dir.path().join("real");
+    std::fs::create_dir(&real).unwrap();
+    std::fs::write(real.join("f"), "inside\n").unwrap();
+    let link = dir.path().join("link");
+    std::os::unix::fs::symlink("/etc", &link).unwrap();
+
+    // Declared through a symlink: refused, whatever the link points to.
+    let p = policy(&format!("[fs]\nread = [\"{}/**\"]\n", link.display()));
+    let err = run(&p, &["/bin/true".into()], &opts(Profile::Strict)).unwrap_err();
+    assert!(
+        matches!(err, RunError::Refused(ref m) if m.contains("symlink")),
+        "{err}"
+    );
+
+    // Planned as a real directory (and cached), then swapped for a link: refused at mount.
+    let p = policy(&format!(
+        "[fs]\nread = [\"{}/**\"]\n# swap test\n",
+        real.display()
+    ));
+    let out = run(
+        &p,
+        &["/bin/cat".into(), real.join("f").into()],
+        &opts(Profile::Strict),
+    )
+    .unwrap();
+    assert_eq!(
+        text(&out.stdout),
+        "inside\n",
+        "control: the real directory is readable"
+    );
+    std::fs::rename(&real, dir.path().join("moved")).unwrap();
+    std::os::unix::fs::symlink("/etc", &real).unwrap();
+    let swapped = run(
+        &p,
+        &["/bin/cat".into(), real.join("hostname").into()],
+        &opts(Profile::Strict),
+    );
+    assert!(
+        matches!(swapped, Err(RunError::Refused(ref m)) if m.contains("symlink")),
+        "{swapped:?}"
+    );
+}
