@@ -119,7 +119,7 @@ impl Program {
                     member: krate.member,
                 });
                 let dir = root.parent().unwrap_or(Path::new(".")).to_path_buf();
-                program.items(module, file, &items, &dir);
+                program.items(module, file, &items, &dir, &dir);
             }
         }
         Ok(program)
@@ -171,8 +171,17 @@ impl Program {
         self.modules[module].defs.entry(name).or_default().push(def);
     }
 
-    /// Registers the items of `module`; `dir` is where its `mod x;` children live.
-    fn items(&mut self, module: ModId, file: FileId, items: &[syn::Item], dir: &Path) {
+    /// Registers the items of `module`; `dir` is where its `mod x;` children live and
+    /// `path_base` what their `#[path]` is relative to (the file's own directory at the top of
+    /// a file, `dir` inside an inline module).
+    fn items(
+        &mut self,
+        module: ModId,
+        file: FileId,
+        items: &[syn::Item],
+        dir: &Path,
+        path_base: &Path,
+    ) {
         for item in items {
             match item {
                 syn::Item::Fn(f) => {
@@ -191,7 +200,7 @@ impl Program {
                     if is_cfg_test(&m.attrs) {
                         continue;
                     }
-                    self.child_module(module, file, m, dir);
+                    self.child_module(module, file, m, dir, path_base);
                 }
                 syn::Item::Use(u) => self.use_tree(module, &[], u.leading_colon.is_some(), &u.tree),
                 syn::Item::Struct(s) => {
@@ -261,25 +270,37 @@ impl Program {
         }
     }
 
-    fn child_module(&mut self, parent: ModId, file: FileId, m: &syn::ItemMod, dir: &Path) {
+    fn child_module(
+        &mut self,
+        parent: ModId,
+        file: FileId,
+        m: &syn::ItemMod,
+        dir: &Path,
+        path_base: &Path,
+    ) {
         let name = m.ident.to_string();
         let mut path = self.modules[parent].path.clone();
         path.push(name.clone());
         let unit = self.modules[parent].unit;
         let child = self.new_module(unit, Some(parent), path);
         self.define(parent, name.clone(), Def::Mod(child));
-        let explicit = path_attr(&m.attrs);
+        let explicit_all = path_attrs(&m.attrs);
+        let explicit = explicit_all
+            .iter()
+            .find(|p| m.content.is_some() || path_base.join(p).exists())
+            .or(explicit_all.first())
+            .cloned();
         match &m.content {
             Some((_, items)) => {
                 let child_dir = match &explicit {
-                    Some(p) => dir.join(p),
+                    Some(p) => path_base.join(p),
                     None => dir.join(&name),
                 };
-                self.items(child, file, items, &child_dir);
+                self.items(child, file, items, &child_dir, &child_dir);
             }
             None => {
                 let candidates = match &explicit {
-                    Some(p) => vec![dir.join(p)],
+                    Some(p) => vec![path_base.join(p)],
                     None => vec![
                         dir.join(format!("{name}.rs")),
                         dir.join(&name).join("mod.rs"),
@@ -305,7 +326,8 @@ impl Program {
                         } else {
                             dir.join(&name)
                         };
-                        self.items(child, f, &items, &child_dir);
+                        let file_dir = found.parent().unwrap_or(dir).to_path_buf();
+                        self.items(child, f, &items, &child_dir, &file_dir);
                     }
                     Err(e) => self.problems.push(e),
                 }
@@ -463,17 +485,36 @@ fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {
     })
 }
 
-fn path_attr(attrs: &[syn::Attribute]) -> Option<String> {
-    attrs.iter().find_map(|a| match &a.meta {
-        syn::Meta::NameValue(nv) if nv.path.is_ident("path") => match &nv.value {
-            syn::Expr::Lit(syn::ExprLit {
-                lit: syn::Lit::Str(s),
-                ..
-            }) => Some(s.value()),
-            _ => None,
-        },
+/// `#[path = "x"]`, or the paths of `#[cfg_attr(cond, path = "x")]` in order: cfgs are not
+/// evaluated, so the first of these whose file exists is taken (one branch of the code).
+fn path_attrs(attrs: &[syn::Attribute]) -> Vec<String> {
+    let lit = |expr: &syn::Expr| match expr {
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Str(s),
+            ..
+        }) => Some(s.value()),
         _ => None,
-    })
+    };
+    let mut out = Vec::new();
+    for a in attrs {
+        match &a.meta {
+            syn::Meta::NameValue(nv) if nv.path.is_ident("path") => out.extend(lit(&nv.value)),
+            syn::Meta::List(l) if l.path.is_ident("cfg_attr") => {
+                let parsed = l.parse_args_with(
+                    syn::punctuated::Punctuated::<syn::Meta, syn::Token![,]>::parse_terminated,
+                );
+                for meta in parsed.into_iter().flatten().skip(1) {
+                    if let syn::Meta::NameValue(nv) = meta {
+                        if nv.path.is_ident("path") {
+                            out.extend(lit(&nv.value));
+                        }
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+    out
 }
 
 /// The transcriber of every rule of a `macro_rules!` (`(matcher) => { transcriber };`).
