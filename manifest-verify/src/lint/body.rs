@@ -257,8 +257,35 @@ impl Walker<'_> {
             syn::Expr::Paren(p) => self.type_of(&p.expr),
             syn::Expr::Reference(r) => self.type_of(&r.expr),
             syn::Expr::Path(p) => self.typed.get(&p.path.get_ident()?.to_string()).copied(),
+            syn::Expr::Field(f) => match self.field_type(f)? {
+                (_, Target::External(path)) => {
+                    type_methods(&path.replace("std::path::PathBuf", "std::path::Path"))
+                }
+                _ => None,
+            },
             _ => None,
         }
+    }
+
+    /// The type of `base.field` when `base` is a value of one of our structs.
+    fn field_type(&self, f: &syn::ExprField) -> Option<(ModId, Target)> {
+        let Recv::Internal(unit, ty) = self.receiver(&f.base) else {
+            return None;
+        };
+        let syn::Member::Named(name) = &f.member else {
+            return None;
+        };
+        let (module, path) = self
+            .program
+            .fields
+            .get(&(unit, ty))?
+            .get(&name.to_string())?;
+        let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        Some((
+            *module,
+            self.program
+                .resolve(*module, &segs, path.leading_colon.is_some()),
+        ))
     }
 
     fn chain_has_write(&self, expr: &syn::Expr) -> bool {
@@ -301,6 +328,11 @@ impl Walker<'_> {
                 _ => Recv::Unknown,
             },
             syn::Expr::Lit(_) => Recv::External,
+            syn::Expr::Field(f) => match self.field_type(f) {
+                Some((_, Target::Type(unit, ty))) => Recv::Internal(unit, ty),
+                Some((_, Target::External(_))) => Recv::External,
+                _ => Recv::Unknown,
+            },
             syn::Expr::Paren(p) => self.receiver(&p.expr),
             syn::Expr::Reference(r) => self.receiver(&r.expr),
             _ => Recv::Unknown,

@@ -95,6 +95,9 @@ pub(crate) struct Program {
     pub(crate) methods: HashMap<String, Vec<NodeId>>,
     /// Associated functions and methods by `(unit, type name)`, then by name.
     pub(crate) assoc: HashMap<(usize, String), HashMap<String, Vec<NodeId>>>,
+    /// Named fields of structs by `(unit, type name)`: the field's type path and the module
+    /// to resolve it in.
+    pub(crate) fields: HashMap<(usize, String), HashMap<String, (ModId, syn::Path)>>,
     /// Problems met while loading (unreadable module files, policies that do not parse).
     pub(crate) problems: Vec<LintError>,
     base: PathBuf,
@@ -204,7 +207,17 @@ impl Program {
                 }
                 syn::Item::Use(u) => self.use_tree(module, &[], u.leading_colon.is_some(), &u.tree),
                 syn::Item::Struct(s) => {
-                    self.define(module, s.ident.to_string(), Def::Type(s.ident.to_string()))
+                    let name = s.ident.to_string();
+                    self.define(module, name.clone(), Def::Type(name.clone()));
+                    let unit = self.modules[module].unit;
+                    for field in &s.fields {
+                        if let (Some(ident), Some(ty)) = (&field.ident, type_path(&field.ty)) {
+                            self.fields
+                                .entry((unit, name.clone()))
+                                .or_default()
+                                .insert(ident.to_string(), (module, ty.clone()));
+                        }
+                    }
                 }
                 syn::Item::Enum(e) => {
                     self.define(module, e.ident.to_string(), Def::Type(e.ident.to_string()))
@@ -459,14 +472,17 @@ fn type_name(ty: &syn::Type) -> Option<String> {
     }
 }
 
-fn typed_params(sig: &syn::Signature) -> Vec<(String, syn::Path)> {
-    fn path_of(ty: &syn::Type) -> Option<&syn::Path> {
-        match ty {
-            syn::Type::Path(p) if p.qself.is_none() => Some(&p.path),
-            syn::Type::Reference(r) => path_of(&r.elem),
-            _ => None,
-        }
+/// The path of a type, through references (`&Path` is `Path`).
+fn type_path(ty: &syn::Type) -> Option<&syn::Path> {
+    match ty {
+        syn::Type::Path(p) if p.qself.is_none() => Some(&p.path),
+        syn::Type::Reference(r) => type_path(&r.elem),
+        _ => None,
     }
+}
+
+fn typed_params(sig: &syn::Signature) -> Vec<(String, syn::Path)> {
+    let path_of = type_path;
     sig.inputs
         .iter()
         .filter_map(|input| match input {
