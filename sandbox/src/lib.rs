@@ -32,9 +32,10 @@
 //!
 //! * **Spawn cost**: the caller `posix_spawn`s the trampoline (`CLONE_VM|CLONE_VFORK`, no page
 //!   table copy), so the cost does not grow with the caller's memory. The trampoline is the
-//!   `policy-sandbox` binary's hidden subcommand; [`runner`] documents how it is found (explicit
-//!   option, `TOOLPOLICY_SANDBOX_HELPER`, next to the current executable or its parent
-//!   directory, `PATH`). Plans, mount lists, Landlock rule lists and compiled seccomp programs
+//!   `policy-sandbox` binary's hidden subcommand, or any binary that calls
+//!   [`trampoline::serve_if_requested`] first in `main`; [`runner`] documents how it is found
+//!   (explicit option, `TOOLPOLICY_SANDBOX_HELPER`, the current executable when it serves,
+//!   next to the current executable or its parent directory, `PATH`). Plans, mount lists, Landlock rule lists and compiled seccomp programs
 //!   are cached per policy, profile and program ([`runner::prepare`]).
 //! * **exec = deny**: a seccomp user-notification filter sends every `execve`/`execveat` to the
 //!   supervisor, which lets exactly the first one (the command itself) through and answers

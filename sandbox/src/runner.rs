@@ -22,7 +22,9 @@
 //! looked up, first hit wins:
 //! 1. [`RunOptions::helper()`];
 //! 2. the `TOOLPOLICY_SANDBOX_HELPER` environment variable ([`HELPER_ENV`]);
-//! 3. the current executable, when it is `policy-sandbox` itself;
+//! 3. the current executable, when it called [`crate::trampoline::serve_if_requested`] first
+//!    thing in `main` (the way for an agent binary, e.g. in the examples crate, to need no
+//!    separate helper), or when it is `policy-sandbox` itself;
 //! 4. `policy-sandbox` next to the current executable, then in its parent directory (so tests
 //!    in `target/debug/deps` and examples in `target/debug/examples` find
 //!    `target/debug/policy-sandbox`);
@@ -518,11 +520,16 @@ pub fn locate_helper(explicit: Option<&Path>) -> Result<PathBuf, RunError> {
     if let Some(p) = explicit {
         return Ok(p.to_path_buf());
     }
-    if let Some(p) = std::env::var_os(HELPER_ENV) {
+    if let Some(p) = std::env::var_os(HELPER_ENV).filter(|p| !p.is_empty()) {
         return Ok(PathBuf::from(p));
     }
     let name = "policy-sandbox";
     let exe = std::env::current_exe().ok();
+    if crate::trampoline::self_serves() {
+        if let Some(exe) = &exe {
+            return Ok(exe.clone());
+        }
+    }
     if let Some(exe) = &exe {
         if exe.file_name().is_some_and(|n| n == name) {
             return Ok(exe.clone());

@@ -45,6 +45,30 @@ fn refuse(message: String) -> ! {
     unsafe { libc::_exit(REFUSED_EXIT) }
 }
 
+static SELF_SERVES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// Lets the calling binary be its own trampoline: call it first thing in `main`. When the
+/// process was started as the trampoline (`argv[1]` is [`SUBCOMMAND`]) it becomes the
+/// trampoline and never returns; otherwise it records that this executable can serve, so
+/// [`crate::runner::locate_helper`] uses it and no separate `policy-sandbox` is needed.
+///
+/// ```no_run
+/// // First statement of the agent's `main`:
+/// sandbox::trampoline::serve_if_requested();
+/// // ... then the agent, which runs sandboxed tools ...
+/// ```
+pub fn serve_if_requested() {
+    if std::env::args_os().nth(1).is_some_and(|a| a == SUBCOMMAND) {
+        main();
+    }
+    SELF_SERVES.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether [`serve_if_requested`] was called in this process.
+pub fn self_serves() -> bool {
+    SELF_SERVES.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 /// Runs the trampoline. Call it from `main` when `argv[1]` is [`SUBCOMMAND`]; never returns.
 pub fn main() -> ! {
     // Only fds 0-2 and our channels survive: the caller may have leaked others.

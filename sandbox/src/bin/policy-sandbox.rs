@@ -82,12 +82,7 @@ enum Command {
 }
 
 fn main() -> ExitCode {
-    if std::env::args_os()
-        .nth(1)
-        .is_some_and(|a| a == sandbox::trampoline::SUBCOMMAND)
-    {
-        sandbox::trampoline::main();
-    }
+    sandbox::trampoline::serve_if_requested();
     let cli = match Cli::try_parse() {
         Ok(cli) => cli,
         Err(e) => {
