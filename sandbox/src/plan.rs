@@ -216,9 +216,24 @@ pub const DEVICES: &[&str] = &[
     "/dev/urandom",
 ];
 
-/// The smallest Landlock ABI either profile accepts: 6 brings truncate, device ioctl, TCP port
-/// rules and the abstract-socket and signal scopes.
-pub const MIN_LANDLOCK_ABI: i32 = 6;
+/// The smallest Landlock ABI the strict profile accepts: 4 brings TCP port rules (needed for
+/// host lists). The namespaces cover what later ABIs add: read-only binds stop truncation,
+/// the curated `/dev` has no device to misuse, the pid namespace hides host processes from
+/// signals and the network namespace hides the host's abstract unix sockets.
+pub const MIN_LANDLOCK_ABI: i32 = 4;
+
+/// The smallest Landlock ABI the hardened profile (and strict with net = allow, which has no
+/// network namespace to hide abstract sockets) accepts: 6 brings truncate, device ioctl and
+/// the abstract-socket and signal scopes.
+pub const FULL_LANDLOCK_ABI: i32 = 6;
+
+/// The Landlock ABI a profile needs for a network stance.
+pub fn required_landlock_abi(profile: Profile, net: &NetPlan) -> i32 {
+    match (profile, net) {
+        (Profile::Strict, NetPlan::Deny | NetPlan::Hosts(_)) => MIN_LANDLOCK_ABI,
+        _ => FULL_LANDLOCK_ABI,
+    }
+}
 
 impl Plan {
     /// Computes the plan. Never fails: what cannot be enforced is reported, and
@@ -523,11 +538,16 @@ impl Plan {
             ok.clone(),
             &["seccomp"],
         );
+        let scoped = if host.landlock_abi >= FULL_LANDLOCK_ABI {
+            "landlock-scope"
+        } else {
+            "pid-ns and net-ns"
+        };
         b.rule(
             "signals and abstract unix sockets stay inside",
             false,
             ok.clone(),
-            &["landlock-scope"],
+            &[scoped],
         );
         b.rule("core dumps off", false, ok.clone(), &["RLIMIT_CORE 0"]);
         b.rule(
@@ -575,13 +595,14 @@ impl Plan {
         }
 
         let landlock_abi = host.landlock_abi;
-        if landlock_abi < MIN_LANDLOCK_ABI {
+        let required = required_landlock_abi(profile, &net);
+        if landlock_abi < required {
             b.rule(
                 "landlock",
                 false,
                 Enforcement::NotEnforced {
                     reason: format!(
-                        "the kernel offers Landlock ABI {landlock_abi}, at least {MIN_LANDLOCK_ABI} is needed (Linux 6.12 with `landlock` in the `lsm=` boot parameter)"
+                        "the kernel offers Landlock ABI {landlock_abi}, the {profile} profile with this network policy needs at least {required} (ABI 4: Linux 6.7, ABI 6: Linux 6.12, with `landlock` in the `lsm=` boot parameter)"
                     ),
                 },
                 &[],
@@ -884,6 +905,29 @@ mod tests {
         assert!(Plan::new(&policy, Profile::Hardened, &host)
             .refusal()
             .is_none());
+    }
+
+    #[test]
+    fn landlock_abi_4_is_enough_for_strict_with_a_network_namespace() {
+        let mut host = HostSupport::assume_full();
+        host.landlock_abi = 4;
+        for (json, profile, runs) in [
+            (r#"{"net": "deny"}"#, Profile::Strict, true),
+            (
+                r#"{"net": {"hosts": ["a.example.com:443"]}}"#,
+                Profile::Strict,
+                true,
+            ),
+            (r#"{"net": "allow"}"#, Profile::Strict, false),
+            (r#"{"net": "deny"}"#, Profile::Hardened, false),
+        ] {
+            let policy = ToolPolicy::from_json_str("t", json).unwrap();
+            let refusal = Plan::new(&policy, profile, &host).refusal();
+            assert_eq!(refusal.is_none(), runs, "{json} {profile}: {refusal:?}");
+            if let Some(why) = refusal {
+                assert!(why.contains("needs at least 6"), "{why}");
+            }
+        }
     }
 
     #[test]

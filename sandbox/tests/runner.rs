@@ -21,7 +21,7 @@ const HELPER: &str = env!("CARGO_BIN_EXE_policy-sandbox");
 fn kernel_supports(profile: Profile) -> bool {
     let host = HostSupport::detect();
     let mut missing = Vec::new();
-    if host.landlock_abi < sandbox::plan::MIN_LANDLOCK_ABI {
+    if host.landlock_abi < sandbox::plan::FULL_LANDLOCK_ABI {
         missing.push(format!("Landlock ABI {}", host.landlock_abi));
     }
     if profile == Profile::Strict {

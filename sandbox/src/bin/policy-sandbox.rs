@@ -204,7 +204,7 @@ fn check(
     let namespaces = HostSupport::probe_namespaces();
     let strict_ok =
         host.landlock_abi >= sandbox::plan::MIN_LANDLOCK_ABI && host.seccomp && namespaces.is_ok();
-    let hardened_ok = host.landlock_abi >= sandbox::plan::MIN_LANDLOCK_ABI && host.seccomp;
+    let hardened_ok = host.landlock_abi >= sandbox::plan::FULL_LANDLOCK_ABI && host.seccomp;
     let mut plan_json = serde_json::Value::Null;
     let mut plan_text = String::new();
     let mut refused = false;
@@ -274,9 +274,10 @@ fn check(
         println!("{}", serde_json::to_string_pretty(&out).unwrap_or_default());
     } else {
         println!(
-            "Landlock ABI: {} (need >= {})",
+            "Landlock ABI: {} (strict needs >= {}, hardened and net = allow >= {})",
             host.landlock_abi,
-            sandbox::plan::MIN_LANDLOCK_ABI
+            sandbox::plan::MIN_LANDLOCK_ABI,
+            sandbox::plan::FULL_LANDLOCK_ABI
         );
         println!("seccomp: {}", if host.seccomp { "yes" } else { "no" });
         match &namespaces {
