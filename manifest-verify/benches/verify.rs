@@ -34,11 +34,11 @@ fn globs(i: usize, changed: bool, unique: bool) -> Vec<String> {
             .collect();
     }
     if changed {
-        match i % 4 {
+        match (i / 10) % 4 {
             0 => g[1] = g[1].replace("*.log", "**"),        // widened
             1 => g[0] = g[0].replace("/**", "/reports/**"), // narrowed
-            2 => g.reverse(),                               // equivalent
-            _ => g[4] = g[4].replace("?", "*"),             // widened
+            2 => g.swap(0, 2),                              // reordered inside fs.read: equivalent
+            _ => g[4] = g[4].replace('?', "*"),             // widened
         }
     }
     g

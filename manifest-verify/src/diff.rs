@@ -3,6 +3,7 @@
 use policy_runtime::manifest::{Manifest, ToolEntry};
 use policy_runtime::policy::ToolPolicy;
 
+use crate::escalation::Scope;
 use crate::findings::{Code, Finding, Report};
 use crate::fs::{GlobCache, Operation};
 use crate::{constraints, env, escalation, exec, fs, hosts, limits, risk};
@@ -63,7 +64,13 @@ impl Verifier {
                 (_, Some(_)) => {
                     let (name, entry) = news.next().expect("peeked");
                     findings.push(added(name, entry));
-                    findings.extend(escalation::diff(&mut self.globs, name, None, &entry.policy));
+                    findings.extend(escalation::diff(
+                        &mut self.globs,
+                        name,
+                        None,
+                        &entry.policy,
+                        Scope::ALL,
+                    ));
                 }
             }
         }
@@ -79,6 +86,7 @@ impl Verifier {
         out: &mut Vec<Finding>,
     ) {
         let (o, n) = (&old.policy, &new.policy);
+        let first = out.len();
         // Equal texts mean equal meaning; most tools of a pull request are untouched.
         if o == n {
             return;
@@ -104,7 +112,12 @@ impl Verifier {
             out.extend(limits::diff(name, o, n));
         }
         if o.fs != n.fs || o.exec != n.exec {
-            out.extend(escalation::diff(&mut self.globs, name, Some(o), n));
+            let widened = |code| out[first..].iter().any(|f: &Finding| f.code == code);
+            let scope = Scope {
+                write: widened(Code::FsWriteWidened),
+                read: widened(Code::FsReadWidened),
+            };
+            out.extend(escalation::diff(&mut self.globs, name, Some(o), n, scope));
         }
     }
 

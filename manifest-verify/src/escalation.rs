@@ -46,17 +46,46 @@ struct Target {
     name: &'static str,
     write: bool,
     why: &'static str,
+    regexes: &'static [&'static str],
     language: Language,
 }
 
-fn targets() -> &'static [Target] {
-    static TARGETS: OnceLock<Vec<Target>> = OnceLock::new();
+/// The targets, and for each access (write, read) the union of its targets' languages: one
+/// search of the union settles the common case of a tool that reaches none.
+struct Targets {
+    each: Vec<Target>,
+    any_write: Language,
+    any_read: Language,
+}
+
+fn targets() -> &'static Targets {
+    static TARGETS: OnceLock<Targets> = OnceLock::new();
     TARGETS.get_or_init(|| {
-        let t = |name, write, why, res: &[&str]| Target {
+        let each = target_list();
+        let union = |write: bool| {
+            let res: Vec<&str> = each
+                .iter()
+                .filter(|t| t.write == write)
+                .flat_map(|t| t.regexes.iter().copied())
+                .collect();
+            Language::from_regexes(&res).expect("escalation targets compile")
+        };
+        Targets {
+            any_write: union(true),
+            any_read: union(false),
+            each,
+        }
+    })
+}
+
+fn target_list() -> Vec<Target> {
+    {
+        let t = |name, write, why, regexes: &'static [&'static str]| Target {
             name,
             write,
             why,
-            language: Language::from_regexes(res).expect("escalation targets compile"),
+            regexes,
+            language: Language::from_regexes(regexes).expect("escalation targets compile"),
         };
         vec![
             t(
@@ -88,11 +117,31 @@ fn targets() -> &'static [Target] {
                 &[r"^/proc/[^/]+/(?:task/[^/]+/)?environ$"],
             ),
         ]
-    })
+    }
+}
+
+/// Which path targets an escalation search covers.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Scope {
+    /// Targets reached by writing (`.git/hooks`, rc files, `/proc/*/mem`).
+    pub write: bool,
+    /// Targets reached by reading (`/proc/*/environ`).
+    pub read: bool,
+}
+
+impl Scope {
+    /// Every target.
+    pub const ALL: Scope = Scope {
+        write: true,
+        read: true,
+    };
 }
 
 /// Every escalation of one policy, in a stable order.
-pub fn escalations(cache: &mut GlobCache, policy: &ToolPolicy) -> Vec<Escalation> {
+///
+/// `paths` says which path targets to search for (`write`, `read`); the program targets are
+/// always checked.
+pub fn escalations(cache: &mut GlobCache, policy: &ToolPolicy, paths: Scope) -> Vec<Escalation> {
     let mut out = Vec::new();
     let writable = declared(&[policy.fs.write.as_ref()]);
     let readable = declared(&[policy.fs.read.as_ref(), policy.fs.write.as_ref()]);
@@ -123,29 +172,40 @@ pub fn escalations(cache: &mut GlobCache, policy: &ToolPolicy) -> Vec<Escalation
         }
     }
 
-    for target in targets() {
-        let (set, part) = if target.write {
-            (&writable, "fs.write")
+    let all = targets();
+    for write in [true, false] {
+        if !(if write { paths.write } else { paths.read }) {
+            continue;
+        }
+        let (set, any, part) = if write {
+            (&writable, &all.any_write, "fs.write")
         } else {
-            (&readable, "fs.read")
+            (&readable, &all.any_read, "fs.read")
         };
         let Some(set) = set else { continue };
         let Some(lang) = cache.language(set) else {
             continue;
         };
         let Ok(lang) = lang.as_ref() else { continue };
-        let terms = [
-            Term::member(Language::paths()),
-            Term::member(&target.language),
-            Term::member(lang),
-        ];
-        if let Ok(Some(witness)) = find_witness(&terms, WitnessOrder::Paths) {
-            out.push(Escalation {
-                target: target.name.to_string(),
-                part,
-                witness,
-                why: target.why,
-            });
+        let paths = Language::paths();
+        let terms = [Term::member(paths), Term::member(any), Term::member(lang)];
+        if !matches!(find_witness(&terms, WitnessOrder::Paths), Ok(Some(_))) {
+            continue;
+        }
+        for target in all.each.iter().filter(|t| t.write == write) {
+            let terms = [
+                Term::member(paths),
+                Term::member(&target.language),
+                Term::member(lang),
+            ];
+            if let Ok(Some(witness)) = find_witness(&terms, WitnessOrder::Paths) {
+                out.push(Escalation {
+                    target: target.name.to_string(),
+                    part,
+                    witness,
+                    why: target.why,
+                });
+            }
         }
     }
     out
@@ -158,14 +218,25 @@ fn declared<'a>(lists: &[Option<&'a policy_runtime::GlobList>]) -> Option<PathSe
 }
 
 /// `tool.escalation` findings for escalations of `new` that `old` (when given) did not have.
+///
+/// A path target can only be newly reached when the paths for that access widened, so the
+/// caller passes in `paths` which accesses did (every access for a new tool); the others are
+/// not searched at all, which keeps unchanged and narrowed tools cheap.
 pub fn diff(
     cache: &mut GlobCache,
     tool: &str,
     old: Option<&ToolPolicy>,
     new: &ToolPolicy,
+    paths: Scope,
 ) -> Vec<Finding> {
-    let before = old.map(|o| escalations(cache, o)).unwrap_or_default();
-    escalations(cache, new)
+    let after = escalations(cache, new, paths);
+    if after.is_empty() {
+        return Vec::new();
+    }
+    let before = old
+        .map(|o| escalations(cache, o, paths))
+        .unwrap_or_default();
+    after
         .into_iter()
         .filter(|e| !before.iter().any(|b| b.target == e.target))
         .map(|e| {
@@ -202,7 +273,7 @@ mod tests {
     }
 
     fn targets_of(json: &str) -> Vec<(String, String)> {
-        escalations(&mut GlobCache::default(), &policy(json))
+        escalations(&mut GlobCache::default(), &policy(json), Scope::ALL)
             .into_iter()
             .map(|e| (e.target, e.witness))
             .collect()

@@ -193,65 +193,80 @@ impl WitnessOrder {
     }
 }
 
+/// The most terms one search takes; every search of this crate needs at most four.
+pub const MAX_TERMS: usize = 4;
+
 /// The shortest string satisfying every term, or `None` when no string does.
 ///
 /// Ties between strings of the same length are broken by [`WitnessOrder`]. With
 /// [`WitnessOrder::Paths`] the empty string (the root `/`) is returned only when nothing
 /// longer satisfies the terms. Witnesses are UTF-8 whenever one member term only admits UTF-8,
 /// which every language built by this crate does.
+///
+/// # Panics
+///
+/// With more than [`MAX_TERMS`] terms.
 pub fn find_witness(terms: &[Term<'_>], order: WitnessOrder) -> Result<Option<String>, Undecided> {
+    assert!(terms.len() <= MAX_TERMS, "at most {MAX_TERMS} terms");
     // A non-member term of the empty language is always satisfied; a member term never is.
     if terms.iter().any(|t| t.member && t.language.is_empty()) {
         return Ok(None);
     }
-    let dfas: Vec<(&Compiled, bool)> = terms
-        .iter()
-        .filter_map(|t| t.language.dfa.as_ref().map(|c| (c, t.member)))
-        .collect();
+    let mut dfas: Vec<(&Compiled, bool)> = Vec::with_capacity(MAX_TERMS);
+    dfas.extend(
+        terms
+            .iter()
+            .filter_map(|t| t.language.dfa.as_ref().map(|c| (c, t.member))),
+    );
     let k = dfas.len();
     let reps = representatives(&dfas, order);
 
-    let accepts = |states: &[StateID]| {
+    let accepts = |states: &Key| {
         dfas.iter()
             .zip(states)
             .all(|((c, member), &s)| c.dfa.is_match_state(c.dfa.next_eoi_state(s)) == *member)
     };
-    let alive = |states: &[StateID]| {
-        dfas.iter()
-            .zip(states)
-            .all(|((c, member), &s)| !*member || !c.dfa.is_dead_state(s))
-    };
 
-    // States are stored flat (stride k); `parent[i]` is (parent index, byte).
-    let mut flat: Vec<StateID> = dfas.iter().map(|(c, _)| c.start).collect();
+    // Product states by index; `parent[i]` is (parent index, byte) for spelling the witness.
+    let mut start: Key = [StateID::ZERO; MAX_TERMS];
+    for (slot, (c, _)) in start.iter_mut().zip(&dfas) {
+        *slot = c.start;
+    }
+    let mut states: Vec<Key> = vec![start];
     let mut parent: Vec<(u32, u8)> = vec![(u32::MAX, 0)];
-    let mut index: HashMap<Box<[StateID]>, u32> = HashMap::new();
-    index.insert(flat[..k].into(), 0);
-    let root_accepts = accepts(&flat[..k]);
+    let mut index: HashMap<Key, u32, BuildFx> = HashMap::default();
+    index.insert(start, 0);
+    let root_accepts = accepts(&start);
     if root_accepts && !order.root_last() {
         return Ok(Some(String::new()));
     }
-    let mut next = vec![StateID::ZERO; k];
     let mut head = 0usize;
-    while head < parent.len() {
-        let cur = head;
+    while head < states.len() {
+        let cur = states[head];
+        let cur_index = head as u32;
         head += 1;
-        for &b in &reps {
-            for (j, (c, _)) in dfas.iter().enumerate() {
-                next[j] = c.dfa.next_state(flat[cur * k + j], b);
+        'bytes: for &b in &reps {
+            let mut next: Key = [StateID::ZERO; MAX_TERMS];
+            for j in 0..k {
+                let (c, member) = dfas[j];
+                let s = c.dfa.next_state(cur[j], b);
+                if member && c.dfa.is_dead_state(s) {
+                    continue 'bytes;
+                }
+                next[j] = s;
             }
-            if !alive(&next) || index.contains_key(next.as_slice()) {
+            if index.contains_key(&next) {
                 continue;
             }
-            let id = parent.len();
+            let id = states.len();
             if id >= PRODUCT_STATE_LIMIT {
                 return Err(Undecided(format!(
                     "the product automaton exceeds {PRODUCT_STATE_LIMIT} states"
                 )));
             }
-            index.insert(next.as_slice().into(), id as u32);
-            flat.extend_from_slice(&next);
-            parent.push((cur as u32, b));
+            index.insert(next, id as u32);
+            states.push(next);
+            parent.push((cur_index, b));
             if accepts(&next) {
                 return Ok(Some(spell(&parent, id)));
             }
@@ -260,22 +275,58 @@ pub fn find_witness(terms: &[Term<'_>], order: WitnessOrder) -> Result<Option<St
     Ok(root_accepts.then(String::new))
 }
 
+type Key = [StateID; MAX_TERMS];
+
 /// One byte per distinct combination of the DFAs' byte classes, in preference order: bytes of
 /// the same combination lead to the same product state, so trying one of them is enough.
 fn representatives(dfas: &[(&Compiled, bool)], order: WitnessOrder) -> Vec<u8> {
-    let mut seen: HashMap<Vec<u8>, ()> = HashMap::new();
-    let mut reps = Vec::new();
-    for &b in order.bytes() {
-        let key: Vec<u8> = dfas
-            .iter()
-            .map(|(c, _)| c.dfa.byte_classes().get(b))
-            .collect();
-        if seen.insert(key, ()).is_none() {
-            reps.push(b);
+    // (class combination, rank in the preference order), sorted so that each combination's
+    // most preferred byte comes first; then those bytes back in preference order.
+    let mut keyed: Vec<(u64, u16)> = order
+        .bytes()
+        .iter()
+        .enumerate()
+        .map(|(rank, &b)| {
+            let key = dfas.iter().fold(0u64, |acc, (c, _)| {
+                (acc << 8) | u64::from(c.dfa.byte_classes().get(b))
+            });
+            (key, rank as u16)
+        })
+        .collect();
+    keyed.sort_unstable();
+    keyed.dedup_by_key(|(key, _)| *key);
+    let mut ranks: Vec<u16> = keyed.into_iter().map(|(_, rank)| rank).collect();
+    ranks.sort_unstable();
+    let bytes = order.bytes();
+    ranks.into_iter().map(|r| bytes[usize::from(r)]).collect()
+}
+
+/// A fast non-cryptographic hasher (the Fx hash of rustc) for product states: the keys are
+/// small integers made by this module, so hash flooding is not a concern.
+#[derive(Default, Clone, Copy)]
+struct Fx(u64);
+
+impl std::hash::Hasher for Fx {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.write_u64(u64::from(b));
         }
     }
-    reps
+    fn write_u32(&mut self, n: u32) {
+        self.write_u64(u64::from(n));
+    }
+    fn write_u64(&mut self, n: u64) {
+        self.0 = (self.0.rotate_left(5) ^ n).wrapping_mul(0x51_7c_c1_b7_27_22_0a_95);
+    }
+    fn write_usize(&mut self, n: usize) {
+        self.write_u64(n as u64);
+    }
 }
+
+type BuildFx = std::hash::BuildHasherDefault<Fx>;
 
 fn spell(parent: &[(u32, u8)], mut id: usize) -> String {
     let mut bytes = Vec::new();
