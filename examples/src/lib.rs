@@ -12,6 +12,7 @@
 //! ([`demo`]); the `mcp-server` binary serves them over MCP.
 
 pub mod demo;
+pub mod mcp;
 pub mod sandboxed;
 pub mod tools;
 pub mod trace;

@@ -1,0 +1,367 @@
+//! The MCP server as a client sees it: the `mcp-server` binary started as a subprocess, spoken
+//! to in JSON-RPC over its stdin and stdout. It lists the six tools with annotations derived
+//! from their policies and the policies in `_meta`, runs allowed calls, refuses the denied ones
+//! (path escapes, the session's constraints), runs `grep` in the sandbox, and writes the audit
+//! log.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Write};
+use std::path::Path;
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::mpsc::{self, Receiver};
+use std::time::Duration;
+
+use nix::fcntl::{Flock, FlockArg};
+use policy_runtime::Manifest;
+use serde_json::{json, Value};
+use toolpolicy_examples::mcp::hints;
+
+/// Both test binaries of this package lay out /tmp/toolpolicy-demo; they take turns (an
+/// exclusive `flock`, released when the value drops).
+fn world_lock() -> Flock<File> {
+    let f = File::create("/tmp/toolpolicy-demo.lock").expect("create the world lock");
+    Flock::lock(f, FlockArg::LockExclusive)
+        .map_err(|(_, e)| e)
+        .expect("lock the demo world")
+}
+
+/// A JSON-RPC client of the server's stdio.
+struct Client {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    lines: Receiver<String>,
+    next_id: u64,
+}
+
+impl Client {
+    fn start(audit: &Path) -> Client {
+        let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-server"))
+            .arg("--init-world")
+            .arg("--audit")
+            .arg(audit)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start mcp-server");
+        let stdout = child.stdout.take().unwrap();
+        let (tx, lines) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(line) = line else { break };
+                if tx.send(line).is_err() {
+                    break;
+                }
+            }
+        });
+        Client {
+            stdin: child.stdin.take(),
+            child,
+            lines,
+            next_id: 1,
+        }
+    }
+
+    fn send(&mut self, message: &Value) {
+        let stdin = self.stdin.as_mut().expect("the session is open");
+        writeln!(stdin, "{message}").expect("write to mcp-server");
+        stdin.flush().unwrap();
+    }
+
+    /// Sends a request and waits for its response (skipping any notification).
+    fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.next_id;
+        self.next_id += 1;
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
+        loop {
+            let line = self
+                .lines
+                .recv_timeout(Duration::from_secs(60))
+                .unwrap_or_else(|e| panic!("no response to `{method}` (id {id}): {e}"));
+            let message: Value =
+                serde_json::from_str(&line).unwrap_or_else(|e| panic!("not JSON-RPC: {e}: {line}"));
+            if message["id"] == id {
+                assert!(
+                    message.get("error").is_none(),
+                    "`{method}` failed: {message}"
+                );
+                return message["result"].clone();
+            }
+        }
+    }
+
+    fn call(&mut self, tool: &str, arguments: Value) -> Value {
+        self.request("tools/call", json!({"name": tool, "arguments": arguments}))
+    }
+
+    /// Closes stdin (the end of the session) and returns the server's exit code.
+    fn finish(mut self) -> Option<i32> {
+        drop(self.stdin.take());
+        self.child.wait().expect("wait for mcp-server").code()
+    }
+}
+
+fn text(result: &Value) -> String {
+    result["content"][0]["text"]
+        .as_str()
+        .unwrap_or("")
+        .to_string()
+}
+
+fn is_error(result: &Value) -> bool {
+    result["isError"] == true
+}
+
+/// Whether the strict sandbox profile can run here (for the sandboxed `grep` call). Skips that
+/// part with the reason, unless `TOOLPOLICY_REQUIRE_KERNEL=1` makes it a failure.
+fn strict_profile_available() -> bool {
+    let host = sandbox::hostcaps::HostSupport::detect();
+    let missing = if host.landlock_abi < 1 {
+        Some("Landlock is not available".to_string())
+    } else if !host.seccomp {
+        Some("seccomp is not available".to_string())
+    } else {
+        host.user_ns.err()
+    };
+    match missing {
+        None => true,
+        Some(why) if std::env::var("TOOLPOLICY_REQUIRE_KERNEL").as_deref() == Ok("1") => {
+            panic!("TOOLPOLICY_REQUIRE_KERNEL=1 but the strict profile cannot run: {why}")
+        }
+        Some(why) => {
+            eprintln!(
+                "skipping the sandboxed call: the strict sandbox profile cannot run here: {why}"
+            );
+            false
+        }
+    }
+}
+
+#[test]
+fn mcp_server_over_stdio() {
+    let _lock = world_lock();
+    let dir = tempfile::tempdir().unwrap();
+    let audit = dir.path().join("audit.jsonl");
+    let mut client = Client::start(&audit);
+
+    let init = client.request(
+        "initialize",
+        json!({
+            "protocolVersion": "2025-11-25",
+            "capabilities": {},
+            "clientInfo": {"name": "toolpolicy-test", "version": "0"}
+        }),
+    );
+    assert!(init["capabilities"]["tools"].is_object(), "{init}");
+    client.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+
+    // tools/list: the six tools, annotations derived from the policy, policy in _meta.
+    let listed = client.request("tools/list", json!({}));
+    let tools = listed["tools"].as_array().expect("a tools array");
+    let mut names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    names.sort();
+    assert_eq!(
+        names,
+        [
+            "fetch_url",
+            "grep",
+            "list_dir",
+            "read_file",
+            "run_tests",
+            "write_report"
+        ]
+    );
+    let committed =
+        Manifest::from_path(Path::new(env!("CARGO_MANIFEST_DIR")).join("tools.manifest.json"))
+            .expect("the committed manifest of the example tools");
+    // (readOnly, destructive, idempotent, openWorld) as the policies warrant them.
+    let expected = [
+        ("list_dir", (true, false, true, false)),
+        ("read_file", (true, false, true, false)),
+        ("grep", (true, false, true, false)),
+        ("fetch_url", (true, false, false, true)),
+        ("write_report", (false, true, false, false)),
+        ("run_tests", (false, true, false, false)),
+    ];
+    for (name, (read_only, destructive, idempotent, open_world)) in expected {
+        let tool = tools.iter().find(|t| t["name"] == name).unwrap();
+        let a = &tool["annotations"];
+        assert_eq!(
+            (
+                &a["readOnlyHint"],
+                &a["destructiveHint"],
+                &a["idempotentHint"],
+                &a["openWorldHint"]
+            ),
+            (
+                &json!(read_only),
+                &json!(destructive),
+                &json!(idempotent),
+                &json!(open_world)
+            ),
+            "annotations of `{name}`: {a}"
+        );
+        let meta = &tool["_meta"];
+        let policy = &committed.tools[name].policy;
+        assert_eq!(
+            meta["toolpolicy/policy"],
+            serde_json::to_value(policy).unwrap(),
+            "`{name}` publishes the policy of the committed manifest"
+        );
+        assert_eq!(meta["toolpolicy/policyHash"], policy.hash(), "{name}");
+        assert_eq!(meta["toolpolicy/manifestHash"], committed.hash(), "{name}");
+        assert_eq!(
+            *a,
+            serde_json::to_value(hints(policy)).unwrap(),
+            "`{name}`: the annotations are the ones derived from the policy"
+        );
+        assert!(tool["inputSchema"]["properties"].is_object(), "{tool}");
+    }
+
+    // Constraints hold per session: write_report only after read_file.
+    let early = client.call(
+        "write_report",
+        json!({"path": "/tmp/toolpolicy-demo/out/early.md", "body": "x"}),
+    );
+    assert!(is_error(&early), "{early}");
+    assert_eq!(
+        early["_meta"]["toolpolicy/denial"]["code"], "constraint.only_after",
+        "{early}"
+    );
+    assert!(!Path::new("/tmp/toolpolicy-demo/out/early.md").exists());
+
+    // Allowed calls.
+    let listing = client.call("list_dir", json!({"path": "/tmp/toolpolicy-demo/data"}));
+    assert!(!is_error(&listing), "{listing}");
+    let entries: Vec<String> = text(&listing).lines().map(String::from).collect();
+    assert!(entries.contains(&"notes.md".to_string()), "{listing}");
+    assert!(entries.contains(&"sales.csv".to_string()), "{listing}");
+    let notes = client.call(
+        "read_file",
+        json!({"path": "/tmp/toolpolicy-demo/data/notes.md"}),
+    );
+    assert!(!is_error(&notes), "{notes}");
+    assert_eq!(
+        text(&notes),
+        std::fs::read_to_string("/tmp/toolpolicy-demo/data/notes.md").unwrap()
+    );
+
+    // Denied: `..` out of the data folder, refused by the method's own gate.
+    let secret = std::fs::read_to_string("/tmp/toolpolicy-demo/home/.ssh/id_rsa").unwrap();
+    let key_line = secret.lines().nth(1).unwrap().to_string();
+    let denied = client.call(
+        "read_file",
+        json!({"path": "/tmp/toolpolicy-demo/data/../home/.ssh/id_rsa"}),
+    );
+    assert!(is_error(&denied), "{denied}");
+    assert!(
+        text(&denied).starts_with("Denied: `read_file` was not run."),
+        "{denied}"
+    );
+    let denial = &denied["_meta"]["toolpolicy/denial"];
+    assert_eq!(denial["code"], "fs.path_not_allowed", "{denied}");
+    assert_eq!(denial["layer"], "mcp", "{denied}");
+    assert_eq!(denial["path"], "/tmp/toolpolicy-demo/home/.ssh/id_rsa");
+    assert!(!denied.to_string().contains(&key_line));
+    // The planted symlink passes the gate by name, but the tool opens beneath its root.
+    let escaped = client.call(
+        "read_file",
+        json!({"path": "/tmp/toolpolicy-demo/data/keys/id_rsa"}),
+    );
+    assert!(is_error(&escaped), "{escaped}");
+    assert!(!escaped.to_string().contains(&key_line), "{escaped}");
+
+    // max_invocations = 2 per session.
+    for n in 1..=2 {
+        let ok = client.call(
+            "write_report",
+            json!({"path": format!("/tmp/toolpolicy-demo/out/r{n}.md"), "body": "# report"}),
+        );
+        assert!(!is_error(&ok), "{ok}");
+    }
+    assert_eq!(
+        std::fs::read_to_string("/tmp/toolpolicy-demo/out/r2.md").unwrap(),
+        "# report"
+    );
+    let third = client.call(
+        "write_report",
+        json!({"path": "/tmp/toolpolicy-demo/out/r3.md", "body": "x"}),
+    );
+    assert_eq!(
+        third["_meta"]["toolpolicy/denial"]["code"], "constraint.max_invocations",
+        "{third}"
+    );
+    let outside = client.call(
+        "write_report",
+        json!({"path": "/tmp/toolpolicy-demo/data/notes.md", "body": "x"}),
+    );
+    assert_eq!(
+        outside["_meta"]["toolpolicy/denial"]["code"], "fs.path_not_allowed",
+        "{outside}"
+    );
+
+    // A subprocess tool runs in the sandbox, which reports what it enforced.
+    let sandboxed = strict_profile_available();
+    if sandboxed {
+        let found = client.call(
+            "grep",
+            json!({"pattern": "widgets", "path": "/tmp/toolpolicy-demo/data"}),
+        );
+        assert!(!is_error(&found), "{found}");
+        assert!(text(&found).contains("notes.md"), "{found}");
+        assert!(
+            found["_meta"]["toolpolicy/audit"].is_object(),
+            "the sandbox's report reaches the client: {found}"
+        );
+    }
+    let escaping_grep = client.call(
+        "grep",
+        json!({"pattern": "PRIVATE", "path": "/tmp/toolpolicy-demo/home/.ssh"}),
+    );
+    assert_eq!(
+        escaping_grep["_meta"]["toolpolicy/denial"]["code"], "fs.path_not_allowed",
+        "{escaping_grep}"
+    );
+
+    assert_eq!(client.finish(), Some(0), "the server ends with the session");
+
+    // The audit log holds every refusal, whichever layer refused it, and the executions.
+    let log = std::fs::read_to_string(&audit).expect("the audit log");
+    let events: Vec<Value> = log
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("a JSON event per line"))
+        .collect();
+    let count = |tool: &str, event: &str, code: Option<&str>| {
+        events
+            .iter()
+            .filter(|e| {
+                e["tool"] == tool && e["event"] == event && code.is_none_or(|c| e["code"] == c)
+            })
+            .count()
+    };
+    assert_eq!(
+        count("read_file", "denied", Some("fs.path_not_allowed")),
+        1,
+        "{log}"
+    );
+    assert_eq!(
+        count("write_report", "denied", Some("constraint.only_after")),
+        1,
+        "{log}"
+    );
+    assert_eq!(
+        count("write_report", "denied", Some("constraint.max_invocations")),
+        1,
+        "{log}"
+    );
+    assert_eq!(count("write_report", "executed", None), 2, "{log}");
+    assert_eq!(
+        count("grep", "executed", None),
+        usize::from(sandboxed),
+        "{log}"
+    );
+    assert!(events
+        .iter()
+        .all(|e| e["manifest_hash"] == committed.hash()));
+    assert!(!log.contains(&key_line), "no secret in the audit log");
+}
