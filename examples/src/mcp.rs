@@ -65,7 +65,7 @@ pub const MANIFEST_HASH_KEY: &str = "toolpolicy/manifestHash";
 /// gate and constraints.
 pub const DENIAL_KEY: &str = "toolpolicy/denial";
 /// `_meta` key of a call's result: the tool's audit metadata (for subprocess tools, what the
-/// sandbox enforced and every egress attempt).
+/// sandbox enforced and every egress attempt, also when the subprocess failed).
 pub const AUDIT_KEY: &str = "toolpolicy/audit";
 
 /// The MCP tool annotations a policy warrants.
@@ -181,7 +181,7 @@ pub struct UrlArgs {
     pub url: String,
 }
 
-/// What a tool method answers: the MCP result, and whether the method's own gate refused it.
+/// What a tool method answers: an MCP result.
 ///
 /// It exists so a refusal of the `#[tool_policy]` gate keeps its [`Denial`] (which reaches the
 /// client's `_meta` and the audit log) instead of becoming bare text.
@@ -217,10 +217,18 @@ fn refusal(tool: &str, denial: &Denial, layer: &str) -> CallToolResult {
     result
 }
 
+fn audit_meta(report: Value) -> MetaObject {
+    let mut meta = JsonObject::new();
+    meta.insert(AUDIT_KEY.into(), report);
+    MetaObject(meta)
+}
+
 /// One MCP session: its agent invocation (constraint counters live here) and its call numbers.
 struct Session {
     registry: &'static Registry,
     invocation: Mutex<Invocation<'static>>,
+    /// The invocation's id, readable while a long call holds the lock.
+    invocation_id: String,
     next_call: AtomicU64,
     audit: Option<Arc<JsonlSink>>,
     redactor: Redactor,
@@ -245,11 +253,18 @@ impl Session {
                 .invocation
                 .lock()
                 .unwrap_or_else(|poisoned| poisoned.into_inner());
-            invocation.call_blocking(call)
+            // A failed sandboxed run gives the registry no metadata; its report is kept aside.
+            let _ = crate::sandboxed::take_last_report();
+            let result = invocation.call_blocking(call);
+            let report = match result.status {
+                CallStatus::Error(_) => crate::sandboxed::take_last_report(),
+                _ => None,
+            };
+            (result, report)
         })
         .await;
-        let result = match joined {
-            Ok(result) => result,
+        let (result, failed_run) = match joined {
+            Ok(done) => done,
             Err(e) => {
                 return Reply(CallToolResult::error(vec![ContentBlock::text(format!(
                     "`{tool}` stopped unexpectedly: {e}"
@@ -260,14 +275,14 @@ impl Session {
             CallStatus::Denied(denial) => refusal(tool, denial, "registry"),
             CallStatus::Ok => {
                 let mut ok = CallToolResult::success(vec![ContentBlock::text(result.content)]);
-                ok.meta = result.metadata.map(|m| {
-                    let mut meta = JsonObject::new();
-                    meta.insert(AUDIT_KEY.into(), m);
-                    MetaObject(meta)
-                });
+                ok.meta = result.metadata.map(audit_meta);
                 ok
             }
-            CallStatus::Error(_) => CallToolResult::error(vec![ContentBlock::text(result.content)]),
+            CallStatus::Error(_) => {
+                let mut failed = CallToolResult::error(vec![ContentBlock::text(result.content)]);
+                failed.meta = failed_run.map(audit_meta);
+                failed
+            }
         })
     }
 
@@ -289,15 +304,10 @@ impl Session {
         let Ok(denial) = serde_json::from_value::<Denial>(detail.clone()) else {
             return;
         };
-        let invocation = self
-            .invocation
-            .lock()
-            .map(|i| i.id().to_string())
-            .unwrap_or_default();
         let call_id = self.call_id();
         let hash = self.registry.manifest_hash();
         let arguments = Value::Object(arguments.unwrap_or_default());
-        let event = |kind| Event::new(&invocation, &call_id, tool, hash, kind);
+        let event = |kind| Event::new(&self.invocation_id, &call_id, tool, hash, kind);
         sink.record(&event(EventKind::Proposed {
             arguments: self.redactor.redact_json(&arguments),
         }));
@@ -427,11 +437,13 @@ impl PolicyServer {
         // The session's invocation borrows the registry for the life of the server, which is
         // the life of the process for the stdio binary.
         let registry: &'static Registry = Box::leak(Box::new(registry));
+        let invocation = registry.start_invocation();
         Ok(PolicyServer {
             tool_router,
             session: Arc::new(Session {
                 registry,
-                invocation: Mutex::new(registry.start_invocation()),
+                invocation_id: invocation.id().to_string(),
+                invocation: Mutex::new(invocation),
                 next_call: AtomicU64::new(0),
                 audit,
                 redactor: Redactor::new(),

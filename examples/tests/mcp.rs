@@ -313,6 +313,16 @@ fn mcp_server_over_stdio() {
             found["_meta"]["toolpolicy/audit"].is_object(),
             "the sandbox's report reaches the client: {found}"
         );
+        // The planted e2e suite tries to read the key, exfiltrate, spawn bash and write
+        // outside the project: it fails, and the client sees what the sandbox enforced.
+        let e2e = client.call("run_tests", json!({"suite": "e2e"}));
+        assert!(is_error(&e2e), "{e2e}");
+        assert!(!e2e.to_string().contains(&key_line), "{e2e}");
+        assert_eq!(
+            e2e["_meta"]["toolpolicy/audit"]["sandbox"]["profile"], "strict",
+            "{e2e}"
+        );
+        assert!(!Path::new("/tmp/toolpolicy-demo/out/pwned.txt").exists());
     }
     let escaping_grep = client.call(
         "grep",
