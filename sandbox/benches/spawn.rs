@@ -10,6 +10,9 @@
 //! * `fork_pre_exec_1gib_parent`: for contrast, a fork-based spawn (`Command` with a no-op
 //!   `pre_exec`) from the same 1 GiB parent, the cost a trampoline avoids.
 //!
+//! After criterion, the same variants run round-robin and their medians and ratios are printed,
+//! which is steadier than comparing separate criterion runs on a shared machine.
+//!
 //! Run: `cargo bench -p sandbox --bench spawn` (or `benches/install-bwrap.sh`).
 //! Targets (issue 6): strict at most 3× plain and faster than bwrap; 1 GiB parent no slower.
 
@@ -179,7 +182,86 @@ criterion_group! {
     targets = spawn_benches
 }
 
+/// Median wall time of `f` over `samples` runs, in microseconds.
+fn median_us(times: &mut [Duration]) -> f64 {
+    times.sort();
+    times[times.len() / 2].as_secs_f64() * 1e6
+}
+
+/// Runs the variants round-robin, so that load from other processes on a shared machine hits
+/// all of them alike, and prints medians and the ratios the issue sets targets for.
+fn interleaved_ratios(rounds: usize) {
+    let hardened = Sandboxed::new(Profile::Hardened, POLICY).ok();
+    let strict = match Sandboxed::new(Profile::Strict, POLICY) {
+        Ok(s) => s,
+        Err(why) => {
+            eprintln!("skipped interleaved ratios: the runner refused strict: {why}");
+            return;
+        }
+    };
+    let has_bwrap = bwrap_available();
+    let time = |f: &dyn Fn()| {
+        let start = std::time::Instant::now();
+        f();
+        start.elapsed()
+    };
+    let (mut t_plain, mut t_hard, mut t_strict, mut t_bwrap) = (vec![], vec![], vec![], vec![]);
+    for _ in 0..rounds {
+        t_plain.push(time(&plain));
+        if let Some(h) = &hardened {
+            t_hard.push(time(&|| h.spawn()));
+        }
+        t_strict.push(time(&|| strict.spawn()));
+        if has_bwrap {
+            t_bwrap.push(time(&bwrap));
+        }
+    }
+    // The 1 GiB parent cannot be interleaved spawn by spawn, so alternate phases instead.
+    let (mut t_small, mut t_big) = (vec![], vec![]);
+    for _ in 0..4 {
+        for _ in 0..rounds / 4 {
+            t_small.push(time(&|| strict.spawn()));
+        }
+        let heap = touched_heap(1 << 30);
+        for _ in 0..rounds / 4 {
+            t_big.push(time(&|| strict.spawn()));
+        }
+        drop(heap);
+    }
+    let plain_us = median_us(&mut t_plain);
+    let strict_us = median_us(&mut t_strict);
+    let small_us = median_us(&mut t_small);
+    let big_us = median_us(&mut t_big);
+    println!("interleaved medians over {rounds} rounds (µs):");
+    println!("  plain {plain_us:.0}");
+    if !t_hard.is_empty() {
+        let hard_us = median_us(&mut t_hard);
+        println!("  hardened {hard_us:.0} ({:.2}× plain)", hard_us / plain_us);
+    }
+    println!(
+        "  strict {strict_us:.0} ({:.2}× plain)",
+        strict_us / plain_us
+    );
+    if !t_bwrap.is_empty() {
+        let bwrap_us = median_us(&mut t_bwrap);
+        println!(
+            "  bwrap {bwrap_us:.0} ({:.2}× plain; strict / bwrap = {:.2})",
+            bwrap_us / plain_us,
+            strict_us / bwrap_us
+        );
+    }
+    println!(
+        "  strict in alternating phases: small parent {small_us:.0}, 1 GiB parent {big_us:.0} \
+         (1 GiB / small = {:.2})",
+        big_us / small_us
+    );
+}
+
 fn main() {
     benches();
     Criterion::default().configure_from_args().final_summary();
+    // `cargo test --benches` runs this binary without --bench: only smoke-test there.
+    if std::env::args().any(|a| a == "--bench") {
+        interleaved_ratios(200);
+    }
 }
