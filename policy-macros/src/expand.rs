@@ -510,7 +510,7 @@ fn doc_text(attrs: &[Attribute]) -> String {
 }
 
 fn lint_errors(block: &syn::Block, model: &Model) -> TokenStream {
-    let errors = crate::lint::check_body(block, &model.checked.policy);
+    let errors = crate::lint::check_tool(&model.name, block, &model.checked.policy);
     let tokens = errors.iter().map(syn::Error::to_compile_error);
     quote!(#(#tokens)*)
 }

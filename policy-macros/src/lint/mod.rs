@@ -20,18 +20,8 @@ mod walk;
 
 use policy_runtime::capability::{literal_outside, violation_message, Grants};
 
-/// Errors for capabilities the body uses that `policy` does not grant, naming "the tool".
-#[allow(dead_code)] // the attribute may call either entry point
-pub(crate) fn check_body(
-    block: &syn::Block,
-    policy: &policy_runtime::ToolPolicy,
-) -> Vec<syn::Error> {
-    check(block, policy, None)
-}
-
 /// Errors for capabilities the body uses that `policy` does not grant, naming the tool `name`
 /// in each message.
-#[allow(dead_code)] // the attribute may call either entry point
 pub(crate) fn check_tool(
     name: &str,
     block: &syn::Block,
