@@ -801,3 +801,36 @@ fn host_namespaces_and_file_handles_as_root() {
         },
     );
 }
+
+#[test]
+fn environment_secrets_do_not_cross() {
+    let secret = format!("env-secret-{}", std::process::id());
+    let run = |user: User, mode: Mode<'_>| {
+        let argv = common::probe_argv(user, mode, &["read", "/proc/self/environ", &secret]);
+        let mut command = std::process::Command::new(&argv[0]);
+        command
+            .args(&argv[1..])
+            .env(bait::SECRET_VAR, &secret)
+            .stdin(std::process::Stdio::null());
+        common::wait_with_timeout(command, std::time::Duration::from_secs(90))
+    };
+    for user in users() {
+        run(user, Mode::Bare).assert_succeeded("inherited environment");
+        for profile in Profile::available() {
+            let s = Scenario::new(user);
+            for (what, env) in [
+                ("env = deny", "env = \"deny\"".to_string()),
+                (
+                    "env = [LANG, LC_*]",
+                    "env = { allow = [\"LANG\", \"LC_*\"] }".to_string(),
+                ),
+            ] {
+                let label = format!("{what} [as {}, {}]", user.name(), profile.name());
+                let policy = s.policy("env", &s.base_policy().replace("env = \"deny\"", &env));
+                let report = run(user, Mode::Sandboxed(&policy, profile));
+                report.assert_blocked(&label);
+                eprintln!("{label}: {}", report.result_line().unwrap_or_default());
+            }
+        }
+    }
+}

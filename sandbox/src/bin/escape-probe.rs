@@ -235,7 +235,7 @@ fn read_file(path: &str, needle: Option<&str>) -> Outcome {
             Outcome::Succeeded(format!("read {n} bytes from {path}, including the secret"))
         }
         (Ok(n), Some(_)) => blocked_no_errno(format!(
-            "read {n} bytes from {path} but not the secret (a different file is visible there)"
+            "read {n} bytes from {path} without the secret in them"
         )),
     }
 }
