@@ -120,31 +120,54 @@ impl Profile {
     }
 }
 
-/// Built binaries copied into a world-readable directory, so that uid 65534 can run them
-/// wherever the target directory lives.
+/// The built binaries, at paths uid 65534 can execute.
 pub struct Binaries {
     /// The `escape-probe` binary.
     pub probe: PathBuf,
     /// The `policy-sandbox` binary.
     pub sandbox: PathBuf,
-    _dir: tempfile::TempDir,
 }
 
-/// The shared copies of the binaries, made once per test process.
+/// Whether every directory above `path` is searchable and `path` itself readable and
+/// executable by others, i.e. by uid 65534.
+fn world_executable(path: &Path) -> bool {
+    let mode = |p: &Path| fs::metadata(p).map(|m| m.permissions().mode()).unwrap_or(0);
+    mode(path) & 0o005 == 0o005 && path.ancestors().skip(1).all(|dir| mode(dir) & 0o001 != 0)
+}
+
+/// The binaries as built when uid 65534 can reach them; otherwise copies in a 0755 temporary
+/// directory that is removed when the test process exits.
 pub fn binaries() -> &'static Binaries {
     static BINARIES: OnceLock<Binaries> = OnceLock::new();
+    static COPIES: OnceLock<PathBuf> = OnceLock::new();
+    extern "C" fn remove_copies() {
+        if let Some(dir) = COPIES.get() {
+            let _ = fs::remove_dir_all(dir);
+        }
+    }
     BINARIES.get_or_init(|| {
-        let dir = world_dir("escapes-bin");
-        let copy = |from: &str, name: &str| {
-            let to = dir.path().join(name);
+        let built = [
+            env!("CARGO_BIN_EXE_escape-probe"),
+            env!("CARGO_BIN_EXE_policy-sandbox"),
+        ];
+        if built.iter().all(|b| world_executable(Path::new(b))) {
+            return Binaries {
+                probe: built[0].into(),
+                sandbox: built[1].into(),
+            };
+        }
+        let dir = COPIES.get_or_init(|| world_dir("escapes-bin").keep());
+        // SAFETY: registers a plain function to run at exit; it only removes a directory.
+        unsafe { libc::atexit(remove_copies) };
+        let copy = |from: &str| {
+            let to = dir.join(Path::new(from).file_name().unwrap());
             fs::copy(from, &to).unwrap_or_else(|e| panic!("copy {from} to {}: {e}", to.display()));
             fs::set_permissions(&to, fs::Permissions::from_mode(0o755)).unwrap();
             to
         };
         Binaries {
-            probe: copy(env!("CARGO_BIN_EXE_escape-probe"), "escape-probe"),
-            sandbox: copy(env!("CARGO_BIN_EXE_policy-sandbox"), "policy-sandbox"),
-            _dir: dir,
+            probe: copy(built[0]),
+            sandbox: copy(built[1]),
         }
     })
 }
