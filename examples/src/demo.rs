@@ -279,10 +279,7 @@ fn compact(v: &Value) -> String {
 pub fn summary(outcomes: &[Outcome], style: Style) -> usize {
     println!();
     println!("{}", style.bold("Summary"));
-    println!(
-        "  {:>2}  {:<13} {:<8} {:<18} {}",
-        "#", "tool", "verdict", "decided by", "expected"
-    );
+    println!("   #  tool          verdict  decided by         expected");
     let mut unexpected = 0;
     for (i, o) in outcomes.iter().enumerate() {
         let verdict = format!("{:<8}", o.verdict.to_string());
