@@ -2,42 +2,13 @@
 //! transcript expects, the audit log and manifests are written, and the verifier flags the
 //! version-2 widenings. Also: the committed manifest of the example tools is fresh.
 
-use std::fs::File;
 use std::path::Path;
 use std::process::Command;
 
 use serde_json::Value;
 
-/// Both test binaries of this package lay out /tmp/toolpolicy-demo; they take turns.
-fn world_lock() -> File {
-    let f = File::create("/tmp/toolpolicy-demo.lock").expect("create the world lock");
-    f.lock().expect("lock the demo world");
-    f
-}
-
-/// Whether the strict sandbox profile can run here; when it cannot, the sandboxed steps are
-/// refused (as they must be), so the expectations do not hold. Skips with the reason, unless
-/// `TOOLPOLICY_REQUIRE_KERNEL=1` makes that a failure.
-fn strict_profile_available() -> bool {
-    let host = sandbox::hostcaps::HostSupport::detect();
-    let missing = if host.landlock_abi < 1 {
-        Some("Landlock is not available".to_string())
-    } else if !host.seccomp {
-        Some("seccomp is not available".to_string())
-    } else {
-        host.user_ns.err()
-    };
-    match missing {
-        None => true,
-        Some(why) if std::env::var("TOOLPOLICY_REQUIRE_KERNEL").as_deref() == Ok("1") => {
-            panic!("TOOLPOLICY_REQUIRE_KERNEL=1 but the strict profile cannot run: {why}")
-        }
-        Some(why) => {
-            eprintln!("skipping the demo test: the strict sandbox profile cannot run here: {why}");
-            false
-        }
-    }
-}
+mod common;
+use common::{strict_profile_available, world_lock};
 
 #[test]
 fn demo_meets_every_expectation() {

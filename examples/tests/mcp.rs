@@ -4,26 +4,18 @@
 //! (path escapes, the session's constraints), runs `grep` in the sandbox, and writes the audit
 //! log.
 
-use std::fs::File;
 use std::io::{BufRead, BufReader, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, Stdio};
 use std::sync::mpsc::{self, Receiver};
 use std::time::Duration;
 
-use nix::fcntl::{Flock, FlockArg};
 use policy_runtime::Manifest;
 use serde_json::{json, Value};
 use toolpolicy_examples::mcp::hints;
 
-/// Both test binaries of this package lay out /tmp/toolpolicy-demo; they take turns (an
-/// exclusive `flock`, released when the value drops).
-fn world_lock() -> Flock<File> {
-    let f = File::create("/tmp/toolpolicy-demo.lock").expect("create the world lock");
-    Flock::lock(f, FlockArg::LockExclusive)
-        .map_err(|(_, e)| e)
-        .expect("lock the demo world")
-}
+mod common;
+use common::{strict_profile_available, world_lock};
 
 /// A JSON-RPC client of the server's stdio.
 struct Client {
@@ -110,31 +102,6 @@ fn text(result: &Value) -> String {
 
 fn is_error(result: &Value) -> bool {
     result["isError"] == true
-}
-
-/// Whether the strict sandbox profile can run here (for the sandboxed `grep` call). Skips that
-/// part with the reason, unless `TOOLPOLICY_REQUIRE_KERNEL=1` makes it a failure.
-fn strict_profile_available() -> bool {
-    let host = sandbox::hostcaps::HostSupport::detect();
-    let missing = if host.landlock_abi < 1 {
-        Some("Landlock is not available".to_string())
-    } else if !host.seccomp {
-        Some("seccomp is not available".to_string())
-    } else {
-        host.user_ns.err()
-    };
-    match missing {
-        None => true,
-        Some(why) if std::env::var("TOOLPOLICY_REQUIRE_KERNEL").as_deref() == Ok("1") => {
-            panic!("TOOLPOLICY_REQUIRE_KERNEL=1 but the strict profile cannot run: {why}")
-        }
-        Some(why) => {
-            eprintln!(
-                "skipping the sandboxed call: the strict sandbox profile cannot run here: {why}"
-            );
-            false
-        }
-    }
 }
 
 #[test]
