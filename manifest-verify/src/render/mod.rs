@@ -1,6 +1,6 @@
 //! Printing a [`Report`] in the formats of the command line (spec §5).
 //!
-//! Every format locates a finding the same way ([`locate`]): at the tool's `source` when the
+//! Every format locates a finding the same way ([`Inputs::locate`]): at the tool's `source` when the
 //! manifest records one, otherwise at the line of the finding's key in the manifest (the new
 //! manifest, or the old one for a removed tool).
 
