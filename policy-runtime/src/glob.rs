@@ -27,6 +27,7 @@
 
 use std::fmt;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 use regex_automata::meta::Regex;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
@@ -215,7 +216,9 @@ pub struct Glob {
     text: String,
     components: Vec<Component>,
     regex: String,
-    matcher: Regex,
+    // Compiled on first match: a manifest of 100,000 tools is parsed (and diffed by the
+    // verifier, which builds its own automata) without compiling a matcher per glob.
+    matcher: OnceLock<Regex>,
 }
 
 impl PartialEq for Glob {
@@ -264,12 +267,11 @@ impl Glob {
     pub fn new(text: &str) -> Result<Glob, GlobError> {
         let components = parse(text)?;
         let regex = regex_of(&components);
-        let matcher = compile(std::slice::from_ref(&regex));
         Ok(Glob {
             text: text.to_string(),
             components,
             regex,
-            matcher,
+            matcher: OnceLock::new(),
         })
     }
 
@@ -288,7 +290,9 @@ impl Glob {
     /// The path must already be normalized (see [`crate::path::normalize`]); `/` is matched by
     /// globs made only of `**` components.
     pub fn is_match(&self, path: &str) -> bool {
-        self.matcher.is_match(root_as_empty(path))
+        self.matcher
+            .get_or_init(|| compile(std::slice::from_ref(&self.regex)))
+            .is_match(root_as_empty(path))
     }
 
     /// Whether the glob matches the root directory `/` (all its components are `**`).
@@ -655,7 +659,7 @@ impl Parser<'_> {
 #[derive(Clone, Debug)]
 pub struct GlobList {
     globs: Vec<Glob>,
-    set: Regex,
+    set: OnceLock<Regex>,
 }
 
 impl PartialEq for GlobList {
@@ -693,9 +697,10 @@ impl GlobList {
 
     /// Builds the set from already validated globs.
     pub fn from_globs(globs: Vec<Glob>) -> GlobList {
-        let regexes: Vec<String> = globs.iter().map(|g| g.regex.clone()).collect();
-        let set = compile(&regexes);
-        GlobList { globs, set }
+        GlobList {
+            globs,
+            set: OnceLock::new(),
+        }
     }
 
     /// The globs, in declaration order.
@@ -710,7 +715,12 @@ impl GlobList {
 
     /// Whether any glob matches the normalized absolute path.
     pub fn is_match(&self, path: &str) -> bool {
-        self.set.is_match(root_as_empty(path))
+        self.set
+            .get_or_init(|| {
+                let regexes: Vec<String> = self.globs.iter().map(|g| g.regex.clone()).collect();
+                compile(&regexes)
+            })
+            .is_match(root_as_empty(path))
     }
 
     /// The first glob that matches, for explanations.
