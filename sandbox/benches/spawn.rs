@@ -4,6 +4,7 @@
 //! * `hardened`: the runner's Landlock + seccomp profile, no namespaces;
 //! * `strict`: the full strict profile (user, mount, pid, net namespaces + Landlock + seccomp);
 //! * `strict_exec_allow`: the same with `exec = "allow"`, i.e. without exec supervision;
+//! * `strict_net_allow`: the same with `net = "allow"`, i.e. without a network namespace;
 //! * `bwrap`: `bwrap --unshare-all --ro-bind / / --dev /dev --proc /proc /bin/true`, skipped with
 //!   a reason when bwrap is missing (`benches/install-bwrap.sh` installs it);
 //! * `strict_1gib_parent`: the strict profile again, from a parent holding 1 GiB of touched heap;
@@ -83,6 +84,10 @@ const POLICY: &str = r#"{"net": "deny", "exec": "deny", "env": "deny"}"#;
 /// The same with `exec = "allow"`: no exec supervision, to show what `exec = deny` costs.
 const POLICY_EXEC_ALLOW: &str = r#"{"net": "deny", "exec": "allow", "env": "deny"}"#;
 
+/// The same with `net = "allow"`: no network namespace, to show what creating (and the kernel's
+/// asynchronous teardown of) a network namespace costs.
+const POLICY_NET_ALLOW: &str = r#"{"net": "allow", "exec": "deny", "env": "deny"}"#;
+
 /// Spawns `/bin/true` through the runner's library API, or explains why it cannot.
 struct Sandboxed {
     policy: ToolPolicy,
@@ -153,6 +158,7 @@ fn spawn_benches(c: &mut Criterion) {
         ("hardened", Profile::Hardened, POLICY),
         ("strict", Profile::Strict, POLICY),
         ("strict_exec_allow", Profile::Strict, POLICY_EXEC_ALLOW),
+        ("strict_net_allow", Profile::Strict, POLICY_NET_ALLOW),
     ] {
         match Sandboxed::new(profile, policy) {
             Ok(sandboxed) => {
