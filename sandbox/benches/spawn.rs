@@ -205,6 +205,8 @@ fn interleaved_ratios(rounds: usize) {
             return;
         }
     };
+    let exec_allow = Sandboxed::new(Profile::Strict, POLICY_EXEC_ALLOW).ok();
+    let net_allow = Sandboxed::new(Profile::Strict, POLICY_NET_ALLOW).ok();
     let has_bwrap = bwrap_available();
     let time = |f: &dyn Fn()| {
         let start = std::time::Instant::now();
@@ -212,6 +214,7 @@ fn interleaved_ratios(rounds: usize) {
         start.elapsed()
     };
     let (mut t_plain, mut t_hard, mut t_strict, mut t_bwrap) = (vec![], vec![], vec![], vec![]);
+    let (mut t_exec_allow, mut t_net_allow) = (vec![], vec![]);
     for _ in 0..rounds {
         t_plain.push(time(&plain));
         if let Some(h) = &hardened {
@@ -220,6 +223,12 @@ fn interleaved_ratios(rounds: usize) {
         t_strict.push(time(&|| strict.spawn()));
         if has_bwrap {
             t_bwrap.push(time(&bwrap));
+        }
+        if let Some(e) = &exec_allow {
+            t_exec_allow.push(time(&|| e.spawn()));
+        }
+        if let Some(n) = &net_allow {
+            t_net_allow.push(time(&|| n.spawn()));
         }
     }
     // The 1 GiB parent cannot be interleaved spawn by spawn, so alternate phases instead.
@@ -255,6 +264,15 @@ fn interleaved_ratios(rounds: usize) {
             bwrap_us / plain_us,
             strict_us / bwrap_us
         );
+    }
+    for (name, times) in [
+        ("strict, exec = allow", &mut t_exec_allow),
+        ("strict, net = allow", &mut t_net_allow),
+    ] {
+        if !times.is_empty() {
+            let us = median_us(times);
+            println!("  {name} {us:.0} ({:.2}× plain)", us / plain_us);
+        }
     }
     println!(
         "  strict in alternating phases: small parent {small_us:.0}, 1 GiB parent {big_us:.0} \
