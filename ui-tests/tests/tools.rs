@@ -63,8 +63,12 @@ fn specs_carry_what_the_attribute_says() {
     );
 }
 
+/// Tests that run bodies take turns: `BODY_RUNS` is process-wide and tests run in parallel.
+static BODIES: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 #[test]
 fn functions_stay_callable_as_written() {
+    let _turn = BODIES.lock().unwrap_or_else(|e| e.into_inner());
     assert!(sample::read_file(policy_runtime::ReadPath::new("/x")).is_ok());
     let out = pollster::block_on(sample::write_report(
         policy_runtime::WritePath::new("/out/a"),
@@ -77,6 +81,7 @@ fn functions_stay_callable_as_written() {
 /// Every check that counts body runs lives in this one test: the counter is process-wide.
 #[test]
 fn denied_calls_never_run_the_body() {
+    let _turn = BODIES.lock().unwrap_or_else(|e| e.into_inner());
     let registry = registry();
     let mut run = registry.start_invocation();
     let before = BODY_RUNS.load(Ordering::SeqCst);
@@ -157,6 +162,7 @@ fn denied_calls_never_run_the_body() {
 
 #[test]
 fn wrong_arguments_are_explained() {
+    let _turn = BODIES.lock().unwrap_or_else(|e| e.into_inner());
     let registry = registry();
     let mut run = registry.start_invocation();
     let cases = [
