@@ -368,17 +368,17 @@ mod tests {
 
     #[test]
     fn relative_typed_paths_need_a_cwd() {
-        let p = policy(r#"{"fs": {"write": ["/work/out/**"]}}"#);
+        let p = policy(r#"{"fs": {"write": ["/srv/agent/out/**"]}}"#);
         let t = typed("dest", Access::Write);
         let mut args = json!({"dest": "out/r.md"});
         let d = check_args(&p, &t, &mut args, None).unwrap_err();
         assert_eq!(d.code, DenialCode::InvalidPath);
         assert!(d.reason.contains("relative"));
-        let checked = check_args(&p, &t, &mut args, Some(Path::new("/work"))).unwrap();
-        assert_eq!(checked[0].path, "/work/out/r.md");
-        assert_eq!(args["dest"], "/work/out/r.md");
+        let checked = check_args(&p, &t, &mut args, Some(Path::new("/srv/agent"))).unwrap();
+        assert_eq!(checked[0].path, "/srv/agent/out/r.md");
+        assert_eq!(args["dest"], "/srv/agent/out/r.md");
         let mut args = json!({"dest": "../etc/passwd"});
-        assert!(check_args(&p, &t, &mut args, Some(Path::new("/work/out"))).is_err());
+        assert!(check_args(&p, &t, &mut args, Some(Path::new("/srv/agent/out"))).is_err());
         // Relative strings in untyped arguments are not paths: they are not judged.
         let mut args = json!({"note": "out/r.md"});
         assert!(check_args(&p, &[], &mut args, None).unwrap().is_empty());

@@ -70,7 +70,7 @@ impl std::fmt::Display for PathProblem {
 /// use policy_runtime::path::{resolve, PathProblem};
 ///
 /// assert_eq!(resolve("file:///out/a%20b.txt", None).unwrap(), "/out/a b.txt");
-/// assert_eq!(resolve("x/../y", Some(Path::new("/work"))).unwrap(), "/work/y");
+/// assert_eq!(resolve("x/../y", Some(Path::new("/srv/agent"))).unwrap(), "/srv/agent/y");
 /// assert_eq!(resolve("x", None), Err(PathProblem::Relative));
 /// ```
 pub fn resolve(arg: &str, cwd: Option<&Path>) -> Result<String, PathProblem> {

@@ -292,12 +292,12 @@ fn bad_calls() {
 
 #[test]
 fn relative_typed_paths_resolve_against_the_registry_cwd() {
-    let (mut r, _) = registry(&[("w", r#"{"fs": {"write": ["/work/out/**"]}}"#)]);
-    r.set_cwd("/work");
+    let (mut r, _) = registry(&[("w", r#"{"fs": {"write": ["/srv/agent/out/**"]}}"#)]);
+    r.set_cwd("/srv/agent");
     let mut inv = r.start_invocation();
     let ok = inv.call_blocking(call("w", json!({"dest": "out/r.md"})));
     assert!(
-        ok.content.contains("/work/out/r.md"),
+        ok.content.contains("/srv/agent/out/r.md"),
         "body sees the normalized path: {}",
         ok.content
     );
