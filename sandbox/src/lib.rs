@@ -56,6 +56,7 @@
 //! Linux x86_64 only.
 
 pub mod egress;
+mod fdpass;
 pub mod hostcaps;
 pub mod landlock_rules;
 pub mod mounts;

@@ -16,7 +16,7 @@
 
 use std::ffi::CString;
 use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
 use crate::plan::Profile;
@@ -411,7 +411,11 @@ fn supervise(
                 unsafe { libc::kill(child, libc::SIGKILL) };
                 kill_descendants_except(child);
             } else if sock.as_ref().is_some_and(|s| s.as_raw_fd() == p.fd) {
-                listener = recv_fd(p.fd);
+                // SAFETY: `p.fd` is `sock`'s descriptor, alive for this call.
+                let channel = unsafe { BorrowedFd::borrow_raw(p.fd) };
+                listener = crate::fdpass::recv_fds(channel)
+                    .ok()
+                    .and_then(|fds| fds.into_iter().next().map(|(_, fd)| fd));
                 sock = None;
             } else if listener.as_ref().is_some_and(|l| l.as_raw_fd() == p.fd) {
                 if p.revents & (libc::POLLHUP | libc::POLLERR) != 0 && p.revents & libc::POLLIN == 0
@@ -465,58 +469,6 @@ fn answer_exec(listener: RawFd, child: libc::pid_t, first_exec_done: &mut bool) 
     }
 }
 
-fn send_fd(sock: RawFd, fd: RawFd) -> std::io::Result<()> {
-    let mut byte = [0u8; 1];
-    let mut iov = libc::iovec {
-        iov_base: byte.as_mut_ptr().cast(),
-        iov_len: 1,
-    };
-    let mut cmsg_buf = [0u64; 4];
-    // SAFETY: building a one-fd SCM_RIGHTS message in a correctly sized, aligned buffer.
-    unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = cmsg_buf.as_mut_ptr().cast();
-        msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) as usize;
-        let cmsg = libc::CMSG_FIRSTHDR(&msg);
-        (*cmsg).cmsg_level = libc::SOL_SOCKET;
-        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
-        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as usize;
-        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>(), fd);
-        if libc::sendmsg(sock, &msg, 0) < 0 {
-            return Err(errno());
-        }
-    }
-    Ok(())
-}
-
-fn recv_fd(sock: RawFd) -> Option<OwnedFd> {
-    let mut byte = [0u8; 1];
-    let mut iov = libc::iovec {
-        iov_base: byte.as_mut_ptr().cast(),
-        iov_len: 1,
-    };
-    let mut cmsg_buf = [0u64; 4];
-    // SAFETY: receiving into a correctly sized, aligned control buffer.
-    unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = cmsg_buf.as_mut_ptr().cast();
-        msg.msg_controllen = std::mem::size_of_val(&cmsg_buf);
-        if libc::recvmsg(sock, &mut msg, libc::MSG_CMSG_CLOEXEC) <= 0 {
-            return None;
-        }
-        let cmsg = libc::CMSG_FIRSTHDR(&msg);
-        if cmsg.is_null() || (*cmsg).cmsg_type != libc::SCM_RIGHTS {
-            return None;
-        }
-        let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<RawFd>());
-        Some(OwnedFd::from_raw_fd(fd))
-    }
-}
-
 /// In G: every restriction, in the order the kernel needs, then execve. Never returns.
 fn confine_and_exec(req: &Request, notify_sock: RawFd) -> ! {
     // SAFETY: prctl with integers; the command starts with no blocked signal.
@@ -559,7 +511,14 @@ fn confine_and_exec(req: &Request, notify_sock: RawFd) -> ! {
     }
     match crate::seccomp::install(&req.filters.guard, req.exec_notify) {
         Ok(Some(listener)) => {
-            if let Err(e) = send_fd(notify_sock, listener) {
+            // SAFETY: both descriptors are open until closed just below.
+            let (channel, fd) = unsafe {
+                (
+                    BorrowedFd::borrow_raw(notify_sock),
+                    BorrowedFd::borrow_raw(listener),
+                )
+            };
+            if let Err(e) = crate::fdpass::send_fds(channel, &[(0, fd)]) {
                 refuse(format!("handing the exec listener to the supervisor: {e}"));
             }
             // SAFETY: our copies are no longer needed.

@@ -14,11 +14,11 @@ use std::time::{Duration, Instant};
 
 use super::dns::{answer, NameTable};
 use super::event::{Decision, EgressEvent, EventKind};
-use super::fdpass::recv_fds;
 use super::plan::{is_host_local, EgressPlan, ListenerKind, Route};
 use super::pool::Pool;
 use super::proxy::{read_connect, reply};
 use super::pump::pump;
+use crate::fdpass::recv_fds;
 
 /// Where the broker sends audit events.
 pub type EventSink = Arc<dyn Fn(EgressEvent) + Send + Sync>;

@@ -5,8 +5,8 @@ use std::io;
 use std::net::{IpAddr, TcpListener, UdpSocket};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
 
-use super::fdpass::send_fds;
 use super::plan::{EgressPlan, ListenerKind};
+use crate::fdpass::send_fds;
 
 /// Backlog of each endpoint listener: connections queue here while the broker accepts.
 const BACKLOG: i32 = 1024;

@@ -67,7 +67,6 @@ mod broker;
 mod dns;
 mod error;
 mod event;
-mod fdpass;
 mod inside;
 mod plan;
 mod pool;

@@ -1,7 +1,8 @@
-//! Passing the listening sockets from the sandbox to the broker over a unix socket
-//! (`SCM_RIGHTS`).
+//! Passing descriptors over a unix socket (`SCM_RIGHTS`): the egress listeners from the sandbox
+//! to the broker, and the exec-notification listener from the confined command to its
+//! supervisor.
 //!
-//! Wire format, one `sendmsg` per batch: `b"EGR1"`, a little-endian `u32` count `n`, then `n`
+//! Wire format, one `sendmsg` per batch: `b"FDS1"`, a little-endian `u32` count `n`, then `n`
 //! little-endian `u32` listener indices; the `n` descriptors ride in the control message in the
 //! same order. A batch with `n = 0` ends the transfer. Works over `SOCK_STREAM` and
 //! `SOCK_SEQPACKET` pairs.
@@ -9,12 +10,12 @@
 use std::io;
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 
-const MAGIC: &[u8; 4] = b"EGR1";
+const MAGIC: &[u8; 4] = b"FDS1";
 /// Below the kernel's `SCM_MAX_FD` (253).
 pub(crate) const BATCH: usize = 200;
 const MAX_MSG: usize = 8 + 4 * BATCH;
 
-/// Sends `fds` (with their listener indices) and closes nothing; the caller drops them.
+/// Sends `fds` (with their indices) and closes nothing; the caller drops them.
 pub(crate) fn send_fds(channel: BorrowedFd<'_>, fds: &[(u32, BorrowedFd<'_>)]) -> io::Result<()> {
     for chunk in fds.chunks(BATCH) {
         send_batch(channel, chunk)?;
@@ -65,7 +66,7 @@ fn send_batch(channel: BorrowedFd<'_>, chunk: &[(u32, BorrowedFd<'_>)]) -> io::R
         if n >= 0 {
             if n as usize != payload.len() {
                 return Err(io::Error::other(
-                    "egress channel: short send of socket batch",
+                    "descriptor channel: short send of a batch",
                 ));
             }
             return Ok(());
@@ -77,7 +78,7 @@ fn send_batch(channel: BorrowedFd<'_>, chunk: &[(u32, BorrowedFd<'_>)]) -> io::R
     }
 }
 
-/// Receives every batch until the end marker; returns `(listener index, fd)` pairs.
+/// Receives every batch until the end marker; returns `(index, fd)` pairs.
 ///
 /// Descriptors arrive close-on-exec, so they never leak into programs the caller starts later.
 pub(crate) fn recv_fds(channel: BorrowedFd<'_>) -> io::Result<Vec<(u32, OwnedFd)>> {
@@ -108,7 +109,7 @@ pub(crate) fn recv_fds(channel: BorrowedFd<'_>) -> io::Result<Vec<(u32, OwnedFd)
 fn bad(what: &str) -> io::Error {
     io::Error::new(
         io::ErrorKind::InvalidData,
-        format!("egress channel: malformed socket batch ({what})"),
+        format!("descriptor channel: malformed batch ({what})"),
     )
 }
 
