@@ -393,21 +393,7 @@ pub fn enter(ops: &[MountOp]) -> Result<(), String> {
                 }
                 attrs.push((target, set, clear));
             }
-            MountOp::Tmpfs { path, exec } => {
-                let target = under(root, path);
-                mkdir_p(&target)?;
-                let mut flags = libc::MS_NOSUID | libc::MS_NODEV;
-                if !exec {
-                    flags |= libc::MS_NOEXEC;
-                }
-                mount(
-                    Some(Path::new("tmpfs")),
-                    &target,
-                    Some("tmpfs"),
-                    flags,
-                    Some("mode=0755"),
-                )?;
-            }
+            MountOp::Tmpfs { path, exec } => tmpfs(&under(root, path), *exec, "mode=0755")?,
             MountOp::Proc => {
                 let target = under(root, Path::new("/proc"));
                 mkdir_p(&target)?;
@@ -502,18 +488,22 @@ fn mount_private_tmp(root: &Path, ops: &[MountOp]) -> Result<(), String> {
     let exec = ops.iter().any(
         |op| matches!(op, MountOp::Tmpfs { path, exec: true } if path == Path::new("/dev/shm")),
     );
-    let target = root.join("tmp");
-    mkdir_p(&target)?;
+    tmpfs(&root.join("tmp"), exec, "mode=1777")
+}
+
+/// A fresh nosuid, nodev tmpfs at `target` (created if missing), noexec unless `exec`.
+fn tmpfs(target: &Path, exec: bool, options: &str) -> Result<(), String> {
+    mkdir_p(target)?;
     let mut flags = libc::MS_NOSUID | libc::MS_NODEV;
     if !exec {
         flags |= libc::MS_NOEXEC;
     }
     mount(
         Some(Path::new("tmpfs")),
-        &target,
+        target,
         Some("tmpfs"),
         flags,
-        Some("mode=1777"),
+        Some(options),
     )
 }
 

@@ -7,9 +7,13 @@
 
 use std::io::{self, Read, Write};
 use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
-use std::os::fd::{AsFd, FromRawFd, OwnedFd};
+use std::os::fd::AsFd;
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
+
+#[path = "support/netns.rs"]
+mod netns;
+use netns::{http_server, lo_up, socketpair};
 
 use policy_runtime::HostPattern;
 use sandbox::egress::{
@@ -27,48 +31,6 @@ fn require_kernel() -> bool {
 fn plan(list: &[&str]) -> EgressPlan {
     let hosts: Vec<HostPattern> = list.iter().map(|s| s.parse().unwrap()).collect();
     EgressPlan::new(&hosts).unwrap()
-}
-
-fn lo_up() -> io::Result<()> {
-    // SAFETY: plain socket; owned below.
-    let raw = unsafe { libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0) };
-    if raw < 0 {
-        return Err(io::Error::last_os_error());
-    }
-    // SAFETY: fresh descriptor.
-    let sock = unsafe { OwnedFd::from_raw_fd(raw) };
-    // SAFETY: an all-zero ifreq is valid; the name is NUL-terminated; the ioctls read and
-    // write only this struct.
-    unsafe {
-        let mut req: libc::ifreq = std::mem::zeroed();
-        req.ifr_name[0] = b'l' as libc::c_char;
-        req.ifr_name[1] = b'o' as libc::c_char;
-        use std::os::fd::AsRawFd;
-        if libc::ioctl(sock.as_raw_fd(), libc::SIOCGIFFLAGS, &mut req) < 0 {
-            return Err(io::Error::last_os_error());
-        }
-        req.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
-        if libc::ioctl(sock.as_raw_fd(), libc::SIOCSIFFLAGS, &mut req) < 0 {
-            return Err(io::Error::last_os_error());
-        }
-    }
-    Ok(())
-}
-
-fn socketpair() -> (OwnedFd, OwnedFd) {
-    let mut fds = [0; 2];
-    // SAFETY: socketpair fills two descriptors, owned below.
-    let rc = unsafe {
-        libc::socketpair(
-            libc::AF_UNIX,
-            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
-            0,
-            fds.as_mut_ptr(),
-        )
-    };
-    assert_eq!(rc, 0, "socketpair: {}", io::Error::last_os_error());
-    // SAFETY: fresh descriptors.
-    unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) }
 }
 
 /// Options for tests: upstreams live on the host's 127.0.0.1, so the rebinding guard is off.
@@ -133,36 +95,6 @@ fn sandboxed<T: Send + 'static>(
     Some((result, events))
 }
 
-/// A tiny HTTP/1.1 server on the host's loopback; answers every request with its path.
-fn http_server() -> SocketAddr {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            std::thread::spawn(move || {
-                let mut req = Vec::new();
-                let mut buf = [0u8; 1024];
-                while !req.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match stream.read(&mut buf) {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => req.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let text = String::from_utf8_lossy(&req);
-                let path = text.split_whitespace().nth(1).unwrap_or("?").to_string();
-                let body = format!("hello from upstream, path {path}\n");
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-            });
-        }
-    });
-    addr
-}
-
 /// A port on the host's loopback where nothing listens.
 fn dead_port() -> SocketAddr {
     let l = TcpListener::bind("127.0.0.1:0").unwrap();
@@ -223,7 +155,7 @@ fn connects(events: &[EgressEvent]) -> Vec<&EgressEvent> {
 
 #[test]
 fn allowed_host_and_port_serve_a_real_http_request() {
-    let server = http_server();
+    let (server, _) = http_server("hello from upstream, path");
     let plan = plan(&["api.test:80"]);
     let Some((body, events)) = sandboxed(
         &plan,
@@ -263,7 +195,7 @@ fn allowed_host_and_port_serve_a_real_http_request() {
 
 #[test]
 fn everything_else_fails_fast() {
-    let server = http_server();
+    let (server, _) = http_server("hello from upstream, path");
     let udp_host = UdpSocket::bind("127.0.0.1:0").unwrap();
     let udp_addr = udp_host.local_addr().unwrap();
     let v6_host = TcpListener::bind("[::1]:0").ok();
@@ -404,7 +336,7 @@ fn unresolvable_upstream_is_a_clean_error() {
 
 #[test]
 fn allowed_name_pointing_at_host_loopback_is_refused_by_default() {
-    let server = http_server();
+    let (server, _) = http_server("hello from upstream, path");
     let plan = plan(&["api.test:80"]);
     let guarded = BrokerOptions {
         allow_host_local: false,
@@ -425,7 +357,7 @@ fn allowed_name_pointing_at_host_loopback_is_refused_by_default() {
 
 #[test]
 fn ip_literal_endpoint_is_reachable_at_its_own_address() {
-    let server = http_server();
+    let (server, _) = http_server("hello from upstream, path");
     let pattern = format!("127.0.0.1:{}", server.port());
     let plan = plan(&[pattern.as_str()]);
     let guarded = BrokerOptions {
@@ -443,7 +375,7 @@ fn ip_literal_endpoint_is_reachable_at_its_own_address() {
 
 #[test]
 fn wildcard_names_get_addresses_on_demand() {
-    let server = http_server();
+    let (server, _) = http_server("hello from upstream, path");
     let plan = plan(&["*.svc.test:80"]);
     let Some(((body, unused), events)) = sandboxed(
         &plan,
@@ -540,7 +472,7 @@ fn curl_and_getent_by_name() {
         eprintln!("skipped: curl, getent, unshare or mount is not installed");
         return;
     }
-    let server = http_server();
+    let (server, _) = http_server("hello from upstream, path");
     let plan = plan(&["api.test:80"]);
     let dir = tempfile::tempdir().unwrap();
     let mut script = String::from("set -u\n");
@@ -692,7 +624,7 @@ fn proxy_connect(target: &str) -> io::Result<(u16, TcpStream, String)> {
 
 #[test]
 fn connect_proxy_checks_every_request() {
-    let server = http_server();
+    let (server, _) = http_server("hello from upstream, path");
     let dead = dead_port();
     let plan = plan(&["api.test:80", "any.test:*", "down.test:80"]);
     let resolver = Resolver::map([

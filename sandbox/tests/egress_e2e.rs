@@ -4,11 +4,15 @@
 //! unlisted names, which the sandbox's DNS answers locally; nothing leaves the machine.
 
 use std::ffi::OsString;
-use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener};
-use std::sync::atomic::{AtomicUsize, Ordering};
+
+use std::net::TcpListener;
+use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
+
+#[path = "support/netns.rs"]
+mod netns;
+use netns::http_server;
 
 use policy_runtime::ToolPolicy;
 use sandbox::egress::{BrokerOptions, Decision, EgressEvent, EventKind, Resolver};
@@ -23,39 +27,6 @@ fn have(tool: &str) -> bool {
         .args(["-c", &format!("command -v {tool}")])
         .output()
         .is_ok_and(|o| o.status.success())
-}
-
-/// An HTTP server on the host's 127.0.0.1 that counts the connections it accepts.
-fn http_server() -> (SocketAddr, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let addr = listener.local_addr().unwrap();
-    let hits = Arc::new(AtomicUsize::new(0));
-    let counter = Arc::clone(&hits);
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            counter.fetch_add(1, Ordering::SeqCst);
-            std::thread::spawn(move || {
-                let mut req = Vec::new();
-                let mut buf = [0u8; 1024];
-                while !req.windows(4).any(|w| w == b"\r\n\r\n") {
-                    match stream.read(&mut buf) {
-                        Ok(0) | Err(_) => return,
-                        Ok(n) => req.extend_from_slice(&buf[..n]),
-                    }
-                }
-                let text = String::from_utf8_lossy(&req);
-                let path = text.split_whitespace().nth(1).unwrap_or("?").to_string();
-                let body = format!("upstream saw {path}\n");
-                let _ = write!(
-                    stream,
-                    "HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                    body.len()
-                );
-            });
-        }
-    });
-    (addr, hits)
 }
 
 struct Ran {
@@ -126,8 +97,8 @@ fn only_the_listed_endpoints_get_out() {
     if !tools_present(&["curl", "getent"]) {
         return;
     }
-    let (allowed, allowed_hits) = http_server();
-    let (other, other_hits) = http_server();
+    let (allowed, allowed_hits) = http_server("upstream saw");
+    let (other, other_hits) = http_server("upstream saw");
     let p = allowed.port();
     let hosts = vec![format!("127.0.0.1:{p}"), format!("localhost:{p}")];
     let by_name = if have("python3") {
@@ -257,7 +228,7 @@ fn made_up_names_through_the_broker_resolver() {
     if !tools_present(&["curl"]) {
         return;
     }
-    let (server, hits) = http_server();
+    let (server, hits) = http_server("upstream saw");
     let hosts = vec![
         "api.test:80".to_string(),
         "*.svc.test:80".to_string(),
