@@ -438,6 +438,23 @@ impl Validator {
     }
 
     /// A string or a list of strings; `none` is the empty list.
+    /// Parses every literal with the runtime's own parser; each failure is reported at its
+    /// literal (followed by `example`), and any failure makes the whole list `None`.
+    fn parse_each<T>(&mut self, lits: &[LitStr], example: &str) -> Option<Vec<T>>
+    where
+        T: std::str::FromStr,
+        T::Err: std::fmt::Display,
+    {
+        let mut parsed = Vec::new();
+        for lit in lits {
+            match lit.value().parse::<T>() {
+                Ok(v) => parsed.push(v),
+                Err(e) => self.errors.at(lit.span(), format!("{e}{example}")),
+            }
+        }
+        (parsed.len() == lits.len()).then_some(parsed)
+    }
+
     fn strings(&mut self, value: &Value, key: &str, what: &str) -> Option<Vec<LitStr>> {
         match value {
             Value::Str(s) => Some(vec![s.clone()]),
@@ -535,17 +552,11 @@ impl Validator {
             _ => {}
         }
         let lits = self.strings(value, "net", "`host:port`")?;
-        let mut hosts = Vec::new();
-        for lit in &lits {
-            match lit.value().parse::<HostPattern>() {
-                Ok(h) => hosts.push(h),
-                Err(e) => self.errors.at(
-                    lit.span(),
-                    format!("{e}; e.g. \"api.example.com:443\", \"*.example.org:443\", \"127.0.0.1:8080\""),
-                ),
-            }
-        }
-        (hosts.len() == lits.len()).then_some(NetPolicy::Hosts(hosts))
+        self.parse_each::<HostPattern>(
+            &lits,
+            "; e.g. \"api.example.com:443\", \"*.example.org:443\", \"127.0.0.1:8080\"",
+        )
+        .map(NetPolicy::Hosts)
     }
 
     fn exec(&mut self, value: &Value) -> Option<ExecPolicy> {
@@ -565,14 +576,8 @@ impl Validator {
             _ => {}
         }
         let lits = self.strings(value, "exec", "program")?;
-        let mut programs = Vec::new();
-        for lit in &lits {
-            match lit.value().parse::<ProgramName>() {
-                Ok(p) => programs.push(p),
-                Err(e) => self.errors.at(lit.span(), e),
-            }
-        }
-        (programs.len() == lits.len()).then_some(ExecPolicy::AllowList(programs))
+        self.parse_each::<ProgramName>(&lits, "")
+            .map(ExecPolicy::AllowList)
     }
 
     fn env(&mut self, value: &Value) -> Option<EnvPolicy> {
@@ -595,14 +600,8 @@ impl Validator {
             _ => {}
         }
         let lits = self.strings(value, "env", "variable name")?;
-        let mut names = Vec::new();
-        for lit in &lits {
-            match lit.value().parse::<EnvPattern>() {
-                Ok(p) => names.push(p),
-                Err(e) => self.errors.at(lit.span(), e),
-            }
-        }
-        (names.len() == lits.len()).then_some(EnvPolicy::Allow(names))
+        self.parse_each::<EnvPattern>(&lits, "")
+            .map(EnvPolicy::Allow)
     }
 
     fn risk(&mut self, value: &Value) -> Option<Risk> {
