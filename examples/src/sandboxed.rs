@@ -6,11 +6,12 @@
 
 use std::ffi::OsString;
 use std::path::PathBuf;
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Mutex, OnceLock};
 
 use policy_runtime::tool::{CallContext, ToolError, ToolOutput, ToolSpec};
-use sandbox::egress::{BrokerOptions, EgressEvent};
-use sandbox::runner::{RunError, RunOptions, Stdio};
+use sandbox::egress::BrokerOptions;
+use sandbox::process_tool::{run_error, tool_result};
+use sandbox::runner::{RunOptions, Stdio};
 
 /// Process-wide settings of the sandboxed tools, set once by the program that hosts them.
 #[derive(Clone, Debug, Default)]
@@ -48,61 +49,24 @@ fn options() -> RunOptions {
     options
 }
 
-/// Runs `argv` confined by `spec.policy` and turns the result into the tool's output.
-///
-/// The model sees stdout and stderr (so it can tell what failed); the audit event gets the
-/// sandbox's enforcement report and every egress connection attempt. A refusal of the sandbox
-/// is a [`ToolError::refused`]: nothing ever runs unconfined.
+/// Runs `argv` confined by `spec.policy` and turns the result into the tool's output with the
+/// sandbox's own [`sandbox::process_tool::tool_result`]: the model sees stdout and stderr; the
+/// audit event gets the enforcement report and every egress attempt, which
+/// [`take_last_report`] also keeps for displays of failed runs. A refusal of the sandbox is a
+/// [`ToolError::refused`]: nothing ever runs unconfined.
 pub fn run(
     spec: &ToolSpec,
     argv: Vec<OsString>,
     cwd: Option<PathBuf>,
     _ctx: &CallContext,
 ) -> Result<ToolOutput, ToolError> {
-    let egress: Arc<Mutex<Vec<EgressEvent>>> = Arc::default();
-    let sink = egress.clone();
-    let mut options = options().egress_sink(Arc::new(move |e| {
-        if let Ok(mut events) = sink.lock() {
-            events.push(e);
-        }
-    }));
+    let mut options = options();
     if let Some(cwd) = cwd {
         options = options.cwd(cwd);
     }
-    let out = sandbox::run(&spec.policy, &argv, &options).map_err(|e| match e {
-        RunError::Exec { message, .. } => ToolError::new(message),
-        refused => ToolError::refused(format!(
-            "the sandbox refused to run `{}`: {refused}",
-            spec.name
-        )),
-    })?;
-    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
-    let stderr = String::from_utf8_lossy(&out.stderr);
-    if !stderr.trim().is_empty() {
-        text.push_str(&format!("[stderr]\n{}", stderr.trim_end()));
-    }
-    if out.stdout_truncated || out.stderr_truncated {
-        text.push_str("\n[output truncated at the tool's max_output_bytes]");
-    }
-    let mut metadata = out.audit();
-    let events = egress.lock().map(|e| e.clone()).unwrap_or_default();
-    metadata["egress"] = serde_json::to_value(events).unwrap_or_default();
+    let out = sandbox::run(&spec.policy, &argv, &options).map_err(|e| run_error(&spec.name, e))?;
     if let Ok(mut last) = LAST_REPORT.lock() {
-        *last = Some(metadata.clone());
+        *last = Some(out.audit());
     }
-    if out.timed_out {
-        return Err(ToolError::new(format!(
-            "`{}` was killed at its timeout",
-            spec.name
-        )));
-    }
-    if !out.success() {
-        return Err(ToolError::new(format!(
-            "`{}` exited with status {}:\n{}",
-            spec.name,
-            out.status_code(),
-            text.trim_end()
-        )));
-    }
-    Ok(ToolOutput::from(text).with_metadata(metadata))
+    tool_result(spec, &out)
 }

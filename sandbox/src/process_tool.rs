@@ -24,7 +24,7 @@ use std::sync::Arc;
 use policy_runtime::tool::{CallContext, Tool, ToolError, ToolFuture, ToolOutput, ToolSpec};
 use serde_json::Value;
 
-use crate::runner::{run, RunError, RunOptions, Stdio};
+use crate::runner::{run, RunError, RunOptions, RunOutput, Stdio};
 
 type ArgvFn = dyn Fn(&Value) -> Result<Vec<OsString>, ToolError> + Send + Sync;
 
@@ -75,34 +75,9 @@ impl ProcessTool {
         if let Some(cwd) = ctx.and_then(|c| c.cwd.clone()) {
             options = options.cwd(cwd);
         }
-        let out = run(&self.spec.policy, &argv, &options).map_err(|e| match e {
-            RunError::Refused(why) | RunError::Helper(why) => ToolError::refused(format!(
-                "sandbox refused to run `{}`: {why}",
-                self.spec.name
-            )),
-            RunError::Exec { message, .. } => ToolError::new(message),
-        })?;
-        let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
-        if out.stdout_truncated {
-            text.push_str("\n[output truncated]");
-        }
-        if out.timed_out {
-            return Err(ToolError::new(format!(
-                "`{}` was killed at its timeout of {} ms",
-                self.spec.name,
-                self.spec.policy.limits.timeout_ms.unwrap_or_default()
-            )));
-        }
-        if !out.success() {
-            let stderr = String::from_utf8_lossy(&out.stderr);
-            return Err(ToolError::new(format!(
-                "`{}` failed with status {}: {}",
-                self.spec.name,
-                out.status_code(),
-                stderr.trim_end()
-            )));
-        }
-        Ok(ToolOutput::from(text).with_metadata(out.audit()))
+        let out =
+            run(&self.spec.policy, &argv, &options).map_err(|e| run_error(&self.spec.name, e))?;
+        tool_result(&self.spec, &out)
     }
 }
 
@@ -114,4 +89,51 @@ impl Tool for ProcessTool {
     fn call<'a>(&'a self, ctx: &'a CallContext, args: Value) -> ToolFuture<'a> {
         Box::pin(async move { self.call_blocking(Some(ctx), &args) })
     }
+}
+
+/// The [`ToolError`] for a run that did not happen: a refusal of the sandbox (or a missing
+/// helper) is [`ToolError::refused`], so nothing is ever retried unconfined.
+pub fn run_error(tool: &str, error: RunError) -> ToolError {
+    match error {
+        RunError::Refused(why) | RunError::Helper(why) => {
+            ToolError::refused(format!("sandbox refused to run `{tool}`: {why}"))
+        }
+        RunError::Exec { message, .. } => ToolError::new(message),
+    }
+}
+
+/// What a finished run means to the model: stdout, then stderr when there is any (so the
+/// model can see what the kernel refused), with truncation marked; an error for a timeout or a
+/// non-zero status; the run's [`RunOutput::audit`] as the output's metadata.
+pub fn tool_result(spec: &ToolSpec, out: &RunOutput) -> Result<ToolOutput, ToolError> {
+    let mut text = String::from_utf8_lossy(&out.stdout).into_owned();
+    if out.stdout_truncated {
+        text.push_str("\n[stdout truncated at the tool's max_output_bytes]");
+    }
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if !stderr.trim().is_empty() {
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+        text.push_str(&format!("[stderr]\n{}", stderr.trim_end()));
+        if out.stderr_truncated {
+            text.push_str("\n[stderr truncated at the tool's max_output_bytes]");
+        }
+    }
+    if out.timed_out {
+        return Err(ToolError::new(format!(
+            "`{}` was killed at its timeout of {} ms",
+            spec.name,
+            spec.policy.limits.timeout_ms.unwrap_or_default()
+        )));
+    }
+    if !out.success() {
+        return Err(ToolError::new(format!(
+            "`{}` exited with status {}:\n{}",
+            spec.name,
+            out.status_code(),
+            text.trim_end()
+        )));
+    }
+    Ok(ToolOutput::from(text).with_metadata(out.audit()))
 }

@@ -155,6 +155,9 @@ pub struct RunOutput {
     pub plan: Arc<Plan>,
     /// Wall-clock time of the run.
     pub elapsed: Duration,
+    /// Every egress connection attempt and DNS question of the run (net = hosts), also sent to
+    /// [`RunOptions::egress_sink`] as they happened.
+    pub egress: Vec<EgressEvent>,
 }
 
 impl RunOutput {
@@ -169,7 +172,7 @@ impl RunOutput {
             .unwrap_or_else(|| 128 + self.signal.unwrap_or(libc::SIGKILL))
     }
 
-    /// Audit facts: status, truncation, and the plan's report.
+    /// Audit facts: status, truncation, the plan's report and the egress events.
     pub fn audit(&self) -> serde_json::Value {
         serde_json::json!({
             "exit_code": self.code,
@@ -179,6 +182,7 @@ impl RunOutput {
             "stderr_truncated": self.stderr_truncated,
             "elapsed_ms": self.elapsed.as_millis() as u64,
             "sandbox": self.plan.report_json(),
+            "egress": self.egress,
         })
     }
 }
@@ -715,9 +719,19 @@ pub fn run(
         return Err(RunError::Refused(format!("sending the spawn request: {e}")));
     }
     let mut broker_error = None;
+    let egress_events: Arc<Mutex<Vec<EgressEvent>>> = Arc::default();
     let _broker = match (&prepared.egress, broker_end) {
         (Some(plan), Some(end)) => {
-            let sink = opts.egress_sink.clone().unwrap_or_else(|| Arc::new(|_| {}));
+            let forward = opts.egress_sink.clone();
+            let kept = Arc::clone(&egress_events);
+            let sink: EgressSink = Arc::new(move |event: EgressEvent| {
+                if let Some(forward) = &forward {
+                    forward(event.clone());
+                }
+                if let Ok(mut kept) = kept.lock() {
+                    kept.push(event);
+                }
+            });
             let options = opts.broker.clone().unwrap_or_default();
             match crate::egress::start_broker_with(plan, end, sink, options) {
                 Ok(b) => Some(b),
@@ -735,7 +749,9 @@ pub fn run(
         .timeout_ms
         .map(|ms| Duration::from_millis(ms) + Duration::from_secs(5));
     let collected = running.collect(plan.limits.max_output_bytes, backstop);
+    // Dropping the broker waits for the final events of live connections.
     drop(_broker);
+    let egress = std::mem::take(&mut *egress_events.lock().unwrap_or_else(|e| e.into_inner()));
 
     let mut exited = None;
     for status in &collected.statuses {
@@ -777,6 +793,7 @@ pub fn run(
         stderr_truncated: collected.stderr_truncated,
         plan,
         elapsed: start.elapsed(),
+        egress,
     })
 }
 
@@ -840,6 +857,7 @@ fn run_unconfined(
         stderr_truncated,
         plan: Arc::new(plan),
         elapsed: start.elapsed(),
+        egress: Vec::new(),
     })
 }
 

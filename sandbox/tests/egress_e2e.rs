@@ -70,6 +70,14 @@ fn run_script_with(hosts: &[String], script: &str, broker: Option<BrokerOptions>
     };
     let took = t.elapsed();
     let events = events.lock().unwrap().clone();
+    // The run keeps the same events for its audit as the sink received live.
+    let kept: Vec<String> = out.egress.iter().map(|e| format!("{e:?}")).collect();
+    let live: Vec<String> = events.iter().map(|e| format!("{e:?}")).collect();
+    assert_eq!(kept, live, "RunOutput::egress must match the sink");
+    assert_eq!(
+        out.audit()["egress"].as_array().map(Vec::len),
+        Some(events.len())
+    );
     Some(Ran {
         text: format!(
             "{}{}",
