@@ -195,3 +195,147 @@ fn recv_batch(channel: BorrowedFd<'_>) -> io::Result<(Vec<u8>, Vec<OwnedFd>)> {
     }
     Ok((payload, fds))
 }
+
+/// Sends one descriptor as a batch of one (index 0), without allocating: the strict child calls
+/// it after its rlimits are set.
+pub(crate) fn send_one(channel: BorrowedFd<'_>, fd: BorrowedFd<'_>) -> io::Result<()> {
+    let mut payload = [0u8; 12];
+    payload[..4].copy_from_slice(MAGIC);
+    payload[4..8].copy_from_slice(&1u32.to_le_bytes());
+    let mut control = OneFdControl::zeroed();
+    let mut iov = libc::iovec {
+        iov_base: payload.as_mut_ptr().cast(),
+        iov_len: payload.len(),
+    };
+    // SAFETY: an all-zero msghdr is valid; fields are filled below.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.0.as_mut_ptr().cast();
+    msg.msg_controllen = ONE_FD_SPACE as _;
+    // SAFETY: msg_control points at ONE_FD_SPACE bytes, room for one header carrying one fd.
+    unsafe {
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        (*cmsg).cmsg_level = libc::SOL_SOCKET;
+        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<RawFd>() as u32) as _;
+        libc::CMSG_DATA(cmsg)
+            .cast::<RawFd>()
+            .write_unaligned(fd.as_raw_fd());
+    }
+    loop {
+        // SAFETY: msg references live buffers for the duration of the call.
+        let n = unsafe { libc::sendmsg(channel.as_raw_fd(), &msg, libc::MSG_NOSIGNAL) };
+        if n == payload.len() as isize {
+            return Ok(());
+        }
+        if n >= 0 {
+            return Err(io::Error::from(io::ErrorKind::WriteZero));
+        }
+        let err = io::Error::last_os_error();
+        if err.kind() != io::ErrorKind::Interrupted {
+            return Err(err);
+        }
+    }
+}
+
+/// Receives what [`send_one`] sent, without allocating: the strict spawn's parent calls it
+/// while its child still shares its memory.
+///
+/// Errors carry only an `ErrorKind` or an OS error, which do not allocate either.
+pub(crate) fn recv_one(channel: BorrowedFd<'_>) -> io::Result<OwnedFd> {
+    let mut payload = [0u8; 12];
+    let mut control = OneFdControl::zeroed();
+    let mut iov = libc::iovec {
+        iov_base: payload.as_mut_ptr().cast(),
+        iov_len: payload.len(),
+    };
+    // SAFETY: an all-zero msghdr is valid; fields are filled below.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = &mut iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control.0.as_mut_ptr().cast();
+    msg.msg_controllen = ONE_FD_SPACE as _;
+    let n = loop {
+        // SAFETY: msg references live buffers for the duration of the call.
+        let n = unsafe { libc::recvmsg(channel.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC) };
+        if n >= 0 {
+            break n as usize;
+        }
+        let err = io::Error::last_os_error();
+        if err.kind() != io::ErrorKind::Interrupted {
+            return Err(err);
+        }
+    };
+    let mut received = None;
+    // SAFETY: the kernel filled msg_control up to msg_controllen; every descriptor of an
+    // SCM_RIGHTS message is a fresh one we now own (extra ones are closed by OwnedFd's drop).
+    unsafe {
+        let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
+        while !cmsg.is_null() {
+            if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_RIGHTS {
+                let bytes = (*cmsg).cmsg_len as usize - libc::CMSG_LEN(0) as usize;
+                let data = libc::CMSG_DATA(cmsg).cast::<RawFd>();
+                for i in 0..bytes / std::mem::size_of::<RawFd>() {
+                    let fd = OwnedFd::from_raw_fd(data.add(i).read_unaligned());
+                    if received.is_none() {
+                        received = Some(fd);
+                    }
+                }
+            }
+            cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
+        }
+    }
+    let well_formed = n == payload.len()
+        && &payload[..4] == MAGIC
+        && payload[4..8] == 1u32.to_le_bytes()
+        && msg.msg_flags & libc::MSG_CTRUNC == 0;
+    match received {
+        Some(fd) if well_formed => Ok(fd),
+        _ if n == 0 => Err(io::Error::from(io::ErrorKind::UnexpectedEof)),
+        _ => Err(io::Error::from(io::ErrorKind::InvalidData)),
+    }
+}
+
+/// Room for one `SCM_RIGHTS` header carrying one descriptor (`CMSG_SPACE(4)` on 64-bit Linux).
+const ONE_FD_SPACE: usize = 24;
+
+/// Control-message buffer for one descriptor, aligned like `cmsghdr`.
+struct OneFdControl([u64; ONE_FD_SPACE / 8]);
+
+impl OneFdControl {
+    fn zeroed() -> OneFdControl {
+        OneFdControl([0; ONE_FD_SPACE / 8])
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::io::{Read, Write};
+    use std::os::fd::AsFd;
+
+    #[test]
+    fn one_fd_space_is_what_the_kernel_wants() {
+        // SAFETY: a pure size computation.
+        let space = unsafe { libc::CMSG_SPACE(std::mem::size_of::<RawFd>() as u32) };
+        assert_eq!(space as usize, ONE_FD_SPACE);
+    }
+
+    #[test]
+    fn send_one_and_recv_one_carry_a_working_descriptor() {
+        let (a, b) = std::os::unix::net::UnixStream::pair().unwrap();
+        let (mut pipe_r, pipe_w) = std::io::pipe().unwrap();
+        send_one(a.as_fd(), pipe_w.as_fd()).unwrap();
+        drop(pipe_w);
+        let received = recv_one(b.as_fd()).unwrap();
+        std::fs::File::from(received).write_all(b"through").unwrap();
+        let mut text = String::new();
+        pipe_r.read_to_string(&mut text).unwrap();
+        assert_eq!(text, "through");
+        // A closed channel is an end of file, not a descriptor.
+        drop(a);
+        let err = recv_one(b.as_fd()).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
+    }
+}

@@ -8,7 +8,7 @@
 //!   which goes into every run's audit metadata ([`RunOutput::audit`]).
 //! * [`runner::run`]: the low-level runner; [`ProcessTool`]: a runtime [`policy_runtime::Tool`]
 //!   around it (policy + a function from JSON arguments to argv).
-//! * [`trampoline`]: the small helper process that confines itself and executes the command.
+//! * [`trampoline`]: the hardened profile's helper process, which supervises the command.
 //! * [`hostcaps`]: what this kernel offers; [`egress`]: the host-pinned network broker for
 //!   `net = {hosts = [...]}`.
 //!
@@ -17,10 +17,11 @@
 //! **strict** (the default): user namespace with inner uid 1000 (so the command holds no
 //! capability after `execve`), mount namespace with a tmpfs root holding only the read roots
 //! (read-only), write roots (read-write), a private `/tmp`, a fresh `/proc`, a curated `/dev`
-//! and nothing of `/run`, `/home`, `/root`, `/var` or `/sys`; pid namespace (the tree dies
-//! together); IPC namespace; network namespace unless net = allow (loopback down for deny, the
-//! egress listeners for a host list); then rlimits, capability drop, NO_NEW_PRIVS, Landlock
-//! (every right of the negotiated ABI, `HardRequirement`) and seccomp.
+//! and nothing of `/run`, `/home`, `/root`, `/var` or `/sys`; pid namespace, in which the
+//! command is pid 1 (the tree dies together, with the command, at the timeout, or with the
+//! caller); IPC namespace; network namespace unless net = allow (loopback down for deny, the
+//! egress listeners for a host list); then capability drop, NO_NEW_PRIVS, Landlock (every
+//! right of the negotiated ABI, `HardRequirement`), rlimits and seccomp.
 //!
 //! **hardened** (only by name, for hosts without user namespaces): the same Landlock, seccomp,
 //! rlimits and NO_NEW_PRIVS, capabilities dropped for good (securebits), a private scratch
@@ -30,13 +31,18 @@
 //!
 //! # Design choices
 //!
-//! * **Spawn cost**: the caller `posix_spawn`s the trampoline (`CLONE_VM|CLONE_VFORK`, no page
-//!   table copy), so the cost does not grow with the caller's memory. The trampoline is the
-//!   `policy-sandbox` binary's hidden subcommand, or any binary that calls
-//!   [`trampoline::serve_if_requested`] first in `main`; [`runner`] documents how it is found
-//!   (explicit option, `TOOLPOLICY_SANDBOX_HELPER`, the current executable when it serves,
-//!   next to the current executable or its parent directory, `PATH`). Plans, mount lists, Landlock rule lists and compiled seccomp programs
-//!   are cached per policy, profile and program ([`runner::prepare`]).
+//! * **Spawn cost**: nothing copies the caller's page tables, so the cost does not grow with
+//!   the caller's memory. In strict, one `clone(CLONE_VM | CLONE_NEW*)` puts the child straight
+//!   into its namespaces; it shares the caller's memory (not its descriptors, signals or
+//!   credentials) until it executes the command, which is then pid 1 of its pid namespace, and
+//!   the caller supervises it directly: no helper binary, no second process image, no
+//!   supervising process. The rule that makes the sharing safe (the calling thread blocks
+//!   every signal and makes only system calls until the child has executed) is documented in
+//!   the private `nsclone` module. In hardened, the caller `posix_spawn`s the trampoline
+//!   (`CLONE_VM|CLONE_VFORK`), the `policy-sandbox` binary's hidden subcommand or any binary
+//!   that calls [`trampoline::serve_if_requested`] first in `main`; [`runner`] documents how
+//!   it is found. Plans, mount lists, Landlock rule lists and compiled seccomp programs are
+//!   cached per policy, profile and program ([`runner::prepare`]).
 //! * **exec = deny**: a seccomp user-notification filter sends every `execve`/`execveat` to the
 //!   supervisor, which lets exactly the first one (the command itself) through and answers
 //!   `EPERM` to every later one. This stops `ld-linux.so /bin/sh` and binaries copied into a
@@ -49,17 +55,19 @@
 //!   widening.
 //! * **Process limit**: RLIMIT_NPROC is not enforced for root, so a root runner puts each run
 //!   in its own pids cgroup (v1 `pids` hierarchy or v2 with `pids` delegated at the root) with
-//!   `pids.max` = limit + the sandbox's own processes; a non-root runner uses RLIMIT_NPROC
+//!   `pids.max` = limit (+ 1 for the hardened trampoline); a non-root runner uses RLIMIT_NPROC
 //!   (reported as widened: it counts the user's other processes too); a root runner without a
 //!   writable pids cgroup is refused when `max_processes` is declared.
 //!
 //! Linux x86_64 only.
 
+mod child;
 pub mod egress;
 mod fdpass;
 pub mod hostcaps;
 pub mod landlock_rules;
 pub mod mounts;
+mod nsclone;
 pub mod plan;
 pub mod process_tool;
 pub mod request;

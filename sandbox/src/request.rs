@@ -1,4 +1,8 @@
-//! What the parent sends the trampoline (on fd 3) and what comes back (on fd 4).
+//! What a sandboxed run is asked to do, and the status records that come back.
+//!
+//! The strict profile's child reads the [`Request`] in the caller's memory; the hardened
+//! profile's trampoline receives it as JSON on [`REQUEST_FD`]. Both report on a status channel
+//! (JSON lines of [`Status`]).
 
 use std::path::PathBuf;
 
@@ -51,7 +55,7 @@ pub struct Request {
     pub egress: Option<EgressPlan>,
     /// Wall-clock limit.
     pub timeout_ms: Option<u64>,
-    /// The spawning process, to die with.
+    /// The spawning process, to die with (trampoline).
     pub parent_pid: i32,
 }
 
@@ -63,10 +67,8 @@ pub enum Status {
     Refused(String),
     /// The command could not be executed (not found, not executable).
     ExecFailed {
-        /// Why.
-        message: String,
-        /// 127 (not found) or 126.
-        code: i32,
+        /// The `execve` error number.
+        errno: i32,
     },
     /// The command ended.
     Exited {

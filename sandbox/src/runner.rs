@@ -15,11 +15,13 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! # Finding the trampoline
+//! # Finding the trampoline (hardened profile only)
 //!
-//! The sandbox starts a small helper process (the `policy-sandbox` binary, hidden subcommand
-//! [`crate::trampoline::SUBCOMMAND`]) with `posix_spawn`; the helper confines itself. It is
-//! looked up, first hit wins:
+//! The strict profile needs no helper binary: its child is cloned straight into its namespaces
+//! (see the crate documentation). The hardened profile starts a small helper process (the
+//! `policy-sandbox` binary, hidden subcommand [`crate::trampoline::SUBCOMMAND`]) with
+//! `posix_spawn`, which supervises the command and kills its orphans. It is looked up, first
+//! hit wins:
 //! 1. [`RunOptions::helper()`];
 //! 2. the `TOOLPOLICY_SANDBOX_HELPER` environment variable ([`HELPER_ENV`]);
 //! 3. the current executable, when it called [`crate::trampoline::serve_if_requested`] first
@@ -63,7 +65,7 @@ pub struct RunOptions {
     pub profile: Option<Profile>,
     /// Run without any confinement. Only honoured when set explicitly.
     pub unconfined: bool,
-    /// The trampoline binary; see the module docs for the default search.
+    /// The trampoline binary (hardened profile); see the module docs for the default search.
     pub helper: Option<PathBuf>,
     /// Capture (default) or inherit the standard streams.
     pub stdio: Stdio,
@@ -96,7 +98,7 @@ impl RunOptions {
         self.profile = Some(profile);
         self
     }
-    /// Sets the trampoline binary.
+    /// Sets the trampoline binary (used by the hardened profile only).
     pub fn helper(mut self, path: impl Into<PathBuf>) -> Self {
         self.helper = Some(path.into());
         self
@@ -217,7 +219,8 @@ impl RunError {
     }
 }
 
-/// A plan with everything the trampoline needs, compiled once per policy, profile and program.
+/// A plan with everything the sandbox's child needs, compiled once per policy, profile and
+/// program.
 #[derive(Debug)]
 pub struct Prepared {
     /// The plan.
@@ -588,6 +591,32 @@ impl Drop for Cgroup {
 
 struct Scratch(PathBuf);
 
+/// A new private directory under the temporary directory. A name can be taken by a run of an
+/// earlier process with the same pid that did not clean up (it was killed): take the next.
+fn scratch_dir() -> Result<PathBuf, RunError> {
+    use std::os::unix::fs::DirBuilderExt;
+    let mut last = None;
+    for _ in 0..100 {
+        let n = RUN_COUNTER.fetch_add(1, Ordering::Relaxed);
+        let dir =
+            std::env::temp_dir().join(format!("toolpolicy-scratch-{}-{n}", std::process::id()));
+        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
+            Ok(()) => return Ok(dir),
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(dir),
+            Err(e) => {
+                return Err(RunError::Refused(format!(
+                    "creating scratch dir {}: {e}",
+                    dir.display()
+                )))
+            }
+        }
+    }
+    Err(RunError::Refused(format!(
+        "creating a scratch dir: 100 names up to {} are taken",
+        last.map_or_else(String::new, |d| d.display().to_string())
+    )))
+}
+
 impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
@@ -648,19 +677,18 @@ pub fn run(
     let profile = opts.profile.unwrap_or(Profile::Strict);
     let prepared = prepare(policy, profile, &program)?;
     let plan = prepared.plan.clone();
-    let helper = locate_helper(opts.helper.as_deref())?;
+    // Only the hardened profile needs the helper binary; strict children are cloned directly.
+    let helper = match profile {
+        Profile::Hardened => Some(locate_helper(opts.helper.as_deref())?),
+        Profile::Strict => None,
+    };
 
     let mut request = prepared.template.clone();
     request.argv = argv.iter().map(|a| a.as_bytes().to_vec()).collect();
     let mut env = filtered_env(&plan, source_env);
     let mut _scratch = None;
     if profile == Profile::Hardened {
-        let n = RUN_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let dir =
-            std::env::temp_dir().join(format!("toolpolicy-scratch-{}-{n}", std::process::id()));
-        std::fs::create_dir(&dir).map_err(|e| {
-            RunError::Refused(format!("creating scratch dir {}: {e}", dir.display()))
-        })?;
+        let dir = scratch_dir()?;
         let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
         request.landlock.paths.push(PathRule {
             path: dir.clone(),
@@ -689,8 +717,8 @@ pub fn run(
     request.parent_pid = std::process::id() as i32;
     let _cgroup = match (&plan.process_limit, &HostSupport::cached().pids_cgroup) {
         (ProcessLimit::Cgroup(n), Some(pc)) => {
-            // The trampoline (and, in strict, the namespace's init) live in the cgroup too.
-            let own = if profile == Profile::Strict { 2 } else { 1 };
+            // The hardened trampoline lives in the cgroup too; the strict child is the command.
+            let own = if profile == Profile::Strict { 0 } else { 1 };
             let cg = Cgroup::create(&pc.parent, n + own)?;
             request.cgroup = Some(cg.0.clone());
             Some(cg)
@@ -700,9 +728,6 @@ pub fn run(
         }
         _ => None,
     };
-    let bytes = serde_json::to_vec(&request)
-        .map_err(|e| RunError::Refused(format!("encoding the spawn request: {e}")))?;
-
     let (broker_end, child_end) = match &prepared.egress {
         Some(_) => {
             let (p, c) = crate::spawn::socketpair()
@@ -711,13 +736,23 @@ pub fn run(
         }
         None => (None, None),
     };
-    let mut running = crate::spawn::spawn(&helper, opts.stdio, child_end)
-        .map_err(|e| RunError::Helper(e.to_string()))?;
-    if let Err(e) = running.send(&bytes) {
-        running.kill();
-        let _ = running.collect(None, None);
-        return Err(RunError::Refused(format!("sending the spawn request: {e}")));
-    }
+    let timeout = plan.limits.timeout_ms.map(Duration::from_millis);
+    let running = match &helper {
+        None => crate::spawn::spawn_direct(&request, opts.stdio, child_end, timeout)
+            .map_err(RunError::Refused)?,
+        Some(helper) => {
+            let bytes = serde_json::to_vec(&request)
+                .map_err(|e| RunError::Refused(format!("encoding the spawn request: {e}")))?;
+            let mut running = crate::spawn::spawn_trampoline(helper, opts.stdio)
+                .map_err(|e| RunError::Helper(e.to_string()))?;
+            if let Err(e) = running.send(&bytes) {
+                running.kill();
+                let _ = running.collect(None, None);
+                return Err(RunError::Refused(format!("sending the spawn request: {e}")));
+            }
+            running
+        }
+    };
     let mut broker_error = None;
     let egress_events: Arc<Mutex<Vec<EgressEvent>>> = Arc::default();
     let _broker = match (&prepared.egress, broker_end) {
@@ -744,10 +779,8 @@ pub fn run(
         }
         _ => None,
     };
-    let backstop = plan
-        .limits
-        .timeout_ms
-        .map(|ms| Duration::from_millis(ms) + Duration::from_secs(5));
+    // The trampoline enforces the timeout itself; the backstop catches a trampoline that hangs.
+    let backstop = timeout.map(|t| t + Duration::from_secs(5));
     let collected = running.collect(plan.limits.max_output_bytes, backstop);
     // Dropping the broker waits for the final events of live connections.
     drop(_broker);
@@ -757,10 +790,14 @@ pub fn run(
     for status in &collected.statuses {
         match status {
             Status::Refused(why) => return Err(RunError::Refused(why.clone())),
-            Status::ExecFailed { message, code } => {
+            Status::ExecFailed { errno } => {
                 return Err(RunError::Exec {
-                    message: message.clone(),
-                    code: *code,
+                    message: format!(
+                        "{}: {}",
+                        program.display(),
+                        std::io::Error::from_raw_os_error(*errno)
+                    ),
+                    code: if *errno == libc::ENOENT { 127 } else { 126 },
                 })
             }
             Status::Exited { .. } => exited = Some(status.clone()),

@@ -13,7 +13,7 @@
 //!   `clone`; with `exec_notify`, sends `execve`/`execveat` to the supervisor, which lets the
 //!   first one (the tool itself) through and refuses every later one.
 //!
-//! Both programs are compiled once per plan and travel to the trampoline as packed words.
+//! Both programs are compiled once per plan and travel in the spawn request as packed words.
 
 use std::collections::BTreeMap;
 
@@ -255,10 +255,12 @@ fn guard(exec_notify: bool) -> Vec<u64> {
     out
 }
 
-/// Installs a packed program on the calling thread; returns the listener fd when
-/// `new_listener` is set.
-pub fn install(words: &[u64], new_listener: bool) -> std::io::Result<Option<libc::c_int>> {
-    let program = unpack(words);
+/// Installs an unpacked program ([`unpack`]) on the calling thread; returns the listener fd
+/// when `new_listener` is set. Does not allocate.
+pub fn install(
+    program: &[libc::sock_filter],
+    new_listener: bool,
+) -> std::io::Result<Option<libc::c_int>> {
     let fprog = libc::sock_fprog {
         len: program.len() as libc::c_ushort,
         filter: program.as_ptr() as *mut libc::sock_filter,
@@ -281,6 +283,31 @@ pub fn install(words: &[u64], new_listener: bool) -> std::io::Result<Option<libc
         return Err(std::io::Error::last_os_error());
     }
     Ok(new_listener.then_some(rc as libc::c_int))
+}
+
+/// Answers one exec notification on `listener`: lets the command's own `execve` (the first one,
+/// from `child`) through and refuses every later one (exec = deny). Does not allocate.
+pub(crate) fn answer_exec(
+    listener: std::os::fd::RawFd,
+    child: libc::pid_t,
+    first_exec_done: &mut bool,
+) {
+    // SAFETY: the notification structs are plain data, zeroed as the kernel requires.
+    unsafe {
+        let mut notif: libc::seccomp_notif = std::mem::zeroed();
+        if libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_RECV, &mut notif) != 0 {
+            return;
+        }
+        let mut resp: libc::seccomp_notif_resp = std::mem::zeroed();
+        resp.id = notif.id;
+        if !*first_exec_done && notif.pid as libc::pid_t == child {
+            *first_exec_done = true;
+            resp.flags = libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32;
+        } else {
+            resp.error = -libc::EPERM;
+        }
+        libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_SEND, &mut resp);
+    }
 }
 
 #[cfg(test)]
@@ -313,14 +340,15 @@ mod tests {
     /// Forks, optionally installs the deny-list, and reports the errno of `socket(family)`
     /// (0 when it succeeded).
     fn socket_errno_in_child(filter: Option<&Filters>, family: libc::c_int) -> i32 {
+        let program = filter.map(|f| unpack(&f.deny));
         // SAFETY: the child only makes syscalls and leaves with _exit.
         unsafe {
             let pid = libc::fork();
             assert!(pid >= 0);
             if pid == 0 {
-                if let Some(f) = filter {
+                if let Some(program) = &program {
                     libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-                    if install(&f.deny, false).is_err() {
+                    if install(program, false).is_err() {
                         libc::_exit(255);
                     }
                 }

@@ -1,16 +1,19 @@
-//! The parent side: `posix_spawn` the trampoline with its channels on fds 3-5, send the
-//! request, collect output and status.
+//! The parent side of a run: start the child (the strict profile's namespace child through
+//! [`crate::nsclone`], or the hardened profile's trampoline through `posix_spawn` with its
+//! channels on fds 3-4), then one loop that collects output and status and enforces the
+//! timeout.
 //!
-//! glibc's `posix_spawn` uses `clone(CLONE_VM | CLONE_VFORK)`, so no page table is copied and
-//! the cost does not depend on how much memory the caller holds.
+//! Neither start copies the caller's page tables (`CLONE_VM`; glibc's `posix_spawn` uses
+//! `CLONE_VM | CLONE_VFORK`), so the cost does not depend on how much memory the caller holds.
 
 use std::ffi::CString;
 use std::io::Write;
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
-use crate::request::{Status, EGRESS_FD, REQUEST_FD, STATUS_FD};
+use crate::nsclone::StdioFds;
+use crate::request::{Request, Status, REQUEST_FD, STATUS_FD};
 use crate::trampoline::SUBCOMMAND;
 
 /// What to do with the command's standard streams.
@@ -85,47 +88,112 @@ impl Drop for FileActions {
     }
 }
 
-pub(crate) struct Running {
-    pub pid: libc::pid_t,
-    request_w: Option<OwnedFd>,
-    status_r: OwnedFd,
+/// The captured streams: the child's ends (stdin from /dev/null, stdout, stderr) and ours.
+struct Streams {
+    child: Option<[OwnedFd; 3]>,
     stdout_r: Option<OwnedFd>,
     stderr_r: Option<OwnedFd>,
 }
 
-/// Spawns `helper SUBCOMMAND` with the channels in place.
-pub(crate) fn spawn(
-    helper: &Path,
+impl Streams {
+    fn new(stdio: Stdio) -> std::io::Result<Streams> {
+        match stdio {
+            Stdio::Inherit => Ok(Streams {
+                child: None,
+                stdout_r: None,
+                stderr_r: None,
+            }),
+            Stdio::Capture => {
+                let null = high(OwnedFd::from(std::fs::File::open("/dev/null")?))?;
+                let (out_r, out_w) = pipe()?;
+                let (err_r, err_w) = pipe()?;
+                Ok(Streams {
+                    child: Some([null, high(out_w)?, high(err_w)?]),
+                    stdout_r: Some(out_r),
+                    stderr_r: Some(err_r),
+                })
+            }
+        }
+    }
+
+    fn child_fds(&self) -> Option<StdioFds> {
+        self.child
+            .as_ref()
+            .map(|[i, o, e]| [i.as_raw_fd(), o.as_raw_fd(), e.as_raw_fd()])
+    }
+}
+
+/// Who supervises the command, and what the collecting loop must do for it.
+enum Supervisor {
+    /// The hardened trampoline: it reports on the status channel and enforces the timeout
+    /// itself; the caller only keeps a backstop.
+    Trampoline { status_r: OwnedFd },
+    /// The strict child is the command itself: the caller enforces the timeout, refuses later
+    /// exec attempts, and turns the wait status into the final record.
+    Direct {
+        records: Vec<u8>,
+        listener: Option<OwnedFd>,
+        timed_out: bool,
+        deadline: Option<Instant>,
+    },
+}
+
+pub(crate) struct Running {
+    pub pid: libc::pid_t,
+    pidfd: Option<OwnedFd>,
+    request_w: Option<OwnedFd>,
+    supervisor: Supervisor,
+    stdout_r: Option<OwnedFd>,
+    stderr_r: Option<OwnedFd>,
+}
+
+/// Starts the strict profile's child in its namespaces and returns once it executed the
+/// command (or reported why not). `timeout`: the policy's wall-clock limit.
+pub(crate) fn spawn_direct(
+    req: &Request,
     stdio: Stdio,
     egress: Option<OwnedFd>,
-) -> std::io::Result<Running> {
+    timeout: Option<Duration>,
+) -> Result<Running, String> {
+    let streams = Streams::new(stdio).map_err(|e| format!("capturing output: {e}"))?;
+    let deadline = timeout.map(|t| Instant::now() + t);
+    let spawned = crate::nsclone::spawn(
+        req,
+        streams.child_fds(),
+        egress.as_ref().map(|e| e.as_fd()),
+        deadline,
+    )
+    .map_err(|e| e.0)?;
+    Ok(Running {
+        pid: spawned.pid,
+        pidfd: Some(spawned.pidfd),
+        request_w: None,
+        supervisor: Supervisor::Direct {
+            records: spawned.records,
+            listener: spawned.listener,
+            timed_out: spawned.timed_out,
+            deadline,
+        },
+        stdout_r: streams.stdout_r,
+        stderr_r: streams.stderr_r,
+    })
+}
+
+/// Spawns `helper SUBCOMMAND` (the hardened profile's trampoline) with the channels in place.
+pub(crate) fn spawn_trampoline(helper: &Path, stdio: Stdio) -> std::io::Result<Running> {
     let (req_r, req_w) = pipe()?;
     let (status_r, status_w) = pipe()?;
     let req_r = high(req_r)?;
     let status_w = high(status_w)?;
-    let egress = egress.map(high).transpose()?;
     let mut fa = FileActions::new();
     fa.dup2(req_r.as_raw_fd(), REQUEST_FD)?;
     fa.dup2(status_w.as_raw_fd(), STATUS_FD)?;
-    if let Some(e) = &egress {
-        fa.dup2(e.as_raw_fd(), EGRESS_FD)?;
-    }
-    let mut keep = Vec::new();
-    let (stdout_r, stderr_r) = match stdio {
-        Stdio::Inherit => (None, None),
-        Stdio::Capture => {
-            let null = high(OwnedFd::from(std::fs::File::open("/dev/null")?))?;
-            let (out_r, out_w) = pipe()?;
-            let (err_r, err_w) = pipe()?;
-            let out_w = high(out_w)?;
-            let err_w = high(err_w)?;
-            fa.dup2(null.as_raw_fd(), 0)?;
-            fa.dup2(out_w.as_raw_fd(), 1)?;
-            fa.dup2(err_w.as_raw_fd(), 2)?;
-            keep.extend([null, out_w, err_w]);
-            (Some(out_r), Some(err_r))
+    let streams = Streams::new(stdio)?;
+    if let Some(fds) = streams.child_fds() {
+        for (target, fd) in fds.into_iter().enumerate() {
+            fa.dup2(fd, target as RawFd)?;
         }
-    };
+    }
     let path = CString::new(helper.as_os_str().as_encoded_bytes())
         .map_err(|_| std::io::Error::other("helper path contains NUL"))?;
     let arg1 = CString::new(SUBCOMMAND).expect("no NUL");
@@ -157,7 +225,7 @@ pub(crate) fn spawn(
         libc::posix_spawnattr_destroy(&mut attr);
         rc
     };
-    drop((req_r, status_w, egress, keep));
+    drop((req_r, status_w, streams.child));
     if rc != 0 {
         return Err(std::io::Error::new(
             std::io::Error::from_raw_os_error(rc).kind(),
@@ -168,12 +236,16 @@ pub(crate) fn spawn(
             ),
         ));
     }
+    // SAFETY: pidfd_open on our child.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
     Ok(Running {
         pid,
+        // SAFETY: a new descriptor, owned here, when the call succeeded.
+        pidfd: (pidfd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(pidfd) }),
         request_w: Some(req_w),
-        status_r,
-        stdout_r,
-        stderr_r,
+        supervisor: Supervisor::Trampoline { status_r },
+        stdout_r: streams.stdout_r,
+        stderr_r: streams.stderr_r,
     })
 }
 
@@ -185,23 +257,38 @@ impl Running {
         f.write_all(request)
     }
 
-    /// Kills the trampoline (its children follow through PDEATHSIG).
+    /// Kills the child (the trampoline's children follow through PDEATHSIG; the strict
+    /// child is pid 1 of its namespace, which dies with it).
     pub fn kill(&self) {
         // SAFETY: signalling our child.
         unsafe { libc::kill(self.pid, libc::SIGKILL) };
     }
 
-    /// Waits for the end, reading output with `cap`; kills the trampoline at `backstop`.
+    /// Waits for the end, reading output with `cap`. The trampoline is killed at `backstop`
+    /// (it enforces the timeout itself); the strict child at the policy's timeout.
     ///
-    /// One poll loop in the calling thread serves stdout, stderr, the status channel and the
-    /// trampoline's pidfd: no thread is started per run.
+    /// One poll loop in the calling thread serves stdout, stderr, the status channel, the
+    /// exec-notification listener and the child's pidfd: no thread is started per run.
     pub fn collect(mut self, cap: Option<u64>, backstop: Option<Duration>) -> Collected {
         drop(self.request_w.take());
+        let (status_r, mut listener, mut records, direct_deadline, mut timed_out) = match self
+            .supervisor
+        {
+            Supervisor::Trampoline { status_r } => (Some(status_r), None, Vec::new(), None, false),
+            Supervisor::Direct {
+                records,
+                listener,
+                timed_out,
+                deadline,
+            } => (None, listener, records, deadline, timed_out),
+        };
+        let direct = status_r.is_none();
+        let has_out = self.stdout_r.is_some();
         let mut sinks: Vec<Sink> = Vec::with_capacity(3);
         for (fd, cap) in [
             (self.stdout_r.take(), cap),
             (self.stderr_r.take(), cap),
-            (Some(self.status_r), None),
+            (status_r, None),
         ] {
             if let Some(fd) = fd {
                 // SAFETY: setting O_NONBLOCK on our own pipe end.
@@ -214,13 +301,16 @@ impl Running {
                 });
             }
         }
-        let has_out = sinks.len() == 3;
-        // SAFETY: pidfd_open on our child.
-        let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, self.pid, 0) } as RawFd;
-        let deadline = backstop.map(|b| Instant::now() + b);
+        let pidfd = self.pidfd.as_ref().map_or(-1, |p| p.as_raw_fd());
+        let deadline = if direct {
+            direct_deadline
+        } else {
+            backstop.map(|b| Instant::now() + b)
+        };
         let mut status = None;
-        let mut killed = false;
+        let mut killed = timed_out;
         let mut gone_at: Option<Instant> = None;
+        let mut first_exec_done = true;
         loop {
             let open = sinks.iter().any(|s| s.fd.is_some());
             if !open && (status.is_some() || pidfd < 0) {
@@ -233,6 +323,7 @@ impl Running {
             let mut fds: Vec<libc::pollfd> = sinks
                 .iter()
                 .filter_map(|s| s.fd.as_ref())
+                .chain(listener.as_ref())
                 .map(|fd| libc::pollfd {
                     fd: fd.as_raw_fd(),
                     events: libc::POLLIN,
@@ -269,6 +360,13 @@ impl Running {
                         status = Some(s);
                         gone_at = Some(Instant::now());
                     }
+                } else if listener.as_ref().is_some_and(|l| l.as_raw_fd() == p.fd) {
+                    if p.revents & libc::POLLIN != 0 {
+                        // Every exec after the command's own is refused.
+                        crate::seccomp::answer_exec(p.fd, self.pid, &mut first_exec_done);
+                    } else {
+                        listener = None;
+                    }
                 } else if let Some(sink) = sinks
                     .iter_mut()
                     .find(|s| s.fd.as_ref().is_some_and(|f| f.as_raw_fd() == p.fd))
@@ -278,25 +376,40 @@ impl Running {
             }
             if let (Some(d), false) = (deadline, killed) {
                 if status.is_none() && Instant::now() >= d {
-                    // SAFETY: signalling our child; its children follow by PDEATHSIG.
+                    // SAFETY: signalling our child; the trampoline's children follow by
+                    // PDEATHSIG, the strict child's namespace dies with it.
                     unsafe { libc::kill(self.pid, libc::SIGKILL) };
                     killed = true;
+                    timed_out = direct;
                 }
             }
         }
-        if pidfd >= 0 {
-            // SAFETY: closing our pidfd.
-            unsafe { libc::close(pidfd) };
-        }
-        let trampoline_status = match status {
+        let child_status = match status {
             Some(s) => s,
             None => wait_blocking(self.pid),
         };
-        let status_sink = sinks.pop().expect("status channel");
-        let statuses = String::from_utf8_lossy(&status_sink.buf)
-            .lines()
-            .filter_map(|l| serde_json::from_str::<Status>(l).ok())
-            .collect();
+        let mut statuses: Vec<Status> = Vec::new();
+        if !direct {
+            records = sinks.pop().expect("status channel").buf;
+        }
+        statuses.extend(
+            String::from_utf8_lossy(&records)
+                .lines()
+                .filter_map(|l| serde_json::from_str::<Status>(l).ok()),
+        );
+        if direct && statuses.is_empty() {
+            // The child is the command: its wait status is the run's.
+            let (code, signal) = if libc::WIFEXITED(child_status) {
+                (Some(libc::WEXITSTATUS(child_status)), None)
+            } else {
+                (None, Some(libc::WTERMSIG(child_status)))
+            };
+            statuses.push(Status::Exited {
+                code,
+                signal,
+                timed_out,
+            });
+        }
         let (mut stdout, mut stderr) = (Sink::empty(), Sink::empty());
         if has_out {
             stderr = sinks.pop().expect("stderr");
@@ -308,8 +421,8 @@ impl Running {
             stdout_truncated: stdout.truncated,
             stderr_truncated: stderr.truncated,
             statuses,
-            trampoline_status,
-            backstop_killed: killed,
+            trampoline_status: child_status,
+            backstop_killed: killed && !direct,
         }
     }
 }

@@ -1,48 +1,40 @@
-//! The trampoline: a small process, started with `posix_spawn` so that the caller's memory size
-//! never matters, that confines itself and then runs the command.
+//! The trampoline of the hardened profile: a small process, started with `posix_spawn` so that
+//! the caller's memory size never matters, that supervises the confined command.
 //!
 //! ```text
-//! parent ──posix_spawn──▶ T (trampoline)
-//!   strict:   unshare(user, mount, pid, ipc[, net]) → uid/gid maps (inner uid 1000) → lo up
-//!             → egress listeners → fork C (pid 1 of the new pid namespace)
-//!             C: mount view + pivot_root → fork G, supervise G (exec notifications, timeout,
-//!                reaping); when C exits the kernel kills whatever is left in the namespace
-//!   hardened: T becomes a child subreaper → fork G, supervise G, then kill every descendant
-//!   G: rlimits → capabilities dropped → NO_NEW_PRIVS → Landlock → seccomp → execve
+//! parent ──posix_spawn──▶ T (trampoline): child subreaper, caller's death → SIGTERM → signalfd
+//!   T ──fork──▶ G: capabilities dropped → NO_NEW_PRIVS → Landlock → rlimits → seccomp → execve
+//!   T supervises G (exec notifications, timeout, caller's death), then kills every descendant
 //! ```
 //!
+//! The hardened profile has no pid namespace, so something must stay behind to find and kill
+//! the command's orphans: that is T. The strict profile needs no trampoline (see
+//! [`crate::nsclone`]); the kernel ends its whole pid namespace with the command.
+//!
 //! Errors before `execve` are sent on the status channel as [`Status::Refused`] and end the
-//! process with 125, so the command never starts half-confined.
+//! process with [`REFUSED_EXIT`], so the command never starts half-confined.
 
-use std::ffi::CString;
 use std::io::{Read, Write};
-use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
+use crate::child::{ExecImage, Reporter};
 use crate::plan::Profile;
-use crate::request::{Request, Status, EGRESS_FD, REQUEST_FD, STATUS_FD};
+use crate::request::{Request, Status, REQUEST_FD, STATUS_FD};
+
+pub use crate::child::REFUSED_EXIT;
 
 /// The hidden subcommand that makes a binary act as the trampoline.
 pub const SUBCOMMAND: &str = "__toolpolicy_trampoline";
 
-/// Exit status of a run the sandbox refused.
-pub const REFUSED_EXIT: i32 = 125;
+const REPORTER: Reporter = Reporter(STATUS_FD);
 
 fn errno() -> std::io::Error {
     std::io::Error::last_os_error()
 }
 
-fn report(status: &Status) {
-    let mut line = serde_json::to_vec(status).unwrap_or_default();
-    line.push(b'\n');
-    // SAFETY: writing a buffer to our status fd; a short or failed write only loses the report.
-    unsafe { libc::write(STATUS_FD, line.as_ptr().cast(), line.len()) };
-}
-
 fn refuse(message: String) -> ! {
-    report(&Status::Refused(message));
-    // SAFETY: ending the process without running destructors that may touch shared state.
-    unsafe { libc::_exit(REFUSED_EXIT) }
+    REPORTER.refuse(message)
 }
 
 static SELF_SERVES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
@@ -74,9 +66,8 @@ pub fn main() -> ! {
     // Only fds 0-2 and our channels survive: the caller may have leaked others.
     // SAFETY: plain syscalls on fd numbers.
     unsafe {
-        libc::syscall(libc::SYS_close_range, EGRESS_FD as u32 + 1, u32::MAX, 0u32);
+        libc::syscall(libc::SYS_close_range, STATUS_FD as u32 + 1, u32::MAX, 0u32);
         libc::fcntl(STATUS_FD, libc::F_SETFD, libc::FD_CLOEXEC);
-        libc::fcntl(EGRESS_FD, libc::F_SETFD, libc::FD_CLOEXEC);
     }
     // SAFETY: fd 3 is the request pipe handed over by the parent.
     let mut file = unsafe { std::fs::File::from_raw_fd(REQUEST_FD) };
@@ -103,6 +94,9 @@ fn run(req: &Request) -> i32 {
             refuse("the spawning process is gone".into());
         }
     }
+    if req.profile != Profile::Hardened {
+        refuse("the trampoline serves the hardened profile only (strict runs are spawned directly); is the helper from another version?".into());
+    }
     if let Some(cgroup) = &req.cgroup {
         let procs = cgroup.join("cgroup.procs");
         let pid = std::process::id().to_string();
@@ -110,145 +104,31 @@ fn run(req: &Request) -> i32 {
             refuse(format!("joining pids cgroup {}: {e}", procs.display()));
         }
     }
-    match req.profile {
-        Profile::Strict => strict(req),
-        Profile::Hardened => {
-            // SAFETY: prctl with integer arguments.
-            if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) } != 0 {
-                refuse(format!("PR_SET_CHILD_SUBREAPER: {}", errno()));
-            }
-            // Without a pid namespace nothing kills the command's children when the caller
-            // dies: turn the caller's death into SIGTERM, read it from a signalfd in the
-            // supervisor loop, and kill the tree there.
-            let fd = parent_death_signalfd();
-            // SAFETY: getppid takes no pointer.
-            if unsafe { libc::getppid() } != req.parent_pid {
-                refuse("the spawning process is gone".into());
-            }
-            PARENT_DEATH_FD.store(fd, std::sync::atomic::Ordering::Relaxed);
-            if let Some(cwd) = &req.cwd {
-                let _ = std::env::set_current_dir(cwd);
-            }
-            let code = supervise_child(req, false);
-            kill_descendants();
-            code
-        }
+    // SAFETY: prctl with integer arguments.
+    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) } != 0 {
+        refuse(format!("PR_SET_CHILD_SUBREAPER: {}", errno()));
     }
-}
-
-fn strict(req: &Request) -> i32 {
-    // SAFETY: getters without pointers.
-    let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
-    let mut flags =
-        libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
-    if req.netns {
-        flags |= libc::CLONE_NEWNET;
+    // Without a pid namespace nothing kills the command's children when the caller dies: turn
+    // the caller's death into SIGTERM, read it from a signalfd in the supervisor loop, and kill
+    // the tree there.
+    let fd = parent_death_signalfd();
+    // SAFETY: getppid takes no pointer.
+    if unsafe { libc::getppid() } != req.parent_pid {
+        refuse("the spawning process is gone".into());
     }
-    // SAFETY: unshare with flags only.
-    if unsafe { libc::unshare(flags) } != 0 {
-        refuse(format!(
-            "cannot create user/mount/pid namespaces: {} (enable user namespaces, or ask for --profile hardened)",
-            errno()
-        ));
+    PARENT_DEATH_FD.store(fd, std::sync::atomic::Ordering::Relaxed);
+    if let Some(cwd) = &req.cwd {
+        let _ = std::env::set_current_dir(cwd);
     }
-    // Inner uid 1000, not 0: after execve the command holds no capability at all.
-    let maps = [
-        ("/proc/self/setgroups", "deny".to_string()),
-        ("/proc/self/uid_map", format!("1000 {euid} 1")),
-        ("/proc/self/gid_map", format!("1000 {egid} 1")),
-    ];
-    for (file, content) in maps {
-        if let Err(e) = std::fs::write(file, content) {
-            refuse(format!("writing {file}: {e}"));
-        }
-    }
-    if req.netns && req.loopback {
-        if let Err(e) = loopback_up() {
-            refuse(format!("bringing up lo in the new network namespace: {e}"));
-        }
-    }
-    if let Some(plan) = &req.egress {
-        // SAFETY: fd 5 is the egress channel from the parent, owned from here on.
-        let channel = unsafe { OwnedFd::from_raw_fd(EGRESS_FD) };
-        if let Err(e) = crate::egress::bind_inside(plan, std::os::fd::AsFd::as_fd(&channel)) {
-            refuse(format!("egress listeners: {e}"));
-        }
-        drop(channel);
-    }
-    // SAFETY: fork in a single-threaded process.
-    let init = unsafe { libc::fork() };
-    if init < 0 {
-        refuse(format!("fork: {}", errno()));
-    }
-    if init == 0 {
-        // C: pid 1 of the new namespace.
-        // SAFETY: prctl with integers.
-        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
-        if let Err(e) = crate::mounts::enter(&req.mounts) {
-            refuse(format!("building the sandbox's filesystem view: {e}"));
-        }
-        let cwd_ok = req
-            .cwd
-            .as_ref()
-            .is_some_and(|cwd| std::env::set_current_dir(cwd).is_ok());
-        if !cwd_ok {
-            let _ = std::env::set_current_dir("/");
-        }
-        let code = supervise_child(req, true);
-        // SAFETY: leaving pid 1 kills the rest of the namespace.
-        unsafe { libc::_exit(code) };
-    }
-    let mut status = 0;
-    loop {
-        // SAFETY: waiting for our child.
-        let r = unsafe { libc::waitpid(init, &mut status, 0) };
-        if r == init {
-            break;
-        }
-        if r < 0 && errno().raw_os_error() != Some(libc::EINTR) {
-            refuse(format!("waiting for the sandbox init: {}", errno()));
-        }
-    }
-    if libc::WIFEXITED(status) {
-        libc::WEXITSTATUS(status)
-    } else {
-        let sig = libc::WTERMSIG(status);
-        report(&Status::Exited {
-            code: None,
-            signal: Some(sig),
-            timed_out: false,
-        });
-        128 + sig
-    }
-}
-
-fn loopback_up() -> std::io::Result<()> {
-    // SAFETY: an ioctl pair on a throwaway socket with a zeroed ifreq naming "lo".
-    unsafe {
-        let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
-        if fd < 0 {
-            return Err(errno());
-        }
-        let fd = OwnedFd::from_raw_fd(fd);
-        let mut ifr: libc::ifreq = std::mem::zeroed();
-        for (i, b) in b"lo".iter().enumerate() {
-            ifr.ifr_name[i] = *b as libc::c_char;
-        }
-        if libc::ioctl(fd.as_raw_fd(), libc::SIOCGIFFLAGS, &mut ifr) < 0 {
-            return Err(errno());
-        }
-        ifr.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
-        if libc::ioctl(fd.as_raw_fd(), libc::SIOCSIFFLAGS, &ifr) < 0 {
-            return Err(errno());
-        }
-    }
-    Ok(())
+    let code = supervise_child(req);
+    kill_descendants();
+    code
 }
 
 /// Forks G, which confines itself and executes the command; supervises it; returns the exit
-/// status to pass on. `init`: running as pid 1 of a pid namespace (reap orphans, `kill(-1)`
-/// at the timeout).
-fn supervise_child(req: &Request, init: bool) -> i32 {
+/// status to pass on.
+fn supervise_child(req: &Request) -> i32 {
+    let image = ExecImage::new(req).unwrap_or_else(|e| refuse(e));
     let mut pair = [-1; 2];
     if req.exec_notify {
         // SAFETY: socketpair fills two fds.
@@ -270,11 +150,14 @@ fn supervise_child(req: &Request, init: bool) -> i32 {
         refuse(format!("fork: {}", errno()));
     }
     if child == 0 {
-        if req.exec_notify {
+        // SAFETY: prctl with integers.
+        unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+        let notify = req.exec_notify.then(|| {
             // SAFETY: closing our copy of the supervisor's end.
             unsafe { libc::close(pair[0]) };
-        }
-        confine_and_exec(req, pair[1]);
+            pair[1]
+        });
+        crate::child::confine_and_exec(req, &image, REPORTER, notify);
     }
     let notify_sock = if req.exec_notify {
         // SAFETY: closing the child's end; owning ours.
@@ -285,13 +168,13 @@ fn supervise_child(req: &Request, init: bool) -> i32 {
     } else {
         None
     };
-    let outcome = supervise(child, notify_sock, req.timeout_ms, init);
+    let outcome = supervise(child, notify_sock, req.timeout_ms);
     let (code, signal) = match outcome.status {
         Some(s) if libc::WIFEXITED(s) => (Some(libc::WEXITSTATUS(s)), None),
         Some(s) => (None, Some(libc::WTERMSIG(s))),
         None => (None, Some(libc::SIGKILL)),
     };
-    report(&Status::Exited {
+    REPORTER.report(&Status::Exited {
         code,
         signal,
         timed_out: outcome.timed_out,
@@ -329,12 +212,7 @@ fn parent_death_signalfd() -> RawFd {
     }
 }
 
-fn supervise(
-    child: libc::pid_t,
-    mut sock: Option<OwnedFd>,
-    timeout_ms: Option<u64>,
-    init: bool,
-) -> Outcome {
+fn supervise(child: libc::pid_t, mut sock: Option<OwnedFd>, timeout_ms: Option<u64>) -> Outcome {
     // SAFETY: pidfd_open takes a pid and flags.
     let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, child, 0) } as RawFd;
     let deadline = timeout_ms.map(|ms| Instant::now() + Duration::from_millis(ms));
@@ -343,7 +221,7 @@ fn supervise(
     let mut timed_out = false;
     let mut status: Option<i32> = None;
     loop {
-        // Reap whatever ended (orphans reparent to us: we are pid 1 or a subreaper).
+        // Reap whatever ended (orphans reparent to us: we are a subreaper).
         loop {
             let mut s = 0;
             // SAFETY: non-blocking wait for any child.
@@ -388,7 +266,7 @@ fn supervise(
                 revents: 0,
             });
         }
-        let mut wait_ms: i64 = if init || pidfd < 0 { 100 } else { -1 };
+        let mut wait_ms: i64 = if pidfd < 0 { 100 } else { -1 };
         if let Some(d) = deadline {
             if !timed_out {
                 let left = d.saturating_duration_since(Instant::now()).as_millis() as i64;
@@ -411,34 +289,24 @@ fn supervise(
                 unsafe { libc::kill(child, libc::SIGKILL) };
                 kill_descendants_except(child);
             } else if sock.as_ref().is_some_and(|s| s.as_raw_fd() == p.fd) {
-                // SAFETY: `p.fd` is `sock`'s descriptor, alive for this call.
-                let channel = unsafe { BorrowedFd::borrow_raw(p.fd) };
-                listener = crate::fdpass::recv_fds(channel)
-                    .ok()
-                    .and_then(|fds| fds.into_iter().next().map(|(_, fd)| fd));
-                sock = None;
+                listener = sock
+                    .take()
+                    .and_then(|s| crate::fdpass::recv_one(s.as_fd()).ok());
             } else if listener.as_ref().is_some_and(|l| l.as_raw_fd() == p.fd) {
                 if p.revents & (libc::POLLHUP | libc::POLLERR) != 0 && p.revents & libc::POLLIN == 0
                 {
                     listener = None;
                 } else {
-                    answer_exec(p.fd, child, &mut first_exec_done);
+                    crate::seccomp::answer_exec(p.fd, child, &mut first_exec_done);
                 }
             }
         }
         if let Some(d) = deadline {
             if !timed_out && Instant::now() >= d {
                 timed_out = true;
-                // SAFETY: signalling our child (and, as pid 1, everything in the namespace).
-                unsafe {
-                    if init {
-                        libc::kill(-1, libc::SIGKILL);
-                    }
-                    libc::kill(child, libc::SIGKILL);
-                }
-                if !init {
-                    kill_descendants_except(child);
-                }
+                // SAFETY: signalling our child.
+                unsafe { libc::kill(child, libc::SIGKILL) };
+                kill_descendants_except(child);
             }
         }
     }
@@ -447,201 +315,6 @@ fn supervise(
         unsafe { libc::close(pidfd) };
     }
     Outcome { status, timed_out }
-}
-
-/// Lets the command's own `execve` through and refuses every later one (exec = deny).
-fn answer_exec(listener: RawFd, child: libc::pid_t, first_exec_done: &mut bool) {
-    // SAFETY: the notification structs are plain data, zeroed as the kernel requires.
-    unsafe {
-        let mut notif: libc::seccomp_notif = std::mem::zeroed();
-        if libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_RECV, &mut notif) != 0 {
-            return;
-        }
-        let mut resp: libc::seccomp_notif_resp = std::mem::zeroed();
-        resp.id = notif.id;
-        if !*first_exec_done && notif.pid as libc::pid_t == child {
-            *first_exec_done = true;
-            resp.flags = libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32;
-        } else {
-            resp.error = -libc::EPERM;
-        }
-        libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_SEND, &mut resp);
-    }
-}
-
-/// In G: every restriction, in the order the kernel needs, then execve. Never returns.
-fn confine_and_exec(req: &Request, notify_sock: RawFd) -> ! {
-    // SAFETY: prctl with integers; the command starts with no blocked signal.
-    unsafe {
-        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-        let mut empty: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut empty);
-        libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
-    }
-    let program = cstring(req.program.as_os_str().as_encoded_bytes());
-    let argv: Vec<CString> = req.argv.iter().map(|a| cstring(a)).collect();
-    let env: Vec<CString> = req.env.iter().map(|e| cstring(e)).collect();
-    let mut argv_ptrs: Vec<*const libc::c_char> = argv.iter().map(|a| a.as_ptr()).collect();
-    argv_ptrs.push(std::ptr::null());
-    let mut env_ptrs: Vec<*const libc::c_char> = env.iter().map(|e| e.as_ptr()).collect();
-    env_ptrs.push(std::ptr::null());
-
-    for &(resource, limit) in &req.rlimits {
-        let rl = libc::rlimit {
-            rlim_cur: limit,
-            rlim_max: limit,
-        };
-        // SAFETY: setrlimit with a valid struct.
-        if unsafe { libc::setrlimit(resource as _, &rl) } != 0 {
-            refuse(format!("setrlimit({resource}, {limit}): {}", errno()));
-        }
-    }
-    if let Err(e) = drop_capabilities() {
-        refuse(e);
-    }
-    // SAFETY: prctl with integers.
-    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
-        refuse(format!("PR_SET_NO_NEW_PRIVS: {}", errno()));
-    }
-    if let Err(e) = crate::landlock_rules::restrict_self(&req.landlock) {
-        refuse(e);
-    }
-    if let Err(e) = crate::seccomp::install(&req.filters.deny, false) {
-        refuse(format!("installing the seccomp deny-list: {e}"));
-    }
-    match crate::seccomp::install(&req.filters.guard, req.exec_notify) {
-        Ok(Some(listener)) => {
-            // SAFETY: both descriptors are open until closed just below.
-            let (channel, fd) = unsafe {
-                (
-                    BorrowedFd::borrow_raw(notify_sock),
-                    BorrowedFd::borrow_raw(listener),
-                )
-            };
-            if let Err(e) = crate::fdpass::send_fds(channel, &[(0, fd)]) {
-                refuse(format!("handing the exec listener to the supervisor: {e}"));
-            }
-            // SAFETY: our copies are no longer needed.
-            unsafe {
-                libc::close(listener);
-                libc::close(notify_sock);
-            }
-        }
-        Ok(None) => {}
-        Err(e) => refuse(format!("installing the seccomp guard: {e}")),
-    }
-    // SAFETY: mark every fd above stderr close-on-exec; then execute.
-    unsafe {
-        libc::syscall(
-            libc::SYS_close_range,
-            3u32,
-            u32::MAX,
-            libc::CLOSE_RANGE_CLOEXEC,
-        );
-        libc::execve(program.as_ptr(), argv_ptrs.as_ptr(), env_ptrs.as_ptr());
-    }
-    let err = errno();
-    let code = if err.raw_os_error() == Some(libc::ENOENT) {
-        127
-    } else {
-        126
-    };
-    report(&Status::ExecFailed {
-        message: format!("{}: {err}", req.program.display()),
-        code,
-    });
-    // SAFETY: leaving the failed child.
-    unsafe { libc::_exit(code) }
-}
-
-fn cstring(bytes: &[u8]) -> CString {
-    match CString::new(bytes) {
-        Ok(c) => c,
-        Err(_) => refuse("an argument or environment entry contains NUL".into()),
-    }
-}
-
-/// Drops every capability for good: securebits (root keeps none across execve), bounding and
-/// ambient sets, then the current sets.
-fn drop_capabilities() -> Result<(), String> {
-    const SECBIT_NOROOT: libc::c_ulong = 1 << 0;
-    const SECBIT_NOROOT_LOCKED: libc::c_ulong = 1 << 1;
-    const SECBIT_NO_SETUID_FIXUP: libc::c_ulong = 1 << 2;
-    const SECBIT_NO_SETUID_FIXUP_LOCKED: libc::c_ulong = 1 << 3;
-    const SECBIT_KEEP_CAPS_LOCKED: libc::c_ulong = 1 << 5;
-    const SECBIT_NO_CAP_AMBIENT_RAISE: libc::c_ulong = 1 << 6;
-    const SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED: libc::c_ulong = 1 << 7;
-    // SAFETY: prctl/capset with valid arguments.
-    unsafe {
-        let holds_setpcap = has_effective_cap(8);
-        if holds_setpcap {
-            let bits = SECBIT_NOROOT
-                | SECBIT_NOROOT_LOCKED
-                | SECBIT_NO_SETUID_FIXUP
-                | SECBIT_NO_SETUID_FIXUP_LOCKED
-                | SECBIT_KEEP_CAPS_LOCKED
-                | SECBIT_NO_CAP_AMBIENT_RAISE
-                | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
-            if libc::prctl(libc::PR_SET_SECUREBITS, bits) != 0 {
-                return Err(format!("PR_SET_SECUREBITS: {}", errno()));
-            }
-            for cap in 0..=63 {
-                if libc::prctl(libc::PR_CAPBSET_READ, cap) < 0 {
-                    break;
-                }
-                if libc::prctl(libc::PR_CAPBSET_DROP, cap) != 0 {
-                    return Err(format!("PR_CAPBSET_DROP({cap}): {}", errno()));
-                }
-            }
-        }
-        libc::prctl(
-            libc::PR_CAP_AMBIENT,
-            libc::PR_CAP_AMBIENT_CLEAR_ALL,
-            0,
-            0,
-            0,
-        );
-        let header = CapHeader {
-            version: 0x2008_0522,
-            pid: 0,
-        };
-        let data = [CapData::default(); 2];
-        if libc::syscall(libc::SYS_capset, &header as *const CapHeader, data.as_ptr()) != 0 {
-            return Err(format!("capset: {}", errno()));
-        }
-    }
-    Ok(())
-}
-
-#[repr(C)]
-struct CapHeader {
-    version: u32,
-    pid: i32,
-}
-
-#[repr(C)]
-#[derive(Clone, Copy, Default)]
-struct CapData {
-    effective: u32,
-    permitted: u32,
-    inheritable: u32,
-}
-
-fn has_effective_cap(cap: u32) -> bool {
-    let header = CapHeader {
-        version: 0x2008_0522,
-        pid: 0,
-    };
-    let mut data = [CapData::default(); 2];
-    // SAFETY: capget fills two CapData.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_capget,
-            &header as *const CapHeader,
-            data.as_mut_ptr(),
-        )
-    };
-    rc == 0 && data[(cap / 32) as usize].effective & (1 << (cap % 32)) != 0
 }
 
 fn children_of_self() -> Vec<libc::pid_t> {

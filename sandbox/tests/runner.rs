@@ -122,9 +122,8 @@ fn timeout_kills_the_whole_tree_hardened() {
     timeout_kills_tree(Profile::Hardened);
 }
 
-#[test]
-fn hardened_tree_dies_with_its_caller() {
-    if !kernel_supports(Profile::Hardened) {
+fn tree_dies_with_its_caller(profile: Profile) {
+    if !kernel_supports(profile) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -132,31 +131,123 @@ fn hardened_tree_dies_with_its_caller() {
     let file = dir.path().join("p.toml");
     std::fs::write(&file, format!("[fs]\nwrite = [\"{w}/**\"]\n")).unwrap();
     let script = |name: &str| format!("(sleep 1; echo late > {w}/{name}) & sleep 30");
-    let mut caller = Command::new(HELPER)
-        .args(["run", "--profile", "hardened", "--policy"])
-        .arg(&file)
-        .args(["--", "/bin/sh", "-c", &script("late")])
-        .spawn()
-        .unwrap();
+    let caller = |name: &str| {
+        Command::new(HELPER)
+            .args(["run", "--profile", &profile.to_string(), "--policy"])
+            .arg(&file)
+            .args(["--", "/bin/sh", "-c", &script(name)])
+            .spawn()
+            .unwrap()
+    };
+    let mut killed = caller("late");
     std::thread::sleep(Duration::from_millis(300));
-    caller.kill().unwrap();
-    caller.wait().unwrap();
+    killed.kill().unwrap();
+    killed.wait().unwrap();
     std::thread::sleep(Duration::from_millis(1500));
     assert!(
         !dir.path().join("late").exists(),
-        "a child outlived the killed caller"
+        "{profile}: a child outlived the killed caller"
     );
     // Control: left alone, the background child writes its file.
-    let mut caller = Command::new(HELPER)
-        .args(["run", "--profile", "hardened", "--policy"])
-        .arg(&file)
-        .args(["--", "/bin/sh", "-c", &script("control")])
-        .spawn()
-        .unwrap();
+    let mut left_alone = caller("control");
     std::thread::sleep(Duration::from_millis(1800));
-    assert!(dir.path().join("control").exists());
-    caller.kill().unwrap();
-    caller.wait().unwrap();
+    assert!(dir.path().join("control").exists(), "{profile}");
+    left_alone.kill().unwrap();
+    left_alone.wait().unwrap();
+}
+
+#[test]
+fn hardened_tree_dies_with_its_caller() {
+    tree_dies_with_its_caller(Profile::Hardened);
+}
+
+#[test]
+fn strict_tree_dies_with_its_caller() {
+    tree_dies_with_its_caller(Profile::Strict);
+}
+
+/// The strict command is cloned from the caller's thread, which blocks every signal and may
+/// ignore some (the test harness ignores SIGPIPE): none of that may reach the command.
+#[test]
+fn strict_command_is_pid_1_with_default_signals() {
+    if !kernel_supports(Profile::Strict) {
+        return;
+    }
+    let out = run(
+        &policy(""),
+        &["/bin/cat".into(), "/proc/self/status".into()],
+        &opts(Profile::Strict),
+    )
+    .unwrap();
+    let status = text(&out.stdout);
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .map(str::trim)
+            .unwrap_or_else(|| panic!("no {name} in {status}"))
+            .to_string()
+    };
+    assert_eq!(field("Pid:"), "1", "{status}");
+    assert_eq!(field("SigBlk:"), "0000000000000000", "{status}");
+    assert_eq!(field("SigIgn:"), "0000000000000000", "{status}");
+    assert_eq!(field("SigCgt:"), "0000000000000000", "{status}");
+    // Control: this test process itself does ignore SIGPIPE (bit 13).
+    let own = std::fs::read_to_string("/proc/self/status").unwrap();
+    let ign = own.lines().find_map(|l| l.strip_prefix("SigIgn:")).unwrap();
+    let ign = u64::from_str_radix(ign.trim(), 16).unwrap();
+    assert_ne!(ign & (1 << (libc::SIGPIPE - 1)), 0, "{own}");
+}
+
+/// The strict child shares the caller's memory until `execve`: spawn from several threads at
+/// once while other threads allocate and free, and check every run and the heap survive.
+#[test]
+fn strict_runs_from_many_threads_while_others_allocate() {
+    if !kernel_supports(Profile::Strict) {
+        return;
+    }
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let churners: Vec<_> = (0..2)
+        .map(|seed| {
+            let stop = stop.clone();
+            std::thread::spawn(move || {
+                let mut kept: Vec<Vec<u64>> = Vec::new();
+                let mut n = seed;
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    n = (n * 1_103_515_245 + 12_345) % (1 << 31);
+                    kept.push(vec![n; (n % 4096) as usize]);
+                    if kept.len() > 64 {
+                        kept.swap_remove((n % 64) as usize);
+                    }
+                }
+                kept.iter().map(|v| v.len()).sum::<usize>()
+            })
+        })
+        .collect();
+    let runners: Vec<_> = (0..4)
+        .map(|t| {
+            std::thread::spawn(move || {
+                for i in 0..15 {
+                    let word = format!("run-{t}-{i}");
+                    let out = run(
+                        &policy(""),
+                        &sh(&format!("echo {word}")),
+                        &opts(Profile::Strict),
+                    )
+                    .unwrap();
+                    assert!(out.success(), "{out:?}");
+                    assert_eq!(text(&out.stdout), format!("{word}\n"));
+                }
+            })
+        })
+        .collect();
+    for r in runners {
+        r.join().unwrap();
+    }
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    for c in churners {
+        c.join().unwrap();
+    }
 }
 
 #[test]

@@ -6,7 +6,7 @@
 //! The tool runs in an empty network namespace: only `lo`, no route out. Inside it, every
 //! allowed host gets a loopback address of its own (127.0.0.2, 127.0.0.3, ...), and
 //! `/etc/hosts` maps the name there ([`EgressPlan::files`]). Before the tool starts, the
-//! trampoline calls [`bind_inside`], which creates a listening socket for each allowed
+//! sandbox's child calls [`bind_inside`], which creates a listening socket for each allowed
 //! `address:port` (plus a DNS responder on 127.0.0.1:53) *inside* the namespace and passes them
 //! over a unix socket to the parent. There [`start_broker`] accepts on them from the host's
 //! namespace (a socket keeps the namespace it was made in), resolves the real host with the
@@ -55,9 +55,9 @@
 //! (`ECONNREFUSED`) and addresses with no route (`ENETUNREACH`); none of them leaves the
 //! sandbox.
 //!
-//! # Order in the trampoline
+//! # Order in the sandbox's child
 //!
-//! unshare(user, net, ...) → maps → `lo` up → [`bind_inside`] (needs `CAP_NET_BIND_SERVICE`
+//! clone into new user, net, ... namespaces → maps → `lo` up → [`bind_inside`] (needs `CAP_NET_BIND_SERVICE`
 //! for ports below 1024 and `CAP_NET_ADMIN` for non-loopback literals) → mount
 //! [`EgressPlan::files`] read-only over `/etc/...` → drop capabilities → Landlock (allow
 //! [`EgressPlan::connect_ports`]) → seccomp → exec. The parent calls [`start_broker`] after

@@ -83,7 +83,7 @@ pub struct ListenerSpec {
 
 /// How a policy's `net = {hosts = [...]}` list is carried out.
 ///
-/// Built once per policy; plain data, so the runner can hand it to the trampoline.
+/// Built once per policy; plain data, part of the runner's spawn request.
 ///
 /// ```
 /// use sandbox::egress::EgressPlan;

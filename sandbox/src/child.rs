@@ -1,0 +1,318 @@
+//! What a sandboxed child does to itself between its creation and `execve`, in both profiles:
+//! the strict profile's namespace child ([`crate::nsclone`]) and the hardened profile's
+//! grandchild of the trampoline ([`crate::trampoline`]).
+//!
+//! Order matters and follows what the kernel needs: capabilities dropped for good, then
+//! NO_NEW_PRIVS (Landlock and seccomp need it without privileges), then Landlock, then the
+//! rlimits, then seccomp last (so that nothing above is itself filtered). The rlimits come after
+//! every allocation: the strict child shares the caller's address space until `execve`, and an
+//! address-space limit lower than the caller's size would make its allocations fail.
+//!
+//! Errors before `execve` are sent on the status channel as [`Status::Refused`] and end the
+//! child with [`REFUSED_EXIT`], so the command never starts half-confined.
+
+use std::ffi::CString;
+use std::os::fd::{BorrowedFd, RawFd};
+
+use crate::request::{Request, Status};
+
+/// Exit status of a run the sandbox refused.
+pub const REFUSED_EXIT: i32 = 125;
+
+fn errno() -> std::io::Error {
+    std::io::Error::last_os_error()
+}
+
+/// The write end of the status channel: JSON lines of [`Status`].
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Reporter(pub RawFd);
+
+impl Reporter {
+    /// Sends one record; a failed write only loses the report (the parent then sees a child
+    /// that ended without reporting, which it treats as a refusal).
+    pub fn report(self, status: &Status) {
+        let mut line = serde_json::to_vec(status).unwrap_or_default();
+        line.push(b'\n');
+        // SAFETY: writing a live buffer to our status fd.
+        unsafe { libc::write(self.0, line.as_ptr().cast(), line.len()) };
+    }
+
+    /// Reports the refusal and ends the child without running destructors or exit handlers
+    /// (the strict child shares them with the caller).
+    pub fn refuse(self, message: String) -> ! {
+        self.report(&Status::Refused(message));
+        // SAFETY: leaving the child at once.
+        unsafe { libc::_exit(REFUSED_EXIT) }
+    }
+
+    /// Reports a failed `execve` without allocating (the rlimits are already in force).
+    fn exec_failed(self, errno: i32) -> ! {
+        let mut buf = [0u8; 64];
+        let mut cursor = &mut buf[..];
+        let written = serde_json::to_writer(&mut cursor, &Status::ExecFailed { errno }).is_ok()
+            && std::io::Write::write_all(&mut cursor, b"\n").is_ok();
+        let len = 64 - cursor.len();
+        if written {
+            // SAFETY: writing the formatted prefix of a stack buffer.
+            unsafe { libc::write(self.0, buf.as_ptr().cast(), len) };
+        }
+        let code = if errno == libc::ENOENT { 127 } else { 126 };
+        // SAFETY: leaving the failed child.
+        unsafe { libc::_exit(code) }
+    }
+}
+
+/// What `execve` and seccomp need, built before the child starts: the strict child must not
+/// allocate once its rlimits are set.
+pub(crate) struct ExecImage {
+    program: CString,
+    _argv: Vec<CString>,
+    argv_ptrs: Vec<*const libc::c_char>,
+    _env: Vec<CString>,
+    env_ptrs: Vec<*const libc::c_char>,
+    deny: Vec<libc::sock_filter>,
+    guard: Vec<libc::sock_filter>,
+}
+
+impl ExecImage {
+    /// Converts the request's program, argv, environment and filters.
+    ///
+    /// # Errors
+    ///
+    /// An argument or environment entry contains a NUL byte.
+    pub fn new(req: &Request) -> Result<ExecImage, String> {
+        let cstring = |bytes: &[u8]| {
+            CString::new(bytes).map_err(|_| {
+                format!(
+                    "an argument or environment entry contains a NUL byte: {:?}",
+                    String::from_utf8_lossy(bytes)
+                )
+            })
+        };
+        let program = cstring(req.program.as_os_str().as_encoded_bytes())?;
+        let argv = req
+            .argv
+            .iter()
+            .map(|a| cstring(a))
+            .collect::<Result<Vec<_>, _>>()?;
+        let env = req
+            .env
+            .iter()
+            .map(|e| cstring(e))
+            .collect::<Result<Vec<_>, _>>()?;
+        let pointers = |list: &[CString]| {
+            let mut p: Vec<*const libc::c_char> = list.iter().map(|c| c.as_ptr()).collect();
+            p.push(std::ptr::null());
+            p
+        };
+        Ok(ExecImage {
+            program,
+            argv_ptrs: pointers(&argv),
+            env_ptrs: pointers(&env),
+            _argv: argv,
+            _env: env,
+            deny: crate::seccomp::unpack(&req.filters.deny),
+            guard: crate::seccomp::unpack(&req.filters.guard),
+        })
+    }
+}
+
+/// Writes the user namespace's maps: the caller's uid and gid become 1000 inside, not 0, so
+/// that after `execve` the command holds no capability at all.
+pub(crate) fn write_id_maps(euid: libc::uid_t, egid: libc::gid_t) -> Result<(), String> {
+    let maps = [
+        ("/proc/self/setgroups", "deny".to_string()),
+        ("/proc/self/uid_map", format!("1000 {euid} 1")),
+        ("/proc/self/gid_map", format!("1000 {egid} 1")),
+    ];
+    for (file, content) in maps {
+        std::fs::write(file, content).map_err(|e| format!("writing {file}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// Brings `lo` up in a new network namespace (for the egress listeners).
+pub(crate) fn loopback_up() -> std::io::Result<()> {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    // SAFETY: an ioctl pair on a throwaway socket with a zeroed ifreq naming "lo".
+    unsafe {
+        let fd = libc::socket(libc::AF_INET, libc::SOCK_DGRAM | libc::SOCK_CLOEXEC, 0);
+        if fd < 0 {
+            return Err(errno());
+        }
+        let fd = OwnedFd::from_raw_fd(fd);
+        let mut ifr: libc::ifreq = std::mem::zeroed();
+        for (i, b) in b"lo".iter().enumerate() {
+            ifr.ifr_name[i] = *b as libc::c_char;
+        }
+        if libc::ioctl(fd.as_raw_fd(), libc::SIOCGIFFLAGS, &mut ifr) < 0 {
+            return Err(errno());
+        }
+        ifr.ifr_ifru.ifru_flags |= (libc::IFF_UP | libc::IFF_RUNNING) as libc::c_short;
+        if libc::ioctl(fd.as_raw_fd(), libc::SIOCSIFFLAGS, &ifr) < 0 {
+            return Err(errno());
+        }
+    }
+    Ok(())
+}
+
+/// Every restriction, in the order the kernel needs, then `execve`. Never returns.
+///
+/// `notify` is the channel on which the exec-notification listener goes to the supervisor
+/// (exec = deny). Signals stay as the caller left them until just before `execve`, where the
+/// mask is emptied.
+pub(crate) fn confine_and_exec(
+    req: &Request,
+    image: &ExecImage,
+    reporter: Reporter,
+    notify: Option<RawFd>,
+) -> ! {
+    if let Err(e) = drop_capabilities() {
+        reporter.refuse(e);
+    }
+    // SAFETY: prctl with integers.
+    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+        reporter.refuse(format!("PR_SET_NO_NEW_PRIVS: {}", errno()));
+    }
+    if let Err(e) = crate::landlock_rules::restrict_self(&req.landlock) {
+        reporter.refuse(e);
+    }
+    for &(resource, limit) in &req.rlimits {
+        let rl = libc::rlimit {
+            rlim_cur: limit,
+            rlim_max: limit,
+        };
+        // SAFETY: setrlimit with a valid struct.
+        if unsafe { libc::setrlimit(resource as _, &rl) } != 0 {
+            reporter.refuse(format!("setrlimit({resource}, {limit}): {}", errno()));
+        }
+    }
+    if let Err(e) = crate::seccomp::install(&image.deny, false) {
+        reporter.refuse(format!("installing the seccomp deny-list: {e}"));
+    }
+    match crate::seccomp::install(&image.guard, req.exec_notify) {
+        Ok(Some(listener)) => {
+            let Some(channel) = notify else {
+                reporter.refuse("exec supervision without a channel to the supervisor".into());
+            };
+            // SAFETY: both descriptors are open until closed just below.
+            let sent = unsafe {
+                crate::fdpass::send_one(
+                    BorrowedFd::borrow_raw(channel),
+                    BorrowedFd::borrow_raw(listener),
+                )
+            };
+            if let Err(e) = sent {
+                reporter.refuse(format!("handing the exec listener to the supervisor: {e}"));
+            }
+            // SAFETY: our copies are no longer needed.
+            unsafe {
+                libc::close(listener);
+                libc::close(channel);
+            }
+        }
+        Ok(None) => {}
+        Err(e) => reporter.refuse(format!("installing the seccomp guard: {e}")),
+    }
+    // SAFETY: mark every fd above stderr close-on-exec, empty the signal mask, execute.
+    unsafe {
+        libc::syscall(
+            libc::SYS_close_range,
+            3u32,
+            u32::MAX,
+            libc::CLOSE_RANGE_CLOEXEC,
+        );
+        let mut empty: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut empty);
+        libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+        libc::execve(
+            image.program.as_ptr(),
+            image.argv_ptrs.as_ptr(),
+            image.env_ptrs.as_ptr(),
+        );
+        reporter.exec_failed(*libc::__errno_location())
+    }
+}
+
+/// Drops every capability for good: securebits (root keeps none across execve), bounding and
+/// ambient sets, then the current sets.
+fn drop_capabilities() -> Result<(), String> {
+    const SECBIT_NOROOT: libc::c_ulong = 1 << 0;
+    const SECBIT_NOROOT_LOCKED: libc::c_ulong = 1 << 1;
+    const SECBIT_NO_SETUID_FIXUP: libc::c_ulong = 1 << 2;
+    const SECBIT_NO_SETUID_FIXUP_LOCKED: libc::c_ulong = 1 << 3;
+    const SECBIT_KEEP_CAPS_LOCKED: libc::c_ulong = 1 << 5;
+    const SECBIT_NO_CAP_AMBIENT_RAISE: libc::c_ulong = 1 << 6;
+    const SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED: libc::c_ulong = 1 << 7;
+    // SAFETY: prctl/capset with valid arguments.
+    unsafe {
+        let holds_setpcap = has_effective_cap(8);
+        if holds_setpcap {
+            let bits = SECBIT_NOROOT
+                | SECBIT_NOROOT_LOCKED
+                | SECBIT_NO_SETUID_FIXUP
+                | SECBIT_NO_SETUID_FIXUP_LOCKED
+                | SECBIT_KEEP_CAPS_LOCKED
+                | SECBIT_NO_CAP_AMBIENT_RAISE
+                | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
+            if libc::prctl(libc::PR_SET_SECUREBITS, bits) != 0 {
+                return Err(format!("PR_SET_SECUREBITS: {}", errno()));
+            }
+            for cap in 0..=63 {
+                if libc::prctl(libc::PR_CAPBSET_READ, cap) < 0 {
+                    break;
+                }
+                if libc::prctl(libc::PR_CAPBSET_DROP, cap) != 0 {
+                    return Err(format!("PR_CAPBSET_DROP({cap}): {}", errno()));
+                }
+            }
+        }
+        libc::prctl(
+            libc::PR_CAP_AMBIENT,
+            libc::PR_CAP_AMBIENT_CLEAR_ALL,
+            0,
+            0,
+            0,
+        );
+        let header = CapHeader {
+            version: 0x2008_0522,
+            pid: 0,
+        };
+        let data = [CapData::default(); 2];
+        if libc::syscall(libc::SYS_capset, &header as *const CapHeader, data.as_ptr()) != 0 {
+            return Err(format!("capset: {}", errno()));
+        }
+    }
+    Ok(())
+}
+
+#[repr(C)]
+struct CapHeader {
+    version: u32,
+    pid: i32,
+}
+
+#[repr(C)]
+#[derive(Clone, Copy, Default)]
+struct CapData {
+    effective: u32,
+    permitted: u32,
+    inheritable: u32,
+}
+
+fn has_effective_cap(cap: u32) -> bool {
+    let header = CapHeader {
+        version: 0x2008_0522,
+        pid: 0,
+    };
+    let mut data = [CapData::default(); 2];
+    // SAFETY: capget fills two CapData.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_capget,
+            &header as *const CapHeader,
+            data.as_mut_ptr(),
+        )
+    };
+    rc == 0 && data[(cap / 32) as usize].effective & (1 << (cap % 32)) != 0
+}

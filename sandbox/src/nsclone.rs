@@ -1,0 +1,453 @@
+//! The strict profile's spawn: one `clone` puts the child straight into its new user, mount,
+//! pid, IPC (and network) namespaces; the child builds its view, confines itself and executes
+//! the command, which becomes pid 1 of its pid namespace. The caller supervises it directly.
+//!
+//! ```text
+//! caller ──clone(CLONE_VM | CLONE_NEW{USER,NS,PID,IPC[,NET]})──▶ C, pid 1 of the new namespace
+//!   C: parent-death signal → signals to default → stdio → pids cgroup → uid/gid maps
+//!      → lo up, egress listeners → mount view + pivot_root → working directory
+//!      → capabilities → NO_NEW_PRIVS → Landlock → rlimits → seccomp → execve (the command)
+//!   caller: waits for C's `execve` (answering the first exec notification), then supervises
+//!      the command: output, timeout (killing pid 1 ends the namespace), later exec attempts
+//! ```
+//!
+//! **Why `CLONE_VM`.** A fork copies the caller's page tables, which costs about 35 ms per GiB
+//! of the caller's memory; sharing the address space until `execve` (as `posix_spawn` does)
+//! costs nothing per byte. It also saves what a helper binary costs: a second process image to
+//! load and a supervising process, which were most of the strict profile's spawn time.
+//!
+//! **The rule that makes sharing safe.** Between `clone` and the end of the hand-off, C runs on
+//! its own stack but with the calling thread's thread-local storage (errno, the allocator's
+//! thread cache), so the calling thread must not touch either: it blocks every signal (no
+//! handler can run on it), and until the status channel reaches end of file (C executed the
+//! command or exited: both release the shared memory before closing descriptors) it only makes
+//! system calls into buffers on its stack ([`hand_off`]). Other threads of the caller are not
+//! affected: C is like one more thread that takes locks properly. C never returns and never
+//! runs exit handlers.
+//!
+//! **pid 1.** The command is the namespace's init: when it exits, the kernel kills everything
+//! else in the namespace, and the caller kills the whole tree by killing it. As pid 1 it does
+//! not receive signals from inside its namespace for which it installed no handler, and its
+//! orphaned descendants become its children (as in a container without an init process).
+
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::time::Instant;
+
+use crate::child::{ExecImage, Reporter, REFUSED_EXIT};
+use crate::request::Request;
+
+/// Stack of the cloned child: the mount view and Landlock code run on it.
+const STACK_BYTES: usize = 1 << 20;
+
+/// Room for the child's status records during the hand-off; longer reports are cut.
+const RECORD_BYTES: usize = 8192;
+
+/// The descriptors of the child's standard streams: stdin, stdout, stderr.
+pub(crate) type StdioFds = [RawFd; 3];
+
+/// Everything the child reads; lives in the caller's frame until the hand-off ends.
+struct ChildContext<'a> {
+    req: &'a Request,
+    image: &'a ExecImage,
+    status: RawFd,
+    notify: Option<RawFd>,
+    egress: Option<RawFd>,
+    stdio: Option<StdioFds>,
+    euid: libc::uid_t,
+    egid: libc::gid_t,
+}
+
+/// A spawned strict child after the hand-off.
+pub(crate) struct Spawned {
+    /// The command's pid (in the caller's pid namespace).
+    pub pid: libc::pid_t,
+    /// A pidfd for it.
+    pub pidfd: OwnedFd,
+    /// Status records the child sent before executing (a refusal or a failed `execve`).
+    pub records: Vec<u8>,
+    /// The exec-notification listener (exec = deny), to refuse every later `execve`.
+    pub listener: Option<OwnedFd>,
+    /// The policy's timeout struck during the set-up.
+    pub timed_out: bool,
+}
+
+/// Why the child could not be started at all.
+#[derive(Debug)]
+pub(crate) struct SpawnError(pub String);
+
+/// Creates the child in its namespaces and waits until it executed the command (or gave up).
+///
+/// `stdio`: descriptors to put on 0-2 (or `None` to inherit). `egress`: the child end of the
+/// egress channel. `deadline`: when the policy's timeout strikes.
+pub(crate) fn spawn(
+    req: &Request,
+    stdio: Option<StdioFds>,
+    egress: Option<BorrowedFd<'_>>,
+    deadline: Option<Instant>,
+) -> Result<Spawned, SpawnError> {
+    let image = ExecImage::new(req).map_err(SpawnError)?;
+    let io = |what: &str, e: std::io::Error| SpawnError(format!("{what}: {e}"));
+    let (status_r, status_w) = pipe().map_err(|e| io("status pipe", e))?;
+    let notify = if req.exec_notify {
+        Some(seqpacket_pair().map_err(|e| io("exec notification channel", e))?)
+    } else {
+        None
+    };
+    let stack = Stack::new().map_err(|e| io("child stack", e))?;
+    // SAFETY: getters without pointers.
+    let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let context = ChildContext {
+        req,
+        image: &image,
+        status: status_w.as_raw_fd(),
+        notify: notify.as_ref().map(|(_, child)| child.as_raw_fd()),
+        egress: egress.map(|e| e.as_raw_fd()),
+        stdio,
+        euid,
+        egid,
+    };
+    let mut flags = libc::CLONE_VM
+        | libc::CLONE_PIDFD
+        | libc::CLONE_NEWUSER
+        | libc::CLONE_NEWNS
+        | libc::CLONE_NEWPID
+        | libc::CLONE_NEWIPC
+        | libc::SIGCHLD;
+    if req.netns {
+        flags |= libc::CLONE_NEWNET;
+    }
+    let mut pidfd: RawFd = -1;
+    let saved_mask = block_all_signals();
+    // SAFETY: the child runs `entry` on its own stack with `context`, which outlives the
+    // hand-off below; from here until the hand-off ends this thread makes only system calls
+    // into stack buffers (see the module documentation).
+    let pid = unsafe {
+        libc::clone(
+            entry,
+            stack.top(),
+            flags,
+            (&context as *const ChildContext<'_>).cast_mut().cast(),
+            &mut pidfd as *mut RawFd,
+        )
+    };
+    if pid < 0 {
+        let err = std::io::Error::last_os_error();
+        restore_signals(&saved_mask);
+        return Err(SpawnError(format!(
+            "cannot create the sandbox's user, mount and pid namespaces: {err} (enable \
+             unprivileged user namespaces, or ask for the hardened profile by name)"
+        )));
+    }
+    // SAFETY: CLONE_PIDFD stored a new descriptor that we own.
+    let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
+    // The child holds its own copies; ours would keep the status pipe from reaching EOF.
+    drop(status_w);
+    let notify_parent = notify.map(|(parent, child)| {
+        drop(child);
+        parent
+    });
+    let outcome = hand_off(
+        pid,
+        pidfd.as_raw_fd(),
+        status_r.as_raw_fd(),
+        notify_parent.as_ref().map(|p| p.as_raw_fd()),
+        deadline,
+    );
+    restore_signals(&saved_mask);
+    // `context` stays in scope (and in place) to here, past the end of the hand-off.
+    drop(stack);
+    Ok(Spawned {
+        pid,
+        pidfd,
+        records: outcome.records[..outcome.len].to_vec(),
+        listener: outcome.listener,
+        timed_out: outcome.timed_out,
+    })
+}
+
+/// What the caller learned while the child set itself up.
+struct HandOff {
+    records: [u8; RECORD_BYTES],
+    len: usize,
+    listener: Option<OwnedFd>,
+    timed_out: bool,
+}
+
+/// Waits, without allocating, until the child has executed the command or exited: the status
+/// pipe's write end is close-on-exec, so end of file means one or the other. Meanwhile: keeps
+/// what the child reports, receives the exec-notification listener and lets the first
+/// `execve` (the command) through, and kills the child when the deadline passes.
+fn hand_off(
+    pid: libc::pid_t,
+    pidfd: RawFd,
+    status: RawFd,
+    mut notify: Option<RawFd>,
+    deadline: Option<Instant>,
+) -> HandOff {
+    let mut out = HandOff {
+        records: [0; RECORD_BYTES],
+        len: 0,
+        listener: None,
+        timed_out: false,
+    };
+    let mut first_exec_done = false;
+    loop {
+        let mut fds = [libc::pollfd {
+            fd: status,
+            events: libc::POLLIN,
+            revents: 0,
+        }; 3];
+        let mut n = 1;
+        if let Some(channel) = notify {
+            fds[n].fd = channel;
+            n += 1;
+        }
+        if let (Some(listener), false) = (&out.listener, first_exec_done) {
+            fds[n].fd = listener.as_raw_fd();
+            n += 1;
+        }
+        let wait_ms = match (deadline, out.timed_out) {
+            (Some(d), false) => d
+                .saturating_duration_since(Instant::now())
+                .as_millis()
+                .min(i32::MAX as u128) as i32,
+            _ => -1,
+        };
+        // SAFETY: `fds` holds `n` initialised entries.
+        let ready = unsafe { libc::poll(fds.as_mut_ptr(), n as libc::nfds_t, wait_ms) };
+        if ready == 0 && deadline.is_some() && !out.timed_out {
+            // The set-up itself overran the timeout: end it like the command.
+            // SAFETY: signalling our child through its pidfd.
+            unsafe { libc::syscall(libc::SYS_pidfd_send_signal, pidfd, libc::SIGKILL, 0, 0) };
+            out.timed_out = true;
+            continue;
+        }
+        for p in &fds[..n] {
+            if p.revents == 0 {
+                continue;
+            }
+            if p.fd == status {
+                // Bytes beyond the room are read and dropped, so the child never blocks.
+                let full = out.len == RECORD_BYTES;
+                let mut sink = [0u8; 512];
+                let buf: &mut [u8] = if full {
+                    &mut sink
+                } else {
+                    &mut out.records[out.len..]
+                };
+                // SAFETY: reading into a live stack buffer of the given length.
+                let got = unsafe { libc::read(status, buf.as_mut_ptr().cast(), buf.len()) };
+                if got == 0 {
+                    return out;
+                }
+                if got > 0 && !full {
+                    out.len += got as usize;
+                }
+            } else if Some(p.fd) == notify {
+                // SAFETY: `p.fd` is the parent's end of the notification channel, open here.
+                let channel = unsafe { BorrowedFd::borrow_raw(p.fd) };
+                // On failure the child refuses (its send fails) or, if it got as far as
+                // `execve`, waits for an answer that never comes: kill it.
+                match crate::fdpass::recv_one(channel) {
+                    Ok(listener) => out.listener = Some(listener),
+                    // SAFETY: signalling our child through its pidfd.
+                    Err(_) => unsafe {
+                        libc::syscall(libc::SYS_pidfd_send_signal, pidfd, libc::SIGKILL, 0, 0);
+                    },
+                }
+                notify = None;
+            } else if p.revents & libc::POLLIN != 0 {
+                crate::seccomp::answer_exec(p.fd, pid, &mut first_exec_done);
+            } else {
+                // The listener hung up: the child is gone.
+                first_exec_done = true;
+            }
+        }
+    }
+}
+
+/// The child. Never returns: it executes the command or reports and exits.
+extern "C" fn entry(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the ChildContext that `spawn` keeps alive until the hand-off ends.
+    let context = unsafe { &*(arg as *const ChildContext<'_>) };
+    let reporter = Reporter(context.status);
+    // A panic must not unwind into `clone`'s frame, which does not exist on this stack.
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| set_up(context)));
+    reporter.refuse("the sandbox child panicked while setting up".into())
+}
+
+fn set_up(context: &ChildContext<'_>) -> ! {
+    let reporter = Reporter(context.status);
+    let req = context.req;
+    // SAFETY: plain syscalls on integers and on our own descriptors.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        // If the caller died before the line above, nobody reads the status pipe any more.
+        let mut p = libc::pollfd {
+            fd: context.status,
+            events: libc::POLLOUT,
+            revents: 0,
+        };
+        if libc::poll(&mut p, 1, 0) == 1 && p.revents & libc::POLLERR != 0 {
+            libc::_exit(REFUSED_EXIT);
+        }
+        // The caller's handlers are code in memory we share: none may run here, and what the
+        // caller ignores (SIGPIPE in Rust programs) must not stay ignored in the command. The
+        // raw system call also reaches the two signals glibc keeps for itself.
+        let default = KernelSigaction {
+            handler: libc::SIG_DFL,
+            flags: 0,
+            restorer: 0,
+            mask: 0,
+        };
+        for signal in 1..=64 {
+            if signal != libc::SIGKILL && signal != libc::SIGSTOP {
+                libc::syscall(
+                    libc::SYS_rt_sigaction,
+                    signal,
+                    &default as *const KernelSigaction,
+                    std::ptr::null_mut::<KernelSigaction>(),
+                    8usize,
+                );
+            }
+        }
+        if let Some(fds) = context.stdio {
+            for (target, fd) in fds.into_iter().enumerate() {
+                if libc::dup2(fd, target as RawFd) < 0 {
+                    reporter.refuse(format!(
+                        "setting up fd {target}: {}",
+                        std::io::Error::last_os_error()
+                    ));
+                }
+            }
+        }
+    }
+    if let Some(cgroup) = &req.cgroup {
+        let procs = cgroup.join("cgroup.procs");
+        // "0" is the writer itself, whatever its pid in which namespace.
+        if let Err(e) = std::fs::write(&procs, "0") {
+            reporter.refuse(format!("joining pids cgroup {}: {e}", procs.display()));
+        }
+    }
+    if let Err(e) = crate::child::write_id_maps(context.euid, context.egid) {
+        reporter.refuse(e);
+    }
+    if req.netns && req.loopback {
+        if let Err(e) = crate::child::loopback_up() {
+            reporter.refuse(format!("bringing up lo in the new network namespace: {e}"));
+        }
+    }
+    if let (Some(plan), Some(channel)) = (&req.egress, context.egress) {
+        // SAFETY: the egress channel stays open in this process until execve closes it.
+        let channel = unsafe { BorrowedFd::borrow_raw(channel) };
+        if let Err(e) = crate::egress::bind_inside(plan, channel) {
+            reporter.refuse(format!("egress listeners: {e}"));
+        }
+    }
+    if let Err(e) = crate::mounts::enter(&req.mounts) {
+        reporter.refuse(format!("building the sandbox's filesystem view: {e}"));
+    }
+    let cwd_ok = req
+        .cwd
+        .as_ref()
+        .is_some_and(|cwd| std::env::set_current_dir(cwd).is_ok());
+    if !cwd_ok {
+        let _ = std::env::set_current_dir("/");
+    }
+    crate::child::confine_and_exec(req, context.image, reporter, context.notify)
+}
+
+/// The kernel's `struct sigaction` on x86_64 (glibc's differs and refuses signals 32 and 33).
+#[repr(C)]
+struct KernelSigaction {
+    handler: libc::sighandler_t,
+    flags: libc::c_ulong,
+    restorer: usize,
+    mask: u64,
+}
+
+/// The child's stack: an anonymous mapping with a guard page below it.
+struct Stack {
+    base: *mut libc::c_void,
+    len: usize,
+}
+
+impl Stack {
+    fn new() -> std::io::Result<Stack> {
+        let guard = 4096;
+        let len = STACK_BYTES + guard;
+        // SAFETY: a fresh private anonymous mapping; the lowest page becomes the guard.
+        unsafe {
+            let base = libc::mmap(
+                std::ptr::null_mut(),
+                len,
+                libc::PROT_READ | libc::PROT_WRITE,
+                libc::MAP_PRIVATE | libc::MAP_ANONYMOUS | libc::MAP_STACK,
+                -1,
+                0,
+            );
+            if base == libc::MAP_FAILED {
+                return Err(std::io::Error::last_os_error());
+            }
+            libc::mprotect(base, guard, libc::PROT_NONE);
+            Ok(Stack { base, len })
+        }
+    }
+
+    /// The highest address: stacks grow down.
+    fn top(&self) -> *mut libc::c_void {
+        // SAFETY: one past the end of our mapping.
+        unsafe { self.base.cast::<u8>().add(self.len).cast() }
+    }
+}
+
+impl Drop for Stack {
+    fn drop(&mut self) {
+        // SAFETY: unmapping our own mapping once the child no longer uses it.
+        unsafe { libc::munmap(self.base, self.len) };
+    }
+}
+
+fn block_all_signals() -> libc::sigset_t {
+    // SAFETY: signal-set manipulation on local sets.
+    unsafe {
+        let mut all: libc::sigset_t = std::mem::zeroed();
+        let mut old: libc::sigset_t = std::mem::zeroed();
+        libc::sigfillset(&mut all);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &all, &mut old);
+        old
+    }
+}
+
+fn restore_signals(mask: &libc::sigset_t) {
+    // SAFETY: restoring a mask saved by block_all_signals.
+    unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, mask, std::ptr::null_mut()) };
+}
+
+fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [-1; 2];
+    // SAFETY: pipe2 fills two fds.
+    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: both fds were just created and are owned here.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
+
+fn seqpacket_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [-1; 2];
+    // SAFETY: socketpair fills two fds.
+    if unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    } != 0
+    {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: owned here.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
+}
