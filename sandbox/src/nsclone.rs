@@ -31,13 +31,16 @@
 //! orphaned descendants become its children (as in a container without an init process).
 
 use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use crate::child::{ExecImage, Reporter, REFUSED_EXIT};
 use crate::request::Request;
 
 /// Stack of the cloned child: the mount view and Landlock code run on it.
 const STACK_BYTES: usize = 1 << 20;
+
+/// How long the set-up may run before the policy's timeout may kill it (see [`spawn`]).
+const SET_UP_GRACE: Duration = Duration::from_secs(5);
 
 /// Room for the child's status records during the hand-off; longer reports are cut.
 const RECORD_BYTES: usize = 8192;
@@ -78,7 +81,8 @@ pub(crate) struct SpawnError(pub String);
 /// Creates the child in its namespaces and waits until it executed the command (or gave up).
 ///
 /// `stdio`: descriptors to put on 0-2 (or `None` to inherit). `egress`: the child end of the
-/// egress channel. `deadline`: when the policy's timeout strikes.
+/// egress channel. `deadline`: when the policy's timeout strikes; during the set-up it is
+/// enforced no earlier than [`SET_UP_GRACE`] after the start.
 pub(crate) fn spawn(
     req: &Request,
     stdio: Option<StdioFds>,
@@ -146,12 +150,16 @@ pub(crate) fn spawn(
         drop(child);
         parent
     });
+    // Killing the child while it holds a lock of the shared allocator would leave that lock
+    // taken for good. The set-up takes about a millisecond; one still running seconds later is
+    // blocked in a system call (a hung mount, say), which is safe to interrupt.
+    let set_up_deadline = deadline.map(|d| d.max(Instant::now() + SET_UP_GRACE));
     let outcome = hand_off(
         pid,
         pidfd.as_raw_fd(),
         status_r.as_raw_fd(),
         notify_parent.as_ref().map(|p| p.as_raw_fd()),
-        deadline,
+        set_up_deadline,
     );
     restore_signals(&saved_mask);
     // `context` stays in scope (and in place) to here, past the end of the hand-off.

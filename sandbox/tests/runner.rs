@@ -156,6 +156,26 @@ fn tree_dies_with_its_caller(profile: Profile) {
     left_alone.wait().unwrap();
 }
 
+/// A timeout shorter than the sandbox's own set-up still ends the run (right after `execve`).
+#[test]
+fn a_timeout_shorter_than_the_set_up_still_holds() {
+    for profile in [Profile::Strict, Profile::Hardened] {
+        if !kernel_supports(profile) {
+            continue;
+        }
+        let start = Instant::now();
+        let out = run(
+            &policy("[limits]\ntimeout_ms = 1"),
+            &sh("sleep 20"),
+            &opts(profile),
+        )
+        .unwrap();
+        assert!(out.timed_out, "{profile}: {out:?}");
+        assert_eq!(out.signal, Some(libc::SIGKILL), "{profile}");
+        assert!(start.elapsed() < Duration::from_secs(5), "{profile}");
+    }
+}
+
 #[test]
 fn hardened_tree_dies_with_its_caller() {
     tree_dies_with_its_caller(Profile::Hardened);

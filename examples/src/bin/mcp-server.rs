@@ -23,8 +23,8 @@ use toolpolicy_examples::world;
 const USAGE: &str = "usage: mcp-server [--init-world] [--audit FILE] [--status-api ADDR]";
 
 fn main() -> ExitCode {
-    // The sandbox starts this same binary as its trampoline; that must happen before any
-    // runtime thread exists.
+    // For the hardened profile the sandbox starts this same binary as its trampoline; that
+    // must happen before any runtime thread exists.
     if std::env::args_os()
         .nth(1)
         .is_some_and(|a| a == sandbox::trampoline::SUBCOMMAND)
