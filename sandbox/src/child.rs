@@ -70,8 +70,7 @@ pub(crate) struct ExecImage {
     argv_ptrs: Vec<*const libc::c_char>,
     _env: Vec<CString>,
     env_ptrs: Vec<*const libc::c_char>,
-    deny: Vec<libc::sock_filter>,
-    guard: Vec<libc::sock_filter>,
+    filter: Vec<libc::sock_filter>,
 }
 
 impl ExecImage {
@@ -111,8 +110,7 @@ impl ExecImage {
             env_ptrs: pointers(&env),
             _argv: argv,
             _env: env,
-            deny: crate::seccomp::unpack(&req.filters.deny),
-            guard: crate::seccomp::unpack(&req.filters.guard),
+            filter: crate::seccomp::unpack(&req.filters.program),
         })
     }
 }
@@ -187,10 +185,7 @@ pub(crate) fn confine_and_exec(
             reporter.refuse(format!("setrlimit({resource}, {limit}): {}", errno()));
         }
     }
-    if let Err(e) = crate::seccomp::install(&image.deny, false) {
-        reporter.refuse(format!("installing the seccomp deny-list: {e}"));
-    }
-    match crate::seccomp::install(&image.guard, req.exec_notify) {
+    match crate::seccomp::install(&image.filter, req.exec_notify) {
         Ok(Some(listener)) => {
             let Some(channel) = notify else {
                 reporter.refuse("exec supervision without a channel to the supervisor".into());
@@ -212,7 +207,7 @@ pub(crate) fn confine_and_exec(
             }
         }
         Ok(None) => {}
-        Err(e) => reporter.refuse(format!("installing the seccomp guard: {e}")),
+        Err(e) => reporter.refuse(format!("installing the seccomp filter: {e}")),
     }
     // SAFETY: mark every fd above stderr close-on-exec, empty the signal mask, execute.
     unsafe {
