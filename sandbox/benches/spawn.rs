@@ -1,15 +1,17 @@
 //! What confinement costs: spawning and waiting for `/bin/true`, side by side.
 //!
 //! * `plain`: `std::process::Command` (posix_spawn);
-//! * `hardened`: the runner's Landlock + seccomp profile, no namespaces;
-//! * `strict`: the full strict profile (user, mount, pid, net namespaces + Landlock + seccomp);
+//! * `hardened`: the runner's Landlock + seccomp profile, no namespaces (through the
+//!   `policy-sandbox` trampoline);
+//! * `strict`: the full strict profile (user, mount, pid, net namespaces + Landlock + seccomp),
+//!   cloned straight into its namespaces;
 //! * `strict_exec_allow`: the same with `exec = "allow"`, i.e. without exec supervision;
 //! * `strict_net_allow`: the same with `net = "allow"`, i.e. without a network namespace;
 //! * `bwrap`: `bwrap --unshare-all --ro-bind / / --dev /dev --proc /proc /bin/true`, skipped with
 //!   a reason when bwrap is missing (`benches/install-bwrap.sh` installs it);
 //! * `strict_1gib_parent`: the strict profile again, from a parent holding 1 GiB of touched heap;
 //! * `fork_pre_exec_1gib_parent`: for contrast, a fork-based spawn (`Command` with a no-op
-//!   `pre_exec`) from the same 1 GiB parent, the cost a trampoline avoids.
+//!   `pre_exec`) from the same 1 GiB parent, the cost that sharing the address space avoids.
 //!
 //! After criterion, the same variants run round-robin and their medians and ratios are printed,
 //! which is steadier than comparing separate criterion runs on a shared machine.

@@ -128,33 +128,10 @@ fn recv_batch(channel: BorrowedFd<'_>) -> io::Result<(Vec<u8>, Vec<OwnedFd>)> {
     msg.msg_iovlen = 1;
     msg.msg_control = control.as_mut_ptr().cast();
     msg.msg_controllen = space as _;
-    let n = loop {
-        // SAFETY: msg references live buffers for the duration of the call.
-        let n = unsafe { libc::recvmsg(channel.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC) };
-        if n >= 0 {
-            break n as usize;
-        }
-        let err = io::Error::last_os_error();
-        if err.kind() != io::ErrorKind::Interrupted {
-            return Err(err);
-        }
-    };
+    let n = recvmsg(channel, &mut msg)?;
     let mut fds = Vec::new();
-    // SAFETY: the kernel filled msg_control up to msg_controllen; the CMSG_* walk stays inside
-    // it, and every descriptor in an SCM_RIGHTS message is a fresh one we now own.
-    unsafe {
-        let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
-        while !cmsg.is_null() {
-            if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_RIGHTS {
-                let bytes = (*cmsg).cmsg_len as usize - libc::CMSG_LEN(0) as usize;
-                let data = libc::CMSG_DATA(cmsg).cast::<RawFd>();
-                for i in 0..bytes / std::mem::size_of::<RawFd>() {
-                    fds.push(OwnedFd::from_raw_fd(data.add(i).read_unaligned()));
-                }
-            }
-            cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
-        }
-    }
+    // SAFETY: `msg` was just filled by recvmsg.
+    unsafe { received_fds(&msg, |fd| fds.push(fd)) };
     if msg.msg_flags & libc::MSG_CTRUNC != 0 {
         return Err(bad("control data truncated"));
     }
@@ -203,16 +180,8 @@ pub(crate) fn send_one(channel: BorrowedFd<'_>, fd: BorrowedFd<'_>) -> io::Resul
     payload[..4].copy_from_slice(MAGIC);
     payload[4..8].copy_from_slice(&1u32.to_le_bytes());
     let mut control = OneFdControl::zeroed();
-    let mut iov = libc::iovec {
-        iov_base: payload.as_mut_ptr().cast(),
-        iov_len: payload.len(),
-    };
-    // SAFETY: an all-zero msghdr is valid; fields are filled below.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.0.as_mut_ptr().cast();
-    msg.msg_controllen = ONE_FD_SPACE as _;
+    let mut iov = iovec(&mut payload);
+    let msg = control.header(&mut iov);
     // SAFETY: msg_control points at ONE_FD_SPACE bytes, room for one header carrying one fd.
     unsafe {
         let cmsg = libc::CMSG_FIRSTHDR(&msg);
@@ -246,46 +215,16 @@ pub(crate) fn send_one(channel: BorrowedFd<'_>, fd: BorrowedFd<'_>) -> io::Resul
 pub(crate) fn recv_one(channel: BorrowedFd<'_>) -> io::Result<OwnedFd> {
     let mut payload = [0u8; 12];
     let mut control = OneFdControl::zeroed();
-    let mut iov = libc::iovec {
-        iov_base: payload.as_mut_ptr().cast(),
-        iov_len: payload.len(),
-    };
-    // SAFETY: an all-zero msghdr is valid; fields are filled below.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.0.as_mut_ptr().cast();
-    msg.msg_controllen = ONE_FD_SPACE as _;
-    let n = loop {
-        // SAFETY: msg references live buffers for the duration of the call.
-        let n = unsafe { libc::recvmsg(channel.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC) };
-        if n >= 0 {
-            break n as usize;
-        }
-        let err = io::Error::last_os_error();
-        if err.kind() != io::ErrorKind::Interrupted {
-            return Err(err);
-        }
-    };
+    let mut iov = iovec(&mut payload);
+    let mut msg = control.header(&mut iov);
+    let n = recvmsg(channel, &mut msg)?;
     let mut received = None;
-    // SAFETY: the kernel filled msg_control up to msg_controllen; every descriptor of an
-    // SCM_RIGHTS message is a fresh one we now own (extra ones are closed by OwnedFd's drop).
+    // SAFETY: `msg` was just filled by recvmsg; extra descriptors are closed as they drop.
     unsafe {
-        let mut cmsg = libc::CMSG_FIRSTHDR(&msg);
-        while !cmsg.is_null() {
-            if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_RIGHTS {
-                let bytes = (*cmsg).cmsg_len as usize - libc::CMSG_LEN(0) as usize;
-                let data = libc::CMSG_DATA(cmsg).cast::<RawFd>();
-                for i in 0..bytes / std::mem::size_of::<RawFd>() {
-                    let fd = OwnedFd::from_raw_fd(data.add(i).read_unaligned());
-                    if received.is_none() {
-                        received = Some(fd);
-                    }
-                }
-            }
-            cmsg = libc::CMSG_NXTHDR(&msg, cmsg);
-        }
-    }
+        received_fds(&msg, |fd| {
+            received.get_or_insert(fd);
+        })
+    };
     let well_formed = n == payload.len()
         && &payload[..4] == MAGIC
         && payload[4..8] == 1u32.to_le_bytes()
@@ -294,6 +233,43 @@ pub(crate) fn recv_one(channel: BorrowedFd<'_>) -> io::Result<OwnedFd> {
         Some(fd) if well_formed => Ok(fd),
         _ if n == 0 => Err(io::Error::from(io::ErrorKind::UnexpectedEof)),
         _ => Err(io::Error::from(io::ErrorKind::InvalidData)),
+    }
+}
+
+fn recvmsg(channel: BorrowedFd<'_>, msg: &mut libc::msghdr) -> io::Result<usize> {
+    loop {
+        // SAFETY: msg references live buffers for the duration of the call.
+        let n = unsafe { libc::recvmsg(channel.as_raw_fd(), msg, libc::MSG_CMSG_CLOEXEC) };
+        if n >= 0 {
+            return Ok(n as usize);
+        }
+        let err = io::Error::last_os_error();
+        if err.kind() != io::ErrorKind::Interrupted {
+            return Err(err);
+        }
+    }
+}
+
+/// Hands every descriptor of the `SCM_RIGHTS` messages in `msg` to `take`, in order.
+///
+/// # Safety
+///
+/// `msg` was filled by `recvmsg`: its control data is valid up to `msg_controllen`, and the
+/// descriptors in it are fresh ones that nobody else owns.
+unsafe fn received_fds(msg: &libc::msghdr, mut take: impl FnMut(OwnedFd)) {
+    // SAFETY: the CMSG_* walk stays inside the control data the caller vouches for.
+    unsafe {
+        let mut cmsg = libc::CMSG_FIRSTHDR(msg);
+        while !cmsg.is_null() {
+            if (*cmsg).cmsg_level == libc::SOL_SOCKET && (*cmsg).cmsg_type == libc::SCM_RIGHTS {
+                let bytes = (*cmsg).cmsg_len as usize - libc::CMSG_LEN(0) as usize;
+                let data = libc::CMSG_DATA(cmsg).cast::<RawFd>();
+                for i in 0..bytes / std::mem::size_of::<RawFd>() {
+                    take(OwnedFd::from_raw_fd(data.add(i).read_unaligned()));
+                }
+            }
+            cmsg = libc::CMSG_NXTHDR(msg, cmsg);
+        }
     }
 }
 
@@ -307,6 +283,43 @@ impl OneFdControl {
     fn zeroed() -> OneFdControl {
         OneFdControl([0; ONE_FD_SPACE / 8])
     }
+
+    /// A message header over `iov` whose control data is this buffer.
+    fn header(&mut self, iov: &mut libc::iovec) -> libc::msghdr {
+        // SAFETY: an all-zero msghdr is valid; fields are filled below.
+        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+        msg.msg_iov = iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = self.0.as_mut_ptr().cast();
+        msg.msg_controllen = ONE_FD_SPACE as _;
+        msg
+    }
+}
+
+fn iovec(buf: &mut [u8]) -> libc::iovec {
+    libc::iovec {
+        iov_base: buf.as_mut_ptr().cast(),
+        iov_len: buf.len(),
+    }
+}
+
+/// A unix socket pair of `kind` (`SOCK_STREAM`, `SOCK_SEQPACKET`), close-on-exec.
+pub(crate) fn socketpair(kind: libc::c_int) -> io::Result<(OwnedFd, OwnedFd)> {
+    let mut fds = [-1; 2];
+    // SAFETY: socketpair fills two fds.
+    if unsafe {
+        libc::socketpair(
+            libc::AF_UNIX,
+            kind | libc::SOCK_CLOEXEC,
+            0,
+            fds.as_mut_ptr(),
+        )
+    } != 0
+    {
+        return Err(io::Error::last_os_error());
+    }
+    // SAFETY: both fds were just created and are owned here.
+    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }
 
 #[cfg(test)]

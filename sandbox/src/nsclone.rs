@@ -91,9 +91,12 @@ pub(crate) fn spawn(
 ) -> Result<Spawned, SpawnError> {
     let image = ExecImage::new(req).map_err(SpawnError)?;
     let io = |what: &str, e: std::io::Error| SpawnError(format!("{what}: {e}"));
-    let (status_r, status_w) = pipe().map_err(|e| io("status pipe", e))?;
+    let (status_r, status_w) = crate::spawn::pipe().map_err(|e| io("status pipe", e))?;
     let notify = if req.exec_notify {
-        Some(seqpacket_pair().map_err(|e| io("exec notification channel", e))?)
+        Some(
+            crate::fdpass::socketpair(libc::SOCK_SEQPACKET)
+                .map_err(|e| io("exec notification channel", e))?,
+        )
     } else {
         None
     };
@@ -430,32 +433,4 @@ fn block_all_signals() -> libc::sigset_t {
 fn restore_signals(mask: &libc::sigset_t) {
     // SAFETY: restoring a mask saved by block_all_signals.
     unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, mask, std::ptr::null_mut()) };
-}
-
-fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [-1; 2];
-    // SAFETY: pipe2 fills two fds.
-    if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: both fds were just created and are owned here.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
-}
-
-fn seqpacket_pair() -> std::io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [-1; 2];
-    // SAFETY: socketpair fills two fds.
-    if unsafe {
-        libc::socketpair(
-            libc::AF_UNIX,
-            libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
-            0,
-            fds.as_mut_ptr(),
-        )
-    } != 0
-    {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: owned here.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }

@@ -730,7 +730,7 @@ pub fn run(
     };
     let (broker_end, child_end) = match &prepared.egress {
         Some(_) => {
-            let (p, c) = crate::spawn::socketpair()
+            let (p, c) = crate::fdpass::socketpair(libc::SOCK_STREAM)
                 .map_err(|e| RunError::Refused(format!("egress channel: {e}")))?;
             (Some(p), Some(c))
         }

@@ -36,7 +36,8 @@ pub(crate) struct Collected {
     pub backstop_killed: bool,
 }
 
-fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
+/// A close-on-exec pipe: (read end, write end).
+pub(crate) fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
     let mut fds = [-1; 2];
     // SAFETY: pipe2 fills two fds.
     if unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
@@ -489,23 +490,4 @@ impl Sink {
             self.buf.extend_from_slice(&chunk[..n.min(room)]);
         }
     }
-}
-
-/// A unix socketpair for the egress channel: (parent end, child end).
-pub(crate) fn socketpair() -> std::io::Result<(OwnedFd, OwnedFd)> {
-    let mut fds = [-1; 2];
-    // SAFETY: socketpair fills two fds.
-    if unsafe {
-        libc::socketpair(
-            libc::AF_UNIX,
-            libc::SOCK_STREAM | libc::SOCK_CLOEXEC,
-            0,
-            fds.as_mut_ptr(),
-        )
-    } != 0
-    {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: owned here.
-    Ok(unsafe { (OwnedFd::from_raw_fd(fds[0]), OwnedFd::from_raw_fd(fds[1])) })
 }

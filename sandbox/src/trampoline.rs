@@ -15,7 +15,7 @@
 //! process with [`REFUSED_EXIT`], so the command never starts half-confined.
 
 use std::io::{Read, Write};
-use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
 use crate::child::{ExecImage, Reporter};
@@ -129,21 +129,10 @@ fn run(req: &Request) -> i32 {
 /// status to pass on.
 fn supervise_child(req: &Request) -> i32 {
     let image = ExecImage::new(req).unwrap_or_else(|e| refuse(e));
-    let mut pair = [-1; 2];
-    if req.exec_notify {
-        // SAFETY: socketpair fills two fds.
-        if unsafe {
-            libc::socketpair(
-                libc::AF_UNIX,
-                libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC,
-                0,
-                pair.as_mut_ptr(),
-            )
-        } != 0
-        {
-            refuse(format!("socketpair: {}", errno()));
-        }
-    }
+    let pair = req.exec_notify.then(|| {
+        crate::fdpass::socketpair(libc::SOCK_SEQPACKET)
+            .unwrap_or_else(|e| refuse(format!("exec notification channel: {e}")))
+    });
     // SAFETY: fork; the child only confines itself and executes.
     let child = unsafe { libc::fork() };
     if child < 0 {
@@ -152,22 +141,11 @@ fn supervise_child(req: &Request) -> i32 {
     if child == 0 {
         // SAFETY: prctl with integers.
         unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
-        let notify = req.exec_notify.then(|| {
-            // SAFETY: closing our copy of the supervisor's end.
-            unsafe { libc::close(pair[0]) };
-            pair[1]
-        });
+        // The command's end stays open until execve closes it; the supervisor's end closes here.
+        let notify = pair.map(|(_, child_end)| child_end.into_raw_fd());
         crate::child::confine_and_exec(req, &image, REPORTER, notify);
     }
-    let notify_sock = if req.exec_notify {
-        // SAFETY: closing the child's end; owning ours.
-        unsafe {
-            libc::close(pair[1]);
-            Some(OwnedFd::from_raw_fd(pair[0]))
-        }
-    } else {
-        None
-    };
+    let notify_sock = pair.map(|(supervisor_end, _)| supervisor_end);
     let outcome = supervise(child, notify_sock, req.timeout_ms);
     let (code, signal) = match outcome.status {
         Some(s) if libc::WIFEXITED(s) => (Some(libc::WEXITSTATUS(s)), None),
