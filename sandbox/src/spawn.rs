@@ -398,7 +398,15 @@ impl Running {
                 .lines()
                 .filter_map(|l| serde_json::from_str::<Status>(l).ok()),
         );
-        if direct && statuses.is_empty() {
+        if direct && statuses.is_empty() && !records.is_empty() {
+            // Whatever the child said before executing was not a clean record (cut short at
+            // the hand-off's limit, say): the command did not run as asked.
+            let said = String::from_utf8_lossy(&records);
+            statuses.push(Status::Refused(format!(
+                "the sandbox's child sent an unreadable report: {}",
+                said.chars().take(300).collect::<String>()
+            )));
+        } else if direct && statuses.is_empty() {
             // The child is the command: its wait status is the run's.
             let (code, signal) = if libc::WIFEXITED(child_status) {
                 (Some(libc::WEXITSTATUS(child_status)), None)
