@@ -16,10 +16,8 @@ use crate::seccomp::Filters;
 
 /// The trampoline's file descriptor for the request (read to end).
 pub const REQUEST_FD: i32 = 3;
-/// The status channel: JSON lines of [`Status`].
+/// The trampoline's status channel: JSON lines of [`Status`].
 pub const STATUS_FD: i32 = 4;
-/// The child end of the egress channel, when net is a host list.
-pub const EGRESS_FD: i32 = 5;
 
 /// A spawn request.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -51,7 +49,7 @@ pub struct Request {
     /// Bring its loopback up (net = hosts, for the egress listeners). With net = deny it stays
     /// down: nothing, not even 127.0.0.1, is reachable, and no RTNL round trip is paid.
     pub loopback: bool,
-    /// Egress plan (net = hosts); the channel is on [`EGRESS_FD`].
+    /// Egress plan (net = hosts); the strict child gets the channel's descriptor with it.
     pub egress: Option<EgressPlan>,
     /// Wall-clock limit.
     pub timeout_ms: Option<u64>,
