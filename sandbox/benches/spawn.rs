@@ -233,15 +233,19 @@ fn interleaved_ratios(rounds: usize) {
             t_net_allow.push(time(&|| n.spawn()));
         }
     }
-    // The 1 GiB parent cannot be interleaved spawn by spawn, so alternate phases instead.
+    // The 1 GiB parent cannot be interleaved spawn by spawn, so alternate phases instead, with
+    // plain spawns in the same phases as a control for what holding 1 GiB does to the machine.
     let (mut t_small, mut t_big) = (vec![], vec![]);
+    let (mut t_plain_small, mut t_plain_big) = (vec![], vec![]);
     for _ in 0..4 {
         for _ in 0..rounds / 4 {
             t_small.push(time(&|| strict.spawn()));
+            t_plain_small.push(time(&plain));
         }
         let heap = touched_heap(1 << 30);
         for _ in 0..rounds / 4 {
             t_big.push(time(&|| strict.spawn()));
+            t_plain_big.push(time(&plain));
         }
         drop(heap);
     }
@@ -276,10 +280,13 @@ fn interleaved_ratios(rounds: usize) {
             println!("  {name} {us:.0} ({:.2}× plain)", us / plain_us);
         }
     }
+    let plain_small_us = median_us(&mut t_plain_small);
+    let plain_big_us = median_us(&mut t_plain_big);
     println!(
         "  strict in alternating phases: small parent {small_us:.0}, 1 GiB parent {big_us:.0} \
-         (1 GiB / small = {:.2})",
-        big_us / small_us
+         (1 GiB / small = {:.2}; plain spawns in the same phases: {:.2})",
+        big_us / small_us,
+        plain_big_us / plain_small_us
     );
 }
 
