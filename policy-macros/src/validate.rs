@@ -68,6 +68,12 @@ pub struct Checked {
     pub paths: Vec<(String, Access, Span)>,
 }
 
+/// `deny` or `allow`, the word forms `net` and `exec` share.
+enum Stance {
+    Deny,
+    Allow,
+}
+
 /// Collects errors so that every mistake is reported in one build.
 #[derive(Default)]
 struct Errors(Option<syn::Error>);
@@ -535,49 +541,59 @@ impl Validator {
         (globs.len() == lits.len()).then(|| GlobList::from_globs(globs))
     }
 
-    fn net(&mut self, value: &Value) -> Option<NetPolicy> {
+    /// The word forms of `net` and `exec`: `Ok(Some(..))` for `deny`/`allow`, `Ok(None)` when
+    /// the value is `none` or a list (parsed by the caller), `Err` once the error is reported.
+    fn stance(
+        &mut self,
+        value: &Value,
+        key: &str,
+        list_example: &str,
+    ) -> Result<Option<Stance>, ()> {
         match value {
-            Value::Word(w) if w == "deny" => return Some(NetPolicy::Deny),
-            Value::Word(w) if w == "allow" => return Some(NetPolicy::Allow),
+            Value::Word(w) if w == "deny" => Ok(Some(Stance::Deny)),
+            Value::Word(w) if w == "allow" => Ok(Some(Stance::Allow)),
             Value::Word(w) if w != "none" => {
                 self.errors.at(
                     w.span(),
                     format!(
-                        "unknown net stance `{w}`: write `net = deny`, `net = allow` or `net = [\"host:port\", ...]`{}",
+                        "unknown {key} stance `{w}`: write `{key} = deny`, `{key} = allow` or `{key} = {list_example}`{}",
                         hint(&w.to_string(), &["deny", "allow", "none"])
                     ),
                 );
-                return None;
+                Err(())
             }
-            _ => {}
+            _ => Ok(None),
         }
-        let lits = self.strings(value, "net", "`host:port`")?;
-        self.parse_each::<HostPattern>(
-            &lits,
-            "; e.g. \"api.example.com:443\", \"*.example.org:443\", \"127.0.0.1:8080\"",
-        )
-        .map(NetPolicy::Hosts)
+    }
+
+    fn net(&mut self, value: &Value) -> Option<NetPolicy> {
+        match self.stance(value, "net", "[\"host:port\", ...]").ok()? {
+            Some(Stance::Deny) => Some(NetPolicy::Deny),
+            Some(Stance::Allow) => Some(NetPolicy::Allow),
+            None => {
+                let lits = self.strings(value, "net", "`host:port`")?;
+                self.parse_each::<HostPattern>(
+                    &lits,
+                    "; e.g. \"api.example.com:443\", \"*.example.org:443\", \"127.0.0.1:8080\"",
+                )
+                .map(NetPolicy::Hosts)
+            }
+        }
     }
 
     fn exec(&mut self, value: &Value) -> Option<ExecPolicy> {
-        match value {
-            Value::Word(w) if w == "deny" => return Some(ExecPolicy::Deny),
-            Value::Word(w) if w == "allow" => return Some(ExecPolicy::Allow),
-            Value::Word(w) if w != "none" => {
-                self.errors.at(
-                    w.span(),
-                    format!(
-                        "unknown exec stance `{w}`: write `exec = deny`, `exec = allow` or `exec = [\"rg\", \"/usr/bin/git\"]`{}",
-                        hint(&w.to_string(), &["deny", "allow", "none"])
-                    ),
-                );
-                return None;
+        match self
+            .stance(value, "exec", "[\"rg\", \"/usr/bin/git\"]")
+            .ok()?
+        {
+            Some(Stance::Deny) => Some(ExecPolicy::Deny),
+            Some(Stance::Allow) => Some(ExecPolicy::Allow),
+            None => {
+                let lits = self.strings(value, "exec", "program")?;
+                self.parse_each::<ProgramName>(&lits, "")
+                    .map(ExecPolicy::AllowList)
             }
-            _ => {}
         }
-        let lits = self.strings(value, "exec", "program")?;
-        self.parse_each::<ProgramName>(&lits, "")
-            .map(ExecPolicy::AllowList)
     }
 
     fn env(&mut self, value: &Value) -> Option<EnvPolicy> {
