@@ -10,6 +10,9 @@
 //! (lexically normalized, matched by operation), then the per-invocation [`policy::Constraints`],
 //! then the [`approval`] hook, then the tool body; each step is an [`event::Event`] for the
 //! [`audit`] sinks, with secrets [`redact`]ed.
+//!
+//! The capability catalog of the build lints is [`capability`]; with the `lint-syntax` feature,
+//! `lint_syntax` adds the syn-level readings that the macro's lint and `toolpolicy-lint` share.
 
 pub mod approval;
 pub mod args;
@@ -21,6 +24,8 @@ pub mod event;
 pub mod gate;
 pub mod glob;
 pub mod host;
+#[cfg(feature = "lint-syntax")]
+pub mod lint_syntax;
 pub mod macro_support;
 pub mod manifest;
 pub mod path;

@@ -7,8 +7,10 @@ use policy_runtime::capability::{
     classify_path, distinctive_method, is_unanalysable_macro, type_methods, type_yielded_by,
     Capability, Effect, TypeMethods, COMPILE_TIME_MACROS,
 };
+use policy_runtime::lint_syntax::{
+    bind_names, chain_has_write, first_literal, is_literal_false, strip_type, Args,
+};
 use proc_macro2::{Delimiter, Span, TokenStream, TokenTree};
-use syn::punctuated::Punctuated;
 use syn::visit::Visit;
 
 use super::program::{ModId, NodeId, NodeKind, Program, UsePath};
@@ -288,21 +290,6 @@ impl Walker<'_> {
         ))
     }
 
-    fn chain_has_write(&self, expr: &syn::Expr) -> bool {
-        match expr {
-            syn::Expr::MethodCall(m) => {
-                let armed = self.type_of(&m.receiver).is_some_and(|ty| {
-                    ty.effect_of(&m.method.to_string(), literal_false(&m.args))
-                        == Some(Effect::Uses(Capability::FsWrite))
-                });
-                armed || self.chain_has_write(&m.receiver)
-            }
-            syn::Expr::Paren(p) => self.chain_has_write(&p.expr),
-            syn::Expr::Reference(r) => self.chain_has_write(&r.expr),
-            _ => false,
-        }
-    }
-
     /// What the receiver of a method call is, as far as the body says.
     fn receiver(&self, expr: &syn::Expr) -> Recv {
         match expr {
@@ -407,10 +394,7 @@ impl Walker<'_> {
         }
         self.macro_edge(&name, span);
         // The arguments are code of this body whatever the macro does with them.
-        let parsed = syn::parse::Parser::parse2(
-            Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated,
-            tokens.clone(),
-        );
+        let parsed = syn::parse::Parser::parse2(Args::parse_terminated, tokens.clone());
         match parsed {
             Ok(args) => {
                 for arg in &args {
@@ -556,28 +540,6 @@ impl Walker<'_> {
     }
 }
 
-fn first_literal(args: &Punctuated<syn::Expr, syn::Token![,]>) -> Option<String> {
-    let mut arg = args.first()?;
-    while let syn::Expr::Reference(r) = arg {
-        arg = &r.expr;
-    }
-    match arg {
-        syn::Expr::Lit(syn::ExprLit {
-            lit: syn::Lit::Str(s),
-            ..
-        }) => Some(s.value()),
-        _ => None,
-    }
-}
-
-fn literal_false(args: &Punctuated<syn::Expr, syn::Token![,]>) -> bool {
-    args.len() == 1
-        && matches!(
-            args.first(),
-            Some(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Bool(b), .. })) if !b.value
-        )
-}
-
 impl<'ast> Visit<'ast> for Walker<'_> {
     fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
         syn::visit::visit_expr_call(self, call);
@@ -649,11 +611,11 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                 method.len(),
             ));
         } else if let Some(ty) = self.type_of(&call.receiver) {
-            if let Some(effect) = ty.effect_of(&method, literal_false(&call.args)) {
+            if let Some(effect) = ty.effect_of(&method, is_literal_false(&call.args)) {
                 let write_in_chain = matches!(
                     effect,
                     Effect::Uses(Capability::FsRead | Capability::FsWrite)
-                ) && self.chain_has_write(&call.receiver);
+                ) && chain_has_write(&call.receiver, &|e| self.type_of(e));
                 if !write_in_chain {
                     self.sites.push(site(
                         SiteKind::Uses {
@@ -755,14 +717,7 @@ impl Collector<'_, '_> {
     }
 
     fn bind(&mut self, pat: &syn::Pat) {
-        struct Idents<'s>(&'s mut HashSet<String>);
-        impl<'ast> Visit<'ast> for Idents<'_> {
-            fn visit_pat_ident(&mut self, i: &'ast syn::PatIdent) {
-                self.0.insert(i.ident.to_string());
-                syn::visit::visit_pat_ident(self, i);
-            }
-        }
-        Idents(&mut self.w.locals).visit_pat(pat);
+        bind_names(pat, &mut self.w.locals);
     }
 }
 
@@ -773,10 +728,7 @@ impl<'ast> Visit<'ast> for Collector<'_, '_> {
 
     fn visit_local(&mut self, local: &'ast syn::Local) {
         self.bind(&local.pat);
-        let mut pat = &local.pat;
-        while let syn::Pat::Type(t) = pat {
-            pat = &t.pat;
-        }
+        let pat = strip_type(&local.pat);
         if let syn::Pat::Type(t) = &local.pat {
             if let (syn::Pat::Ident(id), syn::Type::Path(tp)) = (t.pat.as_ref(), t.ty.as_ref()) {
                 let recv = self.w.recv_of_type(&tp.path);

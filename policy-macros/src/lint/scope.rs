@@ -10,6 +10,7 @@
 use std::collections::{HashMap, HashSet};
 
 use policy_runtime::capability::{type_yielded_by, TypeMethods};
+use policy_runtime::lint_syntax::{bind_names, strip_type};
 use syn::visit::Visit;
 
 /// Crates whose paths are taken as absolute when they start a path.
@@ -155,14 +156,7 @@ impl Collector<'_> {
     }
 
     fn bind_pat(&mut self, pat: &syn::Pat) {
-        struct Idents<'s>(&'s mut HashSet<String>);
-        impl<'ast> Visit<'ast> for Idents<'_> {
-            fn visit_pat_ident(&mut self, i: &'ast syn::PatIdent) {
-                self.0.insert(i.ident.to_string());
-                syn::visit::visit_pat_ident(self, i);
-            }
-        }
-        Idents(&mut self.scope.locals).visit_pat(pat);
+        bind_names(pat, &mut self.scope.locals);
     }
 }
 
@@ -215,13 +209,6 @@ impl<'ast> Visit<'ast> for Collector<'_> {
     fn visit_expr_for_loop(&mut self, f: &'ast syn::ExprForLoop) {
         self.bind_pat(&f.pat);
         syn::visit::visit_expr_for_loop(self, f);
-    }
-}
-
-fn strip_type(pat: &syn::Pat) -> &syn::Pat {
-    match pat {
-        syn::Pat::Type(t) => strip_type(&t.pat),
-        other => other,
     }
 }
 

@@ -4,9 +4,9 @@ use policy_runtime::capability::{
     classify_path, distinctive_method, is_unanalysable_macro, Capability, Effect,
     COMPILE_TIME_MACROS,
 };
+use policy_runtime::lint_syntax::{chain_has_write, first_literal, is_literal_false, Args};
 use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
-use syn::punctuated::Punctuated;
 use syn::visit::Visit;
 
 use super::scope::Scope;
@@ -83,28 +83,6 @@ impl Walker<'_> {
     }
 }
 
-fn is_literal_false(args: &Punctuated<syn::Expr, syn::Token![,]>) -> bool {
-    matches!(
-        args.first(),
-        Some(syn::Expr::Lit(syn::ExprLit { lit: syn::Lit::Bool(b), .. })) if !b.value
-    ) && args.len() == 1
-}
-
-/// The first argument as a string, when it is a literal (`"x"` or `&"x"`).
-pub(crate) fn first_literal(args: &Punctuated<syn::Expr, syn::Token![,]>) -> Option<String> {
-    let mut arg = args.first()?;
-    while let syn::Expr::Reference(r) = arg {
-        arg = &r.expr;
-    }
-    match arg {
-        syn::Expr::Lit(syn::ExprLit {
-            lit: syn::Lit::Str(s),
-            ..
-        }) => Some(s.value()),
-        _ => None,
-    }
-}
-
 impl<'ast> Visit<'ast> for Walker<'_> {
     fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
         if let syn::Expr::Path(p) = call.func.as_ref() {
@@ -136,10 +114,11 @@ impl<'ast> Visit<'ast> for Walker<'_> {
         } else if let Some(ty) = self.scope.type_of(&call.receiver) {
             if let Some(effect) = ty.effect_of(&method, is_literal_false(&call.args)) {
                 // `.create(true).write(true).open(p)` is one write: the innermost armed method.
-                let write_in_chain = matches!(
-                    effect,
-                    Effect::Uses(Capability::FsRead | Capability::FsWrite)
-                ) && chain_has_write(self.scope, &call.receiver);
+                let write_in_chain =
+                    matches!(
+                        effect,
+                        Effect::Uses(Capability::FsRead | Capability::FsWrite)
+                    ) && chain_has_write(&call.receiver, &|e| self.scope.type_of(e));
                 if !write_in_chain {
                     self.push(
                         call.method.span(),
@@ -169,9 +148,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
         }
         // Most macros take expressions (`println!`, `format!`, `vec!`, `assert!`) or
         // statements; walk what parses and leave the rest, which tier 2 scans token by token.
-        if let Ok(args) =
-            mac.parse_body_with(Punctuated::<syn::Expr, syn::Token![,]>::parse_terminated)
-        {
+        if let Ok(args) = mac.parse_body_with(Args::parse_terminated) {
             for arg in &args {
                 self.visit_expr(arg);
             }
@@ -180,20 +157,5 @@ impl<'ast> Visit<'ast> for Walker<'_> {
                 self.visit_stmt(stmt);
             }
         }
-    }
-}
-
-fn chain_has_write(scope: &Scope, expr: &syn::Expr) -> bool {
-    match expr {
-        syn::Expr::MethodCall(m) => {
-            let armed = scope.type_of(&m.receiver).is_some_and(|ty| {
-                ty.effect_of(&m.method.to_string(), is_literal_false(&m.args))
-                    == Some(Effect::Uses(Capability::FsWrite))
-            });
-            armed || chain_has_write(scope, &m.receiver)
-        }
-        syn::Expr::Paren(p) => chain_has_write(scope, &p.expr),
-        syn::Expr::Reference(r) => chain_has_write(scope, &r.expr),
-        _ => false,
     }
 }
