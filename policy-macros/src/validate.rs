@@ -163,46 +163,34 @@ impl Validator {
         for entry in entries {
             let key = entry.key();
             let text = key.text();
+            let well_formed = matches!(
+                (text.as_str(), entry),
+                (
+                    "policy" | "constraints" | "limits" | "paths",
+                    Entry::Group { .. }
+                ) | ("name" | "description", Entry::Assign { .. })
+            );
+            if well_formed && !seen.first(key, &mut self.errors) {
+                continue;
+            }
             match (text.as_str(), entry) {
-                ("policy", Entry::Group { entries, .. }) => {
-                    if seen.first(key, &mut self.errors) {
-                        self.policy_group(entries);
-                    }
-                }
-                ("constraints", Entry::Group { entries, .. }) => {
-                    if seen.first(key, &mut self.errors) {
-                        self.constraints_group(entries);
-                    }
-                }
-                ("limits", Entry::Group { entries, .. }) => {
-                    if seen.first(key, &mut self.errors) {
-                        self.limits_group(entries);
-                    }
-                }
-                ("paths", Entry::Group { entries, .. }) => {
-                    if seen.first(key, &mut self.errors) {
-                        self.paths_group(entries);
-                    }
-                }
+                ("policy", Entry::Group { entries, .. }) => self.policy_group(entries),
+                ("constraints", Entry::Group { entries, .. }) => self.constraints_group(entries),
+                ("limits", Entry::Group { entries, .. }) => self.limits_group(entries),
+                ("paths", Entry::Group { entries, .. }) => self.paths_group(entries),
                 ("name", Entry::Assign { value, .. }) => {
-                    if seen.first(key, &mut self.errors) {
-                        self.name = self.tool_name(value, "name");
-                    }
+                    self.name = self.tool_name(value, "name");
                 }
-                ("description", Entry::Assign { value, .. }) => {
-                    if seen.first(key, &mut self.errors) {
-                        match value {
-                            Value::Str(s) => self.description = Some(s.value()),
-                            other => self.errors.at(
-                                other.span(),
-                                format!(
-                                    "`description` takes a string, found {}: write `description = \"What the tool does.\"`",
-                                    other.describe()
-                                ),
-                            ),
-                        }
-                    }
-                }
+                ("description", Entry::Assign { value, .. }) => match value {
+                    Value::Str(s) => self.description = Some(s.value()),
+                    other => self.errors.at(
+                        other.span(),
+                        format!(
+                            "`description` takes a string, found {}: write `description = \"What the tool does.\"`",
+                            other.describe()
+                        ),
+                    ),
+                },
                 ("policy" | "constraints" | "limits" | "paths", _) => self.errors.at(
                     key.span(),
                     format!(
