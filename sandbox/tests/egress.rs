@@ -11,6 +11,8 @@ use std::os::fd::AsFd;
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
 
+#[path = "support/kernel.rs"]
+mod kernel;
 #[path = "support/netns.rs"]
 mod netns;
 use netns::{http_server, lo_up, socketpair};
@@ -23,10 +25,6 @@ use sandbox::egress::{
 
 /// Everything that must fail has to fail within this.
 const FAST: Duration = Duration::from_millis(1500);
-
-fn require_kernel() -> bool {
-    std::env::var("TOOLPOLICY_REQUIRE_KERNEL").as_deref() == Ok("1")
-}
 
 fn plan(list: &[&str]) -> EgressPlan {
     let hosts: Vec<HostPattern> = list.iter().map(|s| s.parse().unwrap()).collect();
@@ -73,8 +71,10 @@ fn sandboxed<T: Send + 'static>(
     });
     match setup_rx.recv().unwrap() {
         Ok(()) => {}
-        Err(e) if e.raw_os_error() == Some(libc::EPERM) && !require_kernel() => {
-            eprintln!("skipped: cannot create a network namespace here ({e}); run as root");
+        Err(e) if e.raw_os_error() == Some(libc::EPERM) => {
+            kernel::missing(&format!(
+                "cannot create a network namespace here ({e}); run as root"
+            ));
             return None;
         }
         Err(e) => panic!("sandbox setup failed: {e}"),
@@ -465,11 +465,9 @@ fn curl_and_getent_by_name() {
             .is_ok_and(|o| o.status.success())
     };
     if !(have("curl") && have("getent") && have("unshare") && have("mount")) {
-        assert!(
-            !require_kernel(),
-            "curl, getent, unshare and mount are needed"
+        kernel::missing(
+            "curl, getent, unshare or mount is not installed (scripts/setup.sh installs them)",
         );
-        eprintln!("skipped: curl, getent, unshare or mount is not installed");
         return;
     }
     let (server, _) = http_server("hello from upstream, path");
@@ -536,7 +534,7 @@ fn curl_and_getent_by_name() {
 #[test]
 fn ipv6_loopback_literal_endpoint() {
     let Ok(listener) = TcpListener::bind("[::1]:0") else {
-        eprintln!("skipped: the host has no IPv6 loopback");
+        kernel::missing("IPv6 loopback (::1) is not available");
         return;
     };
     let server = listener.local_addr().unwrap();
@@ -571,8 +569,7 @@ fn non_loopback_literal_is_added_inside_only() {
         move || -> io::Result<Option<(io::Result<TcpStream>, io::Error)>> {
             // SAFETY: unshare affects only this thread.
             if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
-                let e = io::Error::last_os_error();
-                return if require_kernel() { Err(e) } else { Ok(None) };
+                return Ok(None);
             }
             lo_up()?;
             bind_inside(&plan, inside.as_fd())?;
@@ -587,7 +584,7 @@ fn non_loopback_literal_is_added_inside_only() {
     .expect("setup");
     drop(outside);
     let Some((listed, other)) = result else {
-        eprintln!("skipped: cannot create a network namespace here; run as root");
+        kernel::missing("cannot create a network namespace here; run as root");
         return;
     };
     listed.expect("the listed literal accepts inside the sandbox");

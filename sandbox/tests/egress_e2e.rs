@@ -10,6 +10,8 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+#[path = "support/kernel.rs"]
+mod kernel;
 #[path = "support/netns.rs"]
 mod netns;
 use netns::http_server;
@@ -17,10 +19,6 @@ use netns::http_server;
 use policy_runtime::ToolPolicy;
 use sandbox::egress::{BrokerOptions, Decision, EgressEvent, EventKind, Resolver};
 use sandbox::runner::{run, RunError, RunOptions};
-
-fn require_kernel() -> bool {
-    std::env::var("TOOLPOLICY_REQUIRE_KERNEL").as_deref() == Ok("1")
-}
 
 fn have(tool: &str) -> bool {
     std::process::Command::new("sh")
@@ -62,8 +60,8 @@ fn run_script_with(hosts: &[String], script: &str, broker: Option<BrokerOptions>
     let t = Instant::now();
     let out = match run(&policy, &argv, &opts) {
         Ok(out) => out,
-        Err(RunError::Refused(why)) if !require_kernel() => {
-            eprintln!("skipped: the strict sandbox is refused here: {why}");
+        Err(RunError::Refused(why)) => {
+            kernel::missing(&format!("the strict sandbox is refused here: {why}"));
             return None;
         }
         Err(e) => panic!("run failed: {e}"),
@@ -95,8 +93,9 @@ fn tools_present(tools: &[&str]) -> bool {
     if missing.is_empty() {
         return true;
     }
-    assert!(!require_kernel(), "needed for this test: {missing:?}");
-    eprintln!("skipped: not installed: {missing:?}");
+    kernel::missing(&format!(
+        "not installed: {missing:?} (scripts/setup.sh installs them)"
+    ));
     false
 }
 

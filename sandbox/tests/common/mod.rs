@@ -3,6 +3,7 @@
 //! processes, secret files) that an escape would reach.
 
 pub mod bait;
+#[path = "../support/kernel.rs"]
 pub mod kernel;
 pub mod pty;
 
@@ -80,7 +81,10 @@ pub fn users() -> Vec<User> {
     {
         users.push(User::Nobody);
     } else {
-        eprintln!("skipped: setpriv is not installed (util-linux); no uid 65534 pass");
+        kernel::missing(
+            "setpriv is not installed, so there is no uid 65534 pass (install util-linux; \
+             scripts/setup.sh does)",
+        );
     }
     users
 }

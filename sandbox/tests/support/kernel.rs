@@ -1,4 +1,7 @@
 //! What this kernel offers, detected by trying it, and the skip-or-fail rule for what it lacks.
+//! Shared by every sandbox test binary (included with `#[path]`).
+
+#![allow(dead_code)] // each includer uses part of it
 
 use std::sync::OnceLock;
 
