@@ -15,6 +15,19 @@ use crate::capability::{Capability, Effect, TypeMethods};
 /// Call arguments, as syn parses them.
 pub type Args = Punctuated<syn::Expr, syn::Token![,]>;
 
+/// The names of a path's segments, generic arguments left out: `["std", "fs", "write"]` for
+/// `std::fs::write::<&str>`.
+///
+/// ```
+/// use policy_runtime::lint_syntax::segment_names;
+///
+/// let path: syn::Path = syn::parse_quote!(std::fs::write::<&str>);
+/// assert_eq!(segment_names(&path), ["std", "fs", "write"]);
+/// ```
+pub fn segment_names(path: &syn::Path) -> Vec<String> {
+    path.segments.iter().map(|s| s.ident.to_string()).collect()
+}
+
 /// The first argument as a string, when it is a literal (`"x"`, `&"x"`, `&&"x"`): the path a
 /// literal check compares with the declaration.
 ///

@@ -8,7 +8,7 @@ use policy_runtime::capability::{
     Capability, Effect, TypeMethods, COMPILE_TIME_MACROS,
 };
 use policy_runtime::lint_syntax::{
-    bind_names, chain_has_write, first_literal, is_literal_false, strip_type, Args,
+    bind_names, chain_has_write, first_literal, is_literal_false, segment_names, strip_type, Args,
 };
 use proc_macro2::{Delimiter, Span, TokenStream, TokenTree};
 use syn::visit::Visit;
@@ -210,7 +210,7 @@ impl Walker<'_> {
     }
 
     fn path_target(&self, path: &syn::Path) -> Target {
-        let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let segs = segment_names(path);
         self.resolve(&segs, path.leading_colon.is_some())
     }
 
@@ -282,7 +282,7 @@ impl Walker<'_> {
             .fields
             .get(&(unit, ty))?
             .get(&name.to_string())?;
-        let segs: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let segs = segment_names(path);
         Some((
             *module,
             self.program
@@ -579,12 +579,7 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             Some(q) if q.position == 0 => match q.ty.as_ref() {
                 syn::Type::Path(tp) => match self.path_target(&tp.path) {
                     Target::External(base) => {
-                        let rest: Vec<String> = expr
-                            .path
-                            .segments
-                            .iter()
-                            .map(|s| s.ident.to_string())
-                            .collect();
+                        let rest = segment_names(&expr.path);
                         Target::External(format!("{base}::{}", rest.join("::")))
                     }
                     _ => Target::Unknown,

@@ -10,7 +10,7 @@
 use std::collections::{HashMap, HashSet};
 
 use policy_runtime::capability::{type_yielded_by, TypeMethods};
-use policy_runtime::lint_syntax::{bind_names, strip_type};
+use policy_runtime::lint_syntax::{bind_names, segment_names, strip_type};
 use syn::visit::Visit;
 
 /// Crates whose paths are taken as absolute when they start a path.
@@ -50,7 +50,7 @@ impl Scope {
 
     /// The fully qualified form of `path`, when the body says what it is.
     pub(crate) fn resolve(&self, path: &syn::Path) -> Option<String> {
-        let segments: Vec<String> = path.segments.iter().map(|s| s.ident.to_string()).collect();
+        let segments = segment_names(path);
         self.resolve_segments(&segments, path.leading_colon.is_some())
     }
 

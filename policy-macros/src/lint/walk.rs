@@ -4,7 +4,9 @@ use policy_runtime::capability::{
     classify_path, distinctive_method, is_unanalysable_macro, Capability, Effect,
     COMPILE_TIME_MACROS,
 };
-use policy_runtime::lint_syntax::{chain_has_write, first_literal, is_literal_false, Args};
+use policy_runtime::lint_syntax::{
+    chain_has_write, first_literal, is_literal_false, segment_names, Args,
+};
 use proc_macro2::{Span, TokenStream};
 use quote::ToTokens;
 use syn::visit::Visit;
@@ -58,12 +60,7 @@ impl Walker<'_> {
             Some(q) if q.position == 0 => match q.ty.as_ref() {
                 syn::Type::Path(tp) if tp.qself.is_none() => {
                     let base = self.scope.resolve(&tp.path)?;
-                    let rest: Vec<String> = expr
-                        .path
-                        .segments
-                        .iter()
-                        .map(|s| s.ident.to_string())
-                        .collect();
+                    let rest = segment_names(&expr.path);
                     format!("{base}::{}", rest.join("::"))
                 }
                 _ => return None,
