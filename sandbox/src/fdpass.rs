@@ -35,17 +35,14 @@ fn send_batch(channel: BorrowedFd<'_>, chunk: &[(u32, BorrowedFd<'_>)]) -> io::R
     // SAFETY: CMSG_SPACE is a pure size computation.
     let space = unsafe { libc::CMSG_SPACE(fd_bytes as u32) } as usize;
     let mut control = vec![0u64; space.div_ceil(8).max(1)];
-    let mut iov = libc::iovec {
-        iov_base: payload.as_mut_ptr().cast(),
-        iov_len: payload.len(),
+    let mut iov = iovec(&mut payload);
+    let control: &mut [u64] = if raw.is_empty() {
+        &mut []
+    } else {
+        &mut control
     };
-    // SAFETY: an all-zero msghdr is valid; fields are filled below.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
+    let msg = msghdr(&mut iov, control);
     if !raw.is_empty() {
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = space as _;
         // SAFETY: msg_control points at `space` bytes, enough for one header carrying
         // `fd_bytes`; CMSG_FIRSTHDR is therefore non-null and CMSG_DATA in bounds.
         unsafe {
@@ -118,16 +115,8 @@ fn recv_batch(channel: BorrowedFd<'_>) -> io::Result<(Vec<u8>, Vec<OwnedFd>)> {
     // SAFETY: CMSG_SPACE is a pure size computation.
     let space = unsafe { libc::CMSG_SPACE((BATCH * std::mem::size_of::<RawFd>()) as u32) } as usize;
     let mut control = vec![0u64; space.div_ceil(8)];
-    let mut iov = libc::iovec {
-        iov_base: payload.as_mut_ptr().cast(),
-        iov_len: payload.len(),
-    };
-    // SAFETY: an all-zero msghdr is valid; fields are filled below.
-    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-    msg.msg_iov = &mut iov;
-    msg.msg_iovlen = 1;
-    msg.msg_control = control.as_mut_ptr().cast();
-    msg.msg_controllen = space as _;
+    let mut iov = iovec(&mut payload);
+    let mut msg = msghdr(&mut iov, &mut control);
     let n = recvmsg(channel, &mut msg)?;
     let mut fds = Vec::new();
     // SAFETY: `msg` was just filled by recvmsg.
@@ -286,14 +275,23 @@ impl OneFdControl {
 
     /// A message header over `iov` whose control data is this buffer.
     fn header(&mut self, iov: &mut libc::iovec) -> libc::msghdr {
-        // SAFETY: an all-zero msghdr is valid; fields are filled below.
-        let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
-        msg.msg_iov = iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = self.0.as_mut_ptr().cast();
-        msg.msg_controllen = ONE_FD_SPACE as _;
-        msg
+        msghdr(iov, &mut self.0)
     }
+}
+
+/// A message header over one buffer, with `control` as its control data (none when empty).
+/// `CMSG_SPACE` is a multiple of 8 on 64-bit Linux, so a buffer of whole words sized from it
+/// has exactly that length, with no trailing bytes the kernel would read as another header.
+fn msghdr(iov: &mut libc::iovec, control: &mut [u64]) -> libc::msghdr {
+    // SAFETY: an all-zero msghdr is valid; fields are filled below.
+    let mut msg: libc::msghdr = unsafe { std::mem::zeroed() };
+    msg.msg_iov = iov;
+    msg.msg_iovlen = 1;
+    if !control.is_empty() {
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = std::mem::size_of_val(control) as _;
+    }
+    msg
 }
 
 fn iovec(buf: &mut [u8]) -> libc::iovec {
