@@ -74,10 +74,6 @@ pub(crate) struct Spawned {
     pub timed_out: bool,
 }
 
-/// Why the child could not be started at all.
-#[derive(Debug)]
-pub(crate) struct SpawnError(pub String);
-
 /// Creates the child in its namespaces and waits until it executed the command (or gave up).
 ///
 /// `stdio`: descriptors to put on 0-2 (or `None` to inherit). `egress`: the child end of the
@@ -88,9 +84,11 @@ pub(crate) fn spawn(
     stdio: Option<StdioFds>,
     egress: Option<BorrowedFd<'_>>,
     deadline: Option<Instant>,
-) -> Result<Spawned, SpawnError> {
-    let image = ExecImage::new(req).map_err(SpawnError)?;
-    let io = |what: &str, e: std::io::Error| SpawnError(format!("{what}: {e}"));
+) -> Result<Spawned, String> {
+    let image = ExecImage::new(req)?;
+    let io = |what: &str, e: std::io::Error| {
+        format!("cannot set up the sandbox's {what}: {e} (is the process out of descriptors or memory?)")
+    };
     let (status_r, status_w) = crate::spawn::pipe().map_err(|e| io("status pipe", e))?;
     let notify = if req.exec_notify {
         Some(
@@ -140,10 +138,10 @@ pub(crate) fn spawn(
     if pid < 0 {
         let err = std::io::Error::last_os_error();
         restore_signals(&saved_mask);
-        return Err(SpawnError(format!(
+        return Err(format!(
             "cannot create the sandbox's user, mount and pid namespaces: {err} (enable \
              unprivileged user namespaces, or ask for the hardened profile by name)"
-        )));
+        ));
     }
     // SAFETY: CLONE_PIDFD stored a new descriptor that we own.
     let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
@@ -284,7 +282,11 @@ extern "C" fn entry(arg: *mut libc::c_void) -> libc::c_int {
     let reporter = Reporter(context.status);
     // A panic must not unwind into `clone`'s frame, which does not exist on this stack.
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| set_up(context)));
-    reporter.refuse("the sandbox child panicked while setting up".into())
+    reporter.refuse(
+        "the sandbox's child panicked while setting up (a bug in toolpolicy's sandbox; please \
+         report it with the policy)"
+            .into(),
+    )
 }
 
 fn set_up(context: &ChildContext<'_>) -> ! {

@@ -815,8 +815,9 @@ pub fn run(
         _ if collected.backstop_killed => (None, Some(libc::SIGKILL), true),
         _ => {
             return Err(RunError::Refused(format!(
-                "the sandbox helper ended without reporting (wait status {:#x})",
-                collected.trampoline_status
+                "the sandbox's trampoline ended without reporting (wait status {:#x}): was it \
+                 killed from outside, or is the helper binary from another version?",
+                collected.child_status
             )))
         }
     };

@@ -32,7 +32,7 @@ pub(crate) struct Collected {
     pub stdout_truncated: bool,
     pub stderr_truncated: bool,
     pub statuses: Vec<Status>,
-    pub trampoline_status: i32,
+    pub child_status: i32,
     pub backstop_killed: bool,
 }
 
@@ -163,8 +163,7 @@ pub(crate) fn spawn_direct(
         streams.child_fds(),
         egress.as_ref().map(|e| e.as_fd()),
         deadline,
-    )
-    .map_err(|e| e.0)?;
+    )?;
     Ok(Running {
         pid: spawned.pid,
         pidfd: Some(spawned.pidfd),
@@ -430,7 +429,7 @@ impl Running {
             stdout_truncated: stdout.truncated,
             stderr_truncated: stderr.truncated,
             statuses,
-            trampoline_status: child_status,
+            child_status,
             backstop_killed: killed && !direct,
         }
     }
