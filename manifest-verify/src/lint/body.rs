@@ -164,6 +164,17 @@ struct Walker<'p> {
     sites: Vec<Site>,
 }
 
+/// What a macro invocation is to the lint.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum MacroKind {
+    /// `asm!` and friends: reported, never passed.
+    Unanalysable,
+    /// `env!`, `include_str!` and friends: their arguments are text, not code.
+    CompileTime,
+    /// Anything else: its arguments are code of the body.
+    Code,
+}
+
 fn site(kind: SiteKind, span: Span, len: usize) -> Site {
     let start = span.start();
     Site {
@@ -376,23 +387,9 @@ impl Walker<'_> {
             return;
         };
         let name = last.ident.to_string();
-        let span = last.ident.span();
-        if is_unanalysable_macro(&name) {
-            self.sites.push(site(
-                SiteKind::Uses {
-                    call: format!("{name}!"),
-                    effect: Effect::Unanalysable,
-                    literal: None,
-                },
-                span,
-                name.len(),
-            ));
+        if self.macro_use(&name, last.ident.span(), name.len()) != MacroKind::Code {
             return;
         }
-        if COMPILE_TIME_MACROS.contains(&name.as_str()) {
-            return;
-        }
-        self.macro_edge(&name, span);
         // The arguments are code of this body whatever the macro does with them.
         let parsed = syn::parse::Parser::parse2(Args::parse_terminated, tokens.clone());
         match parsed {
@@ -409,6 +406,28 @@ impl Walker<'_> {
                 }
                 Err(_) => self.scan(tokens),
             },
+        }
+    }
+
+    /// Records a macro invocation by name: an unanalysable one as a use, a compile-time one as
+    /// nothing, any other as an edge to its body.
+    fn macro_use(&mut self, name: &str, span: Span, len: usize) -> MacroKind {
+        if is_unanalysable_macro(name) {
+            self.sites.push(site(
+                SiteKind::Uses {
+                    call: format!("{name}!"),
+                    effect: Effect::Unanalysable,
+                    literal: None,
+                },
+                span,
+                len,
+            ));
+            MacroKind::Unanalysable
+        } else if COMPILE_TIME_MACROS.contains(&name) {
+            MacroKind::CompileTime
+        } else {
+            self.macro_edge(name, span);
+            MacroKind::Code
         }
     }
 
@@ -510,23 +529,11 @@ impl Walker<'_> {
         match tts.get(i) {
             Some(TokenTree::Punct(p)) if p.as_char() == '!' => {
                 let name = segs.last().cloned().unwrap_or_default();
-                if is_unanalysable_macro(&name) {
-                    self.sites.push(site(
-                        SiteKind::Uses {
-                            call: format!("{name}!"),
-                            effect: Effect::Unanalysable,
-                            literal: None,
-                        },
-                        span,
-                        len,
-                    ));
-                } else if !COMPILE_TIME_MACROS.contains(&name.as_str()) {
-                    self.macro_edge(&name, span);
-                } else {
+                return match self.macro_use(&name, span, len) {
                     // `env!(...)` and friends: their arguments are compile-time text.
-                    return i + 2;
-                }
-                return i + 1;
+                    MacroKind::CompileTime => i + 2,
+                    MacroKind::Unanalysable | MacroKind::Code => i + 1,
+                };
             }
             _ => {}
         }
