@@ -32,6 +32,16 @@ use std::sync::OnceLock;
 use regex_automata::meta::Regex;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+mod index;
+mod matcher;
+
+use index::PrefixIndex;
+
+/// The longest glob accepted, in bytes. A path longer than `PATH_MAX` (4096 on Linux) cannot be
+/// opened, so no useful glob needs more; the limit keeps every consumer's work on one glob
+/// (matching, the verifier's automata, the sandbox's translation) small.
+pub const MAX_GLOB_LEN: usize = 4096;
+
 /// Why a glob was rejected, with the byte offset where the problem starts.
 ///
 /// ```
@@ -81,6 +91,10 @@ pub enum GlobErrorKind {
     SlashInAlternation,
     /// A `\` at the very end.
     DanglingEscape,
+    /// `\/`: a component cannot contain `/`, so an escaped one could only hide a `..`.
+    EscapedSlash,
+    /// The glob is longer than [`MAX_GLOB_LEN`] bytes.
+    TooLong(usize),
 }
 
 impl GlobError {
@@ -124,6 +138,12 @@ impl GlobError {
                 "alternation stays inside one component: write two globs instead"
             }
             GlobErrorKind::DanglingEscape => "remove the trailing `\\`, or write `\\\\`",
+            GlobErrorKind::EscapedSlash => {
+                "a path component cannot contain `/`: remove the `\\` (and any `..` after it)"
+            }
+            GlobErrorKind::TooLong(_) => {
+                "split it into shorter globs, or use a wildcard: globs are at most 4096 bytes"
+            }
         }
     }
 }
@@ -147,6 +167,11 @@ impl fmt::Display for GlobErrorKind {
             GlobErrorKind::NestedAlternation => write!(f, "nested alternation"),
             GlobErrorKind::SlashInAlternation => write!(f, "`/` inside an alternation"),
             GlobErrorKind::DanglingEscape => write!(f, "dangling `\\` at the end"),
+            GlobErrorKind::EscapedSlash => write!(f, "escaped `/` inside a component"),
+            GlobErrorKind::TooLong(len) => write!(
+                f,
+                "the glob is {len} bytes long, more than the limit of {MAX_GLOB_LEN}"
+            ),
         }
     }
 }
@@ -216,9 +241,6 @@ pub struct Glob {
     text: String,
     components: Vec<Component>,
     regex: String,
-    // Compiled on first match: a manifest of 100,000 tools is parsed (and diffed by the
-    // verifier, which builds its own automata) without compiling a matcher per glob.
-    matcher: OnceLock<Regex>,
 }
 
 impl PartialEq for Glob {
@@ -271,7 +293,6 @@ impl Glob {
             text: text.to_string(),
             components,
             regex,
-            matcher: OnceLock::new(),
         })
     }
 
@@ -290,9 +311,7 @@ impl Glob {
     /// The path must already be normalized (see [`crate::path::normalize`]); `/` is matched by
     /// globs made only of `**` components.
     pub fn is_match(&self, path: &str) -> bool {
-        self.matcher
-            .get_or_init(|| compile(std::slice::from_ref(&self.regex)))
-            .is_match(root_as_empty(path))
+        matcher::is_match(&self.components, path)
     }
 
     /// Whether the glob matches the root directory `/` (all its components are `**`).
@@ -391,13 +410,15 @@ fn root_as_empty(path: &str) -> &str {
     }
 }
 
-/// Compiles anchored glob regexes into one matcher. Unicode mode, so `?` and classes match one
+/// Compiles anchored glob regexes into one automaton. Unicode mode, so `?` and classes match one
 /// character, not one byte (globset is byte-oriented there, which disagrees with the dialect).
-fn compile(regexes: &[String]) -> Regex {
+/// `None` when the automaton would exceed regex-automata's size limits (long globs of many
+/// Unicode classes do): the caller then matches glob by glob, which has no such limit.
+fn compile(regexes: &[&str]) -> Option<Regex> {
     Regex::builder()
         .configure(Regex::config().match_kind(regex_automata::MatchKind::All))
         .build_many(regexes)
-        .expect("glob regexes are generated well-formed")
+        .ok()
 }
 
 fn regex_of(components: &[Component]) -> String {
@@ -466,6 +487,9 @@ fn parse(text: &str) -> Result<Vec<Component>, GlobError> {
         offset,
         kind,
     };
+    if text.len() > MAX_GLOB_LEN {
+        return Err(err(MAX_GLOB_LEN, GlobErrorKind::TooLong(text.len())));
+    }
     if let Some(pos) = text.find('\0') {
         return Err(err(pos, GlobErrorKind::Nul));
     }
@@ -508,33 +532,49 @@ fn parse(text: &str) -> Result<Vec<Component>, GlobError> {
     Ok(components)
 }
 
-/// Whether a literal/alternation-only component can spell `.` or `..`.
+/// Whether a component can spell `.` or `..` with literals and alternatives alone.
+///
+/// Every alternative is followed, however many there are and wherever the dot one stands.
+/// Wildcards are not followed: they only ever meet normalized paths, which have no dot
+/// components.
 fn can_be_dot(tokens: &[Token]) -> bool {
-    fn spellings(tokens: &[Token], prefix: String, out: &mut Vec<String>) {
-        if out.len() > 64 || prefix.len() > 2 {
-            return;
-        }
-        match tokens.split_first() {
-            None => out.push(prefix),
-            Some((Token::Literal(c), rest)) => {
-                let mut p = prefix;
-                p.push(*c);
-                spellings(rest, p, out)
-            }
-            Some((Token::Alternation(alts), rest)) => {
-                for alt in alts {
-                    let mut joined = alt.clone();
-                    joined.extend_from_slice(rest);
-                    spellings(&joined, prefix.clone(), out);
+    [".", ".."].iter().any(|dot| spells(tokens, dot))
+}
+
+/// Whether the literal and alternation tokens can spell exactly `word`, tracking the set of
+/// prefix lengths of `word` reachable so far (so the cost is linear in the tokens).
+fn spells(tokens: &[Token], word: &str) -> bool {
+    fn step(tokens: &[Token], word: &[u8], from: Vec<usize>) -> Vec<usize> {
+        let mut at = from;
+        for token in tokens {
+            let mut next: Vec<usize> = Vec::new();
+            match token {
+                Token::Literal(c) => {
+                    for &i in &at {
+                        let mut buf = [0u8; 4];
+                        let bytes = c.encode_utf8(&mut buf).as_bytes();
+                        if word[i..].starts_with(bytes) {
+                            next.push(i + bytes.len());
+                        }
+                    }
                 }
+                Token::Alternation(alts) => {
+                    for alt in alts {
+                        next.extend(step(alt, word, at.clone()));
+                    }
+                }
+                _ => {}
             }
-            // Wildcards only ever meet normalized paths, which have no dot components.
-            Some(_) => {}
+            next.sort_unstable();
+            next.dedup();
+            if next.is_empty() {
+                return next;
+            }
+            at = next;
         }
+        at
     }
-    let mut out = Vec::new();
-    spellings(tokens, String::new(), &mut out);
-    out.iter().any(|s| s == "." || s == "..")
+    step(tokens, word.as_bytes(), vec![0]).contains(&word.len())
 }
 
 struct Parser<'a> {
@@ -565,6 +605,7 @@ impl Parser<'_> {
                 '*' => Token::Star,
                 '?' => Token::Question,
                 '\\' => match self.chars.next() {
+                    Some((_, '/')) => return Err((offset, GlobErrorKind::EscapedSlash)),
                     Some((_, escaped)) => Token::Literal(escaped),
                     None => return Err((offset, GlobErrorKind::DanglingEscape)),
                 },
@@ -659,8 +700,24 @@ impl Parser<'_> {
 #[derive(Clone, Debug)]
 pub struct GlobList {
     globs: Vec<Glob>,
-    set: OnceLock<Regex>,
+    set: OnceLock<ListMatcher>,
 }
+
+/// How a list is matched. A small list is one automaton (the fastest for the gate's common
+/// case of a few globs); a list of more than [`AUTOMATON_MAX_GLOBS`] globs, or one whose
+/// automaton would exceed regex-automata's size limits, is matched glob by glob through an
+/// index of literal prefixes, whose cost grows with the depth of the path, not with the number
+/// of globs.
+#[derive(Clone, Debug)]
+enum ListMatcher {
+    Automaton(Box<Regex>),
+    Indexed(PrefixIndex),
+}
+
+/// Lists up to this many globs, and this many bytes of regex, are compiled into one automaton
+/// (when it fits): beyond that, compiling costs more than the index saves.
+const AUTOMATON_MAX_GLOBS: usize = 32;
+const AUTOMATON_MAX_REGEX_BYTES: usize = 8 << 10;
 
 impl PartialEq for GlobList {
     fn eq(&self, other: &Self) -> bool {
@@ -715,17 +772,31 @@ impl GlobList {
 
     /// Whether any glob matches the normalized absolute path.
     pub fn is_match(&self, path: &str) -> bool {
-        self.set
-            .get_or_init(|| {
-                let regexes: Vec<String> = self.globs.iter().map(|g| g.regex.clone()).collect();
-                compile(&regexes)
-            })
-            .is_match(root_as_empty(path))
+        match self.matcher() {
+            ListMatcher::Automaton(regex) => regex.is_match(root_as_empty(path)),
+            ListMatcher::Indexed(index) => index.first_match(&self.globs, path).is_some(),
+        }
     }
 
-    /// The first glob that matches, for explanations.
+    /// The first glob (in declaration order) that matches, for explanations.
     pub fn first_match(&self, path: &str) -> Option<&Glob> {
-        self.globs.iter().find(|g| g.is_match(path))
+        match self.matcher() {
+            ListMatcher::Automaton(_) => self.globs.iter().find(|g| g.is_match(path)),
+            ListMatcher::Indexed(index) => index.first_match(&self.globs, path),
+        }
+    }
+
+    fn matcher(&self) -> &ListMatcher {
+        self.set.get_or_init(|| {
+            let regex_bytes: usize = self.globs.iter().map(|g| g.regex.len()).sum();
+            if self.globs.len() <= AUTOMATON_MAX_GLOBS && regex_bytes <= AUTOMATON_MAX_REGEX_BYTES {
+                let regexes: Vec<&str> = self.globs.iter().map(|g| g.regex.as_str()).collect();
+                if let Some(regex) = compile(&regexes) {
+                    return ListMatcher::Automaton(Box::new(regex));
+                }
+            }
+            ListMatcher::Indexed(PrefixIndex::new(&self.globs))
+        })
     }
 }
 
@@ -786,6 +857,35 @@ mod tests {
         assert_eq!(kind("/a/{b,{c,d}}"), GlobErrorKind::NestedAlternation);
         assert_eq!(kind("/a/{b,c/d}"), GlobErrorKind::SlashInAlternation);
         assert_eq!(kind("/a/b\\"), GlobErrorKind::DanglingEscape);
+    }
+
+    /// Issue 18 item 13: an escaped `/` hid a `..` (`/tmp\/../etc/**` was accepted and matched
+    /// nothing), and a `..` late in a long brace list was missed.
+    #[test]
+    fn escapes_and_late_alternatives_cannot_hide_dot_components() {
+        assert_eq!(kind("/tmp\\/../etc/**"), GlobErrorKind::EscapedSlash);
+        assert_eq!(kind("/tmp/a\\/b"), GlobErrorKind::EscapedSlash);
+        let many: Vec<String> = (0..100).map(|i| format!("x{i}")).collect();
+        let late = format!("/a/{{{},..}}/etc", many.join(","));
+        assert_eq!(kind(&late), GlobErrorKind::DotComponent);
+        let short: Vec<String> = (0..100).map(|i| i.to_string()).collect();
+        let late = format!("/a/{{{},.}}", short.join(","));
+        assert_eq!(kind(&late), GlobErrorKind::DotComponent);
+        assert_eq!(kind("/a/{x,.}{.,y}"), GlobErrorKind::DotComponent);
+        assert_eq!(kind("/a/\\.{.,y}"), GlobErrorKind::DotComponent);
+        // Spellings that are not dot components stay valid.
+        assert!(Glob::new("/a/{..x,y.}").is_ok());
+        assert!(Glob::new("/a/{.,y}z").is_ok());
+        assert!(Glob::new("/a/.*").is_ok());
+    }
+
+    #[test]
+    fn length_is_limited_with_a_clear_error() {
+        let long = format!("/{}", "a".repeat(10 << 10));
+        let err = Glob::new(&long).unwrap_err();
+        assert_eq!(err.kind(), &GlobErrorKind::TooLong(long.len()));
+        assert!(err.kind().to_string().contains("limit of 4096"), "{err}");
+        assert!(Glob::new(&format!("/{}", "a".repeat(MAX_GLOB_LEN - 1))).is_ok());
     }
 
     #[test]
