@@ -3,8 +3,12 @@
 //! * Typed path arguments ([`crate::args::ReadPath`], [`crate::args::WritePath`], lists of them)
 //!   are resolved (relative paths against the working directory, refused without one),
 //!   normalized, judged by their access, and **rewritten** to the normalized path.
-//! * Every other argument is walked (nested arrays and objects): each string that is an
-//!   absolute path or a `file:` URL is judged as an access of unknown direction.
+//! * Every other argument is walked (nested arrays and objects): each string — value or object
+//!   key — that is an absolute path or a `file:` URL is judged as an access of unknown
+//!   direction. A `file:` URL with a query, fragment or escapes has a second, verbatim reading
+//!   ([`crate::path::verbatim_reading`]); both must be allowed, or it is denied as ambiguous.
+//!   (Typed path arguments are rewritten to the one reading judged, so they are never
+//!   ambiguous.)
 //! * Write targets are judged against `fs.write`; reads and unknown accesses against
 //!   `fs.read ∪ fs.write`. An unspecified list counts as empty once the gate is active.
 //! * The gate is active only when the policy declares `fs.read` or `fs.write`.
@@ -35,7 +39,7 @@ use serde_json::Value;
 
 use crate::denial::{Denial, DenialCode};
 use crate::glob::GlobList;
-use crate::path::{looks_like_path, resolve};
+use crate::path::{looks_like_path, resolve, verbatim_reading};
 use crate::policy::ToolPolicy;
 use crate::tool::{Access, PathArg};
 
@@ -78,7 +82,10 @@ pub fn check_args(
                         &mut checked,
                         &mut rewrites,
                     )?,
-                    None => judge.untyped(value, &pointer, &mut checked)?,
+                    None => {
+                        judge.untyped_string(key, &pointer, &mut checked)?;
+                        judge.untyped(value, &pointer, &mut checked)?
+                    }
                 }
             }
         }
@@ -180,16 +187,7 @@ impl<'p> Judge<'p> {
         checked: &mut Vec<CheckedPath>,
     ) -> Result<(), Denial> {
         match value {
-            Value::String(s) if looks_like_path(s) => {
-                let normalized = resolve(s, None).map_err(|p| invalid_path(pointer, s, p))?;
-                self.judge(&normalized, pointer, Access::Unknown)?;
-                checked.push(CheckedPath {
-                    argument: pointer.to_string(),
-                    path: normalized,
-                    access: Access::Unknown,
-                });
-                Ok(())
-            }
+            Value::String(s) => self.untyped_string(s, pointer, checked),
             Value::Array(items) => {
                 for (i, item) in items.iter().enumerate() {
                     self.untyped(item, &format!("{pointer}/{i}"), checked)?;
@@ -198,12 +196,42 @@ impl<'p> Judge<'p> {
             }
             Value::Object(map) => {
                 for (k, v) in map {
-                    self.untyped(v, &format!("{pointer}/{}", escape_pointer(k)), checked)?;
+                    let inner = format!("{pointer}/{}", escape_pointer(k));
+                    // A key is as much a path as a value: `{"files": {"/etc/cron.d/x": "..."}}`
+                    // hands the body a path to write.
+                    self.untyped_string(k, &inner, checked)?;
+                    self.untyped(v, &inner, checked)?;
                 }
                 Ok(())
             }
             _ => Ok(()),
         }
+    }
+
+    /// Judges a string of an untyped argument (a value or an object key) when it looks like a
+    /// path. A `file:` URL that a body could also read verbatim (see
+    /// [`crate::path::verbatim_reading`]) must be allowed under both readings.
+    fn untyped_string(
+        &self,
+        s: &str,
+        pointer: &str,
+        checked: &mut Vec<CheckedPath>,
+    ) -> Result<(), Denial> {
+        if !looks_like_path(s) {
+            return Ok(());
+        }
+        let normalized = resolve(s, None).map_err(|p| invalid_path(pointer, s, p))?;
+        self.judge(&normalized, pointer, Access::Unknown)?;
+        if let Some(other) = verbatim_reading(s) {
+            self.judge(&other, pointer, Access::Unknown)
+                .map_err(|d| ambiguous(d, s, &normalized, &other))?;
+        }
+        checked.push(CheckedPath {
+            argument: pointer.to_string(),
+            path: normalized,
+            access: Access::Unknown,
+        });
+        Ok(())
     }
 
     fn judge(&self, path: &str, pointer: &str, access: Access) -> Result<(), Denial> {
@@ -238,6 +266,18 @@ impl<'p> Judge<'p> {
             argument: non_empty(pointer),
             path: Some(path.to_string()),
         })
+    }
+}
+
+/// The denial of an ambiguous string: its verbatim reading is not allowed.
+fn ambiguous(denied: Denial, raw: &str, as_url: &str, verbatim: &str) -> Denial {
+    Denial {
+        reason: format!(
+            "`{}` is ambiguous: as a URL it names `{as_url}`, but read verbatim it names `{verbatim}`, and both readings must be allowed. {}",
+            raw.escape_debug(),
+            denied.reason
+        ),
+        ..denied
     }
 }
 
@@ -364,6 +404,57 @@ mod tests {
         let mut args = json!({"x": "file://evil.example/out/a"});
         let d = check_args(&p, &[], &mut args, None).unwrap_err();
         assert_eq!(d.code, DenialCode::InvalidPath);
+    }
+
+    /// Issue 18 item 9: paths in object keys were never judged.
+    #[test]
+    fn object_keys_are_judged_like_values() {
+        let p = policy(r#"{"fs": {"write": ["/srv/out/**"]}}"#);
+        let mut args = json!({"files": {"/etc/cron.d/evil": "* * * * * root sh"}});
+        let d = check_args(&p, &[], &mut args, None).unwrap_err();
+        assert_eq!(d.code, DenialCode::PathNotAllowed);
+        assert_eq!(d.path.as_deref(), Some("/etc/cron.d/evil"));
+        assert_eq!(d.argument.as_deref(), Some("/files/~1etc~1cron.d~1evil"));
+        let mut args = json!({"deep": [{"k": {"file:///etc/shadow": 1}}]});
+        assert!(check_args(&p, &[], &mut args, None).is_err());
+        // A top-level key that is not a declared parameter is walked too.
+        let mut args = json!({"/etc/passwd": "x"});
+        assert!(check_args(&p, &[], &mut args, None).is_err());
+        let mut args = json!({"files": {"/srv/out/a.txt": "ok", "name": "/srv/out/b"}});
+        let checked = check_args(&p, &[], &mut args, None).unwrap();
+        assert_eq!(checked.len(), 2);
+    }
+
+    /// Issue 18 item 12: a `file:` URL whose URL reading and verbatim reading differ.
+    #[test]
+    fn both_readings_of_a_file_url_must_pass() {
+        let p = policy(r#"{"fs": {"read": ["/srv/agent/data/**"]}}"#);
+        for attack in [
+            "file:///srv/agent/data#/../../../../etc/passwd",
+            "file:///srv/agent/data?/../../../../etc/passwd",
+            "file://localhost/srv/agent/data#/../../../../etc/passwd",
+        ] {
+            let mut args = json!({"src": attack});
+            let d = check_args(&p, &[], &mut args, None).unwrap_err();
+            assert_eq!(d.code, DenialCode::PathNotAllowed, "{attack}");
+            assert!(d.reason.contains("ambiguous"), "{}", d.reason);
+            assert!(d.reason.contains("/etc/passwd"), "{}", d.reason);
+            assert_eq!(d.path.as_deref(), Some("/etc/passwd"));
+        }
+        // Harmless suffixes and escapes pass: both readings stay inside the glob.
+        for fine in [
+            "file:///srv/agent/data/a.csv#top",
+            "file:///srv/agent/data/a%20b.csv",
+            "file:///srv/agent/data/x?v=1",
+        ] {
+            let mut args = json!({"src": fine});
+            assert!(check_args(&p, &[], &mut args, None).is_ok(), "{fine}");
+        }
+        // A typed argument is rewritten to the URL reading, the only one the body sees.
+        let t = typed("src", Access::Read);
+        let mut args = json!({"src": "file:///srv/agent/data/a.csv#/../../../../etc/passwd"});
+        assert!(check_args(&p, &t, &mut args, None).is_ok());
+        assert_eq!(args["src"], "/srv/agent/data/a.csv");
     }
 
     #[test]

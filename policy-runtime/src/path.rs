@@ -96,6 +96,38 @@ pub fn resolve(arg: &str, cwd: Option<&Path>) -> Result<String, PathProblem> {
     Ok(normalize(&format!("{cwd}/{raw}")))
 }
 
+/// The other way a `file:` URL can be read as a path: by a body that strips `file://` (and a
+/// `localhost` authority) and opens the rest verbatim, with no percent-decoding and with any
+/// `?query` or `#fragment` still attached. `None` when `arg` is not a file URL or both readings
+/// agree.
+///
+/// `file:///srv/data#/../../etc/passwd` is `/srv/data` to a URL parser but `/etc/passwd` to
+/// such a body, so the gate judges both readings of an untyped argument.
+///
+/// ```
+/// use policy_runtime::path::verbatim_reading;
+/// assert_eq!(verbatim_reading("file:///srv/data#/../../etc/passwd").as_deref(), Some("/etc/passwd"));
+/// assert_eq!(verbatim_reading("file:///out/a%2e%2e").as_deref(), Some("/out/a%2e%2e"));
+/// assert_eq!(verbatim_reading("file:///out/a"), None);
+/// assert_eq!(verbatim_reading("/out/a?b"), None);
+/// ```
+pub fn verbatim_reading(arg: &str) -> Option<String> {
+    let url_reading = file_url_path(arg)?.ok();
+    let rest = &arg[5..];
+    let verbatim = match rest.strip_prefix("//") {
+        Some(authority_and_path) => {
+            let slash = authority_and_path.find('/')?;
+            &authority_and_path[slash..]
+        }
+        None => rest,
+    };
+    if !verbatim.starts_with('/') || verbatim.contains('\0') {
+        return None;
+    }
+    let verbatim = normalize(verbatim);
+    (url_reading.map(|u| normalize(&u)) != Some(verbatim.clone())).then_some(verbatim)
+}
+
 /// Whether a string is a candidate path in an untyped argument: absolute, or a `file:` URL.
 pub fn looks_like_path(s: &str) -> bool {
     s.starts_with('/') || s.get(..5).is_some_and(|p| p.eq_ignore_ascii_case("file:"))
