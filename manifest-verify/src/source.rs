@@ -69,8 +69,10 @@ pub fn load(arg: &str) -> Result<Input, LoadError> {
 }
 
 fn git_show(arg: &str, rev: &str, path: &str) -> Result<String, LoadError> {
+    // `--end-of-options`: a revision that starts with `-` (`--output=/tmp/x:y`) is a revision
+    // to git, never an option that makes it write a file.
     let output = Command::new("git")
-        .args(["show", &format!("{rev}:{path}")])
+        .args(["show", "--end-of-options", &format!("{rev}:{path}")])
         .output()
         .map_err(|e| LoadError::plain(arg, format!("cannot run `git show` to read it: {e}")))?;
     if !output.status.success() {
