@@ -8,8 +8,10 @@
 //! * reading `/proc/*/environ` reads other processes' secrets.
 //!
 //! Only declared globs count: an unspecified `fs` part is already reported as a widening of its
-//! own, and "exec allow" already permits any program. An escalation is reported when the new
-//! policy has it and the old one (if the tool existed) did not have the same one.
+//! own, and "exec allow" already permits any program. A path escalation is reported when the
+//! new policy reaches a target path that the old one (if the tool existed) did not: the
+//! witness is such a path, so reaching one repository's `.git/hooks` does not excuse another's.
+//! A program escalation is reported when the old policy did not reach the same program.
 
 use std::sync::OnceLock;
 
@@ -142,6 +144,18 @@ impl Scope {
 /// `paths` says which path targets to search for (`write`, `read`); the program targets are
 /// always checked.
 pub fn escalations(cache: &mut GlobCache, policy: &ToolPolicy, paths: Scope) -> Vec<Escalation> {
+    reached(cache, policy, paths, None)
+}
+
+/// The escalations of `policy`; with `before`, only path targets that `policy` reaches at a
+/// path `before` did not (so a grant on one repository's `.git/hooks` is new even when the old
+/// policy reached another repository's).
+fn reached(
+    cache: &mut GlobCache,
+    policy: &ToolPolicy,
+    paths: Scope,
+    before: Option<&ToolPolicy>,
+) -> Vec<Escalation> {
     let mut out = Vec::new();
     let writable = declared(&[policy.fs.write.as_ref()]);
     let readable = declared(&[policy.fs.read.as_ref(), policy.fs.write.as_ref()]);
@@ -187,17 +201,37 @@ pub fn escalations(cache: &mut GlobCache, policy: &ToolPolicy, paths: Scope) -> 
             continue;
         };
         let Ok(lang) = lang.as_ref() else { continue };
+        // What the old policy already reached for this access: everything when its fs was
+        // unspecified; its declared lists otherwise. An old set too large to compile counts as
+        // reaching nothing, so its escalations are reported again (fail closed).
+        let old_compiled = match before {
+            Some(old) if old.fs.is_unspecified() => continue,
+            Some(old) => {
+                let lists: &[Option<&policy_runtime::GlobList>] = if write {
+                    &[old.fs.write.as_ref()]
+                } else {
+                    &[old.fs.read.as_ref(), old.fs.write.as_ref()]
+                };
+                let old_set = declared(lists).unwrap_or(PathSet::Globs(Vec::new()));
+                cache.language(&old_set)
+            }
+            None => None,
+        };
+        let old_lang = old_compiled.as_deref().and_then(|l| l.as_ref().ok());
         let paths = Language::paths();
         let terms = [Term::member(paths), Term::member(any), Term::member(lang)];
         if !matches!(find_witness(&terms, WitnessOrder::Paths), Ok(Some(_))) {
             continue;
         }
         for target in all.each.iter().filter(|t| t.write == write) {
-            let terms = [
+            let mut terms = vec![
                 Term::member(paths),
                 Term::member(&target.language),
                 Term::member(lang),
             ];
+            if let Some(old) = old_lang {
+                terms.push(Term::non_member(old));
+            }
             if let Ok(Some(witness)) = find_witness(&terms, WitnessOrder::Paths) {
                 out.push(Escalation {
                     target: target.name.to_string(),
@@ -229,13 +263,23 @@ pub fn diff(
     new: &ToolPolicy,
     paths: Scope,
 ) -> Vec<Finding> {
-    let after = escalations(cache, new, paths);
+    let after = reached(cache, new, paths, old);
     if after.is_empty() {
         return Vec::new();
     }
-    let before = old
-        .map(|o| escalations(cache, o, paths))
-        .unwrap_or_default();
+    // Path targets are already compared path by path; a program is new when its name is.
+    let before: Vec<Escalation> = match old {
+        Some(o) if after.iter().any(|e| e.target.starts_with("program ")) => reached(
+            cache,
+            o,
+            Scope {
+                write: false,
+                read: false,
+            },
+            None,
+        ),
+        _ => Vec::new(),
+    };
     after
         .into_iter()
         .filter(|e| !before.iter().any(|b| b.target == e.target))
@@ -277,6 +321,47 @@ mod tests {
             .into_iter()
             .map(|e| (e.target, e.witness))
             .collect()
+    }
+
+    fn new_escalations(old: &str, new: &str) -> Vec<String> {
+        diff(
+            &mut GlobCache::default(),
+            "t",
+            Some(&policy(old)),
+            &policy(new),
+            Scope::ALL,
+        )
+        .into_iter()
+        .map(|f| f.witness.unwrap())
+        .collect()
+    }
+
+    /// Issue 18 item 15: reaching one repository's hooks excused a grant on another's.
+    #[test]
+    fn escalations_are_compared_path_by_path() {
+        let old = r#"{"fs": {"write": ["/srv/repo-a/**"]}}"#;
+        let new = r#"{"fs": {"write": ["/srv/repo-a/**", "/srv/repo-b/.git/hooks/*"]}}"#;
+        let found = new_escalations(old, new);
+        assert_eq!(found.len(), 1, "{found:?}");
+        assert!(found[0].starts_with("/srv/repo-b/.git/hooks"), "{found:?}");
+        // The same hooks as before are not new.
+        assert!(
+            new_escalations(old, r#"{"fs": {"write": ["/srv/repo-a/**", "/tmp/x"]}}"#).is_empty()
+        );
+        // An old unspecified fs already reached every path.
+        assert!(new_escalations("{}", new).is_empty());
+        // A program the old policy could already replace is not new; a different one is.
+        let old = r#"{"fs": {"write": ["/usr/bin/*"]}, "exec": {"allow": ["git"]}}"#;
+        assert!(new_escalations(
+            old,
+            r#"{"fs": {"write": ["/usr/bin/*", "/opt/x"]}, "exec": {"allow": ["git"]}}"#
+        )
+        .is_empty());
+        let found = new_escalations(
+            old,
+            r#"{"fs": {"write": ["/usr/bin/*"]}, "exec": {"allow": ["git", "rg"]}}"#,
+        );
+        assert_eq!(found, ["/usr/bin/rg"]);
     }
 
     #[test]

@@ -40,12 +40,24 @@ fn a_revision_is_never_a_git_option() {
     let arg = format!("--output={}:new.json", bait.display());
     let _ = git(dir.path(), &["show", &arg]);
     let written = dir.path().join("bait:new.json");
-    assert!(written.exists(), "git show {arg} writes {}", written.display());
+    assert!(
+        written.exists(),
+        "git show {arg} writes {}",
+        written.display()
+    );
     std::fs::remove_file(&written).unwrap();
 
     let o = verify(dir.path(), &["--", &arg, "new.json"]);
-    assert_eq!(o.status.code(), Some(2), "{}", String::from_utf8_lossy(&o.stderr));
-    assert!(!written.exists() && !bait.exists(), "manifest-verify made git write a file");
+    assert_eq!(
+        o.status.code(),
+        Some(2),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(
+        !written.exists() && !bait.exists(),
+        "manifest-verify made git write a file"
+    );
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(stderr.contains("git show"), "{stderr}");
 }
