@@ -90,19 +90,31 @@ impl LoadError {
         }))
     }
 
-    pub(crate) fn from_json(file: &str, text: &str, err: &serde_json::Error) -> LoadError {
+    /// A JSON error; `field` is the path of the value it is about (`tools.t.fs`), or empty.
+    pub(crate) fn from_json(
+        file: &str,
+        text: &str,
+        err: &serde_json::Error,
+        field: &str,
+    ) -> LoadError {
         if err.line() == 0 {
-            return LoadError::plain(file, err.to_string());
+            return LoadError::plain(file, with_field(in_user_terms(&err.to_string()), field));
         }
         let offset = offset_of(text, err.line(), err.column());
-        let message = strip_position(&err.to_string());
+        let message = with_field(in_user_terms(&strip_position(&err.to_string())), field);
         // serde_json points just past the offending token; label the key or value it names.
         let span = key_span(text, offset, &message).unwrap_or(offset.saturating_sub(1)..offset);
         LoadError::at(file, text, span, message)
     }
 
-    pub(crate) fn from_toml(file: &str, text: &str, err: &toml::de::Error) -> LoadError {
-        let message = err.message().trim().to_string();
+    /// A TOML error; `field` as for [`LoadError::from_json`].
+    pub(crate) fn from_toml(
+        file: &str,
+        text: &str,
+        err: &toml::de::Error,
+        field: &str,
+    ) -> LoadError {
+        let message = with_field(in_user_terms(err.message().trim()), field);
         match err.span() {
             Some(span) => LoadError::at(file, text, span, message),
             None => LoadError::plain(file, message),
@@ -170,13 +182,58 @@ fn span_len(text: &str, start: usize, end: usize) -> usize {
     }
 }
 
+/// Appends the field path to a message: `... (at `tools.t.limits.timeout_ms`)`.
+fn with_field(message: String, field: &str) -> String {
+    // serde_path_to_error spells an unknown position `?` and the document itself `.`.
+    if field.is_empty() || field == "." || field == "?" {
+        message
+    } else {
+        format!("{message} (at `{field}`)")
+    }
+}
+
+/// Rewrites serde's words for Rust types into the manifest's: `u32` becomes the range of whole
+/// numbers it holds, `sequence` a list, `map` an object. (Struct names never reach a message:
+/// every object says what it expects, see `crate::objects`.)
+fn in_user_terms(message: &str) -> String {
+    const WORDS: [(&str, &str); 12] = [
+        (
+            "expected u32",
+            "expected a whole number from 0 to 4294967295",
+        ),
+        (
+            "expected u64",
+            "expected a whole number from 0 to 18446744073709551615",
+        ),
+        ("expected u16", "expected a whole number from 0 to 65535"),
+        ("expected u8", "expected a whole number from 0 to 255"),
+        (" as i128", ""),
+        (" as i64", ""),
+        ("expected a sequence", "expected a list `[...]`"),
+        ("invalid type: sequence", "invalid type: list"),
+        ("expected a map", "expected an object"),
+        ("invalid type: map", "invalid type: object"),
+        ("expected a boolean", "expected true or false"),
+        ("floating point", "number with a fraction"),
+    ];
+    let mut out = message.to_string();
+    for (rust, user) in WORDS {
+        if out.contains(rust) {
+            out = out.replace(rust, user);
+        }
+    }
+    out
+}
+
 fn help_for(message: &str) -> Option<String> {
     if message.contains("unknown field") {
         Some("remove the key or fix its spelling; the expected keys are listed above".into())
     } else if message.contains("invalid glob") {
         Some("globs are absolute, normalized paths: `/dir/**`, `/dir/*.txt`".into())
-    } else if message.contains("manifest_version") {
+    } else if message.contains("unsupported manifest_version") {
         Some("regenerate the manifest with this version of toolpolicy".into())
+    } else if message.contains("expected a manifest object") {
+        Some("a manifest is a JSON object: {\"manifest_version\": 1, \"tools\": {...}}".into())
     } else {
         None
     }
@@ -287,5 +344,122 @@ mod tests {
         write_atomic(&path, b"two").unwrap();
         assert_eq!(std::fs::read_to_string(&path).unwrap(), "two");
         assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    }
+
+    /// Words of the Rust implementation that must never reach a user.
+    pub(crate) const RUST_WORDS: [&str; 9] = [
+        "struct ", "enum ", "Repr", "u32", "u64", "i64", "i128", "sequence", "variant",
+    ];
+
+    /// Issue 18 item 16: bad manifests and TOML policies are explained in the manifest's terms,
+    /// with the file, line and the field's path.
+    #[test]
+    fn errors_use_the_manifests_words_and_name_the_field() {
+        use crate::policy::ToolPolicy;
+        let json_cases = [
+            (r#"{"manifest_version": 1, "tools": {"t": 5}}"#, "tools.t"),
+            (r#"{"manifest_version": 1, "tools": {"t": []}}"#, "tools.t"),
+            (
+                r#"{"manifest_version": 1, "tools": {"t": {"fs": 3}}}"#,
+                "tools.t.fs",
+            ),
+            (
+                r#"{"manifest_version": 1, "tools": {"t": {"fs": []}}}"#,
+                "tools.t.fs",
+            ),
+            (
+                r#"{"manifest_version": 1, "tools": {"t": {"limits": "x"}}}"#,
+                "tools.t.limits",
+            ),
+            (
+                r#"{"manifest_version": 1, "tools": {"t": {"constraints": 1}}}"#,
+                "tools.t.constraints",
+            ),
+            (
+                r#"{"manifest_version": 1, "tools": {"t": {"constraints": {"max_invocations": -1}}}}"#,
+                "tools.t.constraints.max_invocations",
+            ),
+            (
+                r#"{"manifest_version": 1, "tools": {"t": {"limits": {"timeout_ms": 1.5}}}}"#,
+                "tools.t.limits.timeout_ms",
+            ),
+            (
+                r#"{"manifest_version": 1, "tools": {"t": {"source": {"file": "a", "line": -1}}}}"#,
+                "tools.t.source.line",
+            ),
+            (
+                r#"{"manifest_version": 1, "tools": {"t": {"source": 3}}}"#,
+                "tools.t.source",
+            ),
+            (
+                r#"{"manifest_version": "1", "tools": {}}"#,
+                "manifest_version",
+            ),
+            (
+                r#"{"manifest_version": 1, "tools": {"t": {"risk": 3}}}"#,
+                "tools.t.risk",
+            ),
+            (
+                r#"{"manifest_version": 1, "tools": {"t": {"risk": "extreme"}}}"#,
+                "tools.t.risk",
+            ),
+            (
+                r#"{"manifest_version": 1, "tools": {"t": {"fs": {"read": [3]}}}}"#,
+                "tools.t.fs.read[0]",
+            ),
+            (
+                r#"{"manifest_version": 1, "tools": {"t": {"constraints": {"forbidden": 1}}}}"#,
+                "tools.t.constraints.forbidden",
+            ),
+        ];
+        for (text, field) in json_cases {
+            let err = Manifest::from_json_str("m.json", text)
+                .unwrap_err()
+                .to_string();
+            assert!(err.starts_with("m.json:1:"), "{err}");
+            assert!(err.contains(&format!("(at `{field}`)")), "{text}: {err}");
+            for word in RUST_WORDS {
+                assert!(!err.contains(word), "{text}: `{word}` in {err}");
+            }
+        }
+        let toml_cases = [
+            ("fs = 3", "fs"),
+            ("limits = 3", "limits"),
+            ("constraints = []", "constraints"),
+            ("[limits]\ntimeout_ms = -1", "limits.timeout_ms"),
+            (
+                "[limits]\ntimeout_ms = 99999999999999999999",
+                "limits.timeout_ms",
+            ),
+            (
+                "[constraints]\nmax_invocations = 99999999999",
+                "constraints.max_invocations",
+            ),
+            ("risk = 1", "risk"),
+        ];
+        for (text, field) in toml_cases {
+            let err = ToolPolicy::from_toml_str("p.toml", text)
+                .unwrap_err()
+                .to_string();
+            assert!(err.starts_with("p.toml:"), "{err}");
+            assert!(err.contains(&format!("(at `{field}`)")), "{text}: {err}");
+            for word in RUST_WORDS {
+                assert!(!err.contains(word), "{text}: `{word}` in {err}");
+            }
+        }
+        // A single-tool JSON policy written as an array is not an empty policy.
+        assert!(ToolPolicy::from_json_str("p.json", "[]").is_err());
+    }
+
+    /// Issue 18 item 20: a manifest that is not an object is not told to regenerate itself.
+    #[test]
+    fn help_fits_the_problem() {
+        let err = Manifest::from_json_str("m.json", "[]").unwrap_err();
+        let help = err.0.help.clone().unwrap();
+        assert!(!help.contains("regenerate"), "{help}");
+        assert!(help.contains("\"manifest_version\": 1"), "{help}");
+        let err = Manifest::from_json_str("m.json", r#"{"manifest_version": 9, "tools": {}}"#)
+            .unwrap_err();
+        assert!(err.0.help.clone().unwrap().contains("regenerate"));
     }
 }

@@ -28,6 +28,7 @@ pub mod host;
 pub mod lint_syntax;
 pub mod macro_support;
 pub mod manifest;
+mod objects;
 pub mod path;
 pub mod policy;
 pub mod redact;

@@ -29,6 +29,7 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::error::LoadError;
+use crate::objects::{map_only, MapOnly, Object};
 use crate::policy::{
     Constraints, EnvPolicy, ExecPolicy, FsPolicy, Limits, NetPolicy, Risk, ToolPolicy,
 };
@@ -71,7 +72,11 @@ pub struct Manifest {
 struct EntryRepr {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     risk: Option<Risk>,
-    #[serde(default, skip_serializing_if = "FsPolicy::is_unspecified")]
+    #[serde(
+        default,
+        skip_serializing_if = "FsPolicy::is_unspecified",
+        deserialize_with = "map_only"
+    )]
     fs: FsPolicy,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     net: Option<NetPolicy>,
@@ -79,12 +84,37 @@ struct EntryRepr {
     exec: Option<ExecPolicy>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     env: Option<EnvPolicy>,
-    #[serde(default, skip_serializing_if = "Constraints::is_unspecified")]
+    #[serde(
+        default,
+        skip_serializing_if = "Constraints::is_unspecified",
+        deserialize_with = "map_only"
+    )]
     constraints: Constraints,
-    #[serde(default, skip_serializing_if = "Limits::is_unspecified")]
+    #[serde(
+        default,
+        skip_serializing_if = "Limits::is_unspecified",
+        deserialize_with = "map_only"
+    )]
     limits: Limits,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[serde(
+        default,
+        skip_serializing_if = "Option::is_none",
+        deserialize_with = "optional_source"
+    )]
     source: Option<SourceLocation>,
+}
+
+impl Object for EntryRepr {
+    const EXPECTED: &'static str =
+        "a tool object (with `risk`, `fs`, `net`, `exec`, `env`, `constraints`, `limits`, `source`)";
+}
+
+impl Object for SourceLocation {
+    const EXPECTED: &'static str = "a `source` object with `file` and `line`";
+}
+
+fn optional_source<'de, D: Deserializer<'de>>(d: D) -> Result<Option<SourceLocation>, D::Error> {
+    map_only(d).map(Some)
 }
 
 impl Serialize for ToolEntry {
@@ -106,7 +136,7 @@ impl Serialize for ToolEntry {
 
 impl<'de> Deserialize<'de> for ToolEntry {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let r = EntryRepr::deserialize(d)?;
+        let r: EntryRepr = map_only(d)?;
         Ok(ToolEntry {
             policy: ToolPolicy {
                 risk: r.risk,
@@ -221,7 +251,7 @@ impl Manifest {
 
     /// Parses manifest JSON; `name` is used in diagnostics (usually the file path).
     pub fn from_json_str(name: &str, text: &str) -> Result<Manifest, LoadError> {
-        serde_json::from_str(text).map_err(|e| LoadError::from_json(name, text, &e))
+        from_json(name, text)
     }
 
     /// Reads and parses a manifest file.
@@ -282,12 +312,16 @@ impl ToolPolicy {
     /// # Ok::<(), policy_runtime::error::LoadError>(())
     /// ```
     pub fn from_toml_str(name: &str, text: &str) -> Result<ToolPolicy, LoadError> {
-        toml::from_str(text).map_err(|e| LoadError::from_toml(name, text, &e))
+        let de = toml::Deserializer::parse(text)
+            .map_err(|e| LoadError::from_toml(name, text, &e, ""))?;
+        serde_path_to_error::deserialize(de)
+            .map(|MapOnly(policy)| policy)
+            .map_err(|e| LoadError::from_toml(name, text, e.inner(), &e.path().to_string()))
     }
 
     /// Parses a single-tool policy from JSON.
     pub fn from_json_str(name: &str, text: &str) -> Result<ToolPolicy, LoadError> {
-        serde_json::from_str(text).map_err(|e| LoadError::from_json(name, text, &e))
+        from_json::<MapOnly<ToolPolicy>>(name, text).map(|MapOnly(policy)| policy)
     }
 
     /// Serializes the policy as TOML.
@@ -320,6 +354,16 @@ impl ToolPolicy {
             (false, None) => ToolPolicy::from_json_str(&name, &text),
         }
     }
+}
+
+/// Parses a whole JSON document; errors name the file, line, column and the field's path.
+fn from_json<'de, T: Deserialize<'de>>(name: &str, text: &'de str) -> Result<T, LoadError> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let value: T = serde_path_to_error::deserialize(&mut de)
+        .map_err(|e| LoadError::from_json(name, text, e.inner(), &e.path().to_string()))?;
+    de.end()
+        .map_err(|e| LoadError::from_json(name, text, &e, ""))?;
+    Ok(value)
 }
 
 fn canonical_hash(value: &Value) -> String {

@@ -23,6 +23,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::glob::GlobList;
 use crate::host::HostPattern;
+use crate::objects::{map_only, Object};
 
 /// A tool's declared policy.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,7 +33,11 @@ pub struct ToolPolicy {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub risk: Option<Risk>,
     /// Filesystem globs.
-    #[serde(default, skip_serializing_if = "FsPolicy::is_unspecified")]
+    #[serde(
+        default,
+        skip_serializing_if = "FsPolicy::is_unspecified",
+        deserialize_with = "map_only"
+    )]
     pub fs: FsPolicy,
     /// Outbound network.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -44,11 +49,36 @@ pub struct ToolPolicy {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub env: Option<EnvPolicy>,
     /// Per agent invocation constraints.
-    #[serde(default, skip_serializing_if = "Constraints::is_unspecified")]
+    #[serde(
+        default,
+        skip_serializing_if = "Constraints::is_unspecified",
+        deserialize_with = "map_only"
+    )]
     pub constraints: Constraints,
     /// Resource bounds of a subprocess tool.
-    #[serde(default, skip_serializing_if = "Limits::is_unspecified")]
+    #[serde(
+        default,
+        skip_serializing_if = "Limits::is_unspecified",
+        deserialize_with = "map_only"
+    )]
     pub limits: Limits,
+}
+
+impl Object for ToolPolicy {
+    const EXPECTED: &'static str =
+        "a tool policy object (with `risk`, `fs`, `net`, `exec`, `env`, `constraints`, `limits`)";
+}
+
+impl Object for FsPolicy {
+    const EXPECTED: &'static str = "an `fs` object with `read` and/or `write` lists of globs";
+}
+
+impl Object for Constraints {
+    const EXPECTED: &'static str = "a `constraints` object (with `max_invocations`, `only_after`, `forbidden`, `requires_approval`)";
+}
+
+impl Object for Limits {
+    const EXPECTED: &'static str = "a `limits` object (with `timeout_ms`, `memory_bytes`, `cpu_seconds`, `max_processes`, `max_output_bytes`, `max_file_bytes`, `max_open_files`)";
 }
 
 impl ToolPolicy {
@@ -70,7 +100,7 @@ impl ToolPolicy {
 /// assert!(Risk::Low < Risk::Critical);
 /// assert_eq!("high".parse::<Risk>().unwrap(), Risk::High);
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Risk {
     /// Read-only, local.
@@ -92,6 +122,22 @@ impl Risk {
             Risk::High => "high",
             Risk::Critical => "critical",
         }
+    }
+}
+
+impl<'de> Deserialize<'de> for Risk {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Risk, D::Error> {
+        struct RiskVisitor;
+        impl serde::de::Visitor<'_> for RiskVisitor {
+            type Value = Risk;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a risk: \"low\", \"medium\", \"high\" or \"critical\"")
+            }
+            fn visit_str<E: serde::de::Error>(self, s: &str) -> Result<Risk, E> {
+                s.parse().map_err(E::custom)
+            }
+        }
+        d.deserialize_str(RiskVisitor)
     }
 }
 
@@ -525,7 +571,7 @@ mod tests {
             (r#"{"env": {"allow": ["A-B"]}}"#, "environment variable"),
             (r#"{"fs": {"read": ["data/**"]}}"#, "absolute"),
             (r#"{"fs": {"exec": []}}"#, "unknown field"),
-            (r#"{"risk": "extreme"}"#, "unknown variant"),
+            (r#"{"risk": "extreme"}"#, "unknown risk"),
             (r#"{"bogus": 1}"#, "unknown field"),
             (r#"{"limits": {"timeout_ms": -1}}"#, "invalid value"),
         ] {
