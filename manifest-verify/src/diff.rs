@@ -172,14 +172,24 @@ fn added(name: &str, entry: &ToolEntry) -> Finding {
 }
 
 /// What a new tool may do, in one line: unspecified parts are spelled out, since they are the
-/// widest grants.
+/// widest grants. An unspecified fs list means "any path" only when the other one is
+/// unspecified too; once either is declared the gate is active and counts it as empty (reads
+/// may still use the `fs.write` paths, since writing implies reading).
 fn summary(p: &ToolPolicy) -> String {
     let show = |v: Option<String>, unspecified: &str| v.unwrap_or_else(|| unspecified.to_string());
+    let (read_unspecified, write_unspecified) = if p.fs.is_unspecified() {
+        ("unspecified (any path)", "unspecified (any path)")
+    } else {
+        (
+            "unspecified (only the fs.write paths)",
+            "unspecified (no path)",
+        )
+    };
     format!(
         "risk {}, fs.read {}, fs.write {}, net {}, exec {}, env {}",
         p.effective_risk(),
-        show(p.fs.read.as_ref().map(json), "unspecified (any path)"),
-        show(p.fs.write.as_ref().map(json), "unspecified (any path)"),
+        show(p.fs.read.as_ref().map(json), read_unspecified),
+        show(p.fs.write.as_ref().map(json), write_unspecified),
         show(p.net.as_ref().map(json), "unspecified (deny)"),
         show(p.exec.as_ref().map(json), "unspecified (allow)"),
         show(p.env.as_ref().map(json), "unspecified (inherit)"),

@@ -61,3 +61,55 @@ fn a_revision_is_never_a_git_option() {
     let stderr = String::from_utf8_lossy(&o.stderr);
     assert!(stderr.contains("git show"), "{stderr}");
 }
+
+/// Item 20: the new-tool summary said "fs.read unspecified (any path)" for a tool with only
+/// `fs.write`, while the gate denies it every other path. The summary now says what the gate
+/// does, and the gate is asked to prove it.
+#[test]
+fn new_tool_summary_says_what_the_gate_does() {
+    use manifest_verify::{diff_manifests, Code};
+    use policy_runtime::gate::check_path;
+    use policy_runtime::tool::Access;
+    use policy_runtime::Manifest;
+
+    let old =
+        Manifest::from_json_str("old.json", r#"{"manifest_version": 1, "tools": {}}"#).unwrap();
+    let new = Manifest::from_json_str(
+        "new.json",
+        r#"{"manifest_version": 1, "tools": {
+            "w": {"fs": {"write": ["/srv/out/**"]}},
+            "r": {"fs": {"read": ["/srv/in/**"]}},
+            "any": {}}}"#,
+    )
+    .unwrap();
+    let report = diff_manifests(&old, &new);
+    let message = |tool: &str| {
+        report
+            .findings
+            .iter()
+            .find(|f| f.code == Code::ToolAdded && f.tool == tool)
+            .unwrap()
+            .message
+            .clone()
+    };
+    let w = message("w");
+    assert!(
+        w.contains("fs.read unspecified (only the fs.write paths)"),
+        "{w}"
+    );
+    assert!(!w.contains("any path"), "{w}");
+    let policy = &new.tools["w"].policy;
+    assert!(check_path(policy, "/etc/passwd", Access::Read, None).is_err());
+    assert!(check_path(policy, "/srv/out/a", Access::Read, None).is_ok());
+
+    let r = message("r");
+    assert!(r.contains("fs.write unspecified (no path)"), "{r}");
+    let policy = &new.tools["r"].policy;
+    assert!(check_path(policy, "/srv/in/a", Access::Write, None).is_err());
+
+    let any = message("any");
+    assert!(any.contains("fs.read unspecified (any path)"), "{any}");
+    assert!(any.contains("fs.write unspecified (any path)"), "{any}");
+    let policy = &new.tools["any"].policy;
+    assert!(check_path(policy, "/etc/passwd", Access::Write, None).is_ok());
+}
