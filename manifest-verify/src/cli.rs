@@ -90,7 +90,7 @@ fn invalid(err: &policy_runtime::LoadError, color: bool) -> i32 {
     };
     let mut text = String::new();
     if GraphicalReportHandler::new_themed(theme)
-        .render_report(&mut text, err)
+        .render_report(&mut text, &policy_runtime::diagnostics::renderable(err))
         .is_err()
     {
         text = format!("error: {err}\n");

@@ -113,3 +113,52 @@ fn new_tool_summary_says_what_the_gate_does() {
     let policy = &new.tools["any"].policy;
     assert!(check_path(policy, "/etc/passwd", Access::Write, None).is_ok());
 }
+
+/// A manifest of `n` tools on one line; tool `i` gets `policy(i)`.
+fn one_line_manifest(n: usize, policy: impl Fn(usize) -> String) -> String {
+    let tools: Vec<String> = (0..n)
+        .map(|i| format!("\"tool{i:05}\":{}", policy(i)))
+        .collect();
+    format!(
+        "{{\"manifest_version\":1,\"tools\":{{{}}}}}",
+        tools.join(",")
+    )
+}
+
+/// Item 2: findings and load errors past column 65,535 of a one-line manifest made miette
+/// panic ("Formatting argument out of range").
+#[test]
+fn one_line_manifests_render_past_column_65535() {
+    let dir = tempfile::tempdir().unwrap();
+    let old = one_line_manifest(10_000, |_| r#"{"net":"deny"}"#.to_string());
+    let new = one_line_manifest(10_000, |i| {
+        if i == 9_999 {
+            r#"{"net":"allow"}"#.to_string()
+        } else {
+            r#"{"net":"deny"}"#.to_string()
+        }
+    });
+    assert!(new.len() > 65_535 * 2);
+    std::fs::write(dir.path().join("old.json"), &old).unwrap();
+    std::fs::write(dir.path().join("new.json"), &new).unwrap();
+    let o = verify(dir.path(), &["old.json", "new.json"]);
+    let stdout = String::from_utf8_lossy(&o.stdout);
+    assert_eq!(
+        o.status.code(),
+        Some(1),
+        "{}",
+        String::from_utf8_lossy(&o.stderr)
+    );
+    assert!(stdout.contains("tool.net.widened"), "{stdout}");
+    assert!(stdout.contains("new.json:1:"), "{stdout}");
+    assert!(stdout.len() < 10_000, "no snippet of the whole line");
+
+    // A load error at the far end of the line.
+    let broken = format!("{}x}}", &new[..new.len() - 1]);
+    std::fs::write(dir.path().join("broken.json"), &broken).unwrap();
+    let o = verify(dir.path(), &["old.json", "broken.json"]);
+    let stderr = String::from_utf8_lossy(&o.stderr);
+    assert_eq!(o.status.code(), Some(2), "{stderr}");
+    assert!(stderr.contains("broken.json:1:"), "{stderr}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}

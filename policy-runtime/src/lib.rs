@@ -19,6 +19,7 @@ pub mod args;
 pub mod audit;
 pub mod capability;
 pub mod denial;
+pub mod diagnostics;
 pub mod error;
 pub mod event;
 pub mod gate;

@@ -30,7 +30,10 @@ pub fn render(report: &Report, inputs: Inputs<'_>, color: bool) -> String {
             },
             span: span.map(|s| (s.start, s.end - s.start).into()),
         };
-        if handler.render_report(&mut out, &diagnostic).is_err() {
+        // Through `renderable`: a finding on a minified one-line manifest lies past the column
+        // miette can pad to, and its snippet would be the whole manifest.
+        let safe = policy_runtime::diagnostics::renderable(&diagnostic);
+        if handler.render_report(&mut out, &safe).is_err() {
             out.push_str(&format!("{}: {}\n", f.code, f.message));
         }
     }
