@@ -6,6 +6,7 @@ use policy_runtime::policy::ToolPolicy;
 use crate::escalation::Scope;
 use crate::findings::{Code, Finding, Report};
 use crate::fs::{GlobCache, Operation};
+use crate::inclusion::Budget;
 use crate::{constraints, env, escalation, exec, fs, hosts, limits, risk};
 
 /// Compares manifests; keeps compiled glob sets between comparisons.
@@ -70,6 +71,7 @@ impl Verifier {
                         None,
                         &entry.policy,
                         Scope::ALL,
+                        &Budget::per_tool(),
                     ));
                 }
             }
@@ -91,10 +93,13 @@ impl Verifier {
         if o == n {
             return;
         }
+        // One budget for all of this tool's automata searches (see `inclusion::Budget`).
+        let budget = Budget::per_tool();
         out.extend(risk::diff(name, o, n));
         if o.fs != n.fs {
-            out.extend(fs::diff(&mut self.globs, name, Operation::Read, o, n));
-            out.extend(fs::diff(&mut self.globs, name, Operation::Write, o, n));
+            let globs = &mut self.globs;
+            out.extend(fs::diff(globs, name, Operation::Read, o, n, &budget));
+            out.extend(fs::diff(globs, name, Operation::Write, o, n, &budget));
         }
         if o.net != n.net {
             out.extend(hosts::diff(name, o, n));
@@ -117,7 +122,14 @@ impl Verifier {
                 write: widened(Code::FsWriteWidened),
                 read: widened(Code::FsReadWidened),
             };
-            out.extend(escalation::diff(&mut self.globs, name, Some(o), n, scope));
+            out.extend(escalation::diff(
+                &mut self.globs,
+                name,
+                Some(o),
+                n,
+                scope,
+                &budget,
+            ));
         }
     }
 

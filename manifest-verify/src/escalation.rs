@@ -19,7 +19,7 @@ use policy_runtime::policy::{ExecPolicy, ToolPolicy};
 
 use crate::findings::{Code, Finding};
 use crate::fs::{GlobCache, PathSet};
-use crate::inclusion::{find_witness, Language, Term, WitnessOrder};
+use crate::inclusion::{find_witness, Budget, Language, Term, WitnessOrder};
 
 /// Directories where a bare program name is usually found on `PATH`.
 const PATH_DIRS: [&str; 6] = [
@@ -143,8 +143,16 @@ impl Scope {
 ///
 /// `paths` says which path targets to search for (`write`, `read`); the program targets are
 /// always checked.
-pub fn escalations(cache: &mut GlobCache, policy: &ToolPolicy, paths: Scope) -> Vec<Escalation> {
-    reached(cache, policy, paths, None)
+///
+/// A search that cannot finish within `budget` finds nothing: the widening it belongs to is
+/// already reported as undecided.
+pub fn escalations(
+    cache: &mut GlobCache,
+    policy: &ToolPolicy,
+    paths: Scope,
+    budget: &Budget,
+) -> Vec<Escalation> {
+    reached(cache, policy, paths, None, budget)
 }
 
 /// The escalations of `policy`; with `before`, only path targets that `policy` reaches at a
@@ -155,6 +163,7 @@ fn reached(
     policy: &ToolPolicy,
     paths: Scope,
     before: Option<&ToolPolicy>,
+    budget: &Budget,
 ) -> Vec<Escalation> {
     let mut out = Vec::new();
     let writable = declared(&[policy.fs.write.as_ref()]);
@@ -220,7 +229,10 @@ fn reached(
         let old_lang = old_compiled.as_deref().and_then(|l| l.as_ref().ok());
         let paths = Language::paths();
         let terms = [Term::member(paths), Term::member(any), Term::member(lang)];
-        if !matches!(find_witness(&terms, WitnessOrder::Paths), Ok(Some(_))) {
+        if !matches!(
+            find_witness(&terms, WitnessOrder::Paths, budget),
+            Ok(Some(_))
+        ) {
             continue;
         }
         for target in all.each.iter().filter(|t| t.write == write) {
@@ -232,7 +244,7 @@ fn reached(
             if let Some(old) = old_lang {
                 terms.push(Term::non_member(old));
             }
-            if let Ok(Some(witness)) = find_witness(&terms, WitnessOrder::Paths) {
+            if let Ok(Some(witness)) = find_witness(&terms, WitnessOrder::Paths, budget) {
                 out.push(Escalation {
                     target: target.name.to_string(),
                     part,
@@ -262,8 +274,9 @@ pub fn diff(
     old: Option<&ToolPolicy>,
     new: &ToolPolicy,
     paths: Scope,
+    budget: &Budget,
 ) -> Vec<Finding> {
-    let after = reached(cache, new, paths, old);
+    let after = reached(cache, new, paths, old, budget);
     if after.is_empty() {
         return Vec::new();
     }
@@ -277,6 +290,7 @@ pub fn diff(
                 read: false,
             },
             None,
+            budget,
         ),
         _ => Vec::new(),
     };
@@ -317,10 +331,15 @@ mod tests {
     }
 
     fn targets_of(json: &str) -> Vec<(String, String)> {
-        escalations(&mut GlobCache::default(), &policy(json), Scope::ALL)
-            .into_iter()
-            .map(|e| (e.target, e.witness))
-            .collect()
+        escalations(
+            &mut GlobCache::default(),
+            &policy(json),
+            Scope::ALL,
+            &Budget::per_tool(),
+        )
+        .into_iter()
+        .map(|e| (e.target, e.witness))
+        .collect()
     }
 
     fn new_escalations(old: &str, new: &str) -> Vec<String> {
@@ -330,6 +349,7 @@ mod tests {
             Some(&policy(old)),
             &policy(new),
             Scope::ALL,
+            &Budget::per_tool(),
         )
         .into_iter()
         .map(|f| f.witness.unwrap())

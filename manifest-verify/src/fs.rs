@@ -15,7 +15,7 @@ use policy_runtime::glob::{Glob, GlobList};
 use policy_runtime::policy::{FsPolicy, ToolPolicy};
 
 use crate::findings::{Code, Finding};
-use crate::inclusion::{find_witness, Language, Term, Undecided, WitnessOrder};
+use crate::inclusion::{find_witness, Budget, Language, Term, Undecided, WitnessOrder};
 
 /// The paths one side of a tool may touch for one operation.
 #[derive(Clone, Debug)]
@@ -123,19 +123,21 @@ impl GlobCache {
 ///
 /// ```
 /// use manifest_verify::fs::{path_witness, GlobCache, PathSet};
+/// use manifest_verify::inclusion::Budget;
 /// use policy_runtime::GlobList;
 ///
 /// let old = GlobList::new(["/out/**"]).unwrap();
 /// let new = GlobList::new(["/out/sub/**", "/tmp/*.log"]).unwrap();
 /// let (old, new) = (PathSet::union([Some(old.globs())]), PathSet::union([Some(new.globs())]));
-/// let mut cache = GlobCache::default();
-/// assert_eq!(path_witness(&mut cache, &new, &old).unwrap().as_deref(), Some("/tmp/.log"));
-/// assert_eq!(path_witness(&mut cache, &old, &PathSet::Universe).unwrap(), None);
+/// let (mut cache, budget) = (GlobCache::default(), Budget::per_tool());
+/// assert_eq!(path_witness(&mut cache, &new, &old, &budget).unwrap().as_deref(), Some("/tmp/.log"));
+/// assert_eq!(path_witness(&mut cache, &old, &PathSet::Universe, &budget).unwrap(), None);
 /// ```
 pub fn path_witness(
     cache: &mut GlobCache,
     admitted: &PathSet<'_>,
     rejected: &PathSet<'_>,
+    budget: &Budget,
 ) -> Result<Option<String>, Undecided> {
     if admitted.textually_within(rejected) {
         return Ok(None);
@@ -149,7 +151,7 @@ pub fn path_witness(
     if let Some(r) = &r {
         terms.push(Term::non_member(r.as_ref().as_ref().map_err(Clone::clone)?));
     }
-    Ok(find_witness(&terms, WitnessOrder::Paths)?.map(|w| root_as_slash(&w)))
+    Ok(find_witness(&terms, WitnessOrder::Paths, budget)?.map(|w| root_as_slash(&w)))
 }
 
 fn root_as_slash(w: &str) -> String {
@@ -169,13 +171,17 @@ pub enum Operation {
     Write,
 }
 
-/// Widening and narrowing findings of one operation.
+/// Widening and narrowing findings of one operation, within the tool's `budget`.
+///
+/// A widening that cannot be decided within the budget is reported as an undecided widening
+/// (fail closed) without a witness; a narrowing that cannot be decided is not reported.
 pub fn diff(
     cache: &mut GlobCache,
     tool: &str,
     op: Operation,
     old: &ToolPolicy,
     new: &ToolPolicy,
+    budget: &Budget,
 ) -> Vec<Finding> {
     let (old_set, new_set, part, widened, narrowed) = match op {
         Operation::Read => (
@@ -215,7 +221,7 @@ pub fn diff(
         old: old_text.clone(),
         new: new_text.clone(),
     };
-    match path_witness(cache, &new_set, &old_set) {
+    match path_witness(cache, &new_set, &old_set, budget) {
         Ok(Some(w)) => {
             let why = match new_set.explain(&w) {
                 Some(g) => format!("admitted by `{g}`"),
@@ -233,12 +239,12 @@ pub fn diff(
         Err(e) => out.push(make(
             widened,
             format!(
-                "cannot decide whether {part} of `{tool}` was widened ({e}); treated as widened"
+                "undecided: whether {part} of `{tool}` was widened could not be decided within the verifier's budget ({e}); treated as widened (fail closed)"
             ),
             None,
         )),
     }
-    if let Ok(Some(w)) = path_witness(cache, &old_set, &new_set) {
+    if let Ok(Some(w)) = path_witness(cache, &old_set, &new_set, budget) {
         out.push(make(
             narrowed,
             format!("`{tool}` may no longer {verb} `{w}`"),

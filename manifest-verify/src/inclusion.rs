@@ -1,12 +1,13 @@
 //! Exact language inclusion between regular languages, with a shortest witness.
 //!
 //! Every language here is a union of anchored regular expressions (the globs of one side of a
-//! tool, host-free env patterns, the escalation targets), compiled once into a dense DFA. The
+//! tool, host-free env patterns, the escalation targets), compiled once into an NFA whose DFA
+//! states are built lazily, as a search visits them. The
 //! question "is there a string that is in A and B but not in C?" is answered by a breadth-first
 //! search of the product automaton, which also yields the shortest such string: the witness.
 //!
 //! ```
-//! use manifest_verify::inclusion::{find_witness, Language, Term, WitnessOrder};
+//! use manifest_verify::inclusion::{find_witness, Budget, Language, Term, WitnessOrder};
 //!
 //! let new = Language::from_regexes(&["^/out(?:/[^/]+)*$"]).unwrap();
 //! let old = Language::from_regexes(&["^/out/[^/]*$"]).unwrap();
@@ -14,6 +15,7 @@
 //! let witness = find_witness(
 //!     &[Term::member(universe), Term::member(&new), Term::non_member(&old)],
 //!     WitnessOrder::Paths,
+//!     &Budget::per_tool(),
 //! )
 //! .unwrap();
 //! // `/out/**` admits `/out` itself, which `/out/*` does not.
@@ -22,34 +24,77 @@
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
+use std::time::{Duration, Instant};
 
-use regex_automata::dfa::{dense, Automaton, StartKind};
-use regex_automata::util::primitives::StateID;
+use regex_automata::hybrid::dfa::{Cache, DFA};
+use regex_automata::hybrid::LazyStateID;
 use regex_automata::util::start;
 use regex_automata::{Anchored, MatchKind};
 
-/// Determinization stops past this many bytes of DFA; the caller then reports "undecided",
-/// which counts as a widening (fail closed).
-const DFA_SIZE_LIMIT: usize = 64 << 20;
+/// The most memory one language's automaton may use during one search. States are built
+/// lazily, only those a search visits; a search that needs more stops as undecided.
+pub const STATE_MEMORY_LIMIT: usize = 16 << 20;
 
-/// The product search gives up past this many states (fail closed as well).
-const PRODUCT_STATE_LIMIT: usize = 2_000_000;
+/// The product search gives up past this many states (undecided, fail closed).
+pub const PRODUCT_STATE_LIMIT: usize = 1_000_000;
 
-/// A regular language compiled to a dense DFA (or the empty language).
+/// The time one tool's comparison may take, all its searches together (see [`Budget`]).
+pub const TOOL_TIME_LIMIT: Duration = Duration::from_millis(250);
+
+/// The work one tool's comparison may do: a deadline ([`TOOL_TIME_LIMIT`] by default), and per
+/// search at most [`PRODUCT_STATE_LIMIT`] product states and [`STATE_MEMORY_LIMIT`] bytes of
+/// automaton per language. A search that hits any of them returns [`Undecided`], which the
+/// verifier reports as "undecided" and counts as a widening (fail closed).
+///
+/// ```
+/// use std::time::Duration;
+/// use manifest_verify::inclusion::Budget;
+/// let budget = Budget::new(Duration::from_millis(10));
+/// assert!(budget.check().is_ok());
+/// std::thread::sleep(Duration::from_millis(20));
+/// assert!(budget.check().unwrap_err().to_string().contains("budget"));
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct Budget {
+    limit: Duration,
+    deadline: Instant,
+}
+
+impl Budget {
+    /// A budget of `limit` from now.
+    pub fn new(limit: Duration) -> Budget {
+        Budget {
+            limit,
+            deadline: Instant::now() + limit,
+        }
+    }
+
+    /// The budget of one tool: [`TOOL_TIME_LIMIT`] from now.
+    pub fn per_tool() -> Budget {
+        Budget::new(TOOL_TIME_LIMIT)
+    }
+
+    /// `Err` once the deadline has passed.
+    pub fn check(&self) -> Result<(), Undecided> {
+        if Instant::now() > self.deadline {
+            return Err(Undecided(format!(
+                "the comparison hit the verifier's time budget of {} ms per tool",
+                self.limit.as_millis()
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// A regular language compiled to a lazy DFA (or the empty language).
 #[derive(Clone, Debug)]
 pub struct Language {
-    dfa: Option<Compiled>,
+    dfa: Option<DFA>,
 }
 
-#[derive(Clone, Debug)]
-struct Compiled {
-    dfa: dense::DFA<Vec<u32>>,
-    start: StateID,
-}
-
-/// The language could not be compiled within the size limits, or the search ran too long.
+/// The languages could not be compared within the [`Budget`].
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("the languages are too large to compare exactly: {0}")]
+#[error("{0}")]
 pub struct Undecided(pub String);
 
 impl Language {
@@ -59,6 +104,9 @@ impl Language {
     }
 
     /// The union of anchored regexes (regex-syntax dialect, Unicode mode, UTF-8 only).
+    ///
+    /// Compiling builds only the NFA; DFA states are built during searches, as they are
+    /// visited.
     ///
     /// ```
     /// use manifest_verify::inclusion::Language;
@@ -70,22 +118,18 @@ impl Language {
         if regexes.is_empty() {
             return Ok(Language::empty());
         }
-        let dfa = dense::Builder::new()
+        let dfa = DFA::builder()
             .configure(
-                dense::Config::new()
-                    .start_kind(StartKind::Anchored)
+                DFA::config()
                     .match_kind(MatchKind::All)
-                    .dfa_size_limit(Some(DFA_SIZE_LIMIT))
-                    .determinize_size_limit(Some(DFA_SIZE_LIMIT)),
+                    .starts_for_each_pattern(false)
+                    .cache_capacity(STATE_MEMORY_LIMIT)
+                    .skip_cache_capacity_check(true)
+                    .minimum_cache_clear_count(None),
             )
             .build_many(regexes)
-            .map_err(|e| Undecided(e.to_string()))?;
-        let start = dfa
-            .start_state(&start::Config::new().anchored(Anchored::Yes))
-            .map_err(|e| Undecided(e.to_string()))?;
-        Ok(Language {
-            dfa: Some(Compiled { dfa, start }),
-        })
+            .map_err(|e| Undecided(format!("the globs are too large to compile: {e}")))?;
+        Ok(Language { dfa: Some(dfa) })
     }
 
     /// Normalized absolute paths, with the root `/` spelled as the empty string (the convention
@@ -104,18 +148,66 @@ impl Language {
 
     /// Whether `text` is in the language (for tests and explanations).
     pub fn is_match(&self, text: &str) -> bool {
-        let Some(c) = &self.dfa else { return false };
-        let mut s = c.start;
+        let Some(dfa) = &self.dfa else { return false };
+        let mut walker = match Walker::new(dfa) {
+            Ok(w) => w,
+            Err(_) => return false,
+        };
+        let mut s = walker.start;
         for &b in text.as_bytes() {
-            s = c.dfa.next_state(s, b);
+            match walker.next(s, b) {
+                Ok(next) => s = next,
+                Err(_) => return false,
+            }
         }
-        c.dfa.is_match_state(c.dfa.next_eoi_state(s))
+        walker.accepts(s).unwrap_or(false)
     }
 
     /// Whether the language is empty.
     pub fn is_empty(&self) -> bool {
         self.dfa.is_none()
     }
+}
+
+/// One language's lazy DFA with the cache of one search. A cache that is cleared invalidates
+/// the state IDs the search holds, so a clear (the cache is full) ends the search as undecided.
+struct Walker<'a> {
+    dfa: &'a DFA,
+    cache: Cache,
+    start: LazyStateID,
+}
+
+impl<'a> Walker<'a> {
+    fn new(dfa: &'a DFA) -> Result<Walker<'a>, Undecided> {
+        let mut cache = dfa.create_cache();
+        let start = dfa
+            .start_state(&mut cache, &start::Config::new().anchored(Anchored::Yes))
+            .map_err(|e| Undecided(e.to_string()))?;
+        Ok(Walker { dfa, cache, start })
+    }
+
+    fn next(&mut self, s: LazyStateID, b: u8) -> Result<LazyStateID, Undecided> {
+        let next = self.dfa.next_state(&mut self.cache, s, b).map_err(full)?;
+        if self.cache.clear_count() > 0 {
+            return Err(full(()));
+        }
+        Ok(next)
+    }
+
+    fn accepts(&mut self, s: LazyStateID) -> Result<bool, Undecided> {
+        let eoi = self.dfa.next_eoi_state(&mut self.cache, s).map_err(full)?;
+        if self.cache.clear_count() > 0 {
+            return Err(full(()));
+        }
+        Ok(eoi.is_match())
+    }
+}
+
+fn full<E>(_: E) -> Undecided {
+    Undecided(format!(
+        "the automaton of one side needs more than the verifier's {} MiB of states per search",
+        STATE_MEMORY_LIMIT >> 20
+    ))
 }
 
 /// One condition of a witness search: the witness must be in `language` (`member`) or not.
@@ -201,56 +293,73 @@ pub const MAX_TERMS: usize = 4;
 /// Ties between strings of the same length are broken by [`WitnessOrder`]. With
 /// [`WitnessOrder::Paths`] the empty string (the root `/`) is returned only when nothing
 /// longer satisfies the terms. Witnesses are UTF-8 whenever one member term only admits UTF-8,
-/// which every language built by this crate does.
+/// which every language built by this crate does. A search past the [`Budget`] is
+/// [`Undecided`].
 ///
 /// # Panics
 ///
 /// With more than [`MAX_TERMS`] terms.
-pub fn find_witness(terms: &[Term<'_>], order: WitnessOrder) -> Result<Option<String>, Undecided> {
+pub fn find_witness(
+    terms: &[Term<'_>],
+    order: WitnessOrder,
+    budget: &Budget,
+) -> Result<Option<String>, Undecided> {
     assert!(terms.len() <= MAX_TERMS, "at most {MAX_TERMS} terms");
     // A non-member term of the empty language is always satisfied; a member term never is.
     if terms.iter().any(|t| t.member && t.language.is_empty()) {
         return Ok(None);
     }
-    let mut dfas: Vec<(&Compiled, bool)> = Vec::with_capacity(MAX_TERMS);
-    dfas.extend(
-        terms
-            .iter()
-            .filter_map(|t| t.language.dfa.as_ref().map(|c| (c, t.member))),
-    );
-    let k = dfas.len();
-    let reps = representatives(&dfas, order);
+    budget.check()?;
+    let mut walkers: Vec<(Walker<'_>, bool)> = Vec::with_capacity(MAX_TERMS);
+    for t in terms {
+        if let Some(dfa) = &t.language.dfa {
+            walkers.push((Walker::new(dfa)?, t.member));
+        }
+    }
+    let k = walkers.len();
+    let reps = representatives(&walkers, order);
 
-    let accepts = |states: &Key| {
-        dfas.iter()
-            .zip(states)
-            .all(|((c, member), &s)| c.dfa.is_match_state(c.dfa.next_eoi_state(s)) == *member)
-    };
+    let accepts =
+        |walkers: &mut Vec<(Walker<'_>, bool)>, states: &Key| -> Result<bool, Undecided> {
+            for ((w, member), &s) in walkers.iter_mut().zip(states) {
+                if w.accepts(s)? != *member {
+                    return Ok(false);
+                }
+            }
+            Ok(true)
+        };
 
     // Product states by index; `parent[i]` is (parent index, byte) for spelling the witness.
-    let mut start: Key = [StateID::ZERO; MAX_TERMS];
-    for (slot, (c, _)) in start.iter_mut().zip(&dfas) {
-        *slot = c.start;
+    let filler = walkers
+        .first()
+        .map_or_else(LazyStateID::default, |(w, _)| w.start);
+    let mut start: Key = [filler; MAX_TERMS];
+    for (slot, (w, _)) in start.iter_mut().zip(&walkers) {
+        *slot = w.start;
     }
     let mut states: Vec<Key> = vec![start];
     let mut parent: Vec<(u32, u8)> = vec![(u32::MAX, 0)];
     let mut index: HashMap<Key, u32, BuildFx> = HashMap::default();
     index.insert(start, 0);
-    let root_accepts = accepts(&start);
+    let root_accepts = accepts(&mut walkers, &start)?;
     if root_accepts && !order.root_last() {
         return Ok(Some(String::new()));
     }
     let mut head = 0usize;
     while head < states.len() {
+        // Each state may build new DFA states of large NFAs: check the clock often.
+        if head % 16 == 0 {
+            budget.check()?;
+        }
         let cur = states[head];
         let cur_index = head as u32;
         head += 1;
         'bytes: for &b in &reps {
-            let mut next: Key = [StateID::ZERO; MAX_TERMS];
+            let mut next: Key = [filler; MAX_TERMS];
             for j in 0..k {
-                let (c, member) = dfas[j];
-                let s = c.dfa.next_state(cur[j], b);
-                if member && c.dfa.is_dead_state(s) {
+                let (w, member) = &mut walkers[j];
+                let s = w.next(cur[j], b)?;
+                if *member && s.is_dead() {
                     continue 'bytes;
                 }
                 next[j] = s;
@@ -261,13 +370,13 @@ pub fn find_witness(terms: &[Term<'_>], order: WitnessOrder) -> Result<Option<St
             let id = states.len();
             if id >= PRODUCT_STATE_LIMIT {
                 return Err(Undecided(format!(
-                    "the product automaton exceeds {PRODUCT_STATE_LIMIT} states"
+                    "the comparison needs more than the verifier's {PRODUCT_STATE_LIMIT} product states"
                 )));
             }
             index.insert(next, id as u32);
             states.push(next);
             parent.push((cur_index, b));
-            if accepts(&next) {
+            if accepts(&mut walkers, &next)? {
                 return Ok(Some(spell(&parent, id)));
             }
         }
@@ -275,11 +384,11 @@ pub fn find_witness(terms: &[Term<'_>], order: WitnessOrder) -> Result<Option<St
     Ok(root_accepts.then(String::new))
 }
 
-type Key = [StateID; MAX_TERMS];
+type Key = [LazyStateID; MAX_TERMS];
 
 /// One byte per distinct combination of the DFAs' byte classes, in preference order: bytes of
 /// the same combination lead to the same product state, so trying one of them is enough.
-fn representatives(dfas: &[(&Compiled, bool)], order: WitnessOrder) -> Vec<u8> {
+fn representatives(walkers: &[(Walker<'_>, bool)], order: WitnessOrder) -> Vec<u8> {
     // (class combination, rank in the preference order), sorted so that each combination's
     // most preferred byte comes first; then those bytes back in preference order.
     let mut keyed: Vec<(u64, u16)> = order
@@ -287,8 +396,8 @@ fn representatives(dfas: &[(&Compiled, bool)], order: WitnessOrder) -> Vec<u8> {
         .iter()
         .enumerate()
         .map(|(rank, &b)| {
-            let key = dfas.iter().fold(0u64, |acc, (c, _)| {
-                (acc << 8) | u64::from(c.dfa.byte_classes().get(b))
+            let key = walkers.iter().fold(0u64, |acc, (w, _)| {
+                (acc << 8) | u64::from(w.dfa.byte_classes().get(b))
             });
             (key, rank as u16)
         })
@@ -369,12 +478,14 @@ mod tests {
                 Term::non_member(&none),
             ],
             WitnessOrder::Paths,
+            &Budget::per_tool(),
         );
         assert_eq!(w, Ok(Some("/a".to_string())));
         let root = lang(&["^$"]);
         let w = find_witness(
             &[Term::member(Language::paths()), Term::member(&root)],
             WitnessOrder::Paths,
+            &Budget::per_tool(),
         );
         assert_eq!(w, Ok(Some(String::new())));
     }
@@ -390,6 +501,7 @@ mod tests {
                 Term::non_member(&ascii),
             ],
             WitnessOrder::Paths,
+            &Budget::per_tool(),
         )
         .unwrap()
         .unwrap();

@@ -162,3 +162,49 @@ fn one_line_manifests_render_past_column_65535() {
     assert!(stderr.contains("broken.json:1:"), "{stderr}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+/// Item 7: star-chain globs took 24 s per tool and claimed "undecided, treated as widened"
+/// with no word about why. Each tool now stops at the documented budget, and says so; a
+/// real narrowing that hits the budget says "undecided" and names no witness.
+#[test]
+fn star_chains_stop_at_the_budget_and_say_so() {
+    let chain = |unit: &str, tail: &str| format!("/{}{tail}", unit.repeat(1_900));
+    let (a, b) = (chain("a*", "b"), chain("*a", "*"));
+    assert!(b.len() < policy_runtime::glob::MAX_GLOB_LEN);
+    let manifest = |globs: &[&str; 3]| {
+        let tools: Vec<String> = globs
+            .iter()
+            .enumerate()
+            .map(|(i, g)| format!(r#""t{i}": {{"fs": {{"read": ["{g}"]}}}}"#))
+            .collect();
+        format!(
+            r#"{{"manifest_version": 1, "tools": {{{}}}}}"#,
+            tools.join(",")
+        )
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // t0 and t1 widen (`a…b` → `*a…*`); t2 narrows (`*a…*` → `a…b`).
+    std::fs::write(dir.path().join("old.json"), manifest(&[&a, &a, &b])).unwrap();
+    std::fs::write(dir.path().join("new.json"), manifest(&[&b, &b, &a])).unwrap();
+    let start = std::time::Instant::now();
+    let o = verify(dir.path(), &["old.json", "new.json", "--format", "json"]);
+    let elapsed = start.elapsed();
+    assert_eq!(o.status.code(), Some(1));
+    let report: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let findings = report["findings"].as_array().unwrap();
+    for tool in ["t0", "t1", "t2"] {
+        let f = findings
+            .iter()
+            .find(|f| f["tool"] == tool && f["code"] == "tool.fs.read.widened")
+            .unwrap_or_else(|| panic!("{tool}: {findings:?}"));
+        let message = f["message"].as_str().unwrap();
+        assert!(message.starts_with("undecided:"), "{message}");
+        assert!(message.contains("budget of 250 ms per tool"), "{message}");
+        assert!(
+            f["witness"].is_null(),
+            "no witness for an undecided verdict: {f}"
+        );
+    }
+    // Three tools at 250 ms each, plus compiling 4 KB globs in a debug build.
+    assert!(elapsed.as_secs() < 10, "{elapsed:?}");
+}
