@@ -172,6 +172,38 @@ impl Finding {
             .map_or("", |p| p.trim_start_matches('.'))
     }
 
+    /// The message and the witness as sentences, for plain-text outputs (SARIF, GitHub
+    /// annotations): `` `t` may now start `/bin/sh`, which the old policy did not allow.
+    /// Witness: /bin/sh.``
+    ///
+    /// ```
+    /// use manifest_verify::{Code, Finding};
+    ///
+    /// let f = Finding {
+    ///     code: Code::ExecWidened,
+    ///     tool: "t".into(),
+    ///     path: "tools.t.exec".into(),
+    ///     message: "`t` may now start `git`, which the old policy did not allow".into(),
+    ///     witness: Some("git".into()),
+    ///     old: None,
+    ///     new: None,
+    /// };
+    /// assert_eq!(f.text(), "`t` may now start `git`, which the old policy did not allow. Witness: git.");
+    /// ```
+    pub fn text(&self) -> String {
+        let message = self.message.trim_end();
+        let mut text = message.to_string();
+        if !message.ends_with(['.', '!', '?']) {
+            text.push('.');
+        }
+        if let Some(w) = &self.witness {
+            text.push_str(" Witness: ");
+            text.push_str(w);
+            text.push('.');
+        }
+        text
+    }
+
     /// [`Finding::part`], or `tool` for findings about the whole tool.
     pub fn part_or_tool(&self) -> &str {
         match self.part() {

@@ -41,6 +41,7 @@ pub mod limits;
 pub mod lint;
 pub mod locate;
 pub mod render;
+pub mod repo;
 pub mod risk;
 pub mod source;
 
