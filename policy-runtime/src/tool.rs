@@ -44,7 +44,7 @@ pub enum ToolNameError {
     #[error("a tool name cannot contain a control character (found U+{:04X})", u32::from(*.0))]
     Control(char),
     /// Any other character outside the alphabet.
-    #[error("a tool name may contain only letters, digits, `_` and `-` (found `{0}`)")]
+    #[error("a tool name may contain only letters, digits, `_` and `-` (found {0:?})")]
     Invalid(char),
 }
 
