@@ -1,4 +1,5 @@
-//! Finding codes of spec §4, their severities, and the report that collects them.
+//! Finding codes ([`policy_runtime::reference::findings`]), their severities, and the report
+//! that collects them.
 //!
 //! ```
 //! use manifest_verify::findings::{Code, Severity};
@@ -135,7 +136,8 @@ impl Serialize for Code {
 
 /// One difference between the old and the new manifest.
 ///
-/// It serializes to the JSON object of spec §5: `code`, `severity`, `tool`, `path`, `message`,
+/// It serializes to the JSON object of [`policy_runtime::reference::cli`]: `code`, `severity`,
+/// `tool`, `path`, `message`,
 /// `witness`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
@@ -241,7 +243,7 @@ impl Report {
             .any(|f| f.severity() == Severity::Error)
     }
 
-    /// The process exit status of spec §5: 1 when widened, otherwise 0.
+    /// The process exit status ([`policy_runtime::reference::cli`]): 1 when widened, otherwise 0.
     pub fn exit_code(&self) -> i32 {
         i32::from(self.widened())
     }

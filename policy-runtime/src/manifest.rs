@@ -1,4 +1,4 @@
-//! The JSON manifest of spec §3, and single-tool TOML policies.
+//! The JSON manifest and single-tool TOML policies of [the reference](crate::reference::manifest).
 //!
 //! Output is deterministic: keys sorted, two-space indentation, a trailing newline, so that a
 //! committed manifest diffs cleanly. Input is strict: unknown keys, duplicate tool names and
