@@ -14,7 +14,7 @@
 //! The capability catalog of the build lints is [`capability`]; with the `lint-syntax` feature,
 //! `lint_syntax` adds the syn-level readings that the macro's lint and `toolpolicy-lint` share.
 //!
-//! The [`reference`] (the Markdown pages of `policy-runtime/docs/`) is the contract every crate
+//! The [reference](mod@reference) (the Markdown pages of `policy-runtime/docs/`) is the contract every crate
 //! follows: the policy model, the glob dialect, the manifest format, the finding codes and the
 //! command lines.
 
@@ -35,6 +35,7 @@ pub mod manifest;
 pub mod path;
 pub mod policy;
 pub mod redact;
+pub mod reference;
 pub mod registry;
 pub mod testing;
 pub mod tool;
