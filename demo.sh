@@ -5,4 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")"
 source scripts/setup.sh
 export PATH="$HOME/.cargo/bin:$PATH"
+# The first build compiles the workspace (a minute or two): cargo shows its progress; the
+# run itself is quiet about building.
+cargo build -p toolpolicy-examples --bin agent-demo
 cargo run -q -p toolpolicy-examples --bin agent-demo -- "$@"

@@ -71,7 +71,7 @@ pub const AUDIT_KEY: &str = "toolpolicy/audit";
 /// The MCP tool annotations a policy warrants.
 ///
 /// The hints describe what the declared policy lets the tool do, which is what the gate and the
-/// sandbox hold it to; unspecified parts take the sandbox's meaning (spec §1: `net` deny,
+/// sandbox hold it to; unspecified parts take the sandbox's meaning (`policy-runtime/docs/policy.md`: `net` deny,
 /// `exec` allow, `fs.write` a private scratch directory only):
 ///
 /// * `readOnlyHint`: no `fs.write` glob is declared and `exec` is not `allow` (an arbitrary

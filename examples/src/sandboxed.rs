@@ -3,6 +3,33 @@
 //! The tool bodies in [`crate::tools`] build an argv and call [`run`] with their generated
 //! spec, so the policy that confines the subprocess is, by construction, the one in the
 //! attribute and in the manifest.
+//!
+//! The same route with the sandbox crate's own [`sandbox::ProcessTool`], for a program of your
+//! own (this is the README's example): the gate judges `path` before the body runs, and the
+//! subprocess runs under the generated `grep::tool_spec()`.
+//!
+//! ```no_run
+//! use std::ffi::OsString;
+//! use policy_macros::tool;
+//! use policy_runtime::{ReadPath, tool::{CallContext, ToolError, ToolOutput}};
+//!
+//! /// Search files for a pattern (grep runs in the sandbox).
+//! #[tool(policy(fs.read = ["/srv/agent/data/**"], net = deny, exec = ["grep"], env = deny, risk = low),
+//!        limits(timeout_ms = 5000, max_output_bytes = 65536))]
+//! pub fn grep(pattern: String, path: ReadPath, ctx: &CallContext) -> Result<ToolOutput, ToolError> {
+//!     let argv: Vec<OsString> = vec!["grep".into(), "-rn".into(), "--".into(), pattern.into(), path.into_path_buf().into()];
+//!     sandbox::ProcessTool::new(grep::tool_spec().clone(), move |_| Ok(argv.clone()))
+//!         .call_blocking(Some(ctx), &serde_json::Value::Null)
+//! }
+//!
+//! let registry = policy_runtime::macro_support::registry_of(policy_runtime::tools![grep])?;
+//! let result = registry.start_invocation().call_blocking(policy_runtime::ToolCall::new(
+//!     "grep",
+//!     serde_json::json!({"pattern": "TODO", "path": "/srv/agent/data"}),
+//! ));
+//! println!("{}", result.content);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 
 use std::ffi::OsString;
 use std::path::PathBuf;

@@ -1,8 +1,10 @@
-//! The `manifest-verify` command line (spec §5).
+//! The `manifest-verify` command line; its contract is in `policy-runtime/docs/cli.md`.
 //!
 //! `manifest-verify OLD NEW [--format human|json|sarif|github]` exits 0 when nothing widened,
 //! 1 when something did, and 2 when an input cannot be read or is invalid (the message names
-//! the file, line and column). Either argument may be `REV:PATH`, read from git.
+//! the file, line and column; with `json`, `sarif` or `github` an error document is printed on
+//! stdout too). Either argument may be `REV:PATH`, read from git; an `OLD` that is absent at an
+//! existing revision is an empty manifest, with a notice.
 
 use std::io::{IsTerminal, Write};
 
@@ -20,14 +22,24 @@ pub const EXIT_WIDENED: i32 = 1;
 /// Exit status: an input could not be read or is invalid (also clap's status for bad usage).
 pub const EXIT_INVALID: i32 = 2;
 
+/// What `--help` prints after the options.
+const AFTER_HELP: &str = "\
+Exit status:
+  0  no widening (narrowings and removed tools are information)
+  1  at least one widening
+  2  an input could not be read or is invalid, or bad usage; with --format json, sarif or
+     github an error document is printed on stdout too
+
+OLD and NEW are files, or REV:PATH read with `git show` (e.g. origin/main:tools.manifest.json).
+An OLD whose PATH does not exist at an existing REV is a new manifest: it is compared with an
+empty one, so every tool is reported as tool.added, with a notice.";
+
 /// Exact widening detection between two toolpolicy manifests.
-///
-/// Exit status: 0 no widening, 1 at least one widening, 2 an input could not be read or is
-/// invalid.
 #[derive(Debug, Parser)]
-#[command(name = "manifest-verify", version, about, long_about = None)]
+#[command(name = "manifest-verify", version, about, long_about = None, after_help = AFTER_HELP)]
 pub struct Args {
-    /// The old manifest: a file, or REV:PATH read from git (e.g. origin/main:tools.manifest.json).
+    /// The old manifest: a file, or REV:PATH read from git (e.g. origin/main:tools.manifest.json);
+    /// absent at REV, it is an empty manifest.
     pub old: String,
     /// The new manifest: a file, or REV:PATH read from git.
     pub new: String,
@@ -39,19 +51,25 @@ pub struct Args {
 /// Runs the command with `args`, printing to stdout and stderr; returns the exit status.
 pub fn run(args: &Args) -> i32 {
     let color = std::io::stderr().is_terminal() && std::env::var_os("NO_COLOR").is_none();
-    let old = match source::load(&args.old) {
+    let old = match source::load_base(&args.old) {
         Ok(i) => i,
-        Err(e) => return invalid(&e, color),
+        Err(e) => return invalid(&e, color, args.format),
     };
     let new = match source::load(&args.new) {
         Ok(i) => i,
-        Err(e) => return invalid(&e, color),
+        Err(e) => return invalid(&e, color, args.format),
     };
     let report = Verifier::new().diff(&old.manifest, &new.manifest);
     let inputs = Inputs {
         old: &old,
         new: &new,
     };
+    if matches!(args.format, Format::Human | Format::Json) {
+        // The other formats carry notices in their own document.
+        for notice in inputs.notices() {
+            eprintln!("note: {notice}");
+        }
+    }
     let color = args.format == Format::Human
         && std::io::stdout().is_terminal()
         && std::env::var_os("NO_COLOR").is_none();
@@ -82,7 +100,9 @@ pub fn main() -> i32 {
     }
 }
 
-fn invalid(err: &policy_runtime::LoadError, color: bool) -> i32 {
+/// Prints the diagnostic on stderr and, for the machine-read formats, an error document on
+/// stdout; returns [`EXIT_INVALID`].
+fn invalid(err: &policy_runtime::LoadError, color: bool, format: Format) -> i32 {
     let theme = if color {
         GraphicalTheme::unicode()
     } else {
@@ -96,5 +116,11 @@ fn invalid(err: &policy_runtime::LoadError, color: bool) -> i32 {
         text = format!("error: {err}\n");
     }
     eprint!("{text}");
+    if let Some(doc) = render::error(err, format) {
+        let mut stdout = std::io::stdout().lock();
+        let _ = stdout
+            .write_all(doc.as_bytes())
+            .and_then(|()| stdout.flush());
+    }
     EXIT_INVALID
 }

@@ -1,4 +1,8 @@
-//! `exec`: which programs a tool may start. Unspecified is allow (spec §1).
+//! `exec`: which programs a tool may start. Unspecified is allow (see the policy model in
+//! `policy-runtime/docs/policy.md`).
+//!
+//! An unspecified `exec` that becomes an explicit `"allow"` is flagged as a widening although
+//! both start any program: the declaration now grants exec openly, and a reviewer must see that.
 //!
 //! Allow-list entries are compared as written: `git` (looked up on `PATH` when the tool runs)
 //! and `/usr/bin/git` are different grants, because the bare name can resolve to another file
@@ -108,6 +112,17 @@ pub fn diff(tool: &str, old: &ToolPolicy, new: &ToolPolicy) -> Vec<Finding> {
             Code::ExecWidened,
             format!("`{tool}` may now start `{w}`{why}, which the old policy did not allow"),
             w,
+        ));
+    }
+    if old.exec.is_none() && matches!(new.exec, Some(ExecPolicy::Allow)) {
+        // Both sides admit every program, so there is no program to show: the witness is the
+        // grant itself.
+        out.push(make(
+            Code::ExecWidened,
+            format!(
+                "`{tool}` now declares exec \"allow\" where exec was unspecified: it runs alike, but the policy grants any program openly"
+            ),
+            "exec=allow".to_string(),
         ));
     }
     if let Some(w) = program_witness(o, n) {

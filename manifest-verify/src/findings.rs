@@ -1,4 +1,5 @@
-//! Finding codes of spec §4, their severities, and the report that collects them.
+//! Finding codes ([`policy_runtime::reference::findings`]), their severities, and the report
+//! that collects them.
 //!
 //! ```
 //! use manifest_verify::findings::{Code, Severity};
@@ -135,7 +136,8 @@ impl Serialize for Code {
 
 /// One difference between the old and the new manifest.
 ///
-/// It serializes to the JSON object of spec §5: `code`, `severity`, `tool`, `path`, `message`,
+/// It serializes to the JSON object of [`policy_runtime::reference::cli`]: `code`, `severity`,
+/// `tool`, `path`, `message`,
 /// `witness`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Finding {
@@ -170,6 +172,38 @@ impl Finding {
         self.path
             .get(prefix_len..)
             .map_or("", |p| p.trim_start_matches('.'))
+    }
+
+    /// The message and the witness as sentences, for plain-text outputs (SARIF, GitHub
+    /// annotations): `` `t` may now start `/bin/sh`, which the old policy did not allow.
+    /// Witness: /bin/sh.``
+    ///
+    /// ```
+    /// use manifest_verify::{Code, Finding};
+    ///
+    /// let f = Finding {
+    ///     code: Code::ExecWidened,
+    ///     tool: "t".into(),
+    ///     path: "tools.t.exec".into(),
+    ///     message: "`t` may now start `git`, which the old policy did not allow".into(),
+    ///     witness: Some("git".into()),
+    ///     old: None,
+    ///     new: None,
+    /// };
+    /// assert_eq!(f.text(), "`t` may now start `git`, which the old policy did not allow. Witness: git.");
+    /// ```
+    pub fn text(&self) -> String {
+        let message = self.message.trim_end();
+        let mut text = message.to_string();
+        if !message.ends_with(['.', '!', '?']) {
+            text.push('.');
+        }
+        if let Some(w) = &self.witness {
+            text.push_str(" Witness: ");
+            text.push_str(w);
+            text.push('.');
+        }
+        text
     }
 
     /// [`Finding::part`], or `tool` for findings about the whole tool.
@@ -209,7 +243,7 @@ impl Report {
             .any(|f| f.severity() == Severity::Error)
     }
 
-    /// The process exit status of spec §5: 1 when widened, otherwise 0.
+    /// The process exit status ([`policy_runtime::reference::cli`]): 1 when widened, otherwise 0.
     pub fn exit_code(&self) -> i32 {
         i32::from(self.widened())
     }

@@ -1,6 +1,6 @@
 //! `fs.read` and `fs.write`: glob sets compared by language inclusion.
 //!
-//! The sets are those the in-process gate enforces (spec §1, `policy_runtime::gate`):
+//! The sets are those the in-process gate enforces ([`policy_runtime::reference::policy`], `policy_runtime::gate`):
 //!
 //! * when neither `fs.read` nor `fs.write` is declared, the gate does nothing: every path may be
 //!   read and written (the universe). So declaring no `fs` at all after declaring some is a

@@ -1,9 +1,9 @@
 //! `net`: endpoint sets compared exactly, with a `host:port` witness.
 //!
-//! Reading of the spec: an unspecified `net` is **deny**. Spec §1 gives it that meaning for the
-//! OS sandbox, the only layer that enforces `net` at all (the in-process gate judges paths
-//! only), and §4 lists "unspecified → allow" as a widening, which only holds if unspecified is
-//! below allow. So deny ↔ unspecified is no change, and hosts/allow → unspecified is a
+//! An unspecified `net` is **deny** ([`policy_runtime::reference::policy`]): the OS sandbox, the
+//! only layer that enforces `net` at all (the in-process gate judges paths only), gives it that
+//! meaning, and "unspecified → allow" is a widening ([`policy_runtime::reference::findings`]),
+//! which only holds if unspecified is below allow. So deny ↔ unspecified is no change, and hosts/allow → unspecified is a
 //! narrowing.
 //!
 //! Host patterns are judged with the runtime's own matcher ([`HostPattern::matches_name`]), so

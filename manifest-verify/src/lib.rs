@@ -1,7 +1,7 @@
 //! # manifest-verify
 //!
 //! Exact widening detection between two toolpolicy manifests, for pull-request review
-//! (spec §4 and §5).
+//! ([`policy_runtime::reference::findings`], [`policy_runtime::reference::cli`]).
 //!
 //! Glob sets are compared by **language inclusion**, not by string: `/out/**` → `/out/sub/**`
 //! narrows, `/out/*` → `/out/**` widens, reordering changes nothing. Every widening carries a
@@ -41,6 +41,7 @@ pub mod limits;
 pub mod lint;
 pub mod locate;
 pub mod render;
+pub mod repo;
 pub mod risk;
 pub mod source;
 

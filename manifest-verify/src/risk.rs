@@ -1,4 +1,4 @@
-//! `risk`: the class that drives approval hooks. Unspecified means `medium` (spec §1).
+//! `risk`: the class that drives approval hooks. Unspecified means `medium` ([`policy_runtime::reference::policy`]).
 
 use policy_runtime::policy::ToolPolicy;
 

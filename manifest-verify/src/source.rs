@@ -4,6 +4,11 @@
 //! contain `:` still works; otherwise `REV:PATH` is read with `git show REV:PATH` in the current
 //! directory, so `manifest-verify origin/main:tools.manifest.json tools.manifest.json` works in
 //! CI with no extra step.
+//!
+//! The base (old) side may be absent at an existing revision: a manifest that is new in the pull
+//! request. [`load_base`] then compares against an empty manifest, so every tool is reported as
+//! `tool.added`, and says so in [`Input::notice`]. A revision that is not in the clone is an
+//! error either way, with the advice to fetch it.
 
 use std::path::Path;
 use std::process::Command;
@@ -19,12 +24,16 @@ use crate::locate::KeySpans;
 pub struct Input {
     /// The argument as given (`tools.manifest.json`, `origin/main:tools.manifest.json`).
     pub name: String,
-    /// The file path for locations (the `PATH` of `REV:PATH`, without a leading `./`).
+    /// The file path for locations: relative to the repository root inside a git work tree
+    /// (see [`crate::repo`]), otherwise as given without a leading `./`.
     pub file: String,
     /// The manifest text.
     pub text: String,
     /// The parsed manifest.
     pub manifest: Manifest,
+    /// Something the reader must know about this input, e.g. that it was absent at the base
+    /// revision and stands for an empty manifest.
+    pub notice: Option<String>,
     spans: OnceLock<KeySpans>,
 }
 
@@ -37,6 +46,7 @@ impl Input {
             file: file.trim_start_matches("./").to_string(),
             text,
             manifest,
+            notice: None,
             spans: OnceLock::new(),
         })
     }
@@ -51,21 +61,82 @@ impl Input {
 ///
 /// Errors name the argument and, for invalid JSON or an invalid policy, the line and column.
 pub fn load(arg: &str) -> Result<Input, LoadError> {
+    load_side(arg, false)
+}
+
+/// [`load`] for the base (old) side: a `REV:PATH` whose revision exists but has no `PATH` is an
+/// empty manifest, with a [`Input::notice`] saying so.
+pub fn load_base(arg: &str) -> Result<Input, LoadError> {
+    load_side(arg, true)
+}
+
+/// The file an argument stands for in locations: relative to the repository root inside a git
+/// work tree (the `PATH` of `REV:PATH` as git reads it), otherwise as given.
+pub fn location_file(arg: &str) -> String {
+    let repo = crate::repo::current();
     if Path::new(arg).is_file() {
-        let text = std::fs::read_to_string(arg)
-            .map_err(|e| LoadError::plain(arg, format!("cannot read: {e}")))?;
-        return Input::from_text(arg, arg, text);
+        return repo
+            .and_then(|r| r.from_cwd(arg))
+            .unwrap_or_else(|| arg.to_string());
     }
     match arg.split_once(':') {
         Some((rev, path)) if !rev.is_empty() && !path.is_empty() => {
-            let text = git_show(arg, rev, path)?;
-            Input::from_text(arg, path, text)
+            repo.map_or_else(|| path.to_string(), |r| r.from_rev_path(path))
+        }
+        _ => repo
+            .and_then(|r| r.from_cwd(arg))
+            .unwrap_or_else(|| arg.to_string()),
+    }
+}
+
+fn load_side(arg: &str, base: bool) -> Result<Input, LoadError> {
+    let file = location_file(arg);
+    if Path::new(arg).is_file() {
+        let text = std::fs::read_to_string(arg)
+            .map_err(|e| LoadError::plain(arg, format!("cannot read: {e}")))?;
+        return Input::from_text(arg, &file, text);
+    }
+    match arg.split_once(':') {
+        Some((rev, path)) if !rev.is_empty() && !path.is_empty() => {
+            match git_show(arg, rev, path) {
+                Ok(text) => Input::from_text(arg, &file, text),
+                Err(_) if base && revision_exists(rev) => {
+                    let mut input = Input::from_text(arg, &file, EMPTY.to_string())?;
+                    input.notice = Some(format!(
+                        "`{path}` does not exist at `{rev}`: the manifest is new, so it is compared with an empty manifest and every tool is reported as tool.added"
+                    ));
+                    Ok(input)
+                }
+                Err(e) if revision_exists(rev) => Err(LoadError::plain(
+                    arg,
+                    format!("`{path}` does not exist at `{rev}` ({})", e.message()),
+                )),
+                Err(e) => Err(LoadError::plain(
+                    arg,
+                    format!(
+                        "the revision `{rev}` is not in this clone ({}); fetch it (in CI, actions/checkout with fetch-depth: 0)",
+                        e.message()
+                    ),
+                )),
+            }
         }
         _ => Err(LoadError::plain(
             arg,
             "cannot read: no such file (to read a manifest from git, write REV:PATH, e.g. origin/main:tools.manifest.json)",
         )),
     }
+}
+
+/// The manifest an absent base stands for.
+const EMPTY: &str = "{\"manifest_version\": 1, \"tools\": {}}\n";
+
+/// Whether `rev` names a commit in this repository.
+fn revision_exists(rev: &str) -> bool {
+    Command::new("git")
+        .args(["rev-parse", "--verify", "--quiet", "--end-of-options"])
+        .arg(format!("{rev}^{{commit}}"))
+        .output()
+        .is_ok_and(|o| o.status.success())
 }
 
 fn git_show(arg: &str, rev: &str, path: &str) -> Result<String, LoadError> {
@@ -80,8 +151,8 @@ fn git_show(arg: &str, rev: &str, path: &str) -> Result<String, LoadError> {
         return Err(LoadError::plain(
             arg,
             format!(
-                "not a file, and `git show {rev}:{path}` failed: {} (in CI, fetch the base revision, e.g. actions/checkout with fetch-depth: 0)",
-                stderr.trim()
+                "not a file, and `git show {rev}:{path}` failed: {}",
+                stderr.trim().trim_end_matches('.')
             ),
         ));
     }

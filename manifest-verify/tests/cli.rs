@@ -1,4 +1,7 @@
-//! The command-line contract of spec §5: exit codes, formats, `REV:PATH` inputs.
+//! The command-line contract of `policy-runtime/docs/cli.md`: exit codes, formats, `REV:PATH`
+//! inputs, an absent base, paths relative to the repository root, error documents, and SARIF
+//! that the OASIS SARIF 2.1.0 schema (`tests/data/sarif-schema-2.1.0.json`, errata 01, as
+//! published by the OASIS SARIF TC) accepts.
 
 use std::path::Path;
 use std::process::{Command, Output};
@@ -200,8 +203,7 @@ fn github_format() {
     );
     assert!(first.contains("title=tool.net.widened fetch::"), "{first}");
     assert!(
-        first.ends_with("(witness: www.example.com%3A443)")
-            || first.ends_with("(witness: www.example.com:443)"),
+        first.ends_with("which the old policy did not allow. Witness: www.example.com:443."),
         "{first}"
     );
 }
@@ -241,7 +243,7 @@ fn rev_path_reads_from_git() {
     );
     assert_eq!(o.status.code(), Some(0), "{}", stderr(&o));
 
-    let o = run(dir.path(), &["HEAD:missing.json", "tools.manifest.json"]);
+    let o = run(dir.path(), &["tools.manifest.json", "HEAD:missing.json"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(stderr(&o).contains("HEAD:missing.json"), "{}", stderr(&o));
 
@@ -252,4 +254,349 @@ fn rev_path_reads_from_git() {
         &["HEAD:tools.manifest.json", "tools.manifest.json"],
     );
     assert_eq!(o.status.code(), Some(0), "{}", stdout(&o));
+}
+
+/// Every error of `log` against the OASIS SARIF 2.1.0 schema.
+fn sarif_schema_errors(log: &serde_json::Value) -> Vec<String> {
+    let schema: serde_json::Value =
+        serde_json::from_str(include_str!("data/sarif-schema-2.1.0.json")).unwrap();
+    let validator = jsonschema::validator_for(&schema).expect("the SARIF schema compiles");
+    validator
+        .iter_errors(log)
+        .map(|e| format!("{}: {e}", e.instance_path()))
+        .collect()
+}
+
+/// The structural rules GitHub code scanning adds to the schema for an upload.
+fn assert_github_accepts(log: &serde_json::Value) {
+    assert_eq!(log["version"], "2.1.0");
+    for run in log["runs"].as_array().unwrap() {
+        assert!(run["tool"]["driver"]["name"].is_string());
+        for r in run["results"].as_array().unwrap() {
+            assert!(r["message"]["text"].as_str().is_some_and(|t| !t.is_empty()));
+            let loc = &r["locations"][0]["physicalLocation"];
+            let uri = loc["artifactLocation"]["uri"].as_str().unwrap();
+            assert!(
+                uri.bytes()
+                    .all(|b| b.is_ascii_graphic() && b != b'#' && b != b'[' && b != b' '),
+                "{uri}"
+            );
+            assert!(loc["region"]["startLine"].as_u64().unwrap() >= 1);
+            assert!(r["partialFingerprints"].is_object());
+        }
+    }
+}
+
+#[test]
+fn sarif_matches_the_oasis_schema() {
+    let removed = r#"{"manifest_version": 1, "tools": {
+  "gone": {"exec": "allow", "source": {"file": "src/café [gen]/x#1.rs", "line": 3}}}}
+"#;
+    let dir = files(&[
+        ("old.json", OLD),
+        ("wide.json", WIDER),
+        ("narrow.json", NARROWER),
+        ("removed.json", removed),
+        ("empty.json", r#"{"manifest_version": 1, "tools": {}}"#),
+        ("bad.json", &OLD.replace("\"net\"", "\"nett\"")),
+    ]);
+    let mut logs = Vec::new();
+    for (old, new, code) in [
+        ("old.json", "wide.json", 1),
+        ("old.json", "narrow.json", 0),
+        ("removed.json", "empty.json", 0),
+        ("empty.json", "removed.json", 1),
+        ("old.json", "bad.json", 2),
+        ("old.json", "missing.json", 2),
+    ] {
+        let o = run(dir.path(), &[old, new, "--format", "sarif"]);
+        assert_eq!(o.status.code(), Some(code), "{old} {new}: {}", stderr(&o));
+        let log: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+        let errors = sarif_schema_errors(&log);
+        assert!(errors.is_empty(), "{old} {new}:\n{}", errors.join("\n"));
+        assert_github_accepts(&log);
+        logs.push(log);
+    }
+    // The schema does reject a broken log, so the check above has teeth.
+    let mut broken = logs[0].clone();
+    broken["runs"][0]["results"][0]["level"] = "severe".into();
+    broken["runs"][0]["invocations"][0]
+        .as_object_mut()
+        .unwrap()
+        .remove("executionSuccessful");
+    assert_eq!(sarif_schema_errors(&broken).len(), 2, "{broken}");
+}
+
+#[test]
+fn sarif_content_for_code_scanning() {
+    let removed = r#"{
+  "manifest_version": 1,
+  "tools": {
+    "fetch": { "net": { "hosts": ["api.example.com:443"] } },
+    "gone": { "exec": "allow", "source": { "file": "src/gone.rs", "line": 9 } }
+  }
+}
+"#;
+    let odd = OLD.replace("examples/src/tools.rs", "src/café [gen]/x#1.rs");
+    let odd_wide = WIDER.replace("examples/src/tools.rs", "src/café [gen]/x#1.rs");
+    let dir = files(&[
+        ("removed.json", removed),
+        ("old.json", &odd),
+        ("wide.json", &odd_wide),
+    ]);
+    // Messages are sentences, with the witness as one more.
+    let o = run(dir.path(), &["old.json", "wide.json", "--format", "sarif"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let text = v["runs"][0]["results"][0]["message"]["text"]
+        .as_str()
+        .unwrap();
+    assert!(
+        text.ends_with("which the old policy did not allow. Witness: www.example.com:443."),
+        "{text}"
+    );
+
+    // A removed tool points at its key in the old manifest, not at its (deleted) source.
+    let o = run(
+        dir.path(),
+        &["removed.json", "old.json", "--format", "sarif"],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let results = v["runs"][0]["results"].as_array().unwrap();
+    let gone = results
+        .iter()
+        .find(|r| r["ruleId"] == "tool.removed")
+        .unwrap();
+    let loc = &gone["locations"][0]["physicalLocation"];
+    assert_eq!(loc["artifactLocation"]["uri"], "removed.json");
+    assert_eq!(loc["region"]["startLine"], 5);
+
+    // The added tool's source path is percent-encoded per RFC 3986.
+    let added = results
+        .iter()
+        .find(|r| r["ruleId"] == "tool.added")
+        .unwrap();
+    assert_eq!(
+        added["locations"][0]["physicalLocation"]["artifactLocation"]["uri"],
+        "src/caf%C3%A9%20%5Bgen%5D/x%231.rs"
+    );
+}
+
+#[test]
+fn help_lists_the_exit_codes() {
+    let dir = files(&[]);
+    let o = run(dir.path(), &["--help"]);
+    assert_eq!(o.status.code(), Some(0));
+    let text = stdout(&o);
+    assert!(text.contains("Exit status:"), "{text}");
+    for line in [
+        "  0  no widening",
+        "  1  at least one widening",
+        "  2  an input could not be read",
+    ] {
+        assert!(text.contains(line), "{line}: {text}");
+    }
+}
+
+#[test]
+fn exit_2_prints_an_error_document_in_machine_formats() {
+    let bad = OLD.replace("\"net\"", "\"nett\"");
+    let dir = files(&[("old.json", OLD), ("bad.json", &bad)]);
+
+    let o = run(dir.path(), &["old.json", "bad.json", "--format", "json"]);
+    assert_eq!(o.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert_eq!(v["error"]["file"], "bad.json");
+    assert_eq!(v["error"]["line"], 4);
+    assert!(v["error"]["message"]
+        .as_str()
+        .unwrap()
+        .contains("unknown field `nett`"));
+    assert!(
+        stderr(&o).contains("bad.json:4:"),
+        "the diagnostic still goes to stderr"
+    );
+
+    let o = run(dir.path(), &["old.json", "bad.json", "--format", "sarif"]);
+    assert_eq!(o.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let invocation = &v["runs"][0]["invocations"][0];
+    assert_eq!(invocation["executionSuccessful"], false);
+    let note = &invocation["toolExecutionNotifications"][0];
+    assert_eq!(note["level"], "error");
+    assert!(note["message"]["text"]
+        .as_str()
+        .unwrap()
+        .contains("unknown field `nett`"));
+    let loc = &note["locations"][0]["physicalLocation"];
+    assert_eq!(loc["artifactLocation"]["uri"], "bad.json");
+    assert_eq!(loc["region"]["startLine"], 4);
+    assert_eq!(v["runs"][0]["results"].as_array().unwrap().len(), 0);
+
+    let o = run(dir.path(), &["old.json", "bad.json", "--format", "github"]);
+    assert_eq!(o.status.code(), Some(2));
+    let line = stdout(&o);
+    assert!(
+        line.starts_with("::error file=bad.json,line=4,col="),
+        "{line}"
+    );
+    assert!(line.contains("unknown field `nett`"), "{line}");
+
+    // Human output keeps stdout empty: the diagnostic is on stderr.
+    let o = run(dir.path(), &["old.json", "bad.json"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
+fn tool_names_must_be_callable() {
+    let empty = OLD.replace("\"fetch\"", "\"\"");
+    let control = OLD.replace("\"fetch\"", "\"fe\\u0007tch\"");
+    let dir = files(&[
+        ("old.json", OLD),
+        ("empty.json", &empty),
+        ("control.json", &control),
+    ]);
+    for (file, needle) in [
+        ("empty.json", "a tool name cannot be empty"),
+        (
+            "control.json",
+            "a tool name cannot contain a control character (found U+0007)",
+        ),
+    ] {
+        let o = run(dir.path(), &["old.json", file]);
+        assert_eq!(o.status.code(), Some(2), "{file}");
+        let err = stderr(&o);
+        assert!(err.contains(needle), "{file}: {err}");
+        assert!(err.contains(&format!("{file}:4:")), "{file}: {err}");
+        assert!(
+            !err.contains('\u{7}'),
+            "the control character is not echoed"
+        );
+    }
+}
+
+#[test]
+fn a_manifest_new_in_the_change_is_compared_with_an_empty_base() {
+    let dir = files(&[("README", "base\n")]);
+    git(dir.path(), &["init", "-q"]);
+    git(dir.path(), &["add", "README"]);
+    git(dir.path(), &["commit", "-q", "-m", "base"]);
+    std::fs::write(dir.path().join("tools.manifest.json"), OLD).unwrap();
+
+    let o = run(
+        dir.path(),
+        &["HEAD:tools.manifest.json", "tools.manifest.json"],
+    );
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert_eq!(text.matches("tool.added").count(), 2, "{text}");
+    let err = stderr(&o);
+    assert!(
+        err.contains("note: `tools.manifest.json` does not exist at `HEAD`: the manifest is new"),
+        "{err}"
+    );
+    assert!(!err.contains("fetch"), "{err}");
+
+    let o = run(
+        dir.path(),
+        &[
+            "HEAD:tools.manifest.json",
+            "tools.manifest.json",
+            "--format",
+            "github",
+        ],
+    );
+    assert!(stdout(&o).starts_with(
+        "::notice title=manifest-verify::`tools.manifest.json` does not exist at `HEAD`"
+    ));
+    let o = run(
+        dir.path(),
+        &[
+            "HEAD:tools.manifest.json",
+            "tools.manifest.json",
+            "--format",
+            "sarif",
+        ],
+    );
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let note = &v["runs"][0]["invocations"][0]["toolExecutionNotifications"][0];
+    assert_eq!(note["level"], "note");
+    assert!(note["message"]["text"]
+        .as_str()
+        .unwrap()
+        .contains("does not exist at `HEAD`"));
+    assert!(sarif_schema_errors(&v).is_empty());
+
+    // The new side absent at a revision is an error, and says so without advice to fetch.
+    let o = run(
+        dir.path(),
+        &["tools.manifest.json", "HEAD:tools.manifest.json"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("`tools.manifest.json` does not exist at `HEAD`"),
+        "{err}"
+    );
+    assert!(!err.contains("fetch"), "{err}");
+
+    // A revision that is not in the clone is an error on either side, with the advice to fetch.
+    let o = run(
+        dir.path(),
+        &["origin/main:tools.manifest.json", "tools.manifest.json"],
+    );
+    assert_eq!(o.status.code(), Some(2));
+    let err = stderr(&o);
+    assert!(
+        err.contains("the revision `origin/main` is not in this clone"),
+        "{err}"
+    );
+    assert!(err.contains("fetch it"), "{err}");
+}
+
+#[test]
+fn locations_are_relative_to_the_repository_root() {
+    let dir = files(&[]);
+    let sub = dir.path().join("vendor/ws");
+    std::fs::create_dir_all(sub.join("src")).unwrap();
+    std::fs::write(sub.join("src/tools.rs"), "// tools\n").unwrap();
+    let wide = WIDER.replace("examples/src/tools.rs", "src/tools.rs");
+    let old = OLD.replace("examples/src/tools.rs", "src/tools.rs");
+    std::fs::write(sub.join("old.json"), &old).unwrap();
+    std::fs::write(
+        sub.join("wide.json"),
+        wide.replace("\"/out/*\"", "\"/out/**\""),
+    )
+    .unwrap();
+    git(dir.path(), &["init", "-q"]);
+
+    // Run from vendor/ws: the manifest is vendor/ws/wide.json, and the macro's workspace-relative
+    // source file is found under the manifest's directory.
+    let o = run(&sub, &["old.json", "wide.json", "--format", "github"]);
+    assert_eq!(o.status.code(), Some(1), "{}", stderr(&o));
+    let text = stdout(&o);
+    assert!(
+        text.contains("::error file=vendor/ws/wide.json,line=4,"),
+        "{text}"
+    );
+    assert!(
+        text.contains("::error file=vendor/ws/src/tools.rs,line=12,"),
+        "{text}"
+    );
+
+    let o = run(&sub, &["old.json", "wide.json", "--format", "sarif"]);
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let uris: Vec<&str> = v["runs"][0]["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]
+                .as_str()
+                .unwrap()
+        })
+        .collect();
+    assert!(uris.contains(&"vendor/ws/wide.json"), "{uris:?}");
+    assert!(uris.contains(&"vendor/ws/src/tools.rs"), "{uris:?}");
 }

@@ -43,8 +43,21 @@ mod sig;
 mod suggest;
 mod validate;
 
-fn emit(result: syn::Result<proc_macro2::TokenStream>) -> TokenStream {
-    result.unwrap_or_else(syn::Error::into_compile_error).into()
+/// The expansion, or on error the error next to the item as written (without `#[tool]`
+/// attributes that would fail again), so that the item's own uses and calls still resolve and
+/// the error is not followed by spurious `unused import` or `cannot find` diagnostics.
+fn emit(
+    result: syn::Result<proc_macro2::TokenStream>,
+    item: proc_macro2::TokenStream,
+) -> TokenStream {
+    match result {
+        Ok(tokens) => tokens.into(),
+        Err(e) => {
+            let error = e.into_compile_error();
+            let item = expand::fallback(item);
+            quote::quote!(#item #error).into()
+        }
+    }
 }
 
 /// Declares a tool and its policy.
@@ -69,7 +82,7 @@ fn emit(result: syn::Result<proc_macro2::TokenStream>) -> TokenStream {
 /// the OS sandbox can only enforce as a wider tree produce a warning naming that tree.
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
-    emit(expand::tool(attr.into(), item.into()))
+    emit(expand::tool(attr.into(), item.clone().into()), item.into())
 }
 
 /// Makes the `#[tool(...)]` methods of an inherent impl block into tools.
@@ -78,7 +91,10 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// and `fn tool_specs() -> Vec<&'static ToolSpec>` to the type.
 #[proc_macro_attribute]
 pub fn toolset(attr: TokenStream, item: TokenStream) -> TokenStream {
-    emit(expand::toolset(attr.into(), item.into()))
+    emit(
+        expand::toolset(attr.into(), item.clone().into()),
+        item.into(),
+    )
 }
 
 /// The policy of a function that another framework's `#[tool]` owns (e.g. rmcp inside a
@@ -91,5 +107,8 @@ pub fn toolset(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `paths(field = write)` or `paths(field = read)`. A denied call returns `CallToolResult::error(..)`, a `String`, or `Err(E::from(denial))`.
 #[proc_macro_attribute]
 pub fn tool_policy(attr: TokenStream, item: TokenStream) -> TokenStream {
-    emit(expand::tool_policy(attr.into(), item.into()))
+    emit(
+        expand::tool_policy(attr.into(), item.clone().into()),
+        item.into(),
+    )
 }

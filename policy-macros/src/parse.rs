@@ -27,11 +27,26 @@ impl Key {
             .join(".")
     }
 
-    /// A span covering the whole key.
+    /// The span of the key's first part, for notes that point at a key (a `Span` cannot cover
+    /// several tokens on stable Rust).
     pub fn span(&self) -> Span {
-        let first = self.parts[0].span();
-        let last = self.parts[self.parts.len() - 1].span();
-        first.join(last).unwrap_or(first)
+        self.parts[0].span()
+    }
+
+    /// An error underlining the whole key, `fs.raed` from `fs` to `raed`.
+    pub fn error(&self, message: impl std::fmt::Display) -> syn::Error {
+        syn::Error::new_spanned(self, message)
+    }
+}
+
+impl quote::ToTokens for Key {
+    fn to_tokens(&self, tokens: &mut TokenStream) {
+        for (i, part) in self.parts.iter().enumerate() {
+            if i > 0 {
+                Token![.](part.span()).to_tokens(tokens);
+            }
+            part.to_tokens(tokens);
+        }
     }
 }
 

@@ -86,8 +86,26 @@ impl Errors {
         }
     }
 
-    fn at(&mut self, span: Span, message: impl std::fmt::Display) {
-        self.push(syn::Error::new(span, message));
+    fn at(&mut self, place: impl Place, message: impl std::fmt::Display) {
+        self.push(place.error(message));
+    }
+}
+
+/// Where an error points: one token's span, or a whole dotted key (`fs.raed` underlined from
+/// `fs` to `raed`, which a single `Span` cannot do on stable Rust).
+trait Place {
+    fn error(self, message: impl std::fmt::Display) -> syn::Error;
+}
+
+impl Place for Span {
+    fn error(self, message: impl std::fmt::Display) -> syn::Error {
+        syn::Error::new(self, message)
+    }
+}
+
+impl Place for &Key {
+    fn error(self, message: impl std::fmt::Display) -> syn::Error {
+        Key::error(self, message)
     }
 }
 
@@ -100,10 +118,9 @@ impl Seen {
     fn first(&mut self, key: &Key, errors: &mut Errors) -> bool {
         let text = key.text();
         if let Some(first) = self.0.get(&text) {
-            let mut e = syn::Error::new(
-                key.span(),
-                format!("`{text}` is set twice; keep one of them (a policy key may appear once)"),
-            );
+            let mut e = key.error(format!(
+                "`{text}` is set twice; keep one of them (a policy key may appear once)"
+            ));
             e.combine(syn::Error::new(
                 *first,
                 format!("`{text}` is first set here"),
@@ -192,7 +209,7 @@ impl Validator {
                     ),
                 },
                 ("policy" | "constraints" | "limits" | "paths", _) => self.errors.at(
-                    key.span(),
+                    key,
                     format!(
                         "`{text}` is a group: write `{text}(...)`, e.g. {}",
                         example(&text)
@@ -200,10 +217,10 @@ impl Validator {
                 ),
                 ("name" | "description", _) => self
                     .errors
-                    .at(key.span(), format!("write `{text} = \"...\"`")),
+                    .at(key, format!("write `{text} = \"...\"`")),
                 _ => self
                     .errors
-                    .at(key.span(), misplaced(&text, "the attribute", TOP_KEYS)),
+                    .at(key, misplaced(&text, "the attribute", TOP_KEYS)),
             }
         }
     }
@@ -243,18 +260,18 @@ impl Validator {
             let Entry::Assign { value, .. } = entry else {
                 if POLICY_KEYS.contains(&text.as_str()) {
                     self.errors.at(
-                        key.span(),
+                        key,
                         format!("write `{text} = ...`, e.g. {}", example(&text)),
                     );
                 } else {
                     self.errors
-                        .at(key.span(), misplaced(&text, "`policy(...)`", POLICY_KEYS));
+                        .at(key, misplaced(&text, "`policy(...)`", POLICY_KEYS));
                 }
                 continue;
             };
             if !POLICY_KEYS.contains(&text.as_str()) {
                 self.errors
-                    .at(key.span(), misplaced(&text, "`policy(...)`", POLICY_KEYS));
+                    .at(key, misplaced(&text, "`policy(...)`", POLICY_KEYS));
                 continue;
             }
             if !seen.first(key, &mut self.errors) {
@@ -295,17 +312,15 @@ impl Validator {
                 }
                 _ => {
                     self.errors.at(
-                        key.span(),
+                        key,
                         format!("write `paths({text} = read)` or `paths({text} = write)`"),
                     );
                     continue;
                 }
             };
             if key.parts.len() != 1 {
-                self.errors.at(
-                    key.span(),
-                    "name a top-level argument: `paths(dest = write)`",
-                );
+                self.errors
+                    .at(key, "name a top-level argument: `paths(dest = write)`");
                 continue;
             }
             if seen.first(key, &mut self.errors) {
@@ -322,7 +337,7 @@ impl Validator {
             let text = key.text();
             let Entry::Assign { value, .. } = entry else {
                 self.errors.at(
-                    key.span(),
+                    key,
                     if CONSTRAINT_KEYS.contains(&text.as_str()) {
                         format!("write `{text} = ...`, e.g. {}", example(&text))
                     } else {
@@ -332,10 +347,8 @@ impl Validator {
                 continue;
             };
             if !CONSTRAINT_KEYS.contains(&text.as_str()) {
-                self.errors.at(
-                    key.span(),
-                    misplaced(&text, "`constraints(...)`", CONSTRAINT_KEYS),
-                );
+                self.errors
+                    .at(key, misplaced(&text, "`constraints(...)`", CONSTRAINT_KEYS));
                 continue;
             }
             if !seen.first(key, &mut self.errors) {
@@ -389,7 +402,7 @@ impl Validator {
             let text = key.text();
             let Entry::Assign { value, .. } = entry else {
                 self.errors.at(
-                    key.span(),
+                    key,
                     if LIMIT_KEYS.contains(&text.as_str()) {
                         format!("write `{text} = <number>`")
                     } else {
@@ -400,7 +413,7 @@ impl Validator {
             };
             if !LIMIT_KEYS.contains(&text.as_str()) {
                 self.errors
-                    .at(key.span(), misplaced(&text, "`limits(...)`", LIMIT_KEYS));
+                    .at(key, misplaced(&text, "`limits(...)`", LIMIT_KEYS));
                 continue;
             }
             if !seen.first(key, &mut self.errors) {
@@ -718,14 +731,10 @@ impl Validator {
                 return None;
             }
         };
-        if text.is_empty()
-            || !text
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        {
+        if let Err(e) = policy_runtime::tool::check_tool_name(&text) {
             self.errors.at(
                 span,
-                format!("`{text}` is not a valid tool name: use letters, digits, `_` and `-`"),
+                format!("`{}` is not a valid tool name: {e}", text.escape_debug()),
             );
             return None;
         }

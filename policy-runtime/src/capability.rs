@@ -39,7 +39,7 @@
 //!
 //! # Grant rules
 //!
-//! [`Grants::from_policy`] follows the runtime meaning of spec §1:
+//! [`Grants::from_policy`] follows the runtime meaning of [the policy model](crate::reference::policy):
 //!
 //! | capability | granted when |
 //! |---|---|
@@ -592,7 +592,7 @@ pub struct Grants {
 }
 
 impl Grants {
-    /// What `policy` grants, by the runtime meaning of spec §1.
+    /// What `policy` grants, by the runtime meaning of [the policy model](crate::reference::policy).
     pub fn from_policy(policy: &ToolPolicy) -> Grants {
         let non_empty =
             |list: &Option<crate::GlobList>| list.as_ref().is_some_and(|l| !l.is_empty());

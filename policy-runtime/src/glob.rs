@@ -1,6 +1,6 @@
 //! The one glob dialect shared by the gate, the verifier and the sandbox.
 //!
-//! A glob is an absolute POSIX path pattern (spec §2):
+//! A glob is an absolute POSIX path pattern ([the glob dialect](crate::reference::globs)):
 //!
 //! * `*` matches any run of characters inside one component, `?` one character other than `/`;
 //! * `[abc]`, `[a-z]` and `[!a]` are classes; a class never matches `/`;

@@ -13,6 +13,10 @@
 //!
 //! The capability catalog of the build lints is [`capability`]; with the `lint-syntax` feature,
 //! `lint_syntax` adds the syn-level readings that the macro's lint and `toolpolicy-lint` share.
+//!
+//! The [reference](mod@reference) (the Markdown pages of `policy-runtime/docs/`) is the contract every crate
+//! follows: the policy model, the glob dialect, the manifest format, the finding codes and the
+//! command lines.
 
 pub mod approval;
 pub mod args;
@@ -33,6 +37,7 @@ mod objects;
 pub mod path;
 pub mod policy;
 pub mod redact;
+pub mod reference;
 pub mod registry;
 pub mod testing;
 pub mod tool;

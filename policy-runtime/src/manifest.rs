@@ -1,4 +1,4 @@
-//! The JSON manifest of spec §3, and single-tool TOML policies.
+//! The JSON manifest and single-tool TOML policies of [the reference](crate::reference::manifest).
 //!
 //! Output is deterministic: keys sorted, two-space indentation, a trailing newline, so that a
 //! committed manifest diffs cleanly. Input is strict: unknown keys, duplicate tool names and
@@ -179,6 +179,9 @@ impl<'de, V: Deserialize<'de>> Deserialize<'de> for StrictMap<V> {
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
                 let mut out = BTreeMap::new();
                 while let Some(key) = map.next_key::<String>()? {
+                    if let Err(e) = crate::tool::check_tool_name(&key) {
+                        return Err(serde::de::Error::custom(format!("tool {key:?}: {e}")));
+                    }
                     if out.contains_key(&key) {
                         return Err(serde::de::Error::custom(format!(
                             "duplicate tool `{key}`: each tool name may appear once"

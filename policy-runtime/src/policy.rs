@@ -1,4 +1,4 @@
-//! The policy model of spec §1.
+//! The [policy model](crate::reference::policy).
 //!
 //! Every part is an `Option`: `None` is *unspecified*, which is not the same as "none"
 //! (`Some` of an empty list, or `deny`). The distinction survives every round trip through JSON
@@ -87,7 +87,8 @@ impl ToolPolicy {
         self.risk.unwrap_or(Risk::Medium)
     }
 
-    /// Whether the in-process path gate is active (spec §1: opt-in by declaring `fs`).
+    /// Whether the in-process path gate is active (opt-in by declaring `fs`; see
+    /// [the gate](crate::reference::policy)).
     pub fn gates_paths(&self) -> bool {
         !self.fs.is_unspecified()
     }

@@ -185,11 +185,7 @@ impl Registry {
     /// Adds a shared tool.
     pub fn register_arc(&mut self, tool: Arc<dyn Tool>) -> Result<&mut Registry, RegistryError> {
         let name = tool.spec().name.clone();
-        if name.is_empty()
-            || !name
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '-')
-        {
+        if crate::tool::check_tool_name(&name).is_err() {
             return Err(RegistryError::InvalidName(name));
         }
         if self.tools.contains_key(&name) {

@@ -30,6 +30,50 @@ use serde_json::Value;
 use crate::manifest::SourceLocation;
 use crate::policy::ToolPolicy;
 
+/// Why a string cannot name a tool.
+///
+/// A tool name is what the model writes to call the tool, a manifest key and an audit field:
+/// it is non-empty and made of ASCII letters, digits, `_` and `-`. The registry, the manifest
+/// loader and the `#[tool]` attribute all ask [`check_tool_name`].
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum ToolNameError {
+    /// `""`.
+    #[error("a tool name cannot be empty")]
+    Empty,
+    /// A control character, e.g. a newline that would forge a line of a log.
+    #[error("a tool name cannot contain a control character (found U+{:04X})", u32::from(*.0))]
+    Control(char),
+    /// Any other character outside the alphabet.
+    #[error("a tool name may contain only letters, digits, `_` and `-` (found {0:?})")]
+    Invalid(char),
+}
+
+/// Checks that `name` can name a tool.
+///
+/// ```
+/// use policy_runtime::tool::{check_tool_name, ToolNameError};
+///
+/// assert_eq!(check_tool_name("read_file"), Ok(()));
+/// assert_eq!(check_tool_name(""), Err(ToolNameError::Empty));
+/// assert_eq!(check_tool_name("a\nb"), Err(ToolNameError::Control('\n')));
+/// assert_eq!(check_tool_name("a.b"), Err(ToolNameError::Invalid('.')));
+/// ```
+pub fn check_tool_name(name: &str) -> Result<(), ToolNameError> {
+    if name.is_empty() {
+        return Err(ToolNameError::Empty);
+    }
+    if let Some(c) = name.chars().find(|c| c.is_control()) {
+        return Err(ToolNameError::Control(c));
+    }
+    match name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || *c == '_' || *c == '-'))
+    {
+        Some(c) => Err(ToolNameError::Invalid(c)),
+        None => Ok(()),
+    }
+}
+
 /// How a path argument is used, which decides the globs it is judged against.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]

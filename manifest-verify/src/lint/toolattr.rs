@@ -1,7 +1,7 @@
 //! Finding the policy of a tool: its `#[tool(policy(...))]` or `#[tool_policy(...)]` attribute,
 //! read from source.
 //!
-//! Only the syntax is translated here: each `key = value` of the DSL becomes the JSON of spec §3
+//! Only the syntax is translated here: each `key = value` of the DSL becomes the JSON of the manifest ([`policy_runtime::reference::manifest`])
 //! and is deserialized into [`ToolPolicy`] by policy-runtime, so the model and its validation
 //! exist once. Constraints and limits do not matter to the lint and are skipped.
 

@@ -1,7 +1,10 @@
 //! `--format github`: one workflow command per finding, so findings show up as annotations on
-//! the pull request's diff: `::error` for widenings, `::notice` for information.
+//! the pull request's diff: `::error` for widenings, `::notice` for information and for notices
+//! about the inputs; a run that could not compare prints one `::error` with the reason.
 
 use std::fmt::Write;
+
+use policy_runtime::LoadError;
 
 use super::Inputs;
 use crate::findings::{Report, Severity};
@@ -9,16 +12,16 @@ use crate::findings::{Report, Severity};
 /// One `::error`/`::notice` line per finding.
 pub fn render(report: &Report, inputs: Inputs<'_>) -> String {
     let mut out = String::new();
+    for notice in inputs.notices() {
+        let _ = writeln!(out, "::notice title=manifest-verify::{}", data(notice));
+    }
     for f in &report.findings {
         let loc = inputs.locate(f);
         let command = match f.severity() {
             Severity::Error => "error",
             Severity::Info => "notice",
         };
-        let mut message = f.message.clone();
-        if let Some(w) = &f.witness {
-            let _ = write!(message, " (witness: {w})");
-        }
+        let message = f.text();
         let _ = writeln!(
             out,
             "::{command} file={},line={},col={},title={}::{}",
@@ -30,6 +33,21 @@ pub fn render(report: &Report, inputs: Inputs<'_>) -> String {
         );
     }
     out
+}
+
+/// One `::error` naming the input, with its line and column when known.
+pub fn error(err: &LoadError) -> String {
+    let mut props = format!(
+        "file={}",
+        property(&crate::source::location_file(err.file()))
+    );
+    if let (Some(line), Some(column)) = (err.line(), err.column()) {
+        let _ = write!(props, ",line={line},col={column}");
+    }
+    format!(
+        "::error {props},title=manifest-verify::{}\n",
+        data(&err.to_string())
+    )
 }
 
 /// Escaping of a workflow command's message.

@@ -1,14 +1,19 @@
-//! Printing a [`Report`] in the formats of the command line (spec §5).
+//! Printing a [`Report`] in the formats of the command line (the contract is in
+//! `policy-runtime/docs/cli.md`).
 //!
 //! Every format locates a finding the same way ([`Inputs::locate`]): at the tool's `source` when the
-//! manifest records one, otherwise at the line of the finding's key in the manifest (the new
-//! manifest, or the old one for a removed tool).
+//! new manifest records one, otherwise at the line of the finding's key in the new manifest; a
+//! removed tool points at its key in the old manifest. Inside a git work tree, files are
+//! relative to the repository root. [`error`] prints the document of a run that could not
+//! compare (exit 2).
 
 use std::fmt;
 use std::ops::Range;
 use std::str::FromStr;
 
-use crate::findings::{Finding, Report};
+use policy_runtime::LoadError;
+
+use crate::findings::{Code, Finding, Report};
 use crate::source::Input;
 
 pub mod github;
@@ -90,17 +95,27 @@ impl<'a> Inputs<'a> {
         (input, input.spans().nearest(&path))
     }
 
-    /// Where the finding points: the tool's `source`, or the key's line in the manifest.
+    /// Notices about the inputs (e.g. an absent base), old first.
+    pub fn notices(&self) -> impl Iterator<Item = &'a str> {
+        [self.old, self.new]
+            .into_iter()
+            .filter_map(|i| i.notice.as_deref())
+    }
+
+    /// Where the finding points: the tool's `source` in the new manifest, or the key's line in
+    /// the manifest. A removed tool points into the old manifest: its source is gone.
     pub fn locate(&self, f: &Finding) -> Location {
-        let entry = self
-            .new
-            .manifest
-            .tools
-            .get(&f.tool)
-            .or_else(|| self.old.manifest.tools.get(&f.tool));
+        let entry = match f.code {
+            Code::ToolRemoved => None,
+            _ => self.new.manifest.tools.get(&f.tool),
+        };
         if let Some(src) = entry.and_then(|e| e.source.as_ref()) {
+            let file = crate::repo::current().map_or_else(
+                || src.file.clone(),
+                |r| r.source_file(&self.new.file, &src.file),
+            );
             return Location {
-                file: src.file.clone(),
+                file,
                 line: src.line.max(1) as usize,
                 column: 1,
             };
@@ -114,6 +129,19 @@ impl<'a> Inputs<'a> {
             line,
             column,
         }
+    }
+}
+
+/// The document printed on stdout when the comparison could not be made (exit 2), so that a
+/// consumer of `json`, `sarif` or `github` output reads an error instead of nothing: `{"error":
+/// {...}}`, a SARIF log whose invocation failed, or an `::error` command. `None` for `human`,
+/// whose diagnostic goes to stderr only.
+pub fn error(err: &LoadError, format: Format) -> Option<String> {
+    match format {
+        Format::Human => None,
+        Format::Json => Some(json::error(err)),
+        Format::Sarif => Some(sarif::error(err)),
+        Format::Github => Some(github::error(err)),
     }
 }
 

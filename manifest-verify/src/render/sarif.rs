@@ -4,11 +4,19 @@
 //! one result per finding with `ruleId`, `ruleIndex`, `level` (`error` for widenings, `note`
 //! for information), the message with its witness, a physical location (see
 //! [`Inputs::locate`]) and a partial fingerprint that stays put when unrelated lines move.
+//! Notices about the inputs and the error of a run that could not compare are
+//! `invocations[0].toolExecutionNotifications`. Artifact URIs are percent-encoded per RFC 3986.
+//! The output is checked against the OASIS SARIF 2.1.0 schema in `tests/cli.rs`.
 
+use policy_runtime::LoadError;
 use serde_json::{json, Value};
 
 use super::Inputs;
 use crate::findings::{Code, Finding, Report, Severity};
+
+/// The schema the log declares (OASIS SARIF 2.1.0, errata 01).
+const SCHEMA: &str =
+    "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
 
 /// The SARIF log, pretty-printed, with a trailing newline.
 pub fn render(report: &Report, inputs: Inputs<'_>) -> String {
@@ -21,20 +29,66 @@ pub fn render(report: &Report, inputs: Inputs<'_>) -> String {
 pub fn log(report: &Report, inputs: Inputs<'_>) -> Value {
     let rules: Vec<Value> = Code::ALL.iter().map(|c| rule(*c)).collect();
     let results: Vec<Value> = report.findings.iter().map(|f| result(f, inputs)).collect();
+    let notices: Vec<Value> = inputs
+        .notices()
+        .map(|text| json!({ "level": "note", "message": { "text": text } }))
+        .collect();
     json!({
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
+        "$schema": SCHEMA,
         "version": "2.1.0",
         "runs": [{
-            "tool": {
-                "driver": {
-                    "name": "manifest-verify",
-                    "semanticVersion": env!("CARGO_PKG_VERSION"),
-                    "rules": rules,
-                }
-            },
+            "tool": driver(rules),
+            "invocations": [{
+                "executionSuccessful": true,
+                "exitCode": report.exit_code(),
+                "toolExecutionNotifications": notices,
+            }],
             "columnKind": "unicodeCodePoints",
             "results": results,
         }]
+    })
+}
+
+/// The SARIF log of a run that could not compare (exit 2): no results, and an invocation that
+/// failed with the error, located at the file, line and column when known.
+pub fn error(err: &LoadError) -> String {
+    let mut notification = json!({
+        "level": "error",
+        "message": { "text": format!("{err}") },
+        "descriptor": { "id": "toolpolicy::load" },
+    });
+    let file = crate::source::location_file(err.file());
+    let mut physical = json!({ "artifactLocation": { "uri": uri(&file) } });
+    if let (Some(line), Some(column)) = (err.line(), err.column()) {
+        physical["region"] = json!({ "startLine": line, "startColumn": column });
+    }
+    notification["locations"] = json!([{ "physicalLocation": physical }]);
+    let log = json!({
+        "$schema": SCHEMA,
+        "version": "2.1.0",
+        "runs": [{
+            "tool": driver(Vec::new()),
+            "invocations": [{
+                "executionSuccessful": false,
+                "exitCode": crate::cli::EXIT_INVALID,
+                "toolExecutionNotifications": [notification],
+            }],
+            "columnKind": "unicodeCodePoints",
+            "results": [],
+        }]
+    });
+    let mut text = serde_json::to_string_pretty(&log).expect("values serialize");
+    text.push('\n');
+    text
+}
+
+fn driver(rules: Vec<Value>) -> Value {
+    json!({
+        "driver": {
+            "name": "manifest-verify",
+            "semanticVersion": env!("CARGO_PKG_VERSION"),
+            "rules": rules,
+        }
     })
 }
 
@@ -70,10 +124,7 @@ fn rule(code: Code) -> Value {
 
 fn result(f: &Finding, inputs: Inputs<'_>) -> Value {
     let loc = inputs.locate(f);
-    let mut text = f.message.clone();
-    if let Some(w) = &f.witness {
-        text.push_str(&format!(" Witness: {w}."));
-    }
+    let text = f.text();
     let index = Code::ALL
         .iter()
         .position(|c| *c == f.code)
@@ -96,10 +147,23 @@ fn result(f: &Finding, inputs: Inputs<'_>) -> Value {
     })
 }
 
-/// A relative path stays relative (GitHub resolves it against the repository root); an absolute
-/// one becomes a `file://` URI. Spaces and `%` are percent-encoded.
-fn uri(file: &str) -> String {
-    let encoded = file.replace('%', "%25").replace(' ', "%20");
+/// A relative path stays a relative reference (GitHub resolves it against the repository
+/// root); an absolute one becomes a `file://` URI. Every byte but RFC 3986's unreserved
+/// characters and the `/` separator is percent-encoded (UTF-8), so `#`, `?`, `[`, spaces and
+/// non-ASCII names survive, and a `:` in the first segment cannot read as a scheme.
+///
+/// ```text
+/// src/café [gen]/x#1.rs → src/caf%C3%A9%20%5Bgen%5D/x%231.rs
+/// ```
+pub fn uri(file: &str) -> String {
+    let mut encoded = String::with_capacity(file.len());
+    for b in file.bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~' | b'/') {
+            encoded.push(char::from(b));
+        } else {
+            encoded.push_str(&format!("%{b:02X}"));
+        }
+    }
     if encoded.starts_with('/') {
         format!("file://{encoded}")
     } else {
@@ -117,4 +181,21 @@ fn fingerprint(parts: &[&str]) -> String {
         }
     }
     format!("{h:016x}")
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn uris_are_percent_encoded_per_rfc_3986() {
+        assert_eq!(
+            super::uri("src/café [gen]/x#1.rs"),
+            "src/caf%C3%A9%20%5Bgen%5D/x%231.rs"
+        );
+        assert_eq!(super::uri("a:b/100%?.rs"), "a%3Ab/100%25%3F.rs");
+        assert_eq!(super::uri("/abs/t m.json"), "file:///abs/t%20m.json");
+        assert_eq!(
+            super::uri("examples/tools.manifest.json"),
+            "examples/tools.manifest.json"
+        );
+    }
 }

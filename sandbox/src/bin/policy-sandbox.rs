@@ -1,5 +1,5 @@
 //! `policy-sandbox`: run a command confined by a tool policy, show what this host can
-//! enforce, or ask the in-process gate about one call (spec §5).
+//! enforce, or ask the in-process gate about one call (`policy-runtime/docs/cli.md`).
 //!
 //! ```text
 //! policy-sandbox run --policy FILE [--tool NAME] [--profile strict|hardened] -- CMD [ARGS...]

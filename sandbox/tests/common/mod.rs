@@ -14,7 +14,7 @@ use std::process::{Command, Output, Stdio};
 use std::sync::OnceLock;
 use std::time::{Duration, Instant};
 
-/// Exit status of `policy-sandbox` when it refuses to run the command (spec §5).
+/// Exit status of `policy-sandbox` when it refuses to run the command (`policy-runtime/docs/cli.md`).
 pub const REFUSED_EXIT: i32 = 125;
 
 /// The uid and gid of the unprivileged user the suite also runs as.

@@ -1,0 +1,28 @@
+//! The reference of the whole system, from the Markdown pages in `policy-runtime/docs/`, so a
+//! clone and docs.rs show the same contract.
+#![doc = include_str!("../docs/README.md")]
+
+/// The policy model.
+pub mod policy {
+    #![doc = include_str!("../docs/policy.md")]
+}
+
+/// The glob dialect.
+pub mod globs {
+    #![doc = include_str!("../docs/globs.md")]
+}
+
+/// Manifests and policy files.
+pub mod manifest {
+    #![doc = include_str!("../docs/manifest.md")]
+}
+
+/// Finding codes of `manifest-verify`.
+pub mod findings {
+    #![doc = include_str!("../docs/findings.md")]
+}
+
+/// Command lines and exit codes.
+pub mod cli {
+    #![doc = include_str!("../docs/cli.md")]
+}
