@@ -642,7 +642,8 @@ fn call_body(model: &Model, sig: &Sig, target: TokenStream) -> TokenStream {
     quote! {
         ::std::boxed::Box::pin(async move {
             #[allow(unused_mut, unused_variables)]
-            let mut __toolpolicy_args = ::policy_runtime::macro_support::CallArgs::new(#name, args, &[#(#keys),*])?;
+            let mut __toolpolicy_args = ::policy_runtime::macro_support::CallArgs::new(#name, args, &[#(#keys),*])?
+                .beneath(&Self::tool_spec().policy);
             #(#takes)*
             let __toolpolicy_out = #target(#(#call_args),*) #awaited;
             #convert
