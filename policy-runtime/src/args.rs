@@ -112,18 +112,13 @@ macro_rules! path_arg {
 
             /// Reads the whole file, beneath the root.
             pub fn read(&self) -> io::Result<Vec<u8>> {
-                let mut file = self.open()?;
-                let mut bytes = Vec::with_capacity(initial_capacity(&file));
-                file.read_to_end(&mut bytes)?;
-                Ok(bytes)
+                read_all(self.open()?)
             }
 
             /// Reads the whole file as UTF-8, beneath the root.
             pub fn read_to_string(&self) -> io::Result<String> {
-                let mut file = self.open()?;
-                let mut text = String::with_capacity(initial_capacity(&file));
-                file.read_to_string(&mut text)?;
-                Ok(text)
+                String::from_utf8(self.read()?)
+                    .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e.utf8_error()))
             }
 
             /// The names of the directory's entries, sorted, beneath the root.
@@ -174,9 +169,20 @@ macro_rules! path_arg {
     };
 }
 
-/// The capacity to read a file into: its size, so a small file is read without regrowing.
-fn initial_capacity(file: &File) -> usize {
-    file.metadata().map_or(0, |m| m.len() as usize)
+/// Reads a whole file the way `std::fs::read` does: sized from one `fstat`, then read to the end
+/// (`File`'s own `read_to_end` would also ask for the size and the position).
+fn read_all(mut file: File) -> io::Result<Vec<u8>> {
+    struct Plain<'f>(&'f mut File);
+    impl Read for Plain<'_> {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            self.0.read(buf)
+        }
+    }
+    let size = file.metadata().map_or(0, |m| m.len() as usize);
+    let mut bytes = Vec::new();
+    bytes.try_reserve_exact(size).map_err(io::Error::other)?;
+    Plain(&mut file).read_to_end(&mut bytes)?;
+    Ok(bytes)
 }
 
 path_arg!(

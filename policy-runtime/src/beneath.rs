@@ -72,10 +72,15 @@ use crate::tool::Access;
 
 /// Where an admitted path may be resolved: the literal directory of the glob that admitted it,
 /// and the argument it came from (for messages).
-#[derive(Clone, Debug, PartialEq, Eq)]
+///
+/// On Linux the root is opened once, at its first use, and that directory is the one every later
+/// operation through this grant resolves beneath (a path argument and its clones share one).
+#[derive(Debug)]
 pub struct Grant {
     root: PathBuf,
     argument: Option<String>,
+    #[cfg(target_os = "linux")]
+    root_fd: std::sync::OnceLock<std::os::fd::OwnedFd>,
 }
 
 impl Grant {
@@ -84,6 +89,8 @@ impl Grant {
         Grant {
             root: root.into(),
             argument,
+            #[cfg(target_os = "linux")]
+            root_fd: std::sync::OnceLock::new(),
         }
     }
 
@@ -97,6 +104,20 @@ impl Grant {
         self.argument.as_deref()
     }
 }
+
+impl Clone for Grant {
+    fn clone(&self) -> Grant {
+        Grant::new(self.root.clone(), self.argument.clone())
+    }
+}
+
+impl PartialEq for Grant {
+    fn eq(&self, other: &Grant) -> bool {
+        self.root == other.root && self.argument == other.argument
+    }
+}
+
+impl Eq for Grant {}
 
 /// How a path argument stands with respect to a root.
 #[derive(Clone, Debug)]
@@ -130,10 +151,10 @@ pub(crate) fn admit(
     match glob {
         Some(glob) => Ok((
             PathBuf::from(normalized),
-            Arc::new(Grant {
-                root: glob.literal_dir(),
-                argument: argument.map(str::to_string),
-            }),
+            Arc::new(Grant::new(
+                glob.literal_dir(),
+                argument.map(str::to_string),
+            )),
         )),
         // Only a policy without `fs` admits a path that no glob matches.
         None => Err(Denial {
@@ -153,7 +174,11 @@ thread_local! {
 }
 
 /// Runs `parse` with path arguments binding to `policy` as they deserialize.
-pub(crate) fn binding<R>(policy: &'static ToolPolicy, argument: &str, parse: impl FnOnce() -> R) -> R {
+pub(crate) fn binding<R>(
+    policy: &'static ToolPolicy,
+    argument: &str,
+    parse: impl FnOnce() -> R,
+) -> R {
     struct Restore(Option<(&'static ToolPolicy, String)>);
     impl Drop for Restore {
         fn drop(&mut self) {
@@ -539,12 +564,19 @@ mod linux {
 
     /// Opens `rel` (the target's path or its parent) beneath the target's root.
     fn open_beneath(t: &Target<'_>, rel: &Path, flags: OFlags, mode: Mode) -> Result<OwnedFd> {
-        let root = rustix::fs::open(
-            t.grant.root(),
-            OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-            Mode::empty(),
-        )
-        .map_err(|e| error(t, e))?;
+        let root = match t.grant.root_fd.get() {
+            Some(fd) => fd,
+            None => {
+                let fd = rustix::fs::open(
+                    t.grant.root(),
+                    OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                    Mode::empty(),
+                )
+                .map_err(|e| error(t, e))?;
+                // A racing first use may have set it: either descriptor is the root.
+                t.grant.root_fd.get_or_init(|| fd)
+            }
+        };
         let resolve = ResolveFlags::BENEATH | ResolveFlags::NO_MAGICLINKS;
         // openat2 is strict: O_PATH takes no flags but O_DIRECTORY, O_NOFOLLOW and O_CLOEXEC.
         let flags = if flags.contains(OFlags::PATH) {
@@ -618,8 +650,7 @@ mod linux {
 
     pub(super) fn remove_dir(t: &Target<'_>) -> Result<()> {
         let (dir, name) = parent(t)?;
-        rustix::fs::unlinkat(&dir, name, AtFlags::REMOVEDIR)
-            .map_err(|e| Failure::Io(error(t, e)))
+        rustix::fs::unlinkat(&dir, name, AtFlags::REMOVEDIR).map_err(|e| Failure::Io(error(t, e)))
     }
 }
 

@@ -133,7 +133,10 @@ fn write_through_a_directory_link_out_of_the_root_is_refused() {
     symlink("../secret", w.p("out/escape")).unwrap();
     let dest = w.write_arg("out/escape/pwned.md");
     std::fs::write(&dest, "pwned").unwrap();
-    assert!(w.p("secret/pwned.md").exists(), "the attack works unconfined");
+    assert!(
+        w.p("secret/pwned.md").exists(),
+        "the attack works unconfined"
+    );
     std::fs::remove_file(w.p("secret/pwned.md")).unwrap();
     both(|backend| {
         let err = dest.write("pwned").unwrap_err();
@@ -142,7 +145,10 @@ fn write_through_a_directory_link_out_of_the_root_is_refused() {
         assert!(!w.p("secret/pwned.md").exists(), "{backend}");
         let ok = w.write_arg("out/report.md");
         ok.write(backend).unwrap();
-        assert_eq!(std::fs::read_to_string(w.p("out/report.md")).unwrap(), backend);
+        assert_eq!(
+            std::fs::read_to_string(w.p("out/report.md")).unwrap(),
+            backend
+        );
     });
 }
 
@@ -152,7 +158,10 @@ fn create_through_a_dangling_link_out_of_the_root_is_refused() {
     symlink("../secret/new.txt", w.p("out/dangling")).unwrap();
     let dest = w.write_arg("out/dangling");
     std::fs::write(&dest, "planted").unwrap();
-    assert!(w.p("secret/new.txt").exists(), "the attack works unconfined");
+    assert!(
+        w.p("secret/new.txt").exists(),
+        "the attack works unconfined"
+    );
     std::fs::remove_file(w.p("secret/new.txt")).unwrap();
     both(|backend| {
         let err = dest.create().unwrap_err();
@@ -254,7 +263,10 @@ fn a_link_swapped_in_between_check_and_open_never_leads_out() {
         "the race never let std::fs out: {unconfined:?}"
     );
     assert_eq!(safe.1, 0, "openat2: an open landed outside: {safe:?}");
-    assert_eq!(portable.1, 0, "portable: an open landed outside: {portable:?}");
+    assert_eq!(
+        portable.1, 0,
+        "portable: an open landed outside: {portable:?}"
+    );
     assert!(safe.0 > 0 && portable.0 > 0, "{safe:?} {portable:?}");
 }
 
@@ -316,7 +328,11 @@ fn proc_magic_links_are_refused() {
         for raw in &cases {
             let path = ReadPath::admit(raw, policy).unwrap();
             let err = path.read().unwrap_err();
-            assert_eq!(err.kind(), io::ErrorKind::PermissionDenied, "{backend} {raw}: {err}");
+            assert_eq!(
+                err.kind(),
+                io::ErrorKind::PermissionDenied,
+                "{backend} {raw}: {err}"
+            );
             assert!(err.to_string().contains("/proc/self"), "{err}");
         }
     });
@@ -364,7 +380,10 @@ fn paths_without_a_root_are_refused() {
     let dest: WritePath = args.take("dest").unwrap();
     let err = dest.write("x").unwrap_err();
     assert!(err.to_string().contains("not writable"), "{err}");
-    assert_eq!(std::fs::read_to_string(w.p("data/file.txt")).unwrap(), "inside");
+    assert_eq!(
+        std::fs::read_to_string(w.p("data/file.txt")).unwrap(),
+        "inside"
+    );
     // Without a policy (no `fs`), nothing has a root.
     let policy = ToolPolicy::from_json_str("t", "{}").unwrap();
     assert!(ReadPath::admit(&w.s("data/file.txt"), &policy).is_err());
