@@ -3,8 +3,8 @@
 //! A small coding agent's tools, annotated with `#[tool(policy(...))]`:
 //!
 //! * [`tools::read_file`], [`tools::list_dir`], [`tools::write_report`] run in-process behind
-//!   the path gate, and open files beneath their declared root with `cap-std`, so a symlink
-//!   cannot lead them out either;
+//!   the path gate, and open files with `ReadPath`/`WritePath`'s own methods, which resolve
+//!   them beneath the folder their glob names, so a symlink cannot lead them out either;
 //! * [`tools::grep`], [`tools::run_tests`] and [`tools::fetch_url`] shell out through the
 //!   sandbox, which confines the subprocess to exactly what the tool declared.
 //!

@@ -2,57 +2,33 @@
 //! the gate's globs and the sandbox's rules at once.
 
 use std::ffi::OsString;
-use std::io::{Read, Write};
-use std::path::Path;
 use std::sync::Arc;
 
-use cap_std::ambient_authority;
-use cap_std::fs::Dir;
 use policy_macros::tool;
 use policy_runtime::tool::{CallContext, Tool, ToolError, ToolOutput};
 use policy_runtime::{ReadPath, WritePath};
 
 use crate::sandboxed;
 
-/// Opens `path` beneath `root` without following any symlink out of it: the gate judged the
-/// path's name, and cap-std makes sure the name is what gets opened.
-fn open_beneath(root: &str, path: &Path) -> Result<(Dir, std::path::PathBuf), ToolError> {
-    let rel = path
-        .strip_prefix(root)
-        .map_err(|_| ToolError::new(format!("{} is not under {root}", path.display())))?;
-    let dir = Dir::open_ambient_dir(root, ambient_authority())?;
-    Ok((dir, rel.to_path_buf()))
-}
-
-const DATA: &str = "/tmp/toolpolicy-demo/data";
-const OUT: &str = "/tmp/toolpolicy-demo/out";
 const PROJECT: &str = "/tmp/toolpolicy-demo/project";
 
 /// List the entries of a directory under the data folder.
 #[tool(policy(fs.read = ["/tmp/toolpolicy-demo/data/**"], net = deny, exec = deny, risk = low))]
 pub fn list_dir(path: ReadPath) -> Result<String, ToolError> {
-    let (dir, rel) = open_beneath(DATA, &path)?;
-    let dir = if rel.as_os_str().is_empty() {
-        dir
-    } else {
-        dir.open_dir(&rel)?
-    };
-    let mut names: Vec<String> = dir
-        .entries()?
-        .filter_map(Result::ok)
-        .map(|e| e.file_name().to_string_lossy().into_owned())
+    // `list`, `read_to_string` and `write` resolve the path beneath the folder its glob names:
+    // a symlink out of it (`data/keys -> ../home/.ssh`) is refused, not followed.
+    let names: Vec<String> = path
+        .list()?
+        .into_iter()
+        .map(|n| n.to_string_lossy().into_owned())
         .collect();
-    names.sort();
     Ok(names.join("\n"))
 }
 
 /// Read a UTF-8 text file under the data folder.
 #[tool(policy(fs.read = ["/tmp/toolpolicy-demo/data/**"], net = deny, exec = deny, risk = low))]
 pub fn read_file(path: ReadPath) -> Result<String, ToolError> {
-    let (dir, rel) = open_beneath(DATA, &path)?;
-    let mut text = String::new();
-    dir.open(&rel)?.read_to_string(&mut text)?;
-    Ok(text)
+    Ok(path.read_to_string()?)
 }
 
 /// Write a Markdown report under the out folder. At most twice per task, and only after the
@@ -60,8 +36,7 @@ pub fn read_file(path: ReadPath) -> Result<String, ToolError> {
 #[tool(policy(fs.write = ["/tmp/toolpolicy-demo/out/**"], net = deny, exec = deny, risk = medium),
        constraints(max_invocations = 2, only_after = [read_file]))]
 pub fn write_report(path: WritePath, body: String) -> Result<String, ToolError> {
-    let (dir, rel) = open_beneath(OUT, &path)?;
-    dir.create(&rel)?.write_all(body.as_bytes())?;
+    path.write(&body)?;
     Ok(format!("wrote {} bytes to {}", body.len(), path.display()))
 }
 

@@ -545,9 +545,40 @@ fn tool_impl(ty: &TokenStream, call_body: &TokenStream) -> TokenStream {
 }
 
 fn lint_errors(block: &syn::Block, model: &Model) -> TokenStream {
-    let errors = crate::lint::check_tool(&model.name, block, &model.checked.policy);
+    let mut errors = crate::lint::check_tool(&model.name, block, &model.checked.policy);
+    errors.extend(crate::lint::std_fs_on_path_args(
+        block,
+        &path_parameters(model),
+    ));
     let tokens = errors.iter().map(syn::Error::to_compile_error);
     quote!(#(#tokens)*)
+}
+
+/// The parameters whose type is written as `ReadPath`/`WritePath` (or an `Option`/`Vec` of one),
+/// for the lint on `std::fs` calls given one.
+fn path_parameters(model: &Model) -> Vec<String> {
+    fn is_path_type(ty: &Type) -> bool {
+        match strip_ref(ty) {
+            Type::Path(p) => p.path.segments.last().is_some_and(|seg| {
+                seg.ident == "ReadPath"
+                    || seg.ident == "WritePath"
+                    || match &seg.arguments {
+                        syn::PathArguments::AngleBracketed(a) => a
+                            .args
+                            .iter()
+                            .any(|g| matches!(g, syn::GenericArgument::Type(t) if is_path_type(t))),
+                        _ => false,
+                    }
+            }),
+            _ => false,
+        }
+    }
+    model
+        .path_candidates
+        .iter()
+        .filter(|(_, ty)| is_path_type(ty))
+        .map(|(key, _)| key.clone())
+        .collect()
 }
 
 fn path_args_tokens(model: &Model) -> TokenStream {
@@ -701,7 +732,8 @@ fn call_body(model: &Model, sig: &Sig, target: TokenStream) -> TokenStream {
     quote! {
         ::std::boxed::Box::pin(async move {
             #[allow(unused_mut, unused_variables)]
-            let mut __toolpolicy_args = ::policy_runtime::macro_support::CallArgs::new(#name, args, &[#(#keys),*])?;
+            let mut __toolpolicy_args = ::policy_runtime::macro_support::CallArgs::new(#name, args, &[#(#keys),*])?
+                .beneath(&Self::tool_spec().policy);
             #(#takes)*
             let __toolpolicy_out = #target(#(#call_args),*) #awaited;
             #convert

@@ -21,6 +21,7 @@
 pub mod approval;
 pub mod args;
 pub mod audit;
+pub mod beneath;
 pub mod capability;
 pub mod denial;
 pub mod diagnostics;

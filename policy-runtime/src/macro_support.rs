@@ -133,6 +133,7 @@ pub fn build_spec(
 pub struct CallArgs<'t> {
     tool: &'t str,
     map: Map<String, Value>,
+    policy: Option<&'static ToolPolicy>,
 }
 
 impl<'t> CallArgs<'t> {
@@ -162,11 +163,29 @@ impl<'t> CallArgs<'t> {
                 "invalid arguments for `{tool}`: unknown argument `{unknown}`; it takes {takes}"
             )));
         }
-        Ok(CallArgs { tool, map })
+        Ok(CallArgs {
+            tool,
+            map,
+            policy: None,
+        })
+    }
+
+    /// Binds the path arguments taken from here on to the roots of `policy`'s globs (see
+    /// [`crate::beneath`]).
+    pub fn beneath(mut self, policy: &'static ToolPolicy) -> CallArgs<'t> {
+        self.policy = Some(policy);
+        self
     }
 
     /// Deserializes argument `key`; a missing argument is `null`, which only `Option` accepts.
     pub fn take<T: DeserializeOwned>(&mut self, key: &str) -> Result<T, ToolError> {
+        match self.policy {
+            Some(policy) => crate::beneath::binding(policy, key, || self.parse(key)),
+            None => self.parse(key),
+        }
+    }
+
+    fn parse<T: DeserializeOwned>(&mut self, key: &str) -> Result<T, ToolError> {
         let tool = self.tool;
         match self.map.remove(key) {
             Some(value) => serde_json::from_value(value).map_err(|e| {

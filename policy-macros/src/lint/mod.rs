@@ -15,8 +15,11 @@
 //! A false positive here breaks a user's build, so an undecidable call is never flagged: a user
 //! type's `.write()` or `.get()`, `stdout().write_all`, `process::exit`, `env!`, `env::args`.
 
+mod path_args;
 mod scope;
 mod walk;
+
+pub(crate) use path_args::std_fs_on_path_args;
 
 use policy_runtime::capability::{literal_outside, violation_message, Grants};
 

@@ -1,0 +1,405 @@
+//! The file methods of `ReadPath`/`WritePath` against symlink escapes, on a real filesystem.
+//!
+//! Each attack is first shown to work with `std::fs` on the same admitted name, then refused by
+//! the safe method, on both backends: `openat2` (this kernel) and the portable cap-std one.
+#![cfg(unix)]
+
+use std::io;
+use std::os::unix::fs::{symlink, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+
+use policy_runtime::beneath::{with_portable_backend, BeneathError, Problem};
+use policy_runtime::macro_support::CallArgs;
+use policy_runtime::policy::ToolPolicy;
+use policy_runtime::{ReadPath, WritePath};
+use serde_json::json;
+
+/// A tempdir holding `data/` (readable), `out/` (writable) and `secret/key.txt` (neither).
+struct World {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    policy: &'static ToolPolicy,
+}
+
+impl World {
+    fn new() -> World {
+        let dir = tempfile::tempdir().unwrap();
+        let root = std::fs::canonicalize(dir.path()).unwrap();
+        for d in ["data/sub", "out", "secret"] {
+            std::fs::create_dir_all(root.join(d)).unwrap();
+        }
+        std::fs::write(root.join("secret/key.txt"), "SECRET").unwrap();
+        std::fs::write(root.join("data/file.txt"), "inside").unwrap();
+        let policy = ToolPolicy::from_json_str(
+            "t",
+            &format!(
+                r#"{{"fs": {{"read": ["{0}/data/**"], "write": ["{0}/out/**"]}}}}"#,
+                root.display()
+            ),
+        )
+        .unwrap();
+        World {
+            _dir: dir,
+            root,
+            policy: Box::leak(Box::new(policy)),
+        }
+    }
+
+    fn p(&self, rel: &str) -> PathBuf {
+        self.root.join(rel)
+    }
+
+    fn s(&self, rel: &str) -> String {
+        self.p(rel).to_str().unwrap().to_string()
+    }
+
+    /// The argument `path` as a `#[tool]` function receives it: parsed and bound by the
+    /// generated code's `CallArgs`.
+    fn read_arg(&self, rel: &str) -> ReadPath {
+        let mut args = CallArgs::new("t", json!({"path": self.s(rel)}), &["path"])
+            .unwrap()
+            .beneath(self.policy);
+        args.take("path").unwrap()
+    }
+
+    fn write_arg(&self, rel: &str) -> WritePath {
+        let mut args = CallArgs::new("t", json!({"dest": self.s(rel)}), &["dest"])
+            .unwrap()
+            .beneath(self.policy);
+        args.take("dest").unwrap()
+    }
+
+    fn secret(&self) -> String {
+        std::fs::read_to_string(self.p("secret/key.txt")).unwrap()
+    }
+}
+
+/// Runs `check` on the kernel's `openat2` backend and on the portable one.
+fn both(check: impl Fn(&str)) {
+    check("openat2");
+    with_portable_backend(|| check("portable"));
+}
+
+/// A refusal: `PermissionDenied`, a `BeneathError` of `problem`, naming the argument (when the
+/// path came from one) and the root.
+#[track_caller]
+fn assert_refused(err: &io::Error, problem: Problem, argument: Option<&str>, root: &Path) {
+    assert_eq!(err.kind(), io::ErrorKind::PermissionDenied, "{err}");
+    let inner = err
+        .get_ref()
+        .and_then(|e| e.downcast_ref::<BeneathError>())
+        .unwrap_or_else(|| panic!("not a BeneathError: {err:?}"));
+    assert_eq!(inner.problem(), problem, "{err}");
+    let text = err.to_string();
+    if let Some(argument) = argument {
+        assert!(text.contains(&format!("argument `{argument}`")), "{text}");
+    }
+    assert!(text.contains(&root.display().to_string()), "{text}");
+}
+
+#[test]
+fn read_through_a_directory_link_out_of_the_root_is_refused() {
+    let w = World::new();
+    symlink("../secret", w.p("data/link")).unwrap();
+    // The gate admits the name, and std::fs follows the link to the secret.
+    let path = w.read_arg("data/link/key.txt");
+    assert_eq!(std::fs::read_to_string(&path).unwrap(), "SECRET");
+    both(|backend| {
+        let err = path.read_to_string().unwrap_err();
+        assert_refused(&err, Problem::Escapes, Some("path"), &w.p("data"));
+        assert!(path.open().is_err(), "{backend}");
+        let dir = w.read_arg("data/link");
+        assert_refused(
+            &dir.list().unwrap_err(),
+            Problem::Escapes,
+            Some("path"),
+            &w.p("data"),
+        );
+        // Links that stay inside the root are followed.
+        assert_eq!(w.read_arg("data/file.txt").read().unwrap(), b"inside");
+        assert_eq!(
+            w.read_arg("data").list().unwrap(),
+            ["file.txt", "link", "sub"],
+            "{backend}"
+        );
+    });
+}
+
+#[test]
+fn write_through_a_directory_link_out_of_the_root_is_refused() {
+    let w = World::new();
+    symlink("../secret", w.p("out/escape")).unwrap();
+    let dest = w.write_arg("out/escape/pwned.md");
+    std::fs::write(&dest, "pwned").unwrap();
+    assert!(
+        w.p("secret/pwned.md").exists(),
+        "the attack works unconfined"
+    );
+    std::fs::remove_file(w.p("secret/pwned.md")).unwrap();
+    both(|backend| {
+        let err = dest.write("pwned").unwrap_err();
+        assert_refused(&err, Problem::Escapes, Some("dest"), &w.p("out"));
+        assert!(dest.create_new().is_err(), "{backend}");
+        assert!(!w.p("secret/pwned.md").exists(), "{backend}");
+        let ok = w.write_arg("out/report.md");
+        ok.write(backend).unwrap();
+        assert_eq!(
+            std::fs::read_to_string(w.p("out/report.md")).unwrap(),
+            backend
+        );
+    });
+}
+
+#[test]
+fn create_through_a_dangling_link_out_of_the_root_is_refused() {
+    let w = World::new();
+    symlink("../secret/new.txt", w.p("out/dangling")).unwrap();
+    let dest = w.write_arg("out/dangling");
+    std::fs::write(&dest, "planted").unwrap();
+    assert!(
+        w.p("secret/new.txt").exists(),
+        "the attack works unconfined"
+    );
+    std::fs::remove_file(w.p("secret/new.txt")).unwrap();
+    both(|backend| {
+        let err = dest.create().unwrap_err();
+        assert_refused(&err, Problem::Escapes, Some("dest"), &w.p("out"));
+        // `create_new` never follows a final symlink at all.
+        assert!(dest.create_new().is_err(), "{backend}");
+        assert!(!w.p("secret/new.txt").exists(), "{backend}");
+    });
+}
+
+#[test]
+fn rename_over_a_link_replaces_the_link_and_never_leaves_the_root() {
+    let w = World::new();
+    both(|backend| {
+        let _ = std::fs::remove_file(w.p("out/link"));
+        symlink("../secret/key.txt", w.p("out/link")).unwrap();
+        std::fs::write(w.p("out/a.txt"), backend).unwrap();
+        w.write_arg("out/a.txt")
+            .rename_to(&w.write_arg("out/link"))
+            .unwrap();
+        let meta = std::fs::symlink_metadata(w.p("out/link")).unwrap();
+        assert!(meta.is_file(), "{backend}: the link itself was replaced");
+        assert_eq!(w.secret(), "SECRET", "{backend}");
+
+        // Into, or out of, a directory that is a link out of the root.
+        let _ = std::fs::remove_file(w.p("out/escape"));
+        symlink("../secret", w.p("out/escape")).unwrap();
+        let err = w
+            .write_arg("out/link")
+            .rename_to(&w.write_arg("out/escape/stolen"))
+            .unwrap_err();
+        assert_refused(&err, Problem::Escapes, Some("dest"), &w.p("out"));
+        let err = w
+            .write_arg("out/escape/key.txt")
+            .rename_to(&w.write_arg("out/taken"))
+            .unwrap_err();
+        assert_refused(&err, Problem::Escapes, Some("dest"), &w.p("out"));
+        assert!(!w.p("secret/stolen").exists() && w.p("secret/key.txt").exists());
+
+        // Removing a link removes the link, not its target; removing through one is refused.
+        w.write_arg("out/escape").remove_file().unwrap();
+        assert!(w.p("secret").is_dir(), "{backend}");
+        symlink("../secret", w.p("out/escape")).unwrap();
+        let err = w.write_arg("out/escape/key.txt").remove_file().unwrap_err();
+        assert_refused(&err, Problem::Escapes, Some("dest"), &w.p("out"));
+        assert_eq!(w.secret(), "SECRET");
+        std::fs::create_dir(w.p("out/empty")).unwrap();
+        w.write_arg("out/empty").remove_dir().unwrap();
+        std::fs::remove_file(w.p("out/escape")).unwrap();
+        std::fs::remove_file(w.p("out/link")).unwrap();
+    });
+}
+
+#[test]
+fn a_link_swapped_in_between_check_and_open_never_leads_out() {
+    let w = World::new();
+    // `data/sub` is, in turn, a real directory and a link to `../secret`, each holding `key.txt`.
+    std::fs::write(w.p("data/sub/key.txt"), "inside").unwrap();
+    std::fs::rename(w.p("data/sub"), w.p("data/real")).unwrap();
+    symlink("../secret", w.p("data/evil")).unwrap();
+    // Checked once, as the gate does before the body runs.
+    let path = w.read_arg("data/sub/key.txt");
+    let stop = Arc::new(AtomicBool::new(false));
+    let flipper = {
+        let stop = Arc::clone(&stop);
+        let (real, evil, sub) = (w.p("data/real"), w.p("data/evil"), w.p("data/sub"));
+        std::thread::spawn(move || {
+            let mut flips = 0u64;
+            while !stop.load(Ordering::Relaxed) {
+                for from in [&real, &evil] {
+                    std::fs::rename(from, &sub).unwrap();
+                    std::thread::yield_now();
+                    std::fs::rename(&sub, from).unwrap();
+                }
+                flips += 1;
+            }
+            flips
+        })
+    };
+    let attempt = |read: &dyn Fn() -> io::Result<String>| {
+        let (mut inside, mut outside, mut refused) = (0u32, 0u32, 0u32);
+        for _ in 0..4000 {
+            match read().as_deref() {
+                Ok("inside") => inside += 1,
+                Ok(_) => outside += 1,
+                Err(_) => refused += 1,
+            }
+        }
+        (inside, outside, refused)
+    };
+    let unconfined = attempt(&|| std::fs::read_to_string(&path));
+    let safe = attempt(&|| path.read_to_string());
+    let portable = with_portable_backend(|| attempt(&|| path.read_to_string()));
+    stop.store(true, Ordering::Relaxed);
+    let flips = flipper.join().unwrap();
+    println!("flips {flips}; (inside, outside, refused): std {unconfined:?}, openat2 {safe:?}, portable {portable:?}");
+    assert!(
+        unconfined.1 > 0,
+        "the race never let std::fs out: {unconfined:?}"
+    );
+    assert_eq!(safe.1, 0, "openat2: an open landed outside: {safe:?}");
+    assert_eq!(
+        portable.1, 0,
+        "portable: an open landed outside: {portable:?}"
+    );
+    assert!(safe.0 > 0 && portable.0 > 0, "{safe:?} {portable:?}");
+}
+
+#[test]
+fn absolute_links_are_refused_even_when_they_point_inside() {
+    let w = World::new();
+    symlink(w.p("secret/key.txt"), w.p("data/abs_out")).unwrap();
+    symlink(w.p("data/file.txt"), w.p("data/abs_in")).unwrap();
+    assert_eq!(
+        std::fs::read_to_string(w.p("data/abs_out")).unwrap(),
+        "SECRET"
+    );
+    both(|_| {
+        for name in ["data/abs_out", "data/abs_in"] {
+            let err = w.read_arg(name).read().unwrap_err();
+            assert_refused(&err, Problem::Escapes, Some("path"), &w.p("data"));
+        }
+    });
+}
+
+#[test]
+fn dot_dot_inside_a_link_target_is_resolved_beneath_the_root() {
+    let w = World::new();
+    symlink("sub/../../secret/key.txt", w.p("data/up")).unwrap();
+    symlink("sub/../file.txt", w.p("data/around")).unwrap();
+    assert_eq!(std::fs::read_to_string(w.p("data/up")).unwrap(), "SECRET");
+    both(|backend| {
+        let err = w.read_arg("data/up").read().unwrap_err();
+        assert_refused(&err, Problem::Escapes, Some("path"), &w.p("data"));
+        assert_eq!(
+            w.read_arg("data/around").read_to_string().unwrap(),
+            "inside",
+            "{backend}"
+        );
+    });
+}
+
+#[cfg(target_os = "linux")]
+#[test]
+fn proc_magic_links_are_refused() {
+    let w = World::new();
+    let policy: &'static ToolPolicy = Box::leak(Box::new(
+        ToolPolicy::from_json_str("t", r#"{"fs": {"read": ["/proc/self/**"]}}"#).unwrap(),
+    ));
+    let secret = std::fs::File::open(w.p("secret/key.txt")).unwrap();
+    let fd = std::os::fd::AsRawFd::as_raw_fd(&secret);
+    let hostname = std::fs::read("/etc/hostname").ok();
+    let cases = [
+        format!("/proc/self/fd/{fd}"),
+        "/proc/self/root/etc/hostname".to_string(),
+        format!("/proc/self/cwd/{}", w.s("secret/key.txt")),
+    ];
+    // Unconfined, the magic links lead anywhere.
+    assert_eq!(std::fs::read_to_string(&cases[0]).unwrap(), "SECRET");
+    if let Some(hostname) = &hostname {
+        assert_eq!(&std::fs::read(&cases[1]).unwrap(), hostname);
+    }
+    both(|backend| {
+        for raw in &cases {
+            let path = ReadPath::admit(raw, policy).unwrap();
+            let err = path.read().unwrap_err();
+            assert_eq!(
+                err.kind(),
+                io::ErrorKind::PermissionDenied,
+                "{backend} {raw}: {err}"
+            );
+            assert!(err.to_string().contains("/proc/self"), "{err}");
+        }
+    });
+    drop(secret);
+}
+
+#[test]
+fn created_files_never_get_setuid_or_setgid() {
+    let w = World::new();
+    // A setgid directory passes its group down, and would pass the bit to directories.
+    std::fs::set_permissions(w.p("out"), std::fs::Permissions::from_mode(0o2777)).unwrap();
+    both(|backend| {
+        let name = format!("out/new-{backend}");
+        w.write_arg(&name).write("x").unwrap();
+        let mode = std::fs::metadata(w.p(&name)).unwrap().permissions().mode();
+        assert_eq!(mode & 0o7000, 0, "{backend}: {mode:o}");
+        assert_eq!(mode & 0o111, 0, "{backend}: not executable: {mode:o}");
+
+        // An existing setuid or setgid file is refused before it is emptied.
+        for bits in [0o4755, 0o2755] {
+            std::fs::write(w.p("out/suid"), "original").unwrap();
+            std::fs::set_permissions(w.p("out/suid"), std::fs::Permissions::from_mode(bits))
+                .unwrap();
+            let err = w.write_arg("out/suid").write("replaced").unwrap_err();
+            assert_refused(&err, Problem::SetIdTarget, Some("dest"), &w.p("out"));
+            assert_eq!(
+                std::fs::read_to_string(w.p("out/suid")).unwrap(),
+                "original"
+            );
+            std::fs::remove_file(w.p("out/suid")).unwrap();
+        }
+    });
+}
+
+#[test]
+fn paths_without_a_root_are_refused() {
+    let w = World::new();
+    let err = ReadPath::new(w.p("data/file.txt")).read().unwrap_err();
+    assert_eq!(err.kind(), io::ErrorKind::PermissionDenied);
+    assert!(err.to_string().contains("ReadPath::admit"), "{err}");
+    // A write target the policy only lets the tool read: bound as a read, refused as a write.
+    let mut args = CallArgs::new("t", json!({"dest": w.s("data/file.txt")}), &["dest"])
+        .unwrap()
+        .beneath(w.policy);
+    let dest: WritePath = args.take("dest").unwrap();
+    let err = dest.write("x").unwrap_err();
+    assert!(err.to_string().contains("not writable"), "{err}");
+    assert_eq!(
+        std::fs::read_to_string(w.p("data/file.txt")).unwrap(),
+        "inside"
+    );
+    // Without a policy (no `fs`), nothing has a root.
+    let policy = ToolPolicy::from_json_str("t", "{}").unwrap();
+    assert!(ReadPath::admit(&w.s("data/file.txt"), &policy).is_err());
+    // The folder itself cannot be removed through a path beneath it.
+    let root = WritePath::admit(&w.s("out"), w.policy).unwrap();
+    assert_eq!(
+        root.remove_dir().unwrap_err().kind(),
+        io::ErrorKind::InvalidInput
+    );
+}
+
+/// A hard link is a name under the root for the same inode: it is opened like any file. Only
+/// someone who can already write under the root can make one, and these methods never do.
+#[test]
+fn hard_links_are_names_under_the_root() {
+    let w = World::new();
+    std::fs::hard_link(w.p("secret/key.txt"), w.p("data/hard")).unwrap();
+    assert_eq!(w.read_arg("data/hard").read_to_string().unwrap(), "SECRET");
+}
