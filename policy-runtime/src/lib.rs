@@ -13,6 +13,8 @@
 //!
 //! The capability catalog of the build lints is [`capability`]; with the `lint-syntax` feature,
 //! `lint_syntax` adds the syn-level readings that the macro's lint and `toolpolicy-lint` share.
+//! With the `otel` feature, `otel` sends the audit to OpenTelemetry: one `execute_tool` span per
+//! call, exported over OTLP.
 
 pub mod approval;
 pub mod args;
@@ -28,6 +30,8 @@ pub mod host;
 pub mod lint_syntax;
 pub mod macro_support;
 pub mod manifest;
+#[cfg(feature = "otel")]
+pub mod otel;
 pub mod path;
 pub mod policy;
 pub mod redact;
