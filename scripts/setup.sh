@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what the demo and the tests need on a Debian machine: the Rust toolchain (when cargo
-# is missing) and the few system tools the sandbox and egress tests drive.
+# is missing), the few system tools the sandbox and egress tests drive, and the official MCP
+# Python SDK, the real client of the MCP server's test.
 set -euo pipefail
 
 need=()
@@ -10,6 +11,7 @@ command -v curl >/dev/null 2>&1 || need+=(curl)
 command -v git >/dev/null 2>&1 || need+=(git)
 command -v cc >/dev/null 2>&1 || need+=(gcc libc6-dev)
 command -v pkg-config >/dev/null 2>&1 || need+=(pkg-config)
+command -v python3 >/dev/null 2>&1 || need+=(python3 python3-pip)
 if [ ${#need[@]} -gt 0 ]; then
   if [ "$(id -u)" -eq 0 ]; then sudo=""; else sudo="sudo"; fi
   echo "setup: installing ${need[*]}"
@@ -27,3 +29,11 @@ if ! command -v cargo >/dev/null 2>&1; then
   fi
 fi
 rustup component add rustfmt clippy >/dev/null 2>&1 || true
+
+# The MCP test's client (examples/tests/mcp_client.py). Debian's own python3 refuses a plain
+# `pip install` (an externally managed environment), hence the second form.
+if ! python3 -c 'import mcp' >/dev/null 2>&1; then
+  echo "setup: installing the MCP Python SDK"
+  pip_install=(python3 -m pip install -q --disable-pip-version-check --root-user-action=ignore 'mcp>=2.3,<3')
+  "${pip_install[@]}" >/dev/null 2>&1 || "${pip_install[@]}" --break-system-packages >/dev/null
+fi

@@ -11,6 +11,9 @@
 //! 3. the subprocess tools (`grep`, `run_tests`, `fetch_url`) run in the sandbox under their
 //!    declared policy, exactly as in the agent demo (see [`crate::sandboxed`]).
 //!
+//! The audit goes to a JSONL file ([`ServerOptions::audit`]) and, as OpenTelemetry spans, to an
+//! OTLP endpoint ([`ServerOptions::otlp`]); both receive the refusals of either layer.
+//!
 //! What a client sees of the policy is derived from it, never written by hand: the MCP tool
 //! annotations come from [`hints`], and each tool's `_meta` holds the policy, its hash and the
 //! manifest hash (see [`tool_meta`]). A refused call is a tool error (`isError: true`) whose
@@ -35,6 +38,7 @@ use policy_macros::tool_policy;
 use policy_runtime::audit::{EventSink, JsonlSink};
 use policy_runtime::event::{Event, EventKind};
 use policy_runtime::macro_support::{manifest_of, registry_of, DeniedReturn};
+use policy_runtime::otel::OtelSink;
 use policy_runtime::policy::{ExecPolicy, NetPolicy, ToolPolicy};
 use policy_runtime::redact::Redactor;
 use policy_runtime::registry::CallStatus;
@@ -78,13 +82,14 @@ pub const AUDIT_KEY: &str = "toolpolicy/audit";
 ///   program started by an in-process tool is outside every gate, so nothing can be promised).
 ///   The network does not count here: as in the MCP specification's web-search example, talking
 ///   to the outside is what `openWorldHint` says.
-/// * `destructiveHint`: not read-only. A declared `fs.write` glob admits overwriting and
-///   deleting, not only adding, so any tool that may write is taken to be destructive.
-/// * `idempotentHint`: read-only and closed-world. A write or a request to another host may
-///   have effects that repeat, and the policy cannot tell which.
+/// * `destructiveHint` and `idempotentHint`: set only on a tool that is not read-only, the only
+///   case in which the MCP specification gives them a meaning. `destructiveHint` is `true`: a
+///   declared `fs.write` glob admits overwriting and deleting, not only adding. `idempotentHint`
+///   is `false`: a write or a started program may have effects that repeat, and the policy
+///   cannot tell which.
 /// * `openWorldHint`: `net` is `allow` or a non-empty host list.
 ///
-/// A forbidden tool never runs: it is read-only, idempotent and closed-world.
+/// A forbidden tool never runs: it is read-only and closed-world.
 ///
 /// ```
 /// use policy_runtime::policy::ToolPolicy;
@@ -92,11 +97,13 @@ pub const AUDIT_KEY: &str = "toolpolicy/audit";
 ///
 /// let policy = ToolPolicy::from_json_str("p", r#"{"fs": {"write": ["/out/**"]}, "net": "deny", "exec": "deny"}"#)?;
 /// let h = hints(&policy);
-/// assert_eq!((h.read_only_hint, h.destructive_hint, h.open_world_hint), (Some(false), Some(true), Some(false)));
+/// assert_eq!((h.read_only_hint, h.destructive_hint, h.idempotent_hint, h.open_world_hint),
+///            (Some(false), Some(true), Some(false), Some(false)));
 ///
 /// let fetch = ToolPolicy::from_json_str("p", r#"{"net": {"hosts": ["api.example.com:443"]}, "exec": {"allow": ["curl"]}}"#)?;
 /// let h = hints(&fetch);
-/// assert_eq!((h.read_only_hint, h.idempotent_hint, h.open_world_hint), (Some(true), Some(false), Some(true)));
+/// assert_eq!((h.read_only_hint, h.destructive_hint, h.idempotent_hint, h.open_world_hint),
+///            (Some(true), None, None, Some(true)));
 /// # Ok::<(), policy_runtime::LoadError>(())
 /// ```
 pub fn hints(policy: &ToolPolicy) -> ToolAnnotations {
@@ -110,11 +117,14 @@ pub fn hints(policy: &ToolPolicy) -> ToolAnnotations {
     };
     let read_only = forbidden || !(writes || any_program);
     let open_world = open_world && !forbidden;
-    ToolAnnotations::new()
+    let hints = ToolAnnotations::new()
         .read_only(read_only)
-        .destructive(!read_only)
-        .idempotent(read_only && !open_world)
-        .open_world(open_world)
+        .open_world(open_world);
+    if read_only {
+        hints
+    } else {
+        hints.destructive(true).idempotent(false)
+    }
 }
 
 /// The `_meta` object of a tool: its policy ([`POLICY_KEY`]), the policy's hash
@@ -135,6 +145,9 @@ pub fn tool_meta(spec: &ToolSpec, manifest_hash: &str) -> MetaObject {
 pub struct ServerOptions {
     /// Append every call's audit events (proposed, denied, executed, failed) to this JSONL file.
     pub audit: Option<PathBuf>,
+    /// Also send every call, as an OpenTelemetry `execute_tool` span, to this OTLP/HTTP
+    /// endpoint (e.g. `http://localhost:4318/v1/traces`); see [`policy_runtime::otel`].
+    pub otlp: Option<String>,
 }
 
 /// The arguments of `list_dir` and `read_file`.
@@ -231,6 +244,7 @@ struct Session {
     invocation_id: String,
     next_call: AtomicU64,
     audit: Option<Arc<JsonlSink>>,
+    spans: Option<Arc<OtelSink>>,
     redactor: Redactor,
 }
 
@@ -294,7 +308,16 @@ impl Session {
         arguments: Option<JsonObject>,
         result: &CallToolResult,
     ) {
-        let Some(sink) = &self.audit else { return };
+        let sinks: Vec<&dyn EventSink> = [
+            self.audit.as_deref().map(|s| s as &dyn EventSink),
+            self.spans.as_deref().map(|s| s as &dyn EventSink),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        if sinks.is_empty() {
+            return;
+        }
         let Some(detail) = result.meta.as_ref().and_then(|m| m.0.get(DENIAL_KEY)) else {
             return;
         };
@@ -308,15 +331,19 @@ impl Session {
         let hash = self.registry.manifest_hash();
         let arguments = Value::Object(arguments.unwrap_or_default());
         let event = |kind| Event::new(&self.invocation_id, &call_id, tool, hash, kind);
-        sink.record(&event(EventKind::Proposed {
+        let proposed = event(EventKind::Proposed {
             arguments: self.redactor.redact_json(&arguments),
-        }));
-        sink.record(&event(EventKind::Denied {
+        });
+        let denied = event(EventKind::Denied {
             code: denial.code,
             reason: denial.reason,
             argument: denial.argument,
             path: denial.path,
-        }));
+        });
+        for sink in sinks {
+            sink.record(&proposed);
+            sink.record(&denied);
+        }
     }
 }
 
@@ -331,53 +358,53 @@ pub struct PolicyServer {
 #[tool_router]
 impl PolicyServer {
     /// List the entries of a directory under the data folder.
-    #[tool]
     #[tool_policy(policy(fs.read = ["/tmp/toolpolicy-demo/data/**"], net = deny, exec = deny, risk = low),
                   paths(path = read))]
+    #[tool(title = "List a data directory")]
     async fn list_dir(&self, Parameters(args): Parameters<PathArgs>) -> Reply {
         self.session.run("list_dir", args).await
     }
 
     /// Read a UTF-8 text file under the data folder.
-    #[tool]
     #[tool_policy(policy(fs.read = ["/tmp/toolpolicy-demo/data/**"], net = deny, exec = deny, risk = low),
                   paths(path = read))]
+    #[tool(title = "Read a data file")]
     async fn read_file(&self, Parameters(args): Parameters<PathArgs>) -> Reply {
         self.session.run("read_file", args).await
     }
 
     /// Write a Markdown report under the out folder. At most twice per session, and only after
     /// `read_file` has succeeded.
-    #[tool]
     #[tool_policy(policy(fs.write = ["/tmp/toolpolicy-demo/out/**"], net = deny, exec = deny, risk = medium),
                   constraints(max_invocations = 2, only_after = [read_file]),
                   paths(path = write))]
+    #[tool(title = "Write a report")]
     async fn write_report(&self, Parameters(args): Parameters<ReportArgs>) -> Reply {
         self.session.run("write_report", args).await
     }
 
     /// Search files under the data folder for a pattern (runs `grep` in the sandbox).
-    #[tool]
     #[tool_policy(policy(fs.read = ["/tmp/toolpolicy-demo/data/**"], net = deny, exec = ["grep"], env = deny, risk = low),
                   limits(timeout_ms = 5000, max_output_bytes = 65536, max_processes = 8, memory_bytes = 1073741824),
                   paths(path = read))]
+    #[tool(title = "Search the data")]
     async fn grep(&self, Parameters(args): Parameters<GrepArgs>) -> Reply {
         self.session.run("grep", args).await
     }
 
     /// Run the project's test suite (`unit` or `e2e`) with its own `run-tests.sh`, in the sandbox.
-    #[tool]
     #[tool_policy(policy(fs.read = ["/tmp/toolpolicy-demo/project/**"], fs.write = ["/tmp/toolpolicy-demo/project/target/**"],
                          net = deny, exec = ["/bin/sh", "sed", "head", "cat", "curl"], env = ["HOME", "PATH", "LANG"], risk = medium),
                   limits(timeout_ms = 20000, max_output_bytes = 65536, max_processes = 32, memory_bytes = 1073741824, cpu_seconds = 10))]
+    #[tool(title = "Run the test suite")]
     async fn run_tests(&self, Parameters(args): Parameters<SuiteArgs>) -> Reply {
         self.session.run("run_tests", args).await
     }
 
     /// Fetch a URL from the status API (runs `curl` in the sandbox; only the API is reachable).
-    #[tool]
     #[tool_policy(policy(net = ["api.example.com:8080"], exec = ["curl"], env = deny, risk = medium),
                   limits(timeout_ms = 10000, max_output_bytes = 1048576, max_processes = 8, memory_bytes = 1073741824))]
+    #[tool(title = "Fetch from the status API")]
     async fn fetch_url(&self, Parameters(args): Parameters<UrlArgs>) -> Reply {
         self.session.run("fetch_url", args).await
     }
@@ -424,6 +451,17 @@ impl PolicyServer {
             }
             None => None,
         };
+        let spans = match &options.otlp {
+            Some(endpoint) => {
+                let sink = Arc::new(
+                    OtelSink::otlp_http(endpoint, "toolpolicy-mcp-server", &registry.manifest())
+                        .map_err(|e| e.to_string())?,
+                );
+                registry.add_sink(sink.clone());
+                Some(sink)
+            }
+            None => None,
+        };
         let manifest_hash = manifest_of(specs.iter().copied()).hash();
         let mut tool_router = Self::tool_router();
         for spec in &specs {
@@ -431,6 +469,13 @@ impl PolicyServer {
                 .map
                 .get_mut(spec.name.as_str())
                 .ok_or_else(|| format!("no MCP route for the tool `{}`", spec.name))?;
+            // What the client reads as the description must be what the manifest says.
+            if route.attr.description.as_deref() != Some(spec.description.as_str()) {
+                return Err(format!(
+                    "the MCP tool `{}` is described to clients as {:?}, but its `#[tool_policy]` says {:?}",
+                    spec.name, route.attr.description, spec.description
+                ));
+            }
             route.attr.annotations = Some(hints(&spec.policy));
             route.attr.meta = Some(tool_meta(spec, &manifest_hash));
         }
@@ -446,6 +491,7 @@ impl PolicyServer {
                 invocation: Mutex::new(invocation),
                 next_call: AtomicU64::new(0),
                 audit,
+                spans,
                 redactor: Redactor::new(),
             }),
         })
@@ -456,9 +502,16 @@ impl PolicyServer {
         self.session.registry.manifest_hash()
     }
 
-    /// The audit log's first write error, if any.
-    pub fn audit_error(&self) -> Option<std::io::Error> {
-        self.session.audit.as_ref().and_then(|s| s.take_error())
+    /// Ends the session's audit: exports the spans not yet sent (when `otlp` is set) and
+    /// reports the audit log's first write error or the failed export, if any.
+    pub fn finish_audit(&self) -> Result<(), String> {
+        if let Some(spans) = &self.session.spans {
+            spans.shutdown().map_err(|e| e.to_string())?;
+        }
+        match self.session.audit.as_ref().and_then(|s| s.take_error()) {
+            Some(e) => Err(format!("writing the audit log: {e}")),
+            None => Ok(()),
+        }
     }
 }
 
@@ -503,17 +556,19 @@ mod tests {
         let h = |text: &str| hints(&ToolPolicy::from_json_str("p", text).unwrap());
         let read = h(r#"{"fs": {"read": ["/d/**"]}, "net": "deny", "exec": "deny"}"#);
         assert_eq!(read.read_only_hint, Some(true));
-        assert_eq!(read.idempotent_hint, Some(true));
+        // Meaningless for a read-only tool, so left out.
+        assert_eq!((read.destructive_hint, read.idempotent_hint), (None, None));
         assert_eq!(read.open_world_hint, Some(false));
         // Unspecified exec is `allow` in the sandbox: nothing can be promised.
         let shell = h(r#"{"fs": {"read": ["/d/**"]}}"#);
         assert_eq!(shell.read_only_hint, Some(false));
         assert_eq!(shell.destructive_hint, Some(true));
+        assert_eq!(shell.idempotent_hint, Some(false));
         let empty_write = h(r#"{"fs": {"write": []}, "exec": "deny"}"#);
         assert_eq!(empty_write.read_only_hint, Some(true));
         let net = h(r#"{"net": "allow", "exec": "deny"}"#);
         assert_eq!(net.open_world_hint, Some(true));
-        assert_eq!(net.idempotent_hint, Some(false));
+        assert_eq!(net.idempotent_hint, None);
         let no_hosts = h(r#"{"net": {"hosts": []}, "exec": "deny"}"#);
         assert_eq!(no_hosts.open_world_hint, Some(false));
         let forbidden =

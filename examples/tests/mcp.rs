@@ -12,10 +12,15 @@ use std::time::Duration;
 
 use policy_runtime::Manifest;
 use serde_json::{json, Value};
-use toolpolicy_examples::mcp::hints;
+use toolpolicy_examples::mcp::{hints, PolicyServer};
 
 mod common;
 use common::{strict_profile_available, world_lock};
+
+#[path = "../../sandbox/tests/support/kernel.rs"]
+mod kernel;
+#[path = "../../policy-runtime/tests/support/otlp.rs"]
+mod otlp;
 
 /// A JSON-RPC client of the server's stdio.
 struct Client {
@@ -26,11 +31,13 @@ struct Client {
 }
 
 impl Client {
-    fn start(audit: &Path) -> Client {
+    fn start(audit: &Path, otlp: &str) -> Client {
         let mut child = Command::new(env!("CARGO_BIN_EXE_mcp-server"))
             .arg("--init-world")
             .arg("--audit")
             .arg(audit)
+            .arg("--otlp")
+            .arg(otlp)
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
             .stderr(Stdio::inherit())
@@ -109,7 +116,8 @@ fn mcp_server_over_stdio() {
     let _lock = world_lock();
     let dir = tempfile::tempdir().unwrap();
     let audit = dir.path().join("audit.jsonl");
-    let mut client = Client::start(&audit);
+    let collector = otlp::collector();
+    let mut client = Client::start(&audit, &collector.endpoint);
 
     let init = client.request(
         "initialize",
@@ -141,15 +149,18 @@ fn mcp_server_over_stdio() {
     let committed =
         Manifest::from_path(Path::new(env!("CARGO_MANIFEST_DIR")).join("tools.manifest.json"))
             .expect("the committed manifest of the example tools");
-    // (readOnly, destructive, idempotent, openWorld) as the policies warrant them.
+    // (readOnly, destructive, idempotent, openWorld) as the policies warrant them; the
+    // destructive and idempotent hints only where the MCP specification gives them a meaning
+    // (readOnly false).
     let expected = [
-        ("list_dir", (true, false, true, false)),
-        ("read_file", (true, false, true, false)),
-        ("grep", (true, false, true, false)),
-        ("fetch_url", (true, false, false, true)),
-        ("write_report", (false, true, false, false)),
-        ("run_tests", (false, true, false, false)),
+        ("list_dir", (true, None, None, false)),
+        ("read_file", (true, None, None, false)),
+        ("grep", (true, None, None, false)),
+        ("fetch_url", (true, None, None, true)),
+        ("write_report", (false, Some(true), Some(false), false)),
+        ("run_tests", (false, Some(true), Some(false), false)),
     ];
+    let specs = PolicyServer::tool_specs();
     for (name, (read_only, destructive, idempotent, open_world)) in expected {
         let tool = tools.iter().find(|t| t["name"] == name).unwrap();
         let a = &tool["annotations"];
@@ -167,6 +178,14 @@ fn mcp_server_over_stdio() {
                 &json!(open_world)
             ),
             "annotations of `{name}`: {a}"
+        );
+        // The doc comment reaches the client, whole, as the description; and a title.
+        let spec = specs.iter().find(|s| s.name == name).unwrap();
+        assert!(!spec.description.is_empty(), "{name}");
+        assert_eq!(tool["description"], spec.description, "{tool}");
+        assert!(
+            tool["title"].as_str().is_some_and(|t| !t.is_empty()),
+            "{tool}"
         );
         let meta = &tool["_meta"];
         let policy = &committed.tools[name].policy;
@@ -341,4 +360,145 @@ fn mcp_server_over_stdio() {
         .iter()
         .all(|e| e["manifest_hash"] == committed.hash()));
     assert!(!log.contains(&key_line), "no secret in the audit log");
+
+    // The same calls as OpenTelemetry spans: one `execute_tool` span per call the log ended,
+    // whichever layer refused it, with the decision and the sandbox's facts.
+    let ends: Vec<&Value> = events
+        .iter()
+        .filter(|e| ["denied", "executed", "failed"].contains(&e["event"].as_str().unwrap()))
+        .collect();
+    let spans = collector.spans(ends.len(), "toolpolicy-mcp-server");
+    assert_eq!(spans.len(), ends.len());
+    let attr = |span: &otlp::Span, key: &str| otlp::string_attr(span, key).map(str::to_string);
+    for end in &ends {
+        let span = &spans[end["call_id"].as_str().unwrap()];
+        let tool = end["tool"].as_str().unwrap();
+        assert_eq!(span.name, format!("execute_tool {tool}"));
+        assert_eq!(
+            attr(span, "gen_ai.operation.name").as_deref(),
+            Some("execute_tool")
+        );
+        assert_eq!(attr(span, "gen_ai.tool.name").as_deref(), Some(tool));
+        assert_eq!(
+            attr(span, "toolpolicy.manifest.hash"),
+            Some(committed.hash())
+        );
+        assert_eq!(
+            attr(span, "toolpolicy.policy.hash"),
+            Some(committed.tools[tool].policy.hash())
+        );
+        let code = end["code"].as_str();
+        let refused = end["kind"] == "refused";
+        let decision = if end["event"] == "denied" || refused {
+            "deny"
+        } else {
+            "allow"
+        };
+        assert_eq!(
+            attr(span, "toolpolicy.decision").as_deref(),
+            Some(decision),
+            "{end}"
+        );
+        assert_eq!(
+            attr(span, "toolpolicy.denial.code").as_deref(),
+            code,
+            "{end}"
+        );
+        let error_type = code.or(end["kind"].as_str());
+        assert_eq!(attr(span, "error.type").as_deref(), error_type, "{end}");
+        let sandbox = &end["metadata"]["sandbox"];
+        assert_eq!(
+            attr(span, "toolpolicy.sandbox.profile").as_deref(),
+            sandbox["profile"].as_str(),
+            "{end}"
+        );
+        if let Some(rules) = sandbox["rules"].as_array() {
+            let statuses: Vec<&str> = rules
+                .iter()
+                .map(|r| r["status"].as_str().unwrap())
+                .collect();
+            let weakest = ["not_enforced", "widened", "exact"]
+                .into_iter()
+                .find(|s| statuses.contains(s));
+            assert_eq!(
+                attr(span, "toolpolicy.sandbox.enforcement").as_deref(),
+                weakest,
+                "{end}"
+            );
+        }
+    }
+    let layers: Vec<Option<String>> = spans
+        .values()
+        .map(|s| attr(s, "toolpolicy.layer"))
+        .collect();
+    for layer in ["path_gate", "constraints"] {
+        assert!(
+            layers.contains(&Some(layer.to_string())),
+            "a call refused by the {layer}: {layers:?}"
+        );
+    }
+    if sandboxed {
+        assert!(spans
+            .values()
+            .any(|s| attr(s, "toolpolicy.sandbox.profile").as_deref() == Some("strict")));
+    }
+}
+
+/// The server as the official MCP Python SDK sees it: `mcp_client.py` lists the tools through
+/// the SDK and compares each one (description, title, annotations) with what the policies
+/// warrant, then makes an allowed and a denied call. Without the SDK the test is skipped, except
+/// under `TOOLPOLICY_REQUIRE_KERNEL=1` (CI, whose `scripts/setup.sh` installs it).
+#[test]
+fn official_python_sdk_client() {
+    let _lock = world_lock();
+    let root = Path::new(toolpolicy_examples::world::ROOT);
+    toolpolicy_examples::world::create(root).expect("lay out the demo world");
+    let notes = std::fs::read_to_string(root.join("data/notes.md")).unwrap();
+    let tools: serde_json::Map<String, Value> = PolicyServer::tool_specs()
+        .into_iter()
+        .map(|spec| {
+            let want = json!({
+                "description": spec.description,
+                "annotations": hints(&spec.policy),
+            });
+            (spec.name.clone(), want)
+        })
+        .collect();
+    let expected = json!({
+        "tools": tools,
+        "allowed": {"tool": "read_file", "arguments": {"path": "/tmp/toolpolicy-demo/data/notes.md"}, "text": notes},
+        "denied": {"tool": "read_file", "arguments": {"path": "/tmp/toolpolicy-demo/data/../home/.ssh/id_rsa"}, "code": "fs.path_not_allowed"},
+    });
+    let dir = tempfile::tempdir().unwrap();
+    let expected_path = dir.path().join("expected.json");
+    std::fs::write(&expected_path, expected.to_string()).unwrap();
+
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp_client.py");
+    let run = Command::new("python3")
+        .arg(&script)
+        .arg(env!("CARGO_BIN_EXE_mcp-server"))
+        .arg(&expected_path)
+        .stdin(Stdio::null())
+        .output();
+    let out = match run {
+        Ok(out) => out,
+        Err(e) => return kernel::missing(&format!("python3 cannot be started: {e}")),
+    };
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    if out.status.code() == Some(3) {
+        return kernel::missing(&format!("the MCP Python SDK: {}", stderr.trim()));
+    }
+    assert!(
+        out.status.success(),
+        "the Python SDK client found problems ({}):\n{stderr}\n{}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).expect("the client's JSON report");
+    assert_eq!(
+        report["tools"].as_array().map(Vec::len),
+        Some(6),
+        "{report}"
+    );
+    assert_eq!(report["problems"], json!([]), "{report}");
 }

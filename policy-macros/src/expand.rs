@@ -307,21 +307,22 @@ pub fn tool_policy(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStr
     let name = &model.name;
     let doc = format!("The policy spec of the tool `{name}` (from `#[tool_policy]`), for manifests: see `policy_runtime::macro_support::manifest_of`.");
 
+    if let Err(misplaced) =
+        crate::rmcp_tool::forward_description(&mut func.attrs, &model.description)
+    {
+        // The function stays, so rmcp's router (which already listed it) reports nothing more.
+        let misplaced = misplaced.into_compile_error();
+        return Ok(quote!(#misplaced #func));
+    }
+
     let policy = &model.checked.policy;
     if policy.gates_paths() || policy.constraints.forbidden == Some(true) {
-        // Async functions that rmcp's `#[tool]` already rewrote are a sync function returning
-        // `Box::pin(async move { .. })`: the gate goes inside that block, which is where the
-        // body runs.
-        let declared: Type = match &func.sig.output {
+        // rmcp's `#[tool]` has not run yet (it stands below), so the body is the one written.
+        let output: Type = match &func.sig.output {
             syn::ReturnType::Default => syn::parse_quote!(()),
             syn::ReturnType::Type(_, ty) => (**ty).clone(),
         };
-        let rewritten = rewritten_async_block(&mut func).is_some();
-        let (output, block) = if rewritten {
-            rewritten_async_block(&mut func).expect("checked above")
-        } else {
-            (declared, &mut *func.block)
-        };
+        let block = &mut *func.block;
         let deny = deny_expr(&output, name);
         let path_args = path_args_tokens(&model);
         let spec_inline = spec_tokens(&model, path_args, quote!());
@@ -358,52 +359,6 @@ pub fn tool_policy(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStr
 
         #lint
     })
-}
-
-/// The body of a function that rmcp's `#[tool]` turned from `async fn -> T` into
-/// `fn -> Pin<Box<dyn Future<Output = T>>>` with body `Box::pin(async move { .. })`.
-fn rewritten_async_block(func: &mut ItemFn) -> Option<(Type, &mut syn::Block)> {
-    if func.sig.asyncness.is_some() {
-        return None;
-    }
-    let syn::ReturnType::Type(_, ret) = &func.sig.output else {
-        return None;
-    };
-    let output = future_output(ret)?;
-    let [syn::Stmt::Expr(syn::Expr::Call(call), None)] = &mut func.block.stmts[..] else {
-        return None;
-    };
-    let is_pin = matches!(&*call.func, syn::Expr::Path(p) if p.path.segments.last().is_some_and(|s| s.ident == "pin"));
-    if !is_pin || call.args.len() != 1 {
-        return None;
-    }
-    match call.args.first_mut() {
-        Some(syn::Expr::Async(a)) => Some((output, &mut a.block)),
-        _ => None,
-    }
-}
-
-/// `T` in `Pin<Box<dyn Future<Output = T> + ..>>`.
-fn future_output(ty: &Type) -> Option<Type> {
-    match ty {
-        Type::Path(p) => p.path.segments.iter().find_map(|seg| match &seg.arguments {
-            syn::PathArguments::AngleBracketed(a) => a.args.iter().find_map(|g| match g {
-                syn::GenericArgument::AssocType(at) if at.ident == "Output" => Some(at.ty.clone()),
-                syn::GenericArgument::Type(t) => future_output(t),
-                _ => None,
-            }),
-            _ => None,
-        }),
-        Type::TraitObject(t) => t.bounds.iter().find_map(|b| match b {
-            syn::TypeParamBound::Trait(tb) => future_output(&Type::Path(syn::TypePath {
-                qself: None,
-                path: tb.path.clone(),
-            })),
-            _ => None,
-        }),
-        Type::Paren(p) => future_output(&p.elem),
-        _ => None,
-    }
 }
 
 /// What a denied `#[tool_policy]` call returns, for the function's return type.

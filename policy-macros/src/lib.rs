@@ -39,6 +39,7 @@ use proc_macro::TokenStream;
 mod expand;
 mod lint;
 mod parse;
+mod rmcp_tool;
 mod sig;
 mod suggest;
 mod validate;
@@ -97,8 +98,12 @@ pub fn toolset(attr: TokenStream, item: TokenStream) -> TokenStream {
     )
 }
 
-/// The policy of a function that another framework's `#[tool]` owns (e.g. rmcp inside a
-/// `#[tool_router]` impl), in either attribute order.
+/// The policy of a function that rmcp's `#[tool]` owns (inside a `#[tool_router]` impl).
+///
+/// It stands above rmcp's `#[tool]`, and hands it the tool's description (the doc comment, or
+/// `description = ".."` here) as `#[tool(description = ..)]` unless that attribute has one:
+/// rmcp alone drops the doc comment when another attribute follows it. A `#[tool_policy]` with
+/// no rmcp `#[tool]` below it is a compile error.
 ///
 /// It generates `<fn>_tool_spec() -> &'static ToolSpec` for the manifest, and, when the policy
 /// declares `fs` or `forbidden`, judges the call's paths at the top of the body: the fields of

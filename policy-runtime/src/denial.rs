@@ -59,6 +59,55 @@ impl DenialCode {
     }
 }
 
+impl DenialCode {
+    /// The layer of toolpolicy whose check refuses with this code.
+    ///
+    /// ```
+    /// use policy_runtime::denial::{DenialCode, Layer};
+    /// assert_eq!(DenialCode::PathNotAllowed.layer(), Layer::PathGate);
+    /// assert_eq!(DenialCode::OnlyAfter.layer().as_str(), "constraints");
+    /// ```
+    pub fn layer(self) -> Layer {
+        match self {
+            DenialCode::UnknownTool | DenialCode::InvalidArguments => Layer::Registry,
+            DenialCode::PathNotAllowed | DenialCode::InvalidPath => Layer::PathGate,
+            DenialCode::Forbidden | DenialCode::MaxInvocations | DenialCode::OnlyAfter => {
+                Layer::Constraints
+            }
+            DenialCode::ApprovalDenied => Layer::Approval,
+        }
+    }
+}
+
+/// The layers of toolpolicy that can refuse a call, in the order a call meets them.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Layer {
+    /// The registry itself: the tool exists and its arguments are a JSON object.
+    Registry,
+    /// The path gate: every path argument against the policy's globs.
+    PathGate,
+    /// The per-invocation constraints (`forbidden`, `max_invocations`, `only_after`).
+    Constraints,
+    /// The approval hook.
+    Approval,
+    /// The OS sandbox, which refuses to start a tool whose policy the host cannot enforce.
+    Sandbox,
+}
+
+impl Layer {
+    /// The layer's name in audit records (`path_gate`, `constraints`, ...).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Layer::Registry => "registry",
+            Layer::PathGate => "path_gate",
+            Layer::Constraints => "constraints",
+            Layer::Approval => "approval",
+            Layer::Sandbox => "sandbox",
+        }
+    }
+}
+
 impl fmt::Display for DenialCode {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

@@ -17,6 +17,8 @@
 //! The [reference](mod@reference) (the Markdown pages of `policy-runtime/docs/`) is the contract every crate
 //! follows: the policy model, the glob dialect, the manifest format, the finding codes and the
 //! command lines.
+//! With the `otel` feature, `otel` sends the audit to OpenTelemetry: one `execute_tool` span per
+//! call, exported over OTLP.
 
 pub mod approval;
 pub mod args;
@@ -35,6 +37,8 @@ pub mod lint_syntax;
 pub mod macro_support;
 pub mod manifest;
 mod objects;
+#[cfg(feature = "otel")]
+pub mod otel;
 pub mod path;
 pub mod policy;
 pub mod redact;

@@ -256,6 +256,17 @@ pub enum ToolErrorKind {
     Refused,
 }
 
+impl ToolErrorKind {
+    /// The kind as audit events write it (`invalid_arguments`, `failed`, `refused`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ToolErrorKind::InvalidArguments => "invalid_arguments",
+            ToolErrorKind::Failed => "failed",
+            ToolErrorKind::Refused => "refused",
+        }
+    }
+}
+
 /// A tool's failure, shown to the model.
 ///
 /// ```

@@ -1,6 +1,8 @@
-//! `#[tool_policy]` next to rmcp's own `#[tool]`, in both attribute orders, inside a
-//! `#[tool_router]` impl: rmcp still routes the tools, the policy reaches the manifest, and a
-//! denied call returns a tool error without running the body.
+//! `#[tool_policy]` above rmcp's own `#[tool]`, inside a `#[tool_router]` impl: rmcp still
+//! routes the tools, each tool keeps its doc comment as its MCP description (which rmcp alone
+//! drops when another attribute follows the doc lines), the policy reaches the manifest, and a
+//! denied call returns a tool error without running the body. The other order is a compile
+//! error (`ui/fail/tool_policy_below_rmcp_tool.rs`).
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
@@ -43,8 +45,8 @@ impl Files {
     }
 
     /// Write a file under /out.
-    #[tool(description = "Write a file under /out.")]
     #[tool_policy(policy(fs.read = "/data/**", fs.write = ["/out/**"], net = deny), paths(path = write))]
+    #[rmcp::tool(title = "Write a file", description = "Written for rmcp.")]
     async fn write_file(
         &self,
         Parameters(args): Parameters<WriteArgs>,
@@ -58,8 +60,11 @@ impl Files {
     }
 
     /// Never allowed.
-    #[tool]
+    ///
+    /// A second paragraph.
     #[tool_policy(policy(exec = allow), constraints(forbidden = true))]
+    #[tool]
+    #[allow(clippy::unnecessary_wraps)]
     fn shell(&self, Parameters(args): Parameters<ReadArgs>) -> Result<String, String> {
         RUNS.fetch_add(1, Ordering::SeqCst);
         Ok(args.path)
@@ -83,6 +88,36 @@ fn rmcp_still_routes_every_tool() {
         .collect();
     names.sort();
     assert_eq!(names, ["read_file", "shell", "write_file"]);
+}
+
+#[test]
+fn descriptions_reach_the_client() {
+    let router = Files::tool_router();
+    let description = |name: &str| {
+        router
+            .list_all()
+            .into_iter()
+            .find(|t| t.name == name)
+            .and_then(|t| t.description.map(|d| d.to_string()))
+    };
+    assert_eq!(
+        description("read_file").as_deref(),
+        Some("Read a file under /data.")
+    );
+    // An attribute after `#[tool]` would make rmcp drop the doc comment on its own.
+    assert_eq!(
+        description("shell").as_deref(),
+        Some(Files::shell_tool_spec().description.as_str())
+    );
+    assert_eq!(
+        Files::shell_tool_spec().description,
+        "Never allowed.\n\nA second paragraph."
+    );
+    // A description written for rmcp is rmcp's to keep.
+    assert_eq!(
+        description("write_file").as_deref(),
+        Some("Written for rmcp.")
+    );
 }
 
 #[test]

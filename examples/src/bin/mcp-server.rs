@@ -1,11 +1,13 @@
 //! The agent's tools as an MCP server over stdio.
 //!
 //! ```text
-//! mcp-server [--init-world] [--audit FILE] [--status-api ADDR]
+//! mcp-server [--init-world] [--audit FILE] [--otlp URL] [--status-api ADDR]
 //! ```
 //!
 //! `--init-world` lays out the demo world under /tmp/toolpolicy-demo first (as the agent demo
-//! does); `--audit FILE` appends the audit events of every call to FILE (JSONL);
+//! does); `--audit FILE` appends the audit events of every call to FILE (JSONL); `--otlp URL`
+//! sends every call as an OpenTelemetry `execute_tool` span to an OTLP/HTTP endpoint (e.g.
+//! `http://localhost:4318/v1/traces`);
 //! `--status-api ADDR` makes `api.example.com` resolve to ADDR (e.g. `127.0.0.1:8080`) for the
 //! sandboxed `fetch_url`. Stdout carries the protocol; diagnostics go to stderr. Exit status: 0
 //! when the client closes the session, 1 when serving fails, 2 on bad arguments.
@@ -20,7 +22,8 @@ use toolpolicy_examples::mcp::{PolicyServer, ServerOptions};
 use toolpolicy_examples::sandboxed::{self, Settings};
 use toolpolicy_examples::world;
 
-const USAGE: &str = "usage: mcp-server [--init-world] [--audit FILE] [--status-api ADDR]";
+const USAGE: &str =
+    "usage: mcp-server [--init-world] [--audit FILE] [--otlp URL] [--status-api ADDR]";
 
 fn main() -> ExitCode {
     // For the hardened profile the sandbox starts this same binary as its trampoline; that
@@ -50,6 +53,7 @@ fn main() -> ExitCode {
 struct Args {
     init_world: bool,
     audit: Option<PathBuf>,
+    otlp: Option<String>,
     status_api: Option<SocketAddr>,
 }
 
@@ -57,6 +61,7 @@ fn parse_args() -> Result<Args, String> {
     let mut args = Args {
         init_world: false,
         audit: None,
+        otlp: None,
         status_api: None,
     };
     let mut it = std::env::args().skip(1);
@@ -64,6 +69,7 @@ fn parse_args() -> Result<Args, String> {
         match a.as_str() {
             "--init-world" => args.init_world = true,
             "--audit" => args.audit = Some(it.next().ok_or(USAGE)?.into()),
+            "--otlp" => args.otlp = Some(it.next().ok_or(USAGE)?),
             "--status-api" => {
                 let addr = it.next().ok_or(USAGE)?;
                 args.status_api = Some(addr.parse().map_err(|e| {
@@ -92,7 +98,10 @@ fn serve(args: Args) -> Result<(), String> {
             ..BrokerOptions::default()
         }),
     });
-    let server = PolicyServer::new(ServerOptions { audit: args.audit })?;
+    let server = PolicyServer::new(ServerOptions {
+        audit: args.audit,
+        otlp: args.otlp,
+    })?;
     eprintln!(
         "mcp-server: serving 6 tools on stdio, manifest hash {}",
         server.manifest_hash()
@@ -113,8 +122,5 @@ fn serve(args: Args) -> Result<(), String> {
             .map_err(|e| format!("serving: {e}"))?;
         Ok::<(), String>(())
     })?;
-    match audit.audit_error() {
-        Some(e) => Err(format!("writing the audit log: {e}")),
-        None => Ok(()),
-    }
+    audit.finish_audit()
 }

@@ -1,7 +1,8 @@
 use policy_macros::tool_policy;
 use rmcp::handler::server::wrapper::Parameters;
 
-#[derive(serde::Deserialize)]
+#[derive(serde::Deserialize, rmcp::schemars::JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
 struct Args {
     path: String,
 }
@@ -10,6 +11,7 @@ struct Server;
 
 impl Server {
     #[tool_policy(policy(fs.read = "/data/**"))]
+    #[rmcp::tool]
     fn read(&self, Parameters(args): Parameters<Args>) -> String {
         args.path
     }

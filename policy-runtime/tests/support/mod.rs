@@ -1,0 +1,3 @@
+//! What the integration tests of policy-runtime share.
+
+pub mod otlp;
