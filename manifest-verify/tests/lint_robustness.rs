@@ -258,6 +258,22 @@ fn special_files_are_never_opened() {
         "{:?}",
         problems(&report)
     );
+    // A `Cargo.toml` that is a FIFO is not opened either.
+    let manifest_fifo = krate(&[("src/lib.rs", "")]);
+    let made = std::process::Command::new("mkfifo")
+        .arg(manifest_fifo.path().join("Cargo.toml"))
+        .status();
+    if made.is_ok_and(|s| s.success()) {
+        let (send, receive) = mpsc::channel();
+        let path = manifest_fifo.path().to_path_buf();
+        std::thread::spawn(move || {
+            let _ = send.send(lint(&path, &Options::default()).map(|_| ()));
+        });
+        let result = receive
+            .recv_timeout(Duration::from_secs(20))
+            .expect("the lint returns");
+        assert!(matches!(result, Err(LintError::NotAFile(_))), "{result:?}");
+    }
     let dir = krate(&[("src/lib.rs", "#[path = \"..\"] mod up;\n")]);
     let report = lint_within(dir.path(), Duration::from_secs(20));
     assert!(
