@@ -86,6 +86,11 @@ const COMMON_STD_METHODS: &[&str] = &[
     "clear",
 ];
 
+/// How many macro invocations deep the arguments are still parsed as code. Each parse
+/// buffers every token inside the invocation, so parsing `m!(m!(m!(...)))` at every level is
+/// quadratic; below this depth the tokens are scanned instead, which reads each token once.
+pub(crate) const MAX_PARSED_MACRO_DEPTH: usize = 4;
+
 /// One thing a body does at one place.
 #[derive(Clone, Debug)]
 pub(crate) struct Site {
@@ -119,6 +124,7 @@ pub(crate) fn sites(program: &Program, id: NodeId) -> Vec<Site> {
         typed: HashMap::new(),
         receivers: HashMap::new(),
         sites: Vec::new(),
+        macro_depth: 0,
     };
     match &node.kind {
         NodeKind::Fn {
@@ -162,6 +168,8 @@ struct Walker<'p> {
     /// Variables whose type the body states (parameters, `let x: T`, `let x = T { .. }`).
     receivers: HashMap<String, Recv>,
     sites: Vec<Site>,
+    /// Macro invocations whose arguments are being parsed around the current point.
+    macro_depth: usize,
 }
 
 /// What a macro invocation is to the lint.
@@ -390,7 +398,18 @@ impl Walker<'_> {
         if self.macro_use(&name, last.ident.span(), name.len()) != MacroKind::Code {
             return;
         }
-        // The arguments are code of this body whatever the macro does with them.
+        if self.macro_depth >= MAX_PARSED_MACRO_DEPTH {
+            self.scan(tokens);
+            return;
+        }
+        self.macro_depth += 1;
+        self.macro_arguments(tokens);
+        self.macro_depth -= 1;
+    }
+
+    /// The arguments of a macro invocation, as code of this body whatever the macro does with
+    /// them: expressions, else statements, else a token scan.
+    fn macro_arguments(&mut self, tokens: TokenStream) {
         let parsed = syn::parse::Parser::parse2(Args::parse_terminated, tokens.clone());
         match parsed {
             Ok(args) => {

@@ -43,6 +43,8 @@
 
 mod analysis;
 mod body;
+mod load;
+mod nesting;
 mod program;
 pub mod render;
 mod resolve;
@@ -51,6 +53,7 @@ pub mod workspace;
 
 use std::path::{Path, PathBuf};
 
+pub use load::MAX_FILE_BYTES;
 use policy_runtime::capability::Capability;
 use policy_runtime::Manifest;
 use serde::Serialize;
@@ -94,9 +97,82 @@ pub enum LintError {
         /// What is wrong.
         message: String,
     },
+    /// A module path names something other than a regular file (a FIFO, a device, a
+    /// directory): not read, since it may never end.
+    #[error("unanalysable: {path} is not a regular file", path = .0.display())]
+    NotAFile(PathBuf),
+    /// A source file larger than the lint reads.
+    #[error("unanalysable: {path} is larger than {limit} bytes", path = path.display())]
+    TooLarge {
+        /// The file.
+        path: PathBuf,
+        /// The limit, [`MAX_FILE_BYTES`].
+        limit: u64,
+    },
+    /// The analysed code as a whole is larger than the lint reads.
+    #[error("unanalysable: {path} and the rest: the analysed code exceeds {limit} bytes in total", path = path.display())]
+    TooMuchCode {
+        /// The first file past the limit.
+        path: PathBuf,
+        /// The limit.
+        limit: u64,
+    },
+    /// A source file nested more deeply than the lint parses.
+    #[error(
+        "{}:{line}: unanalysable: nested more than {limit} levels deep (blocks, brackets, \
+         generic types or operator chains)",
+        file.display()
+    )]
+    TooDeep {
+        /// The file.
+        file: PathBuf,
+        /// 1-based line where the deepest nesting starts.
+        line: usize,
+        /// The limit.
+        limit: usize,
+    },
+    /// A `mod` declaration whose file is one of the module's own ancestors (`#[path =
+    /// "lib.rs"] mod again;`): following it would never end.
+    #[error("unanalysable: module `{module}` includes {path}, which is already being read as one of its ancestors", path = path.display())]
+    ModuleCycle {
+        /// The module's path.
+        module: String,
+        /// The file it names.
+        path: PathBuf,
+    },
+    /// More modules than the lint loads (a tree of `#[path]` modules can name the same files
+    /// exponentially many times).
+    #[error("unanalysable: module `{module}` is past the limit of {limit} modules")]
+    TooManyModules {
+        /// The first module not loaded.
+        module: String,
+        /// The limit.
+        limit: usize,
+    },
     /// Neither `Cargo.toml` nor a `lib.rs` was found.
     #[error("no crate at {path}: expected a Cargo.toml, src/lib.rs or src/main.rs", path = .0.display())]
     NoCrate(PathBuf),
+}
+
+impl LintError {
+    /// The file the problem is in, and its 1-based line when known.
+    pub fn location(&self) -> Option<(&Path, Option<usize>)> {
+        match self {
+            LintError::Io(path, _)
+            | LintError::Manifest(path, _)
+            | LintError::NotAFile(path)
+            | LintError::NoCrate(path)
+            | LintError::TooLarge { path, .. }
+            | LintError::TooMuchCode { path, .. }
+            | LintError::ModuleCycle { path, .. } => Some((path, None)),
+            LintError::Parse { file, line, .. } | LintError::TooDeep { file, line, .. } => {
+                Some((file, Some(*line)))
+            }
+            LintError::Policy { file, line, .. } => Some((Path::new(file), Some(*line))),
+            LintError::MissingModule { tried, .. } => tried.first().map(|p| (p.as_path(), None)),
+            LintError::TooManyModules { .. } => None,
+        }
+    }
 }
 
 /// How to run the lint.
@@ -177,8 +253,34 @@ impl Report {
     }
 }
 
+/// The stack of the thread the lint runs on. Parsing and walking recurse once per level of
+/// nesting; inputs are refused past a nesting estimate (`nesting::MAX_NESTING`), and this stack
+/// holds that depth several times over even in an unoptimised build. It is address space, not
+/// memory: only the pages a deep file really uses are touched.
+const LINT_STACK_BYTES: usize = 512 * 1024 * 1024;
+
 /// Checks every tool of the crate or workspace at `path`.
+///
+/// Runs on a thread of its own with a large stack (see [`LINT_STACK_BYTES`]), so that no input
+/// can overflow the caller's stack.
 pub fn lint(path: &Path, options: &Options) -> Result<Report, LintError> {
+    std::thread::scope(|scope| {
+        let worker = std::thread::Builder::new()
+            .name("toolpolicy-lint".into())
+            .stack_size(LINT_STACK_BYTES)
+            .spawn_scoped(scope, || lint_here(path, options));
+        match worker {
+            Ok(handle) => match handle.join() {
+                Ok(result) => result,
+                Err(panic) => std::panic::resume_unwind(panic),
+            },
+            // No thread (a process limit): run here, with the caller's stack.
+            Err(_) => lint_here(path, options),
+        }
+    })
+}
+
+fn lint_here(path: &Path, options: &Options) -> Result<Report, LintError> {
     let crates = workspace::discover(path)?;
     let program = program::Program::load(path, &crates)?;
     let policy_of = |name: &str| {

@@ -7,6 +7,9 @@ use std::path::{Path, PathBuf};
 
 use proc_macro2::TokenStream;
 
+use syn::ext::IdentExt;
+
+use super::load;
 use super::toolattr::{self, ToolDecl};
 use super::workspace::CrateSource;
 use super::LintError;
@@ -101,7 +104,21 @@ pub(crate) struct Program {
     /// Problems met while loading (unreadable module files, policies that do not parse).
     pub(crate) problems: Vec<LintError>,
     base: PathBuf,
+    /// The files whose items are being registered, outermost first (canonical paths): a `mod`
+    /// naming one of them is a cycle.
+    loading: Vec<PathBuf>,
+    /// Bytes read so far, against [`MAX_TOTAL_BYTES`].
+    total_bytes: u64,
+    /// Name lookups already made.
+    pub(crate) resolution: super::resolve::Resolution,
 }
+
+/// The most modules one run loads: a tree of `#[path]` modules naming the same files can
+/// otherwise grow exponentially.
+pub(crate) const MAX_MODULES: usize = 50_000;
+
+/// The most source one run reads, all files together (64 MiB).
+pub(crate) const MAX_TOTAL_BYTES: u64 = 64 * 1024 * 1024;
 
 impl Program {
     /// Loads every crate, following `mod` declarations from each root.
@@ -113,8 +130,6 @@ impl Program {
         for krate in crates {
             for root in &krate.roots {
                 let unit = program.units.len();
-                let file = program.read(root)?;
-                let items = program.parse(file, root)?;
                 let module = program.new_module(unit, None, vec![krate.name.clone()]);
                 program.units.push(Unit {
                     name: krate.name.clone(),
@@ -122,10 +137,37 @@ impl Program {
                     member: krate.member,
                 });
                 let dir = root.parent().unwrap_or(Path::new(".")).to_path_buf();
-                program.items(module, file, &items, &dir, &dir);
+                match program.load_file(root) {
+                    Ok((file, items)) => program.file_items(module, file, root, &items, &dir, &dir),
+                    Err(e) => program.problems.push(e),
+                }
             }
         }
         Ok(program)
+    }
+
+    /// Reads and parses one file.
+    fn load_file(&mut self, path: &Path) -> Result<(FileId, Vec<syn::Item>), LintError> {
+        let file = self.read(path)?;
+        let items = load::parse(&self.files[file].text, path)?;
+        Ok((file, items))
+    }
+
+    /// Registers the items of a whole file, refusing one that is already being read further
+    /// up the module tree.
+    fn file_items(
+        &mut self,
+        module: ModId,
+        file: FileId,
+        path: &Path,
+        items: &[syn::Item],
+        dir: &Path,
+        path_base: &Path,
+    ) {
+        let canonical = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
+        self.loading.push(canonical);
+        self.items(module, file, items, dir, path_base);
+        self.loading.pop();
     }
 
     pub(crate) fn unit_named(&self, name: &str) -> Option<&Unit> {
@@ -133,8 +175,14 @@ impl Program {
     }
 
     fn read(&mut self, path: &Path) -> Result<FileId, LintError> {
-        let text =
-            std::fs::read_to_string(path).map_err(|e| LintError::Io(path.to_path_buf(), e))?;
+        let text = load::read(path)?;
+        self.total_bytes += text.len() as u64;
+        if self.total_bytes > MAX_TOTAL_BYTES {
+            return Err(LintError::TooMuchCode {
+                path: path.to_path_buf(),
+                limit: MAX_TOTAL_BYTES,
+            });
+        }
         let abs = path.canonicalize().unwrap_or_else(|_| path.to_path_buf());
         let display = abs
             .strip_prefix(&self.base)
@@ -143,20 +191,6 @@ impl Program {
             .to_string();
         self.files.push(SourceFile { display, text });
         Ok(self.files.len() - 1)
-    }
-
-    fn parse(&self, file: FileId, path: &Path) -> Result<Vec<syn::Item>, LintError> {
-        syn::parse_file(&self.files[file].text)
-            .map(|f| f.items)
-            .map_err(|e| {
-                let start = e.span().start();
-                LintError::Parse {
-                    file: path.to_path_buf(),
-                    line: start.line,
-                    column: start.column + 1,
-                    message: e.to_string(),
-                }
-            })
     }
 
     fn new_module(&mut self, unit: usize, parent: Option<ModId>, path: Vec<String>) -> ModId {
@@ -292,11 +326,20 @@ impl Program {
         path_base: &Path,
     ) {
         let name = m.ident.to_string();
+        // `mod r#ref;` lives in `ref.rs`.
+        let file_name = m.ident.unraw().to_string();
         let mut path = self.modules[parent].path.clone();
-        path.push(name.clone());
+        path.push(file_name.clone());
+        if self.modules.len() >= MAX_MODULES {
+            self.problems.push(LintError::TooManyModules {
+                module: path.join("::"),
+                limit: MAX_MODULES,
+            });
+            return;
+        }
         let unit = self.modules[parent].unit;
         let child = self.new_module(unit, Some(parent), path);
-        self.define(parent, name.clone(), Def::Mod(child));
+        self.define(parent, name, Def::Mod(child));
         let explicit_all = path_attrs(&m.attrs);
         let explicit = explicit_all
             .iter()
@@ -307,7 +350,7 @@ impl Program {
             Some((_, items)) => {
                 let child_dir = match &explicit {
                     Some(p) => path_base.join(p),
-                    None => dir.join(&name),
+                    None => dir.join(&file_name),
                 };
                 self.items(child, file, items, &child_dir, &child_dir);
             }
@@ -315,8 +358,8 @@ impl Program {
                 let candidates = match &explicit {
                     Some(p) => vec![path_base.join(p)],
                     None => vec![
-                        dir.join(format!("{name}.rs")),
-                        dir.join(&name).join("mod.rs"),
+                        dir.join(format!("{file_name}.rs")),
+                        dir.join(&file_name).join("mod.rs"),
                     ],
                 };
                 let Some(found) = candidates.iter().find(|p| p.exists()) else {
@@ -326,10 +369,15 @@ impl Program {
                     });
                     return;
                 };
-                let loaded = self
-                    .read(found)
-                    .and_then(|f| Ok((f, self.parse(f, found)?)));
-                match loaded {
+                let canonical = found.canonicalize().unwrap_or_else(|_| found.clone());
+                if self.loading.contains(&canonical) {
+                    self.problems.push(LintError::ModuleCycle {
+                        module: self.modules[child].path.join("::"),
+                        path: found.clone(),
+                    });
+                    return;
+                }
+                match self.load_file(found) {
                     Ok((f, items)) => {
                         // A `mod.rs` or `#[path]` file keeps its children next to it; `a.rs`
                         // keeps them in `a/`.
@@ -337,10 +385,10 @@ impl Program {
                         let child_dir = if is_mod_rs {
                             found.parent().unwrap_or(dir).to_path_buf()
                         } else {
-                            dir.join(&name)
+                            dir.join(&file_name)
                         };
                         let file_dir = found.parent().unwrap_or(dir).to_path_buf();
-                        self.items(child, f, &items, &child_dir, &file_dir);
+                        self.file_items(child, f, found, &items, &child_dir, &file_dir);
                     }
                     Err(e) => self.problems.push(e),
                 }

@@ -1,6 +1,17 @@
 //! Name resolution over the loaded modules: `crate`/`self`/`super`, module-level `use` aliases,
 //! glob imports, re-exports (`pub use` is a `use` like any other), other crates of the
 //! workspace, and everything else as an external path for the catalog.
+//!
+//! Each lookup of a name in a module is computed once and remembered
+//! ([`Resolution`]): glob imports otherwise make resolution exponential, since every glob of a
+//! module is itself resolved through the module's globs (`use core::arch::x86::*;
+//! use core::arch::x86_64::*;` asks for `core` through both, again and again). A lookup that
+//! reaches itself again (a cycle of globs or re-exports) contributes nothing on that branch;
+//! a result that depended on such a cut further up is not remembered, since it may be
+//! incomplete there.
+
+use std::cell::RefCell;
+use std::collections::HashMap;
 
 use policy_runtime::capability::classify_path;
 
@@ -21,8 +32,22 @@ pub(crate) enum Target {
     Unknown,
 }
 
-/// Recursion bound for `use` chains (a cycle of re-exports ends here instead of looping).
-const MAX_DEPTH: u8 = 24;
+/// Recursion bound for `use` chains, a backstop behind cycle detection.
+const MAX_DEPTH: u8 = 48;
+
+/// A name looked up in a module, in the value namespace or not.
+type Key = (ModId, String, bool);
+
+/// Memory of name lookups, kept by the [`Program`] for its lifetime.
+#[derive(Default)]
+pub(crate) struct Resolution {
+    done: RefCell<HashMap<Key, Target>>,
+    /// Lookups under way, with their position on the lookup stack.
+    active: RefCell<HashMap<Key, usize>>,
+    /// The shallowest position of an active lookup that the current computation ran into
+    /// (`usize::MAX`: none).
+    cut: RefCell<usize>,
+}
 
 impl Program {
     /// Resolves `segs` as written in `module`.
@@ -72,8 +97,39 @@ impl Program {
         self.extern_crate(name)
     }
 
-    /// `name` as defined in `module` itself or brought in by one of its globs.
+    /// `name` as defined in `module` itself or brought in by one of its globs, remembered.
     fn in_module(&self, module: ModId, name: &str, value_ns: bool, depth: u8) -> Target {
+        let memo = &self.resolution;
+        let key: Key = (module, name.to_string(), value_ns);
+        if let Some(t) = memo.done.borrow().get(&key) {
+            return t.clone();
+        }
+        if depth > MAX_DEPTH {
+            // Incomplete for every lookup under way (positions start at 1).
+            *memo.cut.borrow_mut() = 0;
+            return Target::Unknown;
+        }
+        if let Some(&at) = memo.active.borrow().get(&key) {
+            let mut cut = memo.cut.borrow_mut();
+            *cut = (*cut).min(at);
+            return Target::Unknown;
+        }
+        let position = memo.active.borrow().len() + 1;
+        memo.active.borrow_mut().insert(key.clone(), position);
+        let outer_cut = memo.cut.replace(usize::MAX);
+        let target = self.in_module_uncached(module, name, value_ns, depth);
+        memo.active.borrow_mut().remove(&key);
+        let cut = memo.cut.replace(outer_cut);
+        if cut >= position {
+            memo.done.borrow_mut().insert(key, target.clone());
+        } else {
+            let mut outer = memo.cut.borrow_mut();
+            *outer = (*outer).min(cut);
+        }
+        target
+    }
+
+    fn in_module_uncached(&self, module: ModId, name: &str, value_ns: bool, depth: u8) -> Target {
         let m = &self.modules[module];
         if let Some(defs) = m.defs.get(name) {
             // A name can live in both namespaces (`struct S;` and `fn s`): a path that goes on

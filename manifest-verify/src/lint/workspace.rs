@@ -112,7 +112,8 @@ pub fn discover(path: &Path) -> Result<Vec<CrateSource>, LintError> {
 }
 
 fn read_toml(path: &Path) -> Result<toml::Table, LintError> {
-    let text = std::fs::read_to_string(path).map_err(|e| LintError::Io(path.to_path_buf(), e))?;
+    // Like a source file: a regular file of bounded size, never a FIFO that blocks.
+    let text = super::load::read(path)?;
     text.parse::<toml::Table>()
         .map_err(|e| LintError::Manifest(path.to_path_buf(), e.to_string()))
 }

@@ -243,6 +243,74 @@ mod tests {
         .is_empty());
     }
 
+    /// Runs `f` on a thread with a large stack: parsing deeply nested test input needs more
+    /// than a test thread's.
+    fn on_a_large_stack(f: impl FnOnce() + Send + 'static) {
+        std::thread::Builder::new()
+            .stack_size(256 << 20)
+            .spawn(f)
+            .unwrap()
+            .join()
+            .unwrap();
+    }
+
+    #[test]
+    fn bodies_nested_past_the_walk_depth_are_unanalysable_not_a_crash() {
+        on_a_large_stack(|| {
+            for body in [
+                format!(
+                    "{}std::fs::write(p, b){}",
+                    "(".repeat(1_000),
+                    ")".repeat(1_000)
+                ),
+                format!(
+                    "{}std::fs::write(p, b){}",
+                    "{".repeat(1_000),
+                    "}".repeat(1_000)
+                ),
+                format!("a{}", ".b()".repeat(20_000)),
+                format!("let x: {}u8{} = 1;", "Vec<".repeat(600), ">".repeat(600)),
+            ] {
+                let found = flagged(NOTHING, &body);
+                assert_eq!(
+                    found,
+                    vec![format!(
+                        "code nested more than {} levels deep",
+                        walk::MAX_DEPTH
+                    )],
+                    "{}",
+                    &body[..20]
+                );
+            }
+            // Within the depth, a nested call is still found.
+            let body = format!("{}std::fs::write(p, b){}", "(".repeat(100), ")".repeat(100));
+            assert_eq!(flagged(NOTHING, &body), vec!["std::fs::write"]);
+        });
+    }
+
+    #[test]
+    fn nested_macro_calls_are_walked_in_linear_time() {
+        on_a_large_stack(|| {
+            let n = 20_000;
+            let body = format!("{}std::env::var(\"X\"){};", "m!(".repeat(n), ")".repeat(n));
+            let start = std::time::Instant::now();
+            let found = lint(NOTHING, &body);
+            assert!(
+                start.elapsed() < std::time::Duration::from_secs(10),
+                "{:?}",
+                start.elapsed()
+            );
+            // Past the parsed depth the arguments are left to `toolpolicy-lint`.
+            assert!(found.is_empty(), "{found:?}");
+            let shallow = format!(
+                "{}std::env::var(\"X\"){};",
+                "m!(".repeat(walk::MAX_PARSED_MACRO_DEPTH),
+                ")".repeat(walk::MAX_PARSED_MACRO_DEPTH)
+            );
+            assert_eq!(flagged(NOTHING, &shallow), vec!["std::env::var"]);
+        });
+    }
+
     #[test]
     fn granted_capabilities_pass_and_messages_say_what_to_write() {
         assert!(lint(r#"{"net": "allow"}"#, "std::net::TcpStream::connect(a)").is_empty());

@@ -13,6 +13,8 @@ use policy_runtime::capability::{type_yielded_by, TypeMethods};
 use policy_runtime::lint_syntax::{bind_names, segment_names, strip_type};
 use syn::visit::Visit;
 
+use super::walk::MAX_DEPTH;
+
 /// Crates whose paths are taken as absolute when they start a path.
 const EXTERNAL_ROOTS: &[&str] = &[
     "std",
@@ -43,7 +45,10 @@ pub(crate) struct Scope {
 impl Scope {
     pub(crate) fn of(block: &syn::Block) -> Scope {
         let mut scope = Scope::default();
-        let mut collector = Collector { scope: &mut scope };
+        let mut collector = Collector {
+            scope: &mut scope,
+            depth: 0,
+        };
         collector.visit_block(block);
         scope
     }
@@ -96,6 +101,22 @@ fn join(base: &str, rest: &[String]) -> String {
 
 struct Collector<'a> {
     scope: &'a mut Scope,
+    /// Nesting of the node being visited: the collector stops where the walker does
+    /// ([`MAX_DEPTH`]), which reports the body as unanalysable there.
+    depth: usize,
+}
+
+/// Visits `$node` one level deeper, unless that is too deep.
+macro_rules! guarded {
+    ($name:ident, $ty:ty) => {
+        fn $name(&mut self, node: &'ast $ty) {
+            self.depth += 1;
+            if self.depth <= MAX_DEPTH {
+                syn::visit::$name(self, node);
+            }
+            self.depth -= 1;
+        }
+    };
 }
 
 impl Collector<'_> {
@@ -161,6 +182,12 @@ impl Collector<'_> {
 }
 
 impl<'ast> Visit<'ast> for Collector<'_> {
+    guarded!(visit_expr, syn::Expr);
+    guarded!(visit_type, syn::Type);
+    guarded!(visit_pat, syn::Pat);
+    guarded!(visit_stmt, syn::Stmt);
+    guarded!(visit_item, syn::Item);
+
     fn visit_item_use(&mut self, u: &'ast syn::ItemUse) {
         self.use_tree(&[], u.leading_colon.is_some(), &u.tree);
     }
@@ -216,22 +243,35 @@ impl Scope {
     /// The catalogued type of a value: `T::ctor(..)`, a builder chain on one, or a `let` bound
     /// to one. `None` when unknown, which makes every method call on it unflagged.
     pub(crate) fn type_of(&self, expr: &syn::Expr) -> Option<&'static TypeMethods> {
-        match expr {
-            syn::Expr::Call(c) => match c.func.as_ref() {
-                syn::Expr::Path(p) if p.qself.is_none() => type_yielded_by(&self.resolve(&p.path)?),
-                _ => None,
-            },
-            syn::Expr::MethodCall(m) => {
-                let ty = self.type_of(&m.receiver)?;
-                ty.chains_through(&m.method.to_string()).then_some(ty)
+        // Down the receivers to the value the chain starts from, then back up through the
+        // methods: a loop, since a chain can be thousands of calls long.
+        let mut methods = Vec::new();
+        let mut current = expr;
+        let base = loop {
+            match current {
+                syn::Expr::MethodCall(m) => {
+                    methods.push(&m.method);
+                    current = &m.receiver;
+                }
+                syn::Expr::Paren(p) => current = &p.expr,
+                syn::Expr::Reference(r) => current = &r.expr,
+                syn::Expr::Call(c) => match c.func.as_ref() {
+                    syn::Expr::Path(p) if p.qself.is_none() => {
+                        break type_yielded_by(&self.resolve(&p.path)?)?
+                    }
+                    _ => return None,
+                },
+                syn::Expr::Path(p) if p.qself.is_none() => {
+                    let ident = p.path.get_ident()?;
+                    break self.typed_lets.get(&ident.to_string()).copied()?;
+                }
+                _ => return None,
             }
-            syn::Expr::Paren(p) => self.type_of(&p.expr),
-            syn::Expr::Reference(r) => self.type_of(&r.expr),
-            syn::Expr::Path(p) if p.qself.is_none() => {
-                let ident = p.path.get_ident()?;
-                self.typed_lets.get(&ident.to_string()).copied()
-            }
-            _ => None,
-        }
+        };
+        methods
+            .iter()
+            .rev()
+            .all(|m| base.chains_through(&m.to_string()))
+            .then_some(base)
     }
 }

@@ -24,11 +24,25 @@ pub(crate) struct Use {
     pub(crate) effect: Effect,
 }
 
+/// How deep the walk goes into nested expressions, types, patterns and statements. The
+/// attribute runs on the compiler's stack; past this depth the body is reported as
+/// unanalysable (fail closed) instead of walked further.
+pub(crate) const MAX_DEPTH: usize = 256;
+
+/// How many macro invocations deep the arguments are parsed as code. Each parse buffers every
+/// token inside the invocation, so parsing every level of `m!(m!(m!(...)))` is quadratic;
+/// deeper arguments are left to `toolpolicy-lint`, which scans them token by token.
+pub(crate) const MAX_PARSED_MACRO_DEPTH: usize = 32;
+
 pub(crate) fn uses(block: &syn::Block) -> Vec<Use> {
     let scope = Scope::of(block);
     let mut walker = Walker {
         scope: &scope,
         found: Vec::new(),
+        depth: 0,
+        too_deep: false,
+        macro_depth: 0,
+        root: block.brace_token.span.open(),
     };
     walker.visit_block(block);
     walker.found
@@ -37,9 +51,34 @@ pub(crate) fn uses(block: &syn::Block) -> Vec<Use> {
 struct Walker<'a> {
     scope: &'a Scope,
     found: Vec<Use>,
+    /// Nesting of the node being visited.
+    depth: usize,
+    /// Whether the body was already reported as too deep.
+    too_deep: bool,
+    /// Macro invocations whose arguments are being walked around the current point.
+    macro_depth: usize,
+    /// Where to report a body too deep to walk.
+    root: Span,
 }
 
 impl Walker<'_> {
+    /// Enters one level; `false` (and one report) past [`MAX_DEPTH`].
+    fn enter(&mut self) -> bool {
+        self.depth += 1;
+        if self.depth <= MAX_DEPTH {
+            return true;
+        }
+        if !self.too_deep {
+            self.too_deep = true;
+            self.push(
+                self.root,
+                format!("code nested more than {MAX_DEPTH} levels deep"),
+                Effect::Unanalysable,
+            );
+        }
+        false
+    }
+
     fn push(&mut self, span: Span, call: String, effect: Effect) {
         let tokens = syn::Ident::new("call", span).into_token_stream();
         self.push_tokens(tokens, call, effect);
@@ -80,7 +119,25 @@ impl Walker<'_> {
     }
 }
 
+/// Visits `$node` one level deeper, unless that is too deep.
+macro_rules! guarded {
+    ($name:ident, $ty:ty) => {
+        fn $name(&mut self, node: &'ast $ty) {
+            if self.enter() {
+                syn::visit::$name(self, node);
+            }
+            self.depth -= 1;
+        }
+    };
+}
+
 impl<'ast> Visit<'ast> for Walker<'_> {
+    guarded!(visit_expr, syn::Expr);
+    guarded!(visit_type, syn::Type);
+    guarded!(visit_pat, syn::Pat);
+    guarded!(visit_stmt, syn::Stmt);
+    guarded!(visit_item, syn::Item);
+
     fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
         if let syn::Expr::Path(p) = call.func.as_ref() {
             if let Some((name, effect)) = self.path_use(p) {
@@ -145,6 +202,17 @@ impl<'ast> Visit<'ast> for Walker<'_> {
         }
         // Most macros take expressions (`println!`, `format!`, `vec!`, `assert!`) or
         // statements; walk what parses and leave the rest, which tier 2 scans token by token.
+        if self.macro_depth >= MAX_PARSED_MACRO_DEPTH {
+            return;
+        }
+        self.macro_depth += 1;
+        self.macro_arguments(mac);
+        self.macro_depth -= 1;
+    }
+}
+
+impl Walker<'_> {
+    fn macro_arguments(&mut self, mac: &syn::Macro) {
         if let Ok(args) = mac.parse_body_with(Args::parse_terminated) {
             for arg in &args {
                 self.visit_expr(arg);
