@@ -98,7 +98,10 @@ fn chmod(via: Via, mode: u32, path: &str) -> Outcome {
     let empty = cstr("");
     let (name, done) = match via {
         // SAFETY: raw chmod with a valid path (the libc wrapper may use fchmodat).
-        Via::Path => ("chmod", check(unsafe { libc::syscall(libc::SYS_chmod, c.as_ptr(), mode) })),
+        Via::Path => (
+            "chmod",
+            check(unsafe { libc::syscall(libc::SYS_chmod, c.as_ptr(), mode) }),
+        ),
         Via::Fd => (
             "fchmod",
             open(path, libc::O_RDONLY)
@@ -265,7 +268,15 @@ fn setxattr(path: &str, name: &str, hex: &str) -> Outcome {
     };
     let (c, n) = (cstr(path), cstr(name));
     // SAFETY: setxattr with valid strings and a live buffer.
-    let rc = unsafe { libc::setxattr(c.as_ptr(), n.as_ptr(), value.as_ptr().cast(), value.len(), 0) };
+    let rc = unsafe {
+        libc::setxattr(
+            c.as_ptr(),
+            n.as_ptr(),
+            value.as_ptr().cast(),
+            value.len(),
+            0,
+        )
+    };
     match check(rc as _) {
         Ok(_) => Outcome::Succeeded(format!("set {name} on {path}")),
         Err(e) => blocked(e, format!("setxattr({path}, {name})")),
@@ -275,9 +286,7 @@ fn setxattr(path: &str, name: &str, hex: &str) -> Outcome {
 fn chown_self(path: &str) -> Outcome {
     let c = cstr(path);
     // SAFETY: getters and a raw chown with a valid path.
-    let rc = unsafe {
-        libc::syscall(libc::SYS_chown, c.as_ptr(), libc::getuid(), libc::getgid())
-    };
+    let rc = unsafe { libc::syscall(libc::SYS_chown, c.as_ptr(), libc::getuid(), libc::getgid()) };
     match check(rc) {
         Ok(_) => Outcome::Succeeded(format!("chown of {path} to its own owner")),
         Err(e) => blocked(e, format!("chown({path})")),
@@ -365,19 +374,24 @@ fn exec_tmpfile(expect: i32, dir: &str, src: &str, args: &[String]) -> Outcome {
     };
     drop(fd);
     let empty = cstr("");
-    run_child(expect, &format!("O_TMPFILE copy of {src}"), args, |argv, envp| {
-        // SAFETY: execveat on an owned fd with AT_EMPTY_PATH and valid argv/envp.
-        unsafe {
-            libc::syscall(
-                libc::SYS_execveat,
-                reader.0,
-                empty.as_ptr(),
-                argv,
-                envp,
-                libc::AT_EMPTY_PATH,
-            )
-        };
-    })
+    run_child(
+        expect,
+        &format!("O_TMPFILE copy of {src}"),
+        args,
+        |argv, envp| {
+            // SAFETY: execveat on an owned fd with AT_EMPTY_PATH and valid argv/envp.
+            unsafe {
+                libc::syscall(
+                    libc::SYS_execveat,
+                    reader.0,
+                    empty.as_ptr(),
+                    argv,
+                    envp,
+                    libc::AT_EMPTY_PATH,
+                )
+            };
+        },
+    )
 }
 
 fn prlimit(pid: libc::pid_t) -> Outcome {
