@@ -51,7 +51,7 @@ impl User {
     }
 
     /// Prefix that runs a command as this user.
-    fn prefix(self) -> Vec<String> {
+    pub fn prefix(self) -> Vec<String> {
         match self {
             User::Root => vec![],
             User::Nobody => [
