@@ -1051,6 +1051,38 @@ mod tests {
     }
 
     #[test]
+    fn hardened_reports_the_metadata_landlock_does_not_govern() {
+        let json = r#"{"fs": {"read": ["/data/**"], "write": ["/out/**"]}}"#;
+        let p = plan(json, Profile::Hardened);
+        assert!(p.host_metadata_writable());
+        match status(&p, "fs.write /out/**") {
+            Enforcement::Widened { to } => {
+                assert!(to.starts_with("/out/**; ") && to.contains("chmod"), "{to}")
+            }
+            other => panic!("{other:?}"),
+        }
+        match status(&p, "fs.read /data/**") {
+            Enforcement::Widened { to } => assert!(to.contains("stat"), "{to}"),
+            other => panic!("{other:?}"),
+        }
+        // Without write roots the filter refuses the metadata writes: fs.write is exact.
+        let p = plan(r#"{"fs": {"read": ["/data/**"]}}"#, Profile::Hardened);
+        assert!(!p.host_metadata_writable());
+        assert_eq!(
+            status(
+                &p,
+                "fs.write (unspecified): private scratch directory only ($TMPDIR)"
+            ),
+            &Enforcement::Exact
+        );
+        // Strict hides every other path: nothing to disclose.
+        let p = plan(json, Profile::Strict);
+        assert!(!p.host_metadata_writable());
+        assert_eq!(status(&p, "fs.write /out/**"), &Enforcement::Exact);
+        assert_eq!(status(&p, "fs.read /data/**"), &Enforcement::Exact);
+    }
+
+    #[test]
     fn report_serializes_with_status_tags() {
         let p = plan(r#"{"fs": {"read": ["/data/*.csv"]}}"#, Profile::Strict);
         let json = p.report_json();
