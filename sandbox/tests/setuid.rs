@@ -56,6 +56,20 @@ fn the_chmod_family_cannot_set_setid_bits() {
 }
 
 #[test]
+fn a_program_outside_the_roots_cannot_be_made_setuid() {
+    // As the hardened profile (no mount namespace, metadata writes open because the policy has
+    // a write root) could reach a root-owned system program when the runner is root.
+    escape("chmod 4755 on a program in no root", |s| {
+        let (path, reset) = plain_file(s, "outside/system-program");
+        Some(
+            Attempt::new(&["chmod", "4755", &path], s.base_policy())
+                .reset(reset)
+                .no_trace(no_setid(&path)),
+        )
+    });
+}
+
+#[test]
 fn creating_calls_cannot_create_setid_files() {
     let cases = [
         ("open", "4755"),
