@@ -58,8 +58,11 @@
 //! other: for the 50-odd numbers here that made a 344-instruction program whose attach took
 //! about 180 µs (the kernel runs the filter for every syscall number to build its allow cache),
 //! a tenth of a whole strict spawn. The prefix finds the number by binary search instead (about
-//! seven comparisons), and only the syscalls with argument rules reach seccompiler's part. A
-//! test runs the program in a small BPF interpreter against the rules above, for every syscall
+//! seven comparisons). The one-argument checks (set-id modes, `prlimit64`'s pid) are blocks of
+//! two to four instructions after the search; seccompiler spent about twenty on each, which
+//! doubled the program and added 30 µs to every attach (the kernel translates and compiles
+//! the whole program). Only `clone`, `ioctl` and `socket` reach seccompiler's part. A test
+//! runs the program in a small BPF interpreter against the rules above, for every syscall
 //! number.
 
 use std::collections::BTreeMap;
@@ -217,9 +220,6 @@ pub const MODE_ARGUMENTS: &[(libc::c_long, u8, Option<u8>)] = &[
     (libc::SYS_openat, 3, Some(2)),
 ];
 
-/// The set-user-ID and set-group-ID bits.
-const SET_ID_BITS: [u64; 2] = [libc::S_ISUID as u64, libc::S_ISGID as u64];
-
 /// The open flags that create a file: `O_CREAT`, and `O_TMPFILE`'s own bit (`O_TMPFILE` also
 /// carries `O_DIRECTORY`).
 const CREATING_FLAGS: [u64; 2] = [
@@ -304,46 +304,6 @@ fn argument_rules(options: FilterOptions) -> Result<BTreeMap<i64, Vec<SeccompRul
         .collect::<Result<Vec<_>, _>>()
         .map_err(|e| e.to_string())?;
     rules.insert(libc::SYS_ioctl, ioctl_rules);
-    for &(nr, mode_arg, flags_arg) in MODE_ARGUMENTS {
-        let mut set_id_rules = Vec::new();
-        for bit in SET_ID_BITS {
-            let mode = cond(
-                mode_arg,
-                SeccompCmpArgLen::Dword,
-                SeccompCmpOp::MaskedEq(bit),
-                bit,
-            );
-            match flags_arg {
-                None => set_id_rules.push(SeccompRule::new(vec![mode])),
-                Some(flags_arg) => {
-                    for create in CREATING_FLAGS {
-                        let flags = cond(
-                            flags_arg,
-                            SeccompCmpArgLen::Dword,
-                            SeccompCmpOp::MaskedEq(create),
-                            create,
-                        );
-                        set_id_rules.push(SeccompRule::new(vec![flags, mode.clone()]));
-                    }
-                }
-            }
-        }
-        let set_id_rules = set_id_rules
-            .into_iter()
-            .collect::<Result<Vec<_>, _>>()
-            .map_err(|e| e.to_string())?;
-        rules.insert(nr, set_id_rules);
-    }
-    if options.shares_host_namespaces {
-        // glibc's getrlimit/setrlimit pass pid 0; any other pid may be a host process.
-        rules.insert(
-            libc::SYS_prlimit64,
-            vec![
-                SeccompRule::new(vec![cond(0, SeccompCmpArgLen::Dword, SeccompCmpOp::Ne, 0)])
-                    .map_err(|e| e.to_string())?,
-            ],
-        );
-    }
     if options.deny_sockets {
         rules.insert(libc::SYS_socket, Vec::new());
     } else if options.restrict_socket_families {
@@ -409,6 +369,7 @@ const OFFSET_ARCH: u32 = 4;
 const BPF_LD_W_ABS: u16 = (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16;
 const BPF_JEQ_K: u16 = (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16;
 const BPF_JGE_K: u16 = (libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K) as u16;
+const BPF_JSET_K: u16 = (libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K) as u16;
 const BPF_JA: u16 = (libc::BPF_JMP | libc::BPF_JA) as u16;
 const BPF_RET_K: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
 
@@ -445,11 +406,22 @@ const VERDICTS: [(Verdict, u32); 5] = [
     (Verdict::Eperm, libc::SECCOMP_RET_ERRNO | libc::EPERM as u32),
 ];
 
+/// How a jump compares the accumulator with `k`.
+#[derive(Clone, Copy)]
+enum Cmp {
+    /// `A == k`.
+    Eq,
+    /// `A >= k`.
+    Ge,
+    /// `A & k != 0`.
+    Set,
+}
+
 enum Op {
     Load(u32),
-    /// `if A == k goto t else goto f` (or `>=` with `ge`).
+    /// `if A <cmp> k goto t else goto f`.
     Jump {
-        ge: bool,
+        cmp: Cmp,
         k: u32,
         t: Target,
         f: Target,
@@ -461,7 +433,7 @@ enum Op {
 /// The hand-assembled checks before seccompiler's part; ends in their return instructions.
 fn prefix(options: FilterOptions, numbers_with_rules: &[u32]) -> Result<Vec<u64>, String> {
     let jeq = |k: u32, t: Target| Op::Jump {
-        ge: false,
+        cmp: Cmp::Eq,
         k,
         t,
         f: Target::Next,
@@ -469,14 +441,14 @@ fn prefix(options: FilterOptions, numbers_with_rules: &[u32]) -> Result<Vec<u64>
     let mut ops = vec![
         Op::Load(OFFSET_ARCH),
         Op::Jump {
-            ge: false,
+            cmp: Cmp::Eq,
             k: AUDIT_ARCH_X86_64,
             t: Target::Next,
             f: Target::Ret(Verdict::Kill),
         },
         Op::Load(OFFSET_NR),
         Op::Jump {
-            ge: true,
+            cmp: Cmp::Ge,
             k: X32_SYSCALL_BIT,
             t: Target::Ret(Verdict::Kill),
             f: Target::Next,
@@ -496,11 +468,78 @@ fn prefix(options: FilterOptions, numbers_with_rules: &[u32]) -> Result<Vec<u64>
         )
         .chain(numbers_with_rules.iter().map(|&nr| (nr, Target::Rest)))
         .collect();
+    // The checks of one argument or two are a few instructions each here; seccompiler would
+    // spend about twenty on each, and the kernel's attach time grows with the program.
+    let mut blocks = argument_blocks(options);
+    blocks.retain(|(nr, _)| !numbers.iter().any(|&(n, _)| n == *nr as u32));
+    numbers.extend(
+        blocks
+            .iter()
+            .enumerate()
+            .map(|(label, (nr, _))| (*nr as u32, Target::Label(label))),
+    );
     numbers.sort_by_key(|&(nr, _)| nr);
     numbers.dedup_by_key(|&mut (nr, _)| nr);
-    let mut labels = 0;
+    let mut labels = blocks.len();
     search(&numbers, &mut ops, &mut labels);
+    for (label, (_, block)) in blocks.into_iter().enumerate() {
+        ops.push(Op::Label(label));
+        ops.extend(block);
+    }
     assemble(&ops)
+}
+
+/// Where the low 32 bits of argument `i` lie in `struct seccomp_data` (x86_64 is little
+/// endian); the kernel reads modes, flags and pids as 32-bit values.
+fn arg_low(i: u8) -> u32 {
+    16 + 8 * i as u32
+}
+
+/// The argument checks the prefix holds itself: set-id mode bits ([`MODE_ARGUMENTS`]) and,
+/// when the process shares the host's namespaces, `prlimit64`'s pid. Each block ends in a
+/// return.
+fn argument_blocks(options: FilterOptions) -> Vec<(libc::c_long, Vec<Op>)> {
+    let set_id = (libc::S_ISUID | libc::S_ISGID) as u32;
+    let creating = CREATING_FLAGS.iter().fold(0, |all, &f| all | f as u32);
+    let mut blocks: Vec<(libc::c_long, Vec<Op>)> = MODE_ARGUMENTS
+        .iter()
+        .map(|&(nr, mode, flags)| {
+            let mut ops = Vec::new();
+            if let Some(flags) = flags {
+                ops.push(Op::Load(arg_low(flags)));
+                ops.push(Op::Jump {
+                    cmp: Cmp::Set,
+                    k: creating,
+                    t: Target::Next,
+                    f: Target::Ret(Verdict::Allow),
+                });
+            }
+            ops.push(Op::Load(arg_low(mode)));
+            ops.push(Op::Jump {
+                cmp: Cmp::Set,
+                k: set_id,
+                t: Target::Ret(Verdict::Eperm),
+                f: Target::Ret(Verdict::Allow),
+            });
+            (nr, ops)
+        })
+        .collect();
+    if options.shares_host_namespaces {
+        // glibc's getrlimit/setrlimit pass pid 0; any other pid may be a host process.
+        blocks.push((
+            libc::SYS_prlimit64,
+            vec![
+                Op::Load(arg_low(0)),
+                Op::Jump {
+                    cmp: Cmp::Eq,
+                    k: 0,
+                    t: Target::Ret(Verdict::Allow),
+                    f: Target::Ret(Verdict::Eperm),
+                },
+            ],
+        ));
+    }
+    blocks
 }
 
 /// Emits a binary search for the syscall number (already in A) over `numbers`; a number that
@@ -509,7 +548,7 @@ fn search(numbers: &[(u32, Target)], ops: &mut Vec<Op>, labels: &mut usize) {
     if numbers.len() <= 3 {
         for &(nr, target) in numbers {
             ops.push(Op::Jump {
-                ge: false,
+                cmp: Cmp::Eq,
                 k: nr,
                 t: target,
                 f: Target::Next,
@@ -522,7 +561,7 @@ fn search(numbers: &[(u32, Target)], ops: &mut Vec<Op>, labels: &mut usize) {
     let label = *labels;
     *labels += 1;
     ops.push(Op::Jump {
-        ge: true,
+        cmp: Cmp::Ge,
         k: high[0].0,
         t: Target::Label(label),
         f: Target::Next,
@@ -567,8 +606,12 @@ fn assemble(ops: &[Op]) -> Result<Vec<u64>, String> {
         };
         match *op {
             Op::Load(k) => out.push(pack(BPF_LD_W_ABS, 0, 0, k)),
-            Op::Jump { ge, k, t, f } => {
-                let code = if ge { BPF_JGE_K } else { BPF_JEQ_K };
+            Op::Jump { cmp, k, t, f } => {
+                let code = match cmp {
+                    Cmp::Eq => BPF_JEQ_K,
+                    Cmp::Ge => BPF_JGE_K,
+                    Cmp::Set => BPF_JSET_K,
+                };
                 out.push(pack(code, short(t)?, short(f)?, k));
             }
             Op::Always(target) => out.push(pack(BPF_JA, 0, 0, offset(target) as u32)),
@@ -656,7 +699,7 @@ mod tests {
         for options in every_option_set() {
             let program = unpack(&compile(options).unwrap().program);
             // seccompiler alone made 344 instructions of the clone, ioctl and socket rules.
-            assert!(program.len() < 600, "{} instructions", program.len());
+            assert!(program.len() < 350, "{} instructions", program.len());
             for (i, ins) in program.iter().enumerate() {
                 if ins.code & 0x07 != libc::BPF_JMP as u16 {
                     continue;
