@@ -499,7 +499,7 @@ fn arg_low(i: u8) -> u32 {
 /// when the process shares the host's namespaces, `prlimit64`'s pid. Each block ends in a
 /// return.
 fn argument_blocks(options: FilterOptions) -> Vec<(libc::c_long, Vec<Op>)> {
-    let set_id = (libc::S_ISUID | libc::S_ISGID) as u32;
+    let set_id = libc::S_ISUID | libc::S_ISGID;
     let creating = CREATING_FLAGS.iter().fold(0, |all, &f| all | f as u32);
     let mut blocks: Vec<(libc::c_long, Vec<Op>)> = MODE_ARGUMENTS
         .iter()
