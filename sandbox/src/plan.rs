@@ -1083,6 +1083,35 @@ mod tests {
     }
 
     #[test]
+    fn the_report_names_the_seccomp_mechanisms() {
+        let by = |p: &Plan, rule: &str| {
+            p.rules
+                .iter()
+                .find(|r| r.rule == rule)
+                .unwrap_or_else(|| panic!("no rule `{rule}`"))
+                .by
+                .join(", ")
+        };
+        let p = plan(r#"{"exec": {"allow": ["sh"]}}"#, Profile::Strict);
+        assert!(by(&p, "exec allow [sh]").contains("memfd_create"));
+        for (profile, sysv, rlimits) in [
+            (Profile::Strict, "ipc-ns", "pid-ns"),
+            (
+                Profile::Hardened,
+                "SysV IPC calls refused",
+                "prlimit64 on pid 0 only",
+            ),
+        ] {
+            let p = plan("{}", profile);
+            assert!(by(&p, "SysV IPC with host processes").contains(sysv));
+            assert!(by(&p, "resource limits of host processes").contains(rlimits));
+            assert!(
+                by(&p, "no set-user-ID, set-group-ID or file-capability files").contains("chmod")
+            );
+        }
+    }
+
+    #[test]
     fn report_serializes_with_status_tags() {
         let p = plan(r#"{"fs": {"read": ["/data/*.csv"]}}"#, Profile::Strict);
         let json = p.report_json();
