@@ -27,7 +27,13 @@
 //! rlimits and NO_NEW_PRIVS, capabilities dropped for good (securebits), a private scratch
 //! directory as `$TMPDIR`, `socket()` refused when net = deny, and the trampoline as child
 //! subreaper so the whole tree is killed at the end, at the timeout, or when the caller dies.
-//! Host lists and exec allow-lists are refused there (see [`plan`]).
+//! Host lists and exec allow-lists are refused there (see [`plan`]). Its filter also refuses
+//! the SysV IPC calls (no IPC namespace: an id guessed for `shmat` reaches host segments),
+//! `prlimit64` on any pid but the caller's, and, when no write root is declared, every change
+//! of a file's mode, owner, timestamps or extended attributes (Landlock up to ABI 7 does not
+//! govern them). With write roots those stay open on the files the runner's uid owns, and the
+//! report says so on every `fs.write` rule (`widened`), as it says on every `fs.read` rule
+//! that `stat` and inotify reach every host path.
 //!
 //! # Design choices
 //!
@@ -52,7 +58,14 @@
 //!   interpreters; in strict, every bind is `noexec` except the library directories and the
 //!   individually bound programs, so the loader cannot map other programs either. What is left
 //!   (executables inside library directories run through the loader) is reported as a
-//!   widening.
+//!   widening. `memfd_create` is answered `ENOSYS`: a memfd lies outside every mount, so a
+//!   program copied into one could be run by `fexecve` or by the loader.
+//! * **No set-user-ID files**: in strict, the tool's files belong to the runner on the host
+//!   (root, when the runner is root). In both profiles seccomp argument filters refuse a
+//!   set-user-ID or set-group-ID bit in every mode the tool can set (the chmod family, and
+//!   `open`/`openat`/`creat`/`mknod` creating a file; `openat2`, whose mode a filter cannot
+//!   read, is answered `ENOSYS`), and the tool never holds `CAP_SETFCAP` for file
+//!   capabilities; [`seccomp`] explains the choice.
 //! * **Process limit**: RLIMIT_NPROC is not enforced for root, so a root runner puts each run
 //!   in its own pids cgroup (v1 `pids` hierarchy or v2 with `pids` delegated at the root) with
 //!   `pids.max` = limit (+ 1 for the hardened trampoline); a non-root runner uses RLIMIT_NPROC

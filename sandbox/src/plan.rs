@@ -306,6 +306,9 @@ impl Plan {
                 &fs_mech,
             );
         }
+        if !strict {
+            disclose_ungoverned_metadata(&mut b.rules, &b.roots);
+        }
 
         // Network.
         let net = match &policy.net {
@@ -392,7 +395,11 @@ impl Plan {
                         Enforcement::Widened {
                             to: "the listed programs, plus executables inside library directories (/usr/lib*, /lib*) when started through the dynamic loader".into(),
                         },
-                        &["landlock-execute", "noexec mounts"],
+                        &[
+                            "landlock-execute",
+                            "noexec mounts",
+                            "seccomp (memfd_create answered ENOSYS)",
+                        ],
                     );
                 } else {
                     b.rule(
@@ -537,6 +544,35 @@ impl Plan {
             false,
             ok.clone(),
             &["seccomp"],
+        );
+        b.rule(
+            "no set-user-ID, set-group-ID or file-capability files",
+            false,
+            ok.clone(),
+            &[
+                "seccomp mode filters (chmod family, open/openat/creat/mknod creating a file; openat2 answered ENOSYS)",
+                "no CAP_FSETID or CAP_SETFCAP",
+            ],
+        );
+        b.rule(
+            "SysV IPC with host processes",
+            false,
+            ok.clone(),
+            &[if strict {
+                "ipc-ns"
+            } else {
+                "seccomp (SysV IPC calls refused)"
+            }],
+        );
+        b.rule(
+            "resource limits of host processes",
+            false,
+            ok.clone(),
+            &[if strict {
+                "pid-ns"
+            } else {
+                "seccomp (prlimit64 on pid 0 only)"
+            }],
         );
         let scoped = if host.landlock_abi >= FULL_LANDLOCK_ABI {
             "landlock-scope"
@@ -685,6 +721,48 @@ impl Plan {
             "landlock_abi": self.landlock_abi,
             "rules": self.rules,
         })
+    }
+}
+
+/// Whether the tool can change the mode, owner group, timestamps and extended attributes of
+/// host files outside its roots: in the hardened profile with declared write roots, where
+/// the seccomp filter lets `chmod`, `chown`, `utimes` and `setxattr` through for the write
+/// roots' sake and Landlock (up to ABI 7) does not govern them. Without declared write roots
+/// the filter refuses them all ([`crate::seccomp::METADATA_WRITES`]); in the strict profile
+/// paths outside the roots do not exist.
+fn metadata_reaches_host(profile: Profile, roots: &[FsRoot]) -> bool {
+    profile == Profile::Hardened && roots.iter().any(|r| r.write && r.declared)
+}
+
+impl Plan {
+    /// See [`metadata_reaches_host`]: `true` when the hardened filter must leave the metadata
+    /// writes open, which the report then discloses on every `fs.write` rule.
+    pub fn host_metadata_writable(&self) -> bool {
+        metadata_reaches_host(self.profile, &self.roots)
+    }
+}
+
+/// The hardened profile's `fs` rows, made true: Landlock does not govern `stat`, `access` or
+/// inotify, and, with write roots, the metadata writes of [`metadata_reaches_host`].
+fn disclose_ungoverned_metadata(rules: &mut [RuleReport], roots: &[FsRoot]) {
+    let metadata_writes = metadata_reaches_host(Profile::Hardened, roots);
+    for r in rules.iter_mut().filter(|r| r.rule.starts_with("fs.")) {
+        let read = r.rule.starts_with("fs.read");
+        let extra = if read {
+            "plus the metadata (stat, access) and change notifications (inotify, fanotify) of every host path: Landlock up to ABI 7 does not govern them and the hardened profile has no mount namespace to hide paths"
+        } else if metadata_writes {
+            "plus, anywhere on the host, the mode, group, timestamps and extended attributes of the files the runner's uid owns: Landlock up to ABI 7 does not govern chmod, chown, utimes or setxattr, and seccomp refuses them only when no write root is declared"
+        } else {
+            continue;
+        };
+        let base = match &r.enforcement {
+            Enforcement::Exact => r.rule.split_once(' ').map_or("", |(_, g)| g).to_string(),
+            Enforcement::Widened { to } => to.clone(),
+            Enforcement::NotEnforced { .. } => continue,
+        };
+        r.enforcement = Enforcement::Widened {
+            to: format!("{base}; {extra}"),
+        };
     }
 }
 
@@ -970,6 +1048,67 @@ mod tests {
             .rules
             .iter()
             .any(|r| r.by.iter().any(|b| b.contains("-ns"))));
+    }
+
+    #[test]
+    fn hardened_reports_the_metadata_landlock_does_not_govern() {
+        let json = r#"{"fs": {"read": ["/data/**"], "write": ["/out/**"]}}"#;
+        let p = plan(json, Profile::Hardened);
+        assert!(p.host_metadata_writable());
+        match status(&p, "fs.write /out/**") {
+            Enforcement::Widened { to } => {
+                assert!(to.starts_with("/out/**; ") && to.contains("chmod"), "{to}")
+            }
+            other => panic!("{other:?}"),
+        }
+        match status(&p, "fs.read /data/**") {
+            Enforcement::Widened { to } => assert!(to.contains("stat"), "{to}"),
+            other => panic!("{other:?}"),
+        }
+        // Without write roots the filter refuses the metadata writes: fs.write is exact.
+        let p = plan(r#"{"fs": {"read": ["/data/**"]}}"#, Profile::Hardened);
+        assert!(!p.host_metadata_writable());
+        assert_eq!(
+            status(
+                &p,
+                "fs.write (unspecified): private scratch directory only ($TMPDIR)"
+            ),
+            &Enforcement::Exact
+        );
+        // Strict hides every other path: nothing to disclose.
+        let p = plan(json, Profile::Strict);
+        assert!(!p.host_metadata_writable());
+        assert_eq!(status(&p, "fs.write /out/**"), &Enforcement::Exact);
+        assert_eq!(status(&p, "fs.read /data/**"), &Enforcement::Exact);
+    }
+
+    #[test]
+    fn the_report_names_the_seccomp_mechanisms() {
+        let by = |p: &Plan, rule: &str| {
+            p.rules
+                .iter()
+                .find(|r| r.rule == rule)
+                .unwrap_or_else(|| panic!("no rule `{rule}`"))
+                .by
+                .join(", ")
+        };
+        let p = plan(r#"{"exec": {"allow": ["sh"]}}"#, Profile::Strict);
+        assert!(by(&p, "exec allow [sh]").contains("memfd_create"));
+        for (profile, sysv, rlimits) in [
+            (Profile::Strict, "ipc-ns", "pid-ns"),
+            (
+                Profile::Hardened,
+                "SysV IPC calls refused",
+                "prlimit64 on pid 0 only",
+            ),
+        ] {
+            let p = plan("{}", profile);
+            assert!(by(&p, "SysV IPC with host processes").contains(sysv));
+            assert!(by(&p, "resource limits of host processes").contains(rlimits));
+            assert!(
+                by(&p, "no set-user-ID, set-group-ID or file-capability files").contains("chmod")
+            );
+        }
     }
 
     #[test]

@@ -426,6 +426,9 @@ fn build(policy: &ToolPolicy, profile: Profile, program: &Path) -> Result<Prepar
         exec_notify: plan.exec == ExecPlan::Deny,
         deny_sockets: !strict && plan.net == NetPlan::Deny,
         restrict_socket_families: plan.net != NetPlan::Allow,
+        deny_memfd: matches!(plan.exec, ExecPlan::Programs(_)),
+        shares_host_namespaces: !strict,
+        deny_metadata_writes: !strict && !plan.host_metadata_writable(),
     })
     .map_err(RunError::Refused)?;
 

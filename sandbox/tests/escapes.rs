@@ -18,26 +18,10 @@ use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use common::bait::{self, Hits, RunDir, Victim};
+use common::traces::{absent, remove};
 use common::{
     escape, escape_in, kernel, probe, users, Attempt, Mode, Profile, Scenario, User, SECRET_KEY,
 };
-
-/// Removes `path` (a file the bare run may have created) before each run.
-fn remove(path: &str) -> impl Fn() + 'static {
-    let path = path.to_string();
-    move || {
-        let _ = fs::remove_file(&path);
-    }
-}
-
-/// Host check: `path` does not exist.
-fn absent(path: &str) -> impl Fn() -> Result<(), String> + 'static {
-    let path = path.to_string();
-    move || match fs::symlink_metadata(&path) {
-        Err(_) => Ok(()),
-        Ok(_) => Err(format!("{path} exists")),
-    }
-}
 
 /// Host check: `path` still holds `content`.
 fn unchanged(path: &str, content: &str) -> impl Fn() -> Result<(), String> + 'static {

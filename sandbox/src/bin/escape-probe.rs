@@ -21,6 +21,9 @@
 //! It uses raw libc calls and no shell, so that what is tested is the syscall, not a library's
 //! fallback.
 
+#[path = "escape-probe/kernel_paths.rs"]
+mod kernel_paths;
+
 use std::ffi::CString;
 use std::io::{Error, Read, Write};
 use std::os::unix::ffi::OsStrExt;
@@ -162,7 +165,12 @@ fn run(action: &str, args: &[String]) -> Outcome {
             "fork-bomb" => fork_bomb(parse(arg(0)?)?),
             "memory-hog" => memory_hog(parse(arg(0)?)?),
             "status" => status(),
-            other => Outcome::Error(format!("unknown action `{other}`\n{USAGE}")),
+            other => kernel_paths::run(other, args).unwrap_or_else(|| {
+                Outcome::Error(format!(
+                    "unknown action `{other}`\n{USAGE}{}",
+                    kernel_paths::USAGE
+                ))
+            }),
         })
     })();
     result.unwrap_or_else(|e| e)

@@ -2,10 +2,13 @@
 //! under `policy-sandbox run`), what it reported, and the host-side bait (listeners, victim
 //! processes, secret files) that an escape would reach.
 
+#![allow(dead_code)] // each test binary uses part of it
+
 pub mod bait;
 #[path = "../support/kernel.rs"]
 pub mod kernel;
 pub mod pty;
+pub mod traces;
 
 use std::fs;
 use std::os::unix::fs::{chown, PermissionsExt};
@@ -48,7 +51,7 @@ impl User {
     }
 
     /// Prefix that runs a command as this user.
-    fn prefix(self) -> Vec<String> {
+    pub fn prefix(self) -> Vec<String> {
         match self {
             User::Root => vec![],
             User::Nobody => [
