@@ -61,6 +61,7 @@
 //!
 //! Linux x86_64 only.
 
+mod cgroup;
 mod child;
 pub mod egress;
 mod fdpass;
