@@ -105,7 +105,8 @@ pub(crate) fn swap_escapes(parent: &CgroupParent) -> bool {
 pub(crate) fn join(cgroups: &[PathBuf]) -> Result<(), String> {
     for cgroup in cgroups {
         let procs = cgroup.join("cgroup.procs");
-        std::fs::write(&procs, "0").map_err(|e| format!("joining cgroup {}: {e}", procs.display()))?;
+        std::fs::write(&procs, "0")
+            .map_err(|e| format!("joining cgroup {}: {e}", procs.display()))?;
     }
     Ok(())
 }

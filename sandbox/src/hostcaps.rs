@@ -60,11 +60,7 @@ impl HostSupport {
             landlock_abi: landlock_abi(),
             seccomp: seccomp_available(),
             user_ns: user_ns_allowed(euid),
-            pids_cgroup: if euid == 0 {
-                find_cgroup("pids")
-            } else {
-                None
-            },
+            pids_cgroup: if euid == 0 { find_cgroup("pids") } else { None },
             memory_cgroup: if euid == 0 {
                 find_cgroup("memory")
             } else {

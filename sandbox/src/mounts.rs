@@ -567,10 +567,13 @@ fn devpts(root: &Path) -> Result<(), String> {
         &target,
         Some("devpts"),
         libc::MS_NOSUID | libc::MS_NOEXEC,
-        Some(&format!("newinstance,ptmxmode=0666,mode=0620,max={MAX_PTYS}")),
+        Some(&format!(
+            "newinstance,ptmxmode=0666,mode=0620,max={MAX_PTYS}"
+        )),
     )?;
     let ptmx = root.join("dev/ptmx");
-    std::os::unix::fs::symlink("pts/ptmx", &ptmx).map_err(|e| format!("link {}: {e}", ptmx.display()))
+    std::os::unix::fs::symlink("pts/ptmx", &ptmx)
+        .map_err(|e| format!("link {}: {e}", ptmx.display()))
 }
 
 /// A detached copy of the mount tree at `source` (with every mount below it).
@@ -584,7 +587,10 @@ fn clone_tree(source: &std::fs::File) -> std::io::Result<std::fs::File> {
             libc::SYS_open_tree,
             source.as_raw_fd(),
             empty.as_ptr(),
-            OPEN_TREE_CLONE | libc::O_CLOEXEC as libc::c_uint | AT_RECURSIVE | libc::AT_EMPTY_PATH as libc::c_uint,
+            OPEN_TREE_CLONE
+                | libc::O_CLOEXEC as libc::c_uint
+                | AT_RECURSIVE
+                | libc::AT_EMPTY_PATH as libc::c_uint,
         )
     };
     if fd < 0 {

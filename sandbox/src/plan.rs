@@ -233,18 +233,16 @@ fn memory_rule(
         );
         return MemoryLimit::None;
     }
-    let tmpfs = match profile {
-        Profile::Strict => "tmpfs /tmp and /dev/shm sized",
-        Profile::Hardened => "no tmpfs mounted",
-    };
     match &host.memory_cgroup {
         Some(cg) if !crate::cgroup::swap_escapes(cg) => {
-            b.rule(
-                &rule,
-                true,
-                Enforcement::Exact,
-                &["memory cgroup (whole tree: processes, tmpfs, shared memory, page cache, swap)", "RLIMIT_AS per process", tmpfs],
-            );
+            let mut by = vec![
+                "memory cgroup (whole tree: processes, tmpfs, shared memory, page cache, swap)",
+                "RLIMIT_AS per process",
+            ];
+            if profile == Profile::Strict {
+                by.push("sized tmpfs /tmp and /dev/shm");
+            }
+            b.rule(&rule, true, Enforcement::Exact, &by);
             MemoryLimit::Cgroup(v)
         }
         found => {
@@ -1105,6 +1103,74 @@ mod tests {
         ));
         let p = Plan::new(&policy, Profile::Strict, &HostSupport::assume_full());
         assert_eq!(p.process_limit, ProcessLimit::Cgroup(8));
+    }
+
+    #[test]
+    fn memory_limit_is_exact_only_with_a_memory_cgroup_and_refused_below_the_floor() {
+        let json = format!(r#"{{"limits": {{"memory_bytes": {}}}}}"#, 64u64 << 20);
+        let policy = ToolPolicy::from_json_str("t", &json).unwrap();
+        let rule = format!("limits.memory_bytes {}", 64u64 << 20);
+        let mut host = HostSupport::assume_full();
+        host.memory_cgroup = Some(crate::hostcaps::CgroupParent {
+            parent: "/nonexistent-cgroup-v2".into(),
+            v2: true,
+        });
+        let p = Plan::new(&policy, Profile::Strict, &host);
+        assert_eq!(status(&p, &rule), &Enforcement::Exact);
+        assert_eq!(p.memory_limit, MemoryLimit::Cgroup(64 << 20));
+        assert_eq!(p.scratch_bytes, 64 << 20);
+        host.memory_cgroup = None;
+        for profile in [Profile::Strict, Profile::Hardened] {
+            let p = Plan::new(&policy, profile, &host);
+            match status(&p, &rule) {
+                Enforcement::Widened { to } => assert!(to.contains("memfd"), "{to}"),
+                other => panic!("{other:?}"),
+            }
+            assert_eq!(p.memory_limit, MemoryLimit::Rlimit(64 << 20));
+            assert!(p.refusal().is_none());
+        }
+        let tiny = ToolPolicy::from_json_str(
+            "t",
+            r#"{"limits": {"memory_bytes": 10, "max_open_files": 3}}"#,
+        )
+        .unwrap();
+        let why = Plan::new(&tiny, Profile::Strict, &host).refusal().unwrap();
+        assert!(
+            why.contains("limits.memory_bytes 10: 10 bytes is below"),
+            "{why}"
+        );
+        assert!(
+            why.contains("limits.max_open_files 3: 3 is below 4"),
+            "{why}"
+        );
+        assert_eq!(
+            plan("{}", Profile::Strict).scratch_bytes,
+            DEFAULT_SCRATCH_BYTES
+        );
+    }
+
+    #[test]
+    fn a_declared_root_holding_tmp_shows_the_host_tmp() {
+        let p = plan(r#"{"fs": {"write": ["/tmp/**"]}}"#, Profile::Strict);
+        assert!(p.host_tmp && !p.scratch);
+        assert_eq!(status(&p, "fs.write /tmp/**"), &Enforcement::Exact);
+        let p = plan(r#"{"fs": {"read": ["/tmp/**"]}}"#, Profile::Strict);
+        assert!(p.host_tmp);
+        assert!(p.rules.iter().any(|r| r.rule.contains("no private /tmp")));
+        let p = plan(r#"{"fs": {"write": ["/tmp/work/**"]}}"#, Profile::Strict);
+        assert!(!p.host_tmp && p.scratch);
+        for glob in ["/**", "/proc/**", "/dev/shm/**", "/dev/**"] {
+            let json = format!(r#"{{"fs": {{"write": ["{glob}"]}}}}"#);
+            let why = plan(&json, Profile::Strict)
+                .refusal()
+                .unwrap_or_else(|| panic!("{glob} runs"));
+            assert!(why.contains("shows its own"), "{why}");
+            assert!(plan(&json, Profile::Hardened).refusal().is_none());
+        }
+        // A widened glob that names nothing of /proc or /dev still runs.
+        assert!(plan(r#"{"fs": {"read": ["/*.txt"]}}"#, Profile::Strict)
+            .refusal()
+            .is_none());
     }
 
     #[test]

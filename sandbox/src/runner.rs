@@ -43,11 +43,11 @@ use std::time::{Duration, Instant};
 use policy_runtime::policy::EnvPattern;
 use policy_runtime::ToolPolicy;
 
+use crate::cgroup::RunCgroup;
 use crate::egress::{BrokerOptions, EgressEvent, EgressPlan};
 use crate::hostcaps::HostSupport;
 use crate::landlock_rules::{negotiated_abi, LandlockSpec, PathRule};
 use crate::mounts::{add_bind, MountOp};
-use crate::cgroup::RunCgroup;
 use crate::plan::{ExecPlan, MemoryLimit, NetPlan, Plan, ProcessLimit, Profile, DEVICES};
 use crate::request::{Request, Status};
 use crate::seccomp::{self, FilterOptions};

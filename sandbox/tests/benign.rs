@@ -60,7 +60,12 @@ fn python3() -> Option<PathBuf> {
     ["/usr/bin/python3", "/usr/local/bin/python3", "/bin/python3"]
         .into_iter()
         .map(PathBuf::from)
-        .find(|p| std::fs::canonicalize(p).is_ok_and(|c| sandbox::runner::interpreter_of(&c).is_some_and(|i| i.to_string_lossy().contains("ld-linux"))))
+        .find(|p| {
+            std::fs::canonicalize(p).is_ok_and(|c| {
+                sandbox::runner::interpreter_of(&c)
+                    .is_some_and(|i| i.to_string_lossy().contains("ld-linux"))
+            })
+        })
 }
 
 fn unique(prefix: &str) -> String {
@@ -102,7 +107,9 @@ fn posix_shared_memory_and_semaphores_work_in_a_private_dev_shm() {
                 Profile::Hardened => {
                     // No mount namespace, so no private /dev/shm: the host's stays closed, and
                     // the report says that shared memory fails.
-                    out.assert_blocked(&format!("hardened keeps the host's /dev/shm closed {label}"));
+                    out.assert_blocked(&format!(
+                        "hardened keeps the host's /dev/shm closed {label}"
+                    ));
                     seen.assert_blocked(&format!("the host's /dev/shm is closed {label}"));
                     assert!(
                         rules(&out)
@@ -205,7 +212,11 @@ fn script_runs_a_command_on_a_pty_in_strict() {
     )
     .unwrap();
     let stdout = String::from_utf8_lossy(&out.stdout);
-    assert!(out.success(), "{stdout}\n{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.success(),
+        "{stdout}\n{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert!(
         stdout.contains("on-a-tty") && stdout.contains("/dev/pts/"),
         "{stdout}"
@@ -242,10 +253,7 @@ fn hardened_points_an_unreadable_home_at_the_scratch_directory() {
     std::fs::write(repo.join("a"), "a\n").unwrap();
     git_in(&["add", "a"]);
 
-    let toml = format!(
-        "net = \"deny\"\n[fs]\nread = [\"{}/**\"]\n",
-        repo.display()
-    );
+    let toml = format!("net = \"deny\"\n[fs]\nread = [\"{}/**\"]\n", repo.display());
     let policy = policy_runtime::ToolPolicy::from_toml_str("git.toml", &toml).unwrap();
     let env: Vec<(OsString, OsString)> = vec![
         ("PATH".into(), "/usr/local/bin:/usr/bin:/bin".into()),
@@ -278,7 +286,10 @@ fn hardened_points_an_unreadable_home_at_the_scratch_directory() {
         .collect();
     assert_eq!(fields[0], fields[2], "{line}");
     assert_eq!(fields[1], fields[2], "{line}");
-    assert!(stdout.contains("A  a") && stdout.contains("GIT-OK"), "{stdout}\n{stderr}");
+    assert!(
+        stdout.contains("A  a") && stdout.contains("GIT-OK"),
+        "{stdout}\n{stderr}"
+    );
 
     // A HOME inside a root is left as it is.
     let toml = format!(

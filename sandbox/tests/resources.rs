@@ -96,10 +96,7 @@ fn memory_limit_holds_the_whole_tree_tmpfs_and_shared_memory_included() {
                     .is_some_and(|l| l.starts_with("SUCCEEDED"));
                 if row["status"] == "exact" {
                     // The memory cgroup holds the tree: no way around the limit.
-                    assert!(
-                        row["by"].to_string().contains("memory cgroup"),
-                        "{row}"
-                    );
+                    assert!(row["by"].to_string().contains("memory cgroup"), "{row}");
                     out.assert_blocked(&label(&format!("512 MiB into {target}")));
                 } else {
                     // Without a cgroup the report must name what the limit misses, and the
@@ -175,7 +172,14 @@ fn each_run_gets_its_own_cgroups_and_they_are_removed_afterwards() {
     );
     for profile in Profile::available() {
         let runs: Vec<Report> = (0..2)
-            .map(|_| sandboxed(User::Root, &policy, profile, &["/bin/cat", "/proc/self/cgroup"]))
+            .map(|_| {
+                sandboxed(
+                    User::Root,
+                    &policy,
+                    profile,
+                    &["/bin/cat", "/proc/self/cgroup"],
+                )
+            })
             .collect();
         let mut seen = Vec::new();
         for out in &runs {
@@ -288,7 +292,10 @@ fn limits_below_what_a_program_needs_are_refused_with_the_reason() {
     let s = Scenario::new(User::Root);
     for profile in Profile::available() {
         for (limits, needle) in [
-            ("memory_bytes = 10", "limits.memory_bytes 10: 10 bytes is below"),
+            (
+                "memory_bytes = 10",
+                "limits.memory_bytes 10: 10 bytes is below",
+            ),
             ("max_open_files = 2", "limits.max_open_files 2: 2 is below"),
         ] {
             let p = s.policy("floor", &format!("[limits]\n{limits}\n"));

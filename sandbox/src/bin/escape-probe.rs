@@ -940,7 +940,12 @@ fn posix_shm(name: &str) -> Outcome {
         libc::munmap(map, 4096);
         libc::close(fd);
         libc::shm_unlink(shm.as_ptr());
-        let s = libc::sem_open(sem.as_ptr(), libc::O_CREAT, 0o600 as libc::c_uint, 0 as libc::c_uint);
+        let s = libc::sem_open(
+            sem.as_ptr(),
+            libc::O_CREAT,
+            0o600 as libc::c_uint,
+            0 as libc::c_uint,
+        );
         if s == libc::SEM_FAILED {
             return blocked(Error::last_os_error(), format!("sem_open /{name}-sem"));
         }
@@ -968,7 +973,9 @@ fn pty() -> Outcome {
             return blocked(Error::last_os_error(), "ptsname");
         }
         let slave = libc::open(name.as_ptr(), libc::O_RDWR | libc::O_NOCTTY);
-        let shown = std::ffi::CStr::from_ptr(name.as_ptr()).to_string_lossy().into_owned();
+        let shown = std::ffi::CStr::from_ptr(name.as_ptr())
+            .to_string_lossy()
+            .into_owned();
         if slave < 0 {
             return blocked(Error::last_os_error(), format!("open {shown}"));
         }
