@@ -29,12 +29,23 @@ impl RunCgroup {
         &self.0
     }
 
+    /// A new cgroup under `parent`. A name can be left over from an earlier process with the
+    /// same pid that was killed before it cleaned up: take the next.
     fn create(parent: &Path, what: &str) -> Result<RunCgroup, String> {
-        let n = CGROUP_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let dir = parent.join(format!("toolpolicy-{}-{n}", std::process::id()));
-        std::fs::create_dir(&dir)
-            .map_err(|e| format!("creating {what} cgroup {}: {e}", dir.display()))?;
-        Ok(RunCgroup(dir))
+        let mut last = None;
+        for _ in 0..100 {
+            let n = CGROUP_COUNTER.fetch_add(1, Ordering::Relaxed);
+            let dir = parent.join(format!("toolpolicy-{}-{n}", std::process::id()));
+            match std::fs::create_dir(&dir) {
+                Ok(()) => return Ok(RunCgroup(dir)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(dir),
+                Err(e) => return Err(format!("creating {what} cgroup {}: {e}", dir.display())),
+            }
+        }
+        Err(format!(
+            "creating a {what} cgroup: 100 names up to {} are taken",
+            last.map_or_else(String::new, |d| d.display().to_string())
+        ))
     }
 
     fn set(&self, file: &str, value: &str) -> Result<(), String> {

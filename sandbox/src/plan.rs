@@ -421,9 +421,9 @@ impl Plan {
         if policy.fs.write.is_none() {
             b.rule(
                 if host_tmp {
-                    "fs.write (unspecified): nothing (the read roots hold the host's /tmp, so there is no private /tmp)"
+                    "fs.write (unspecified): nothing (the read roots hold the host's /tmp, so there is no private /tmp; private /dev/shm only)"
                 } else if strict {
-                    "fs.write (unspecified): private /tmp only"
+                    "fs.write (unspecified): private /tmp and /dev/shm only"
                 } else {
                     "fs.write (unspecified): private scratch directory only ($TMPDIR)"
                 },
@@ -1156,7 +1156,7 @@ mod tests {
         assert_eq!(status(&p, "fs.write /tmp/**"), &Enforcement::Exact);
         let p = plan(r#"{"fs": {"read": ["/tmp/**"]}}"#, Profile::Strict);
         assert!(p.host_tmp);
-        assert!(p.rules.iter().any(|r| r.rule.contains("no private /tmp")));
+        assert!(p.rules.iter().any(|r| r.rule.contains("no private /tmp;")));
         let p = plan(r#"{"fs": {"write": ["/tmp/work/**"]}}"#, Profile::Strict);
         assert!(!p.host_tmp && p.scratch);
         for glob in ["/**", "/proc/**", "/dev/shm/**", "/dev/**"] {
