@@ -193,18 +193,40 @@ pub fn scratch_bytes(limits: &Limits) -> u64 {
 
 /// Why a declared root cannot show the host tree it names in the strict profile: `/proc` is
 /// the pid namespace's own and `/dev` the curated one. `None` when it can.
+///
+/// A root inside either tree is refused. A root above them (a glob widened to `/`, `/**`) is
+/// refused when the glob names the tree or a usual path in it; a widened glob such as
+/// `/*.txt` names nothing there and runs.
 fn replaced_by_sandbox(glob: &Glob, root: &Path) -> Option<String> {
-    let own = [
-        ("/proc", "/proc/self/status"),
-        ("/dev", "/dev/null"),
-        ("/dev", "/dev/shm/x"),
+    const OWN: [(&str, &[&str]); 2] = [
+        (
+            "/proc",
+            &[
+                "/proc",
+                "/proc/self/status",
+                "/proc/1/environ",
+                "/proc/sys/x",
+            ],
+        ),
+        (
+            "/dev",
+            &[
+                "/dev",
+                "/dev/null",
+                "/dev/tty",
+                "/dev/sda",
+                "/dev/shm/x",
+                "/dev/pts/0",
+                "/dev/mqueue/x",
+            ],
+        ),
     ];
-    let hit = own.iter().find(|(tree, sample)| {
-        root.starts_with(tree) || (Path::new(tree).starts_with(root) && glob.is_match(sample))
+    let (tree, _) = OWN.iter().find(|(tree, samples)| {
+        root.starts_with(tree)
+            || (Path::new(tree).starts_with(root) && samples.iter().any(|p| glob.is_match(p)))
     })?;
     Some(format!(
-        "the strict profile shows its own {} (host processes and devices stay hidden), not the host's; declare paths outside /proc and /dev, or use the hardened profile",
-        hit.0
+        "the strict profile shows its own {tree} (host processes and devices stay hidden), not the host's; declare paths outside /proc and /dev, or use the hardened profile"
     ))
 }
 
@@ -1159,7 +1181,14 @@ mod tests {
         assert!(p.rules.iter().any(|r| r.rule.contains("no private /tmp;")));
         let p = plan(r#"{"fs": {"write": ["/tmp/work/**"]}}"#, Profile::Strict);
         assert!(!p.host_tmp && p.scratch);
-        for glob in ["/**", "/proc/**", "/dev/shm/**", "/dev/**"] {
+        for glob in [
+            "/**",
+            "/proc/**",
+            "/dev/shm/**",
+            "/dev/**",
+            "/{dev,etc}/**",
+            "/d*",
+        ] {
             let json = format!(r#"{{"fs": {{"write": ["{glob}"]}}}}"#);
             let why = plan(&json, Profile::Strict)
                 .refusal()
