@@ -1,4 +1,4 @@
-//! What this host can enforce: Landlock ABI, seccomp, user namespaces, a pids cgroup.
+//! What this host can enforce: Landlock ABI, seccomp, user namespaces, pids and memory cgroups.
 //!
 //! [`HostSupport::detect`] reads sysctls and asks the kernel; it is cached for the process
 //! ([`HostSupport::cached`]). [`HostSupport::probe_namespaces`] really creates the namespaces in
@@ -21,18 +21,23 @@ pub struct HostSupport {
     pub user_ns: Result<(), String>,
     /// A writable pids cgroup hierarchy to create per-run cgroups under.
     pub pids_cgroup: Option<PidsCgroup>,
+    /// A writable memory cgroup hierarchy to create per-run cgroups under.
+    pub memory_cgroup: Option<CgroupParent>,
     /// The effective uid of the runner.
     pub euid: u32,
 }
 
-/// Where per-run pids cgroups are created.
+/// Where the per-run cgroups of one controller are created.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct PidsCgroup {
+pub struct CgroupParent {
     /// Directory under which `toolpolicy-<pid>-<n>` cgroups are made.
     pub parent: PathBuf,
-    /// cgroup v2 (`cgroup.procs` + `pids.max` in a unified hierarchy) or v1.
+    /// cgroup v2 (one unified hierarchy) or v1 (one hierarchy per controller).
     pub v2: bool,
 }
+
+/// Where per-run pids cgroups are created (the name predates the memory controller).
+pub type PidsCgroup = CgroupParent;
 
 fn ser_result<S: serde::Serializer>(r: &Result<(), String>, s: S) -> Result<S::Ok, S::Error> {
     match r {
@@ -55,7 +60,12 @@ impl HostSupport {
             landlock_abi: landlock_abi(),
             seccomp: seccomp_available(),
             user_ns: user_ns_allowed(euid),
-            pids_cgroup: if euid == 0 { find_pids_cgroup() } else { None },
+            pids_cgroup: if euid == 0 { find_cgroup("pids") } else { None },
+            memory_cgroup: if euid == 0 {
+                find_cgroup("memory")
+            } else {
+                None
+            },
             euid,
         }
     }
@@ -68,6 +78,10 @@ impl HostSupport {
             user_ns: Ok(()),
             pids_cgroup: Some(PidsCgroup {
                 parent: PathBuf::from("/sys/fs/cgroup/pids"),
+                v2: false,
+            }),
+            memory_cgroup: Some(CgroupParent {
+                parent: PathBuf::from("/sys/fs/cgroup/memory"),
                 v2: false,
             }),
             euid: 0,
@@ -152,10 +166,14 @@ fn user_ns_allowed(euid: u32) -> Result<(), String> {
     Ok(())
 }
 
-/// Finds a pids cgroup hierarchy where this (root) process can create children: a v1 `pids`
-/// mount, or a v2 mount whose root delegates `pids`.
-fn find_pids_cgroup() -> Option<PidsCgroup> {
+/// Finds where this (root) process can create cgroups with `controller`: in cgroup v1, the
+/// runner's own cgroup of that controller's hierarchy (so whatever limits the runner also
+/// limits the runs nested below it); in cgroup v2, the root, when it delegates the controller
+/// (a non-root v2 cgroup holding the runner cannot enable controllers for children: the "no
+/// internal processes" rule).
+fn find_cgroup(controller: &str) -> Option<CgroupParent> {
     let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
+    let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
     let mut v2 = None;
     for line in mountinfo.lines() {
         let (left, right) = line.split_once(" - ")?;
@@ -164,10 +182,19 @@ fn find_pids_cgroup() -> Option<PidsCgroup> {
         let fstype = r.next()?;
         let _source = r.next();
         let options = r.next().unwrap_or("");
-        if fstype == "cgroup" && options.split(',').any(|o| o == "pids") {
-            let dir = PathBuf::from(unescape(mountpoint));
+        if fstype == "cgroup" && options.split(',').any(|o| o == controller) {
+            let mut dir = PathBuf::from(unescape(mountpoint));
+            // `/proc/self/cgroup` lines read `ID:controller[,controller]:/path`.
+            let own_path = own.lines().find_map(|l| {
+                let mut parts = l.splitn(3, ':');
+                let (_, list, path) = (parts.next()?, parts.next()?, parts.next()?);
+                list.split(',').any(|c| c == controller).then_some(path)
+            });
+            if let Some(path) = own_path {
+                dir.push(path.trim_start_matches('/'));
+            }
             if writable_dir(&dir) {
-                return Some(PidsCgroup {
+                return Some(CgroupParent {
                     parent: dir,
                     v2: false,
                 });
@@ -179,8 +206,8 @@ fn find_pids_cgroup() -> Option<PidsCgroup> {
     }
     let root = v2?;
     let controllers = std::fs::read_to_string(root.join("cgroup.subtree_control")).ok()?;
-    if controllers.split_whitespace().any(|c| c == "pids") && writable_dir(&root) {
-        return Some(PidsCgroup {
+    if controllers.split_whitespace().any(|c| c == controller) && writable_dir(&root) {
+        return Some(CgroupParent {
             parent: root,
             v2: true,
         });

@@ -16,18 +16,26 @@
 //!
 //! **strict** (the default): user namespace with inner uid 1000 (so the command holds no
 //! capability after `execve`), mount namespace with a tmpfs root holding only the read roots
-//! (read-only), write roots (read-write), a private `/tmp`, a fresh `/proc`, a curated `/dev`
-//! and nothing of `/run`, `/home`, `/root`, `/var` or `/sys`; pid namespace, in which the
-//! command is pid 1 (the tree dies together, with the command, at the timeout, or with the
-//! caller); IPC namespace; network namespace unless net = allow (loopback down for deny, the
+//! (read-only), write roots (read-write), a private `/tmp` and `/dev/shm` (one tmpfs of
+//! `limits.memory_bytes`, or 1 GiB: [`plan::scratch_bytes`]), a fresh `/proc`, a curated `/dev`
+//! with a devpts instance of its own (ptys work, the host's are invisible) and nothing of
+//! `/run`, `/home`, `/root`, `/var` or `/sys`. A declared root always shows the host tree it
+//! names: a root holding `/tmp` shows the host's `/tmp` (then there is no private one), and a
+//! root naming `/proc` or `/dev`, which strict replaces with its own, is refused. Pid
+//! namespace, in which the command is pid 1 (the tree dies together, with the command, at the
+//! timeout, or with the caller); IPC namespace; network namespace unless net = allow (loopback down for deny, the
 //! egress listeners for a host list); then capability drop, NO_NEW_PRIVS, Landlock (every
 //! right of the negotiated ABI, `HardRequirement`), rlimits and seccomp.
 //!
 //! **hardened** (only by name, for hosts without user namespaces): the same Landlock, seccomp,
 //! rlimits and NO_NEW_PRIVS, capabilities dropped for good (securebits), a private scratch
-//! directory as `$TMPDIR`, `socket()` refused when net = deny, and the trampoline as child
-//! subreaper so the whole tree is killed at the end, at the timeout, or when the caller dies.
-//! Host lists and exec allow-lists are refused there (see [`plan`]). Its filter also refuses
+//! directory as `$TMPDIR` (and as `$HOME` and the `$XDG_*` directories when those lie outside
+//! every root: the tool could see its files exist but not open them), `socket()` refused when
+//! net = deny, and the trampoline as child subreaper so the whole tree is killed at the end, at
+//! the timeout, or when the caller dies. Host lists and exec allow-lists are refused there (see
+//! [`plan`]). Without a mount namespace there is no private `/dev/shm` or devpts to give: the
+//! host's stay closed, so POSIX shared memory, semaphores and ptys fail (unless `/dev/shm` is
+//! declared), as the report says. Its filter also refuses
 //! the SysV IPC calls (no IPC namespace: an id guessed for `shmat` reaches host segments),
 //! `prlimit64` on any pid but the caller's, and, when no write root is declared, every change
 //! of a file's mode, owner, timestamps or extended attributes (Landlock up to ABI 7 does not
@@ -68,12 +76,22 @@
 //!   capabilities; [`seccomp`] explains the choice.
 //! * **Process limit**: RLIMIT_NPROC is not enforced for root, so a root runner puts each run
 //!   in its own pids cgroup (v1 `pids` hierarchy or v2 with `pids` delegated at the root) with
-//!   `pids.max` = limit (+ 1 for the hardened trampoline); a non-root runner uses RLIMIT_NPROC
-//!   (reported as widened: it counts the user's other processes too); a root runner without a
-//!   writable pids cgroup is refused when `max_processes` is declared.
+//!   `pids.max` = limit; a non-root runner uses RLIMIT_NPROC (reported as widened: it counts the
+//!   user's other processes too); a root runner without a writable pids cgroup is refused when
+//!   `max_processes` is declared.
+//! * **Memory limit**: `memory_bytes` is RLIMIT_AS of each process, which does not count tmpfs
+//!   or memfd pages. A root runner therefore also puts each run in its own memory cgroup (v1,
+//!   below the runner's own memory cgroup so the runner's limits still apply, or v2 with
+//!   `memory` delegated at the root; swap counted) and the report calls the limit exact; without
+//!   one the limit is reported widened, naming what it misses. Either way the strict tmpfs is
+//!   sized to the limit. Run cgroups are named `toolpolicy-<pid>-<n>`, joined by the root of the
+//!   tool's tree (not the hardened trampoline) and removed after the run; one that cannot be
+//!   made refuses the run. Limits below what any program starts under
+//!   ([`plan::MIN_MEMORY_BYTES`], [`plan::MIN_OPEN_FILES`]) are refused with the reason.
 //!
 //! Linux x86_64 only.
 
+mod cgroup;
 mod child;
 pub mod egress;
 mod fdpass;

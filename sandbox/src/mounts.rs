@@ -2,8 +2,18 @@
 //!
 //! The new root is a tmpfs that holds only: the read roots (read-only binds), the write roots
 //! (read-write binds), the tool binary, a private `/tmp`, a fresh `/proc`, a curated `/dev`
-//! (null, zero, full, random, urandom) and the egress resolver files. Everything else of the
-//! host (`/run` and its sockets, `/home`, `/root`, `/var`, `/sys`) is simply absent.
+//! (null, zero, full, random, urandom, a private `/dev/shm` and a new devpts instance for
+//! `/dev/pts` and `/dev/ptmx`) and the egress resolver files. Everything else of the host
+//! (`/run` and its sockets, `/home`, `/root`, `/var`, `/sys`) is simply absent.
+//!
+//! A declared root shows the host tree it names, always: every bind source is cloned
+//! (`open_tree`) before anything of the view is mounted, so no mount of the sandbox's own can
+//! end up inside a recursive bind; and when a root holds `/tmp` (`/tmp/**`, `/**`) the tool sees
+//! the host's `/tmp` with the declared rights, not a private one.
+//!
+//! Every tmpfs is sized: the private `/tmp` and `/dev/shm` are two directories of one tmpfs of
+//! [`crate::plan::scratch_bytes`] (so together they hold at most `limits.memory_bytes`), the
+//! staging root and `/dev` hold only mount points and links (a few KiB, read-only once built).
 //!
 //! Binds are `nosuid,nodev` and, unless exec = allow, `noexec` except for the library
 //! directories and the individually bound executables (the tool, allowed programs, their
@@ -15,6 +25,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+/// The size of the `/dev` tmpfs: it holds only mount points and links.
+pub const DEV_TMPFS_BYTES: u64 = 64 << 10;
 
 /// One step of the view.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -32,13 +45,28 @@ pub enum MountOp {
         /// Skip when the host path is missing.
         optional: bool,
     },
-    /// A fresh tmpfs.
+    /// A fresh tmpfs for mount points and links (like `/dev`), read-only once the view is
+    /// built.
     Tmpfs {
         /// Where.
         path: PathBuf,
         /// Executable (exec = allow only).
         exec: bool,
+        /// Its size.
+        size_bytes: u64,
     },
+    /// The tool's private scratch memory: one tmpfs of `size_bytes`, shown at `/dev/shm` and,
+    /// unless a declared root holds the host's `/tmp`, at `/tmp` (both mode 1777).
+    Scratch {
+        /// The size of the tmpfs, shared by both.
+        size_bytes: u64,
+        /// Also the private `/tmp`.
+        tmp: bool,
+        /// Executable (exec = allow only).
+        exec: bool,
+    },
+    /// A new devpts instance at `/dev/pts` (ptys of the sandbox only), with `/dev/ptmx`.
+    Devpts,
     /// A fresh procfs for the new pid namespace.
     Proc,
     /// A symlink, recreated where the host has one outside every bind (e.g. `/bin -> usr/bin`).
@@ -65,6 +93,9 @@ impl MountOp {
             | MountOp::Symlink { path, .. }
             | MountOp::File { path, .. } => path,
             MountOp::Proc => Path::new("/proc"),
+            MountOp::Scratch { tmp: true, .. } => Path::new("/tmp"),
+            MountOp::Scratch { tmp: false, .. } => Path::new("/dev/shm"),
+            MountOp::Devpts => Path::new("/dev/pts"),
         }
     }
 }
@@ -308,13 +339,15 @@ pub fn enter(ops: &[MountOp]) -> Result<(), String> {
         None,
     )?;
 
-    // Hold every bind source by fd first: the staging root is mounted over /tmp, which hides
-    // host paths below it.
+    // Clone every bind source first, as a detached tree: the staging root is mounted over /tmp,
+    // which would hide host paths below it, and a recursive bind made later of a tree holding
+    // /tmp (a declared `/tmp/**` or `/**`) would show the staging root there instead of the
+    // host's /tmp.
     let mut sources: Vec<Option<std::fs::File>> = Vec::with_capacity(ops.len());
     for op in ops {
         sources.push(match op {
             MountOp::Bind { path, optional, .. } => {
-                match open_no_symlinks(path) {
+                match open_no_symlinks(path).and_then(|f| clone_tree(&f)) {
                     Ok(f) => Some(f),
                     Err(e) if *optional && e.raw_os_error() == Some(libc::ENOENT) => None,
                     Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
@@ -336,21 +369,13 @@ pub fn enter(ops: &[MountOp]) -> Result<(), String> {
         root,
         Some("tmpfs"),
         libc::MS_NOSUID | libc::MS_NODEV,
-        Some("mode=0755,size=16m"),
+        Some("mode=0755,size=1m"),
     )?;
-    let private_tmp = !ops
-        .iter()
-        .any(|op| matches!(op, MountOp::Bind { path, .. } if path == Path::new("/tmp")));
 
     let mut staged_files: Option<PathBuf> = None;
     let mut attrs: Vec<(PathBuf, u64, u64)> = Vec::new();
-    let mut done_tmp = false;
+    let mut read_only: Vec<PathBuf> = Vec::new();
     for (op, source) in ops.iter().zip(&sources) {
-        // The private /tmp goes in before anything below it.
-        if private_tmp && !done_tmp && op.target().starts_with("/tmp") {
-            mount_private_tmp(root, ops)?;
-            done_tmp = true;
-        }
         match op {
             MountOp::Bind {
                 path,
@@ -367,15 +392,7 @@ pub fn enter(ops: &[MountOp]) -> Result<(), String> {
                 } else {
                     touch(&target)?;
                 }
-                use std::os::fd::AsRawFd;
-                let src = PathBuf::from(format!("/proc/self/fd/{}", source.as_raw_fd()));
-                mount(
-                    Some(&src),
-                    &target,
-                    None,
-                    libc::MS_BIND | libc::MS_REC,
-                    None,
-                )?;
+                attach_tree(source, &target)?;
                 let mut set = MOUNT_ATTR_NOSUID;
                 let mut clear = 0;
                 if !device {
@@ -393,7 +410,25 @@ pub fn enter(ops: &[MountOp]) -> Result<(), String> {
                 }
                 attrs.push((target, set, clear));
             }
-            MountOp::Tmpfs { path, exec } => tmpfs(&under(root, path), *exec, "mode=0755")?,
+            MountOp::Tmpfs {
+                path,
+                exec,
+                size_bytes,
+            } => {
+                let target = under(root, path);
+                tmpfs(&target, *exec, &format!("mode=0755,size={size_bytes}"))?;
+                read_only.push(target);
+            }
+            MountOp::Scratch {
+                size_bytes,
+                tmp,
+                exec,
+            } => {
+                for (target, flags) in scratch(root, *size_bytes, *tmp, *exec)? {
+                    attrs.push((target, flags, MOUNT_ATTR_RDONLY));
+                }
+            }
+            MountOp::Devpts => devpts(root)?,
             MountOp::Proc => {
                 let target = under(root, Path::new("/proc"));
                 mkdir_p(&target)?;
@@ -450,9 +485,6 @@ pub fn enter(ops: &[MountOp]) -> Result<(), String> {
             }
         }
     }
-    if private_tmp && !done_tmp {
-        mount_private_tmp(root, ops)?;
-    }
     if let Some(stage) = staged_files {
         let c = cstr(&stage)?;
         // SAFETY: valid C string.
@@ -474,6 +506,9 @@ pub fn enter(ops: &[MountOp]) -> Result<(), String> {
     for (target, set, clear) in &attrs {
         set_attr(target, true, *set, *clear)?;
     }
+    for target in &read_only {
+        set_attr(target, false, MOUNT_ATTR_RDONLY, 0)?;
+    }
     set_attr(
         root,
         false,
@@ -484,11 +519,108 @@ pub fn enter(ops: &[MountOp]) -> Result<(), String> {
     pivot(root)
 }
 
-fn mount_private_tmp(root: &Path, ops: &[MountOp]) -> Result<(), String> {
-    let exec = ops.iter().any(
-        |op| matches!(op, MountOp::Tmpfs { path, exec: true } if path == Path::new("/dev/shm")),
-    );
-    tmpfs(&root.join("tmp"), exec, "mode=1777")
+/// Mounts the sized scratch tmpfs in the staging area, shows its `shm` directory at
+/// `/dev/shm` and, when `tmp`, its `tmp` directory at `/tmp`; returns the two binds with the
+/// attributes they keep.
+fn scratch(root: &Path, size: u64, tmp: bool, exec: bool) -> Result<Vec<(PathBuf, u64)>, String> {
+    use std::os::unix::fs::PermissionsExt;
+    let stage = root.join(".toolpolicy-scratch");
+    tmpfs(&stage, exec, &format!("mode=0755,size={size}"))?;
+    let mut flags = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+    if !exec {
+        flags |= MOUNT_ATTR_NOEXEC;
+    }
+    let mut binds = Vec::new();
+    for (dir, shown) in [("shm", "dev/shm"), ("tmp", "tmp")] {
+        if dir == "tmp" && !tmp {
+            continue;
+        }
+        let source = stage.join(dir);
+        mkdir_p(&source)?;
+        // Sticky and world-writable, as every program expects of both.
+        std::fs::set_permissions(&source, std::fs::Permissions::from_mode(0o1777))
+            .map_err(|e| format!("chmod {}: {e}", source.display()))?;
+        let target = root.join(shown);
+        mkdir_p(&target)?;
+        mount(Some(&source), &target, None, libc::MS_BIND, None)?;
+        binds.push((target, flags));
+    }
+    // The binds keep the tmpfs (and its size limit); its staging mount point goes.
+    let c = cstr(&stage)?;
+    // SAFETY: valid C string.
+    unsafe { libc::umount2(c.as_ptr(), libc::MNT_DETACH) };
+    let _ = std::fs::remove_dir(&stage);
+    Ok(binds)
+}
+
+/// The most ptys the sandbox's devpts instance hands out: the host's pty budget
+/// (`kernel.pty.max`) is shared by every instance.
+pub const MAX_PTYS: u32 = 64;
+
+/// A new devpts instance at `/dev/pts`, and `/dev/ptmx` pointing into it: the tool can open
+/// ptys of its own and sees none of the host's.
+fn devpts(root: &Path) -> Result<(), String> {
+    let target = root.join("dev/pts");
+    mkdir_p(&target)?;
+    mount(
+        Some(Path::new("devpts")),
+        &target,
+        Some("devpts"),
+        libc::MS_NOSUID | libc::MS_NOEXEC,
+        Some(&format!(
+            "newinstance,ptmxmode=0666,mode=0620,max={MAX_PTYS}"
+        )),
+    )?;
+    let ptmx = root.join("dev/ptmx");
+    std::os::unix::fs::symlink("pts/ptmx", &ptmx)
+        .map_err(|e| format!("link {}: {e}", ptmx.display()))
+}
+
+/// A detached copy of the mount tree at `source` (with every mount below it).
+fn clone_tree(source: &std::fs::File) -> std::io::Result<std::fs::File> {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    const OPEN_TREE_CLONE: libc::c_uint = 1;
+    let empty = CString::default();
+    // SAFETY: open_tree on an open descriptor with an empty path.
+    let fd = unsafe {
+        libc::syscall(
+            libc::SYS_open_tree,
+            source.as_raw_fd(),
+            empty.as_ptr(),
+            OPEN_TREE_CLONE
+                | libc::O_CLOEXEC as libc::c_uint
+                | AT_RECURSIVE
+                | libc::AT_EMPTY_PATH as libc::c_uint,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a new descriptor owned here.
+    Ok(unsafe { std::fs::File::from_raw_fd(fd as i32) })
+}
+
+/// Attaches a tree made by [`clone_tree`] at `target`.
+fn attach_tree(tree: &std::fs::File, target: &Path) -> Result<(), String> {
+    use std::os::fd::AsRawFd;
+    const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
+    let empty = CString::default();
+    let c = cstr(target)?;
+    // SAFETY: move_mount of our detached tree onto a valid path.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_move_mount,
+            tree.as_raw_fd(),
+            empty.as_ptr(),
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            MOVE_MOUNT_F_EMPTY_PATH,
+        )
+    };
+    if rc != 0 {
+        return Err(os_err(format!("attach {}", target.display())));
+    }
+    Ok(())
 }
 
 /// A fresh nosuid, nodev tmpfs at `target` (created if missing), noexec unless `exec`.

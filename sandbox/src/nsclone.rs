@@ -4,7 +4,7 @@
 //!
 //! ```text
 //! caller ──clone(CLONE_VM | CLONE_NEW{USER,NS,PID,IPC[,NET]})──▶ C, pid 1 of the new namespace
-//!   C: parent-death signal → signals to default → stdio → pids cgroup → uid/gid maps
+//!   C: parent-death signal → signals to default → stdio → cgroups → uid/gid maps
 //!      → lo up, egress listeners → mount view + pivot_root → working directory
 //!      → capabilities → NO_NEW_PRIVS → Landlock → rlimits → seccomp → execve (the command)
 //!   caller: waits for C's `execve` (answering the first exec notification), then supervises
@@ -335,12 +335,8 @@ fn set_up(context: &ChildContext<'_>) -> ! {
             }
         }
     }
-    if let Some(cgroup) = &req.cgroup {
-        let procs = cgroup.join("cgroup.procs");
-        // "0" is the writer itself, whatever its pid in which namespace.
-        if let Err(e) = std::fs::write(&procs, "0") {
-            reporter.refuse(format!("joining pids cgroup {}: {e}", procs.display()));
-        }
+    if let Err(e) = crate::cgroup::join(&req.cgroups) {
+        reporter.refuse(e);
     }
     if let Err(e) = crate::child::write_id_maps(context.euid, context.egid) {
         reporter.refuse(e);

@@ -158,6 +158,133 @@ pub enum ProcessLimit {
     Rlimit(u64),
 }
 
+/// How the memory limit is enforced.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MemoryLimit {
+    /// No limit declared.
+    None,
+    /// A memory cgroup of the whole tree (tmpfs and shared memory included), plus RLIMIT_AS
+    /// per process.
+    Cgroup(u64),
+    /// RLIMIT_AS per process only, and the sandbox's tmpfs sized to the limit.
+    Rlimit(u64),
+}
+
+/// The smallest `limits.memory_bytes` the sandbox accepts. The limit is also RLIMIT_AS, which
+/// counts address space: the loader, libc and the stack of even `/bin/true` take about 4 MiB,
+/// and a program started under less is killed by SIGSEGV before it can say why.
+pub const MIN_MEMORY_BYTES: u64 = 8 << 20;
+
+/// The smallest `limits.max_open_files` (RLIMIT_NOFILE) the sandbox accepts: the three standard
+/// streams plus one descriptor for the dynamic loader to open libraries.
+pub const MIN_OPEN_FILES: u64 = 4;
+
+/// The size of the strict profile's private tmpfs (`/tmp` and `/dev/shm` share it) when the
+/// policy declares no `limits.memory_bytes`: 1 GiB.
+pub const DEFAULT_SCRATCH_BYTES: u64 = 1 << 30;
+
+/// The size of the strict profile's private tmpfs: `limits.memory_bytes` when declared (a
+/// tool cannot keep more in files than it may hold in memory), else [`DEFAULT_SCRATCH_BYTES`].
+/// tmpfs pages are not address space, so RLIMIT_AS alone would not bound them.
+pub fn scratch_bytes(limits: &Limits) -> u64 {
+    limits.memory_bytes.unwrap_or(DEFAULT_SCRATCH_BYTES)
+}
+
+/// Why a declared root cannot show the host tree it names in the strict profile: `/proc` is
+/// the pid namespace's own and `/dev` the curated one. `None` when it can.
+///
+/// A root inside either tree is refused. A root above them (a glob widened to `/`, `/**`) is
+/// refused when the glob names the tree or a usual path in it; a widened glob such as
+/// `/*.txt` names nothing there and runs.
+fn replaced_by_sandbox(glob: &Glob, root: &Path) -> Option<String> {
+    const OWN: [(&str, &[&str]); 2] = [
+        (
+            "/proc",
+            &[
+                "/proc",
+                "/proc/self/status",
+                "/proc/1/environ",
+                "/proc/sys/x",
+            ],
+        ),
+        (
+            "/dev",
+            &[
+                "/dev",
+                "/dev/null",
+                "/dev/tty",
+                "/dev/sda",
+                "/dev/shm/x",
+                "/dev/pts/0",
+                "/dev/mqueue/x",
+            ],
+        ),
+    ];
+    let (tree, _) = OWN.iter().find(|(tree, samples)| {
+        root.starts_with(tree)
+            || (Path::new(tree).starts_with(root) && samples.iter().any(|p| glob.is_match(p)))
+    })?;
+    Some(format!(
+        "the strict profile shows its own {tree} (host processes and devices stay hidden), not the host's; declare paths outside /proc and /dev, or use the hardened profile"
+    ))
+}
+
+/// Reports `limits.memory_bytes` and decides how it is held.
+fn memory_rule(
+    b: &mut Builder,
+    value: Option<u64>,
+    profile: Profile,
+    host: &HostSupport,
+) -> MemoryLimit {
+    let Some(v) = value else {
+        return MemoryLimit::None;
+    };
+    let rule = format!("limits.memory_bytes {v}");
+    if v < MIN_MEMORY_BYTES {
+        b.rule(
+            &rule,
+            true,
+            Enforcement::NotEnforced {
+                reason: format!(
+                    "{v} bytes is below {MIN_MEMORY_BYTES} ({} MiB), the least a program starts with: the limit is also the address space (RLIMIT_AS) of each process, and the loader, libc and stack need about 4 MiB before the program runs",
+                    MIN_MEMORY_BYTES >> 20
+                ),
+            },
+            &[],
+        );
+        return MemoryLimit::None;
+    }
+    match &host.memory_cgroup {
+        Some(cg) if !crate::cgroup::swap_escapes(cg) => {
+            let mut by = vec![
+                "memory cgroup (whole tree: processes, tmpfs, shared memory, page cache, swap)",
+                "RLIMIT_AS per process",
+            ];
+            if profile == Profile::Strict {
+                by.push("sized tmpfs /tmp and /dev/shm");
+            }
+            b.rule(&rule, true, Enforcement::Exact, &by);
+            MemoryLimit::Cgroup(v)
+        }
+        found => {
+            let why = if found.is_some() {
+                "the memory cgroup does not account swap (boot with swapaccount=1)"
+            } else if host.euid == 0 {
+                "no writable memory cgroup (mount the v1 `memory` controller or enable `+memory` in the v2 root's cgroup.subtree_control)"
+            } else {
+                "memory cgroups are used by root runners only"
+            };
+            let to = match profile {
+                Profile::Strict => format!("RLIMIT_AS {v} for each process, and /tmp and /dev/shm together at most {v} bytes; not counted: the sum over processes, memfd and other shared memory outside that tmpfs, page cache, kernel memory ({why})"),
+                Profile::Hardened => format!("RLIMIT_AS {v} for each process; not counted: the sum over processes, files in memory-backed file systems (the host's tmpfs, memfd), page cache, kernel memory ({why})"),
+            };
+            b.rule(&rule, true, Enforcement::Widened { to }, &["RLIMIT_AS"]);
+            MemoryLimit::Rlimit(v)
+        }
+    }
+}
+
 /// The enforcement plan of one policy under one profile.
 #[derive(Clone, Debug, Serialize, Deserialize)]
 pub struct Plan {
@@ -177,6 +304,14 @@ pub struct Plan {
     pub limits: Limits,
     /// How `limits.max_processes` is held.
     pub process_limit: ProcessLimit,
+    /// How `limits.memory_bytes` is held.
+    pub memory_limit: MemoryLimit,
+    /// Strict: a declared root holds `/tmp`, so the tool sees the host's `/tmp` (with the
+    /// declared rights) instead of a private one.
+    pub host_tmp: bool,
+    /// Strict: the size of the tmpfs behind the private `/tmp` and `/dev/shm` (one budget for
+    /// both), see [`scratch_bytes`].
+    pub scratch_bytes: u64,
     /// The Landlock ABI the rules are built for.
     pub landlock_abi: i32,
     /// The report, one line per rule.
@@ -258,7 +393,12 @@ impl Plan {
                     b.rule(&format!("{key} []"), true, Enforcement::Exact, &fs_mech);
                 }
                 for glob in list.globs() {
-                    let (path, enforcement) = enforce_glob(glob);
+                    let (path, mut enforcement) = enforce_glob(glob);
+                    if strict {
+                        if let Some(reason) = replaced_by_sandbox(glob, &path) {
+                            enforcement = Enforcement::NotEnforced { reason };
+                        }
+                    }
                     b.rule(&format!("{key} {glob}"), true, enforcement, &fs_mech);
                     b.roots.push(FsRoot {
                         path,
@@ -294,10 +434,18 @@ impl Plan {
                 declared: false,
             });
         }
+        // A declared root that holds /tmp shows the host's /tmp as declared; the private one
+        // would hide it.
+        let host_tmp = strict
+            && b.roots
+                .iter()
+                .any(|r| r.declared && Path::new("/tmp").starts_with(&r.path));
         if policy.fs.write.is_none() {
             b.rule(
-                if strict {
-                    "fs.write (unspecified): private /tmp only"
+                if host_tmp {
+                    "fs.write (unspecified): nothing (the read roots hold the host's /tmp, so there is no private /tmp; private /dev/shm only)"
+                } else if strict {
+                    "fs.write (unspecified): private /tmp and /dev/shm only"
                 } else {
                     "fs.write (unspecified): private scratch directory only ($TMPDIR)"
                 },
@@ -455,20 +603,21 @@ impl Plan {
                 }],
             );
         }
+        let memory_limit = memory_rule(&mut b, l.memory_bytes, profile, host);
         for (name, value, rlimit) in [
-            ("memory_bytes", l.memory_bytes, "RLIMIT_AS"),
             ("cpu_seconds", l.cpu_seconds, "RLIMIT_CPU"),
             ("max_open_files", l.max_open_files, "RLIMIT_NOFILE"),
         ] {
             if let Some(v) = value {
-                b.rule(
-                    &format!("limits.{name} {v}"),
-                    true,
-                    Enforcement::Widened {
+                let enforcement = match name {
+                    "max_open_files" if v < MIN_OPEN_FILES => Enforcement::NotEnforced {
+                        reason: format!("{v} is below {MIN_OPEN_FILES}, the least a program starts with: stdin, stdout and stderr take three descriptors and the dynamic loader needs one more to open the libraries"),
+                    },
+                    _ => Enforcement::Widened {
                         to: format!("{rlimit} {v} for each process of the tree"),
                     },
-                    &[rlimit],
-                );
+                };
+                b.rule(&format!("limits.{name} {v}"), true, enforcement, &[rlimit]);
             }
         }
         if let Some(v) = l.max_file_bytes {
@@ -606,7 +755,11 @@ impl Plan {
                 &["mount-ns"],
             );
             b.rule(
-                "curated /dev, fresh /proc, private /tmp",
+                &format!(
+                    "curated /dev with its own ptys (devpts), fresh /proc, private {} of at most {} bytes (tmpfs)",
+                    if host_tmp { "/dev/shm" } else { "/tmp and /dev/shm" },
+                    scratch_bytes(&policy.limits)
+                ),
                 false,
                 ok,
                 &["mount-ns"],
@@ -617,6 +770,21 @@ impl Plan {
                 false,
                 no_ns("a pid namespace"),
                 &[],
+            );
+            // Without a mount namespace there is no private /dev/shm or devpts to give: the
+            // host's stay closed, since opening them would reach other processes' shared
+            // memory and terminals. POSIX shared memory, semaphores and ptys fail.
+            b.rule(
+                "host /dev/shm and ptys closed (no private ones without a mount namespace: POSIX shared memory, semaphores and ptys fail unless /dev/shm is declared)",
+                false,
+                ok.clone(),
+                &["landlock"],
+            );
+            b.rule(
+                "HOME and XDG directories outside the read roots point at the scratch directory",
+                false,
+                ok.clone(),
+                &["environment"],
             );
             b.rule(
                 "/run and host pathname sockets hidden",
@@ -673,12 +841,19 @@ impl Plan {
         Plan {
             profile,
             roots: b.roots,
-            scratch: policy.fs.write.is_none() || strict,
+            scratch: if strict {
+                !host_tmp
+            } else {
+                policy.fs.write.is_none()
+            },
+            host_tmp,
+            scratch_bytes: scratch_bytes(&policy.limits),
             exec,
             net,
             env,
             limits: policy.limits.clone(),
             process_limit,
+            memory_limit,
             landlock_abi,
             rules: b.rules,
         }
@@ -1028,6 +1203,81 @@ mod tests {
         ));
         let p = Plan::new(&policy, Profile::Strict, &HostSupport::assume_full());
         assert_eq!(p.process_limit, ProcessLimit::Cgroup(8));
+    }
+
+    #[test]
+    fn memory_limit_is_exact_only_with_a_memory_cgroup_and_refused_below_the_floor() {
+        let json = format!(r#"{{"limits": {{"memory_bytes": {}}}}}"#, 64u64 << 20);
+        let policy = ToolPolicy::from_json_str("t", &json).unwrap();
+        let rule = format!("limits.memory_bytes {}", 64u64 << 20);
+        let mut host = HostSupport::assume_full();
+        host.memory_cgroup = Some(crate::hostcaps::CgroupParent {
+            parent: "/nonexistent-cgroup-v2".into(),
+            v2: true,
+        });
+        let p = Plan::new(&policy, Profile::Strict, &host);
+        assert_eq!(status(&p, &rule), &Enforcement::Exact);
+        assert_eq!(p.memory_limit, MemoryLimit::Cgroup(64 << 20));
+        assert_eq!(p.scratch_bytes, 64 << 20);
+        host.memory_cgroup = None;
+        for profile in [Profile::Strict, Profile::Hardened] {
+            let p = Plan::new(&policy, profile, &host);
+            match status(&p, &rule) {
+                Enforcement::Widened { to } => assert!(to.contains("memfd"), "{to}"),
+                other => panic!("{other:?}"),
+            }
+            assert_eq!(p.memory_limit, MemoryLimit::Rlimit(64 << 20));
+            assert!(p.refusal().is_none());
+        }
+        let tiny = ToolPolicy::from_json_str(
+            "t",
+            r#"{"limits": {"memory_bytes": 10, "max_open_files": 3}}"#,
+        )
+        .unwrap();
+        let why = Plan::new(&tiny, Profile::Strict, &host).refusal().unwrap();
+        assert!(
+            why.contains("limits.memory_bytes 10: 10 bytes is below"),
+            "{why}"
+        );
+        assert!(
+            why.contains("limits.max_open_files 3: 3 is below 4"),
+            "{why}"
+        );
+        assert_eq!(
+            plan("{}", Profile::Strict).scratch_bytes,
+            DEFAULT_SCRATCH_BYTES
+        );
+    }
+
+    #[test]
+    fn a_declared_root_holding_tmp_shows_the_host_tmp() {
+        let p = plan(r#"{"fs": {"write": ["/tmp/**"]}}"#, Profile::Strict);
+        assert!(p.host_tmp && !p.scratch);
+        assert_eq!(status(&p, "fs.write /tmp/**"), &Enforcement::Exact);
+        let p = plan(r#"{"fs": {"read": ["/tmp/**"]}}"#, Profile::Strict);
+        assert!(p.host_tmp);
+        assert!(p.rules.iter().any(|r| r.rule.contains("no private /tmp;")));
+        let p = plan(r#"{"fs": {"write": ["/tmp/work/**"]}}"#, Profile::Strict);
+        assert!(!p.host_tmp && p.scratch);
+        for glob in [
+            "/**",
+            "/proc/**",
+            "/dev/shm/**",
+            "/dev/**",
+            "/{dev,etc}/**",
+            "/d*",
+        ] {
+            let json = format!(r#"{{"fs": {{"write": ["{glob}"]}}}}"#);
+            let why = plan(&json, Profile::Strict)
+                .refusal()
+                .unwrap_or_else(|| panic!("{glob} runs"));
+            assert!(why.contains("shows its own"), "{why}");
+            assert!(plan(&json, Profile::Hardened).refusal().is_none());
+        }
+        // A widened glob that names nothing of /proc or /dev still runs.
+        assert!(plan(r#"{"fs": {"read": ["/*.txt"]}}"#, Profile::Strict)
+            .refusal()
+            .is_none());
     }
 
     #[test]

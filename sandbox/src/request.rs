@@ -42,8 +42,9 @@ pub struct Request {
     pub exec_notify: bool,
     /// `(resource, limit)` pairs for setrlimit.
     pub rlimits: Vec<(u32, u64)>,
-    /// A pids cgroup directory to join before anything else.
-    pub cgroup: Option<PathBuf>,
+    /// The run's cgroups (pids, memory) that the root of the tool's tree joins before anything
+    /// else.
+    pub cgroups: Vec<PathBuf>,
     /// Create a network namespace.
     pub netns: bool,
     /// Bring its loopback up (net = hosts, for the egress listeners). With net = deny it stays

@@ -43,11 +43,12 @@ use std::time::{Duration, Instant};
 use policy_runtime::policy::EnvPattern;
 use policy_runtime::ToolPolicy;
 
+use crate::cgroup::RunCgroup;
 use crate::egress::{BrokerOptions, EgressEvent, EgressPlan};
 use crate::hostcaps::HostSupport;
 use crate::landlock_rules::{negotiated_abi, LandlockSpec, PathRule};
 use crate::mounts::{add_bind, MountOp};
-use crate::plan::{ExecPlan, NetPlan, Plan, ProcessLimit, Profile, DEVICES};
+use crate::plan::{ExecPlan, MemoryLimit, NetPlan, Plan, ProcessLimit, Profile, DEVICES};
 use crate::request::{Request, Status};
 use crate::seccomp::{self, FilterOptions};
 pub use crate::spawn::Stdio;
@@ -345,13 +346,21 @@ fn build(policy: &ToolPolicy, profile: Profile, program: &Path) -> Result<Prepar
         optional: false,
     });
     if strict {
-        paths.push(PathRule {
-            path: "/tmp".into(),
-            read: true,
-            write: true,
-            exec: exec_allow,
-            optional: false,
-        });
+        // The sandbox's own scratch memory and ptys (see `MountOp::Scratch` and `Devpts`); /tmp
+        // only when it is the private one, never the host's under a read-only root.
+        let mut own = vec![("/dev/shm", exec_allow), ("/dev/pts", false)];
+        if !plan.host_tmp {
+            own.push(("/tmp", exec_allow));
+        }
+        for (path, exec) in own {
+            paths.push(PathRule {
+                path: path.into(),
+                read: true,
+                write: true,
+                exec,
+                optional: false,
+            });
+        }
     }
     if let Some(e) = &egress {
         for (path, _) in e.files() {
@@ -385,7 +394,14 @@ fn build(policy: &ToolPolicy, profile: Profile, program: &Path) -> Result<Prepar
         mounts.push(MountOp::Tmpfs {
             path: "/dev".into(),
             exec: false,
+            size_bytes: crate::mounts::DEV_TMPFS_BYTES,
         });
+        mounts.push(MountOp::Scratch {
+            size_bytes: plan.scratch_bytes,
+            tmp: !plan.host_tmp,
+            exec: exec_allow,
+        });
+        mounts.push(MountOp::Devpts);
         for dev in DEVICES {
             if Path::new(dev).exists() {
                 mounts.push(MountOp::Bind {
@@ -459,7 +475,7 @@ fn build(policy: &ToolPolicy, profile: Profile, program: &Path) -> Result<Prepar
         exec_notify: plan.exec == ExecPlan::Deny,
         filters,
         rlimits,
-        cgroup: None,
+        cgroups: Vec::new(),
         netns: strict && plan.net != NetPlan::Allow,
         loopback: egress.is_some(),
         egress: egress.clone(),
@@ -565,31 +581,25 @@ pub fn locate_helper(explicit: Option<&Path>) -> Result<PathBuf, RunError> {
 
 static RUN_COUNTER: AtomicU64 = AtomicU64::new(0);
 
-struct Cgroup(PathBuf);
-
-impl Cgroup {
-    fn create(parent: &Path, max: u64) -> Result<Cgroup, RunError> {
-        let n = RUN_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let dir = parent.join(format!("toolpolicy-{}-{n}", std::process::id()));
-        std::fs::create_dir(&dir).map_err(|e| {
-            RunError::Refused(format!("creating pids cgroup {}: {e}", dir.display()))
+/// Creates the run's cgroups for the limits the plan holds by cgroup, and names them in the
+/// request; they are removed when the returned guards drop (after the run).
+fn run_cgroups(plan: &Plan, request: &mut Request) -> Result<Vec<RunCgroup>, RunError> {
+    let host = HostSupport::cached();
+    let mut cgroups = Vec::new();
+    if let ProcessLimit::Cgroup(n) = plan.process_limit {
+        let parent = host.pids_cgroup.as_ref().ok_or_else(|| {
+            RunError::Refused("limits.max_processes: the pids cgroup disappeared".into())
         })?;
-        let cg = Cgroup(dir);
-        std::fs::write(cg.0.join("pids.max"), max.to_string())
-            .map_err(|e| RunError::Refused(format!("setting {}/pids.max: {e}", cg.0.display())))?;
-        Ok(cg)
+        cgroups.push(RunCgroup::pids(parent, n).map_err(RunError::Refused)?);
     }
-}
-
-impl Drop for Cgroup {
-    fn drop(&mut self) {
-        for _ in 0..200 {
-            if std::fs::remove_dir(&self.0).is_ok() {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(5));
-        }
+    if let MemoryLimit::Cgroup(bytes) = plan.memory_limit {
+        let parent = host.memory_cgroup.as_ref().ok_or_else(|| {
+            RunError::Refused("limits.memory_bytes: the memory cgroup disappeared".into())
+        })?;
+        cgroups.push(RunCgroup::memory(parent, bytes).map_err(RunError::Refused)?);
     }
+    request.cgroups = cgroups.iter().map(|c| c.path().to_path_buf()).collect();
+    Ok(cgroups)
 }
 
 struct Scratch(PathBuf);
@@ -623,6 +633,38 @@ fn scratch_dir() -> Result<PathBuf, RunError> {
 impl Drop for Scratch {
     fn drop(&mut self) {
         let _ = std::fs::remove_dir_all(&self.0);
+    }
+}
+
+/// The variables naming a user's own directories, which programs probe with `access()` (not
+/// governed by Landlock) and then fail to open.
+pub const HOME_VARIABLES: &[&str] = &[
+    "HOME",
+    "XDG_CONFIG_HOME",
+    "XDG_CACHE_HOME",
+    "XDG_DATA_HOME",
+    "XDG_STATE_HOME",
+    "XDG_RUNTIME_DIR",
+];
+
+/// Hardened profile: points each of [`HOME_VARIABLES`] that lies outside every root at the
+/// scratch directory. Without a mount namespace the directory stays visible, so a program
+/// (git reading `~/.gitconfig`, say) sees that the file exists, then gets `EACCES` from
+/// Landlock and gives up; an empty home of its own behaves as a fresh account.
+fn redirect_home(env: &mut [(OsString, OsString)], plan: &Plan, scratch: &Path) {
+    for (name, value) in env.iter_mut() {
+        if !HOME_VARIABLES.iter().any(|v| name == v) {
+            continue;
+        }
+        let path = Path::new(value.as_os_str());
+        let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
+        let inside = plan
+            .roots
+            .iter()
+            .any(|r| path.starts_with(std::fs::canonicalize(&r.path).unwrap_or(r.path.clone())));
+        if !inside {
+            *value = scratch.as_os_str().to_os_string();
+        }
     }
 }
 
@@ -702,6 +744,7 @@ pub fn run(
         });
         env.retain(|(k, _)| k != "TMPDIR");
         env.push(("TMPDIR".into(), dir.clone().into_os_string()));
+        redirect_home(&mut env, &plan, &dir);
         _scratch = Some(Scratch(dir));
     }
     request.env = env
@@ -718,19 +761,7 @@ pub fn run(
         None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from("/")),
     });
     request.parent_pid = std::process::id() as i32;
-    let _cgroup = match (&plan.process_limit, &HostSupport::cached().pids_cgroup) {
-        (ProcessLimit::Cgroup(n), Some(pc)) => {
-            // The hardened trampoline lives in the cgroup too; the strict child is the command.
-            let own = if profile == Profile::Strict { 0 } else { 1 };
-            let cg = Cgroup::create(&pc.parent, n + own)?;
-            request.cgroup = Some(cg.0.clone());
-            Some(cg)
-        }
-        (ProcessLimit::Cgroup(_), None) => {
-            return Err(RunError::Refused("the pids cgroup disappeared".into()))
-        }
-        _ => None,
-    };
+    let _cgroups = run_cgroups(&plan, &mut request)?;
     let (broker_end, child_end) = match &prepared.egress {
         Some(_) => {
             let (p, c) = crate::fdpass::socketpair(libc::SOCK_STREAM)

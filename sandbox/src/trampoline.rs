@@ -3,7 +3,7 @@
 //!
 //! ```text
 //! parent ──posix_spawn──▶ T (trampoline): child subreaper, caller's death → SIGTERM → signalfd
-//!   T ──fork──▶ G: capabilities dropped → NO_NEW_PRIVS → Landlock → rlimits → seccomp → execve
+//!   T ──fork──▶ G: cgroups → capabilities dropped → NO_NEW_PRIVS → Landlock → rlimits → seccomp → execve
 //!   T supervises G (exec notifications, timeout, caller's death), then kills every descendant
 //! ```
 //!
@@ -97,13 +97,6 @@ fn run(req: &Request) -> i32 {
     if req.profile != Profile::Hardened {
         refuse("the trampoline serves the hardened profile only (strict runs are spawned directly); is the helper from another version?".into());
     }
-    if let Some(cgroup) = &req.cgroup {
-        let procs = cgroup.join("cgroup.procs");
-        let pid = std::process::id().to_string();
-        if let Err(e) = std::fs::write(&procs, pid) {
-            refuse(format!("joining pids cgroup {}: {e}", procs.display()));
-        }
-    }
     // SAFETY: prctl with integer arguments.
     if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) } != 0 {
         refuse(format!("PR_SET_CHILD_SUBREAPER: {}", errno()));
@@ -141,6 +134,10 @@ fn supervise_child(req: &Request) -> i32 {
     if child == 0 {
         // SAFETY: prctl with integers.
         unsafe { libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL) };
+        // The command's tree, not the trampoline, is what the cgroups limit.
+        if let Err(e) = crate::cgroup::join(&req.cgroups) {
+            refuse(e);
+        }
         // The command's end stays open until execve closes it; the supervisor's end closes here.
         let notify = pair.map(|(_, child_end)| child_end.into_raw_fd());
         crate::child::confine_and_exec(req, &image, REPORTER, notify);

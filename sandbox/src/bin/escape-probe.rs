@@ -89,6 +89,10 @@ actions:
   tiocsti TEXT                    push TEXT into the input of the terminal on stdin (TIOCSTI)
   fork-bomb N                     fork until N children exist (then kill them all)
   memory-hog MIB                  map and touch MIB MiB of anonymous memory
+  fill PATH MIB                   write MIB MiB into the file PATH (a tmpfs fills memory)
+  memfd-fill MIB                  write MIB MiB into a memfd (shared memory, not address space)
+  posix-shm NAME                  shm_open + mmap and sem_open + post/wait of /NAME (/dev/shm)
+  pty                             open a pty pair and pass a line through it
   status                          print NoNewPrivs and CapEff of /proc/self/status";
 
 fn main() -> ExitCode {
@@ -164,6 +168,10 @@ fn run(action: &str, args: &[String]) -> Outcome {
             "tiocsti" => tiocsti(arg(0)?),
             "fork-bomb" => fork_bomb(parse(arg(0)?)?),
             "memory-hog" => memory_hog(parse(arg(0)?)?),
+            "fill" => fill(arg(0)?, parse(arg(1)?)?),
+            "memfd-fill" => memfd_fill(parse(arg(0)?)?),
+            "posix-shm" => posix_shm(arg(0)?),
+            "pty" => pty(),
             "status" => status(),
             other => kernel_paths::run(other, args).unwrap_or_else(|| {
                 Outcome::Error(format!(
@@ -874,6 +882,122 @@ fn memory_hog(mib: usize) -> Outcome {
     // SAFETY: unmaps exactly the mapping created above.
     unsafe { libc::munmap(ptr, len) };
     Outcome::Succeeded(format!("mapped and touched {mib} MiB"))
+}
+
+/// Writes `mib` MiB into `fd` in 1 MiB chunks; the first failure is the outcome.
+fn write_mib(fd: i32, mib: usize, what: &str) -> Outcome {
+    let chunk = vec![0x5au8; 1 << 20];
+    for done in 0..mib {
+        let mut off = 0;
+        while off < chunk.len() {
+            // SAFETY: writing from a live buffer of the given length.
+            let n = unsafe { libc::write(fd, chunk[off..].as_ptr().cast(), chunk.len() - off) };
+            if n < 0 {
+                return blocked(Error::last_os_error(), format!("{what} after {done} MiB"));
+            }
+            off += n as usize;
+        }
+    }
+    Outcome::Succeeded(format!("{what}: held {mib} MiB"))
+}
+
+fn fill(path: &str, mib: usize) -> Outcome {
+    let file = match std::fs::File::create(path) {
+        Ok(f) => f,
+        Err(e) => return blocked(e, format!("create {path}")),
+    };
+    use std::os::fd::AsRawFd;
+    write_mib(file.as_raw_fd(), mib, path)
+}
+
+fn memfd_fill(mib: usize) -> Outcome {
+    let name = CString::new("probe").unwrap();
+    // SAFETY: memfd_create with a valid name.
+    let fd = unsafe { libc::memfd_create(name.as_ptr(), libc::MFD_CLOEXEC) };
+    if fd < 0 {
+        return blocked(Error::last_os_error(), "memfd_create");
+    }
+    write_mib(fd, mib, "memfd")
+}
+
+fn posix_shm(name: &str) -> Outcome {
+    let shm = CString::new(format!("/{name}")).unwrap();
+    let sem = CString::new(format!("/{name}-sem")).unwrap();
+    // SAFETY: POSIX shm and semaphore calls with valid names; the mapping is checked, used
+    // within its length and unmapped.
+    unsafe {
+        let fd = libc::shm_open(shm.as_ptr(), libc::O_CREAT | libc::O_RDWR, 0o600);
+        if fd < 0 {
+            return blocked(Error::last_os_error(), format!("shm_open /{name}"));
+        }
+        if libc::ftruncate(fd, 4096) != 0 {
+            return blocked(Error::last_os_error(), "ftruncate of the shm object");
+        }
+        let map = libc::mmap(
+            std::ptr::null_mut(),
+            4096,
+            libc::PROT_READ | libc::PROT_WRITE,
+            libc::MAP_SHARED,
+            fd,
+            0,
+        );
+        if map == libc::MAP_FAILED {
+            return blocked(Error::last_os_error(), "mmap of the shm object");
+        }
+        std::ptr::write_volatile(map.cast::<u8>(), 42);
+        libc::munmap(map, 4096);
+        libc::close(fd);
+        libc::shm_unlink(shm.as_ptr());
+        let s = libc::sem_open(
+            sem.as_ptr(),
+            libc::O_CREAT,
+            0o600 as libc::c_uint,
+            0 as libc::c_uint,
+        );
+        if s == libc::SEM_FAILED {
+            return blocked(Error::last_os_error(), format!("sem_open /{name}-sem"));
+        }
+        if libc::sem_post(s) != 0 || libc::sem_wait(s) != 0 {
+            return blocked(Error::last_os_error(), "sem_post/sem_wait");
+        }
+        libc::sem_close(s);
+        libc::sem_unlink(sem.as_ptr());
+    }
+    Outcome::Succeeded(format!("shared memory and a semaphore under /{name}"))
+}
+
+fn pty() -> Outcome {
+    // SAFETY: the pty calls get valid flags and buffers; descriptors are closed at exit.
+    unsafe {
+        let master = libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY);
+        if master < 0 {
+            return blocked(Error::last_os_error(), "posix_openpt (/dev/ptmx)");
+        }
+        if libc::grantpt(master) != 0 || libc::unlockpt(master) != 0 {
+            return blocked(Error::last_os_error(), "grantpt/unlockpt");
+        }
+        let mut name = [0 as libc::c_char; 128];
+        if libc::ptsname_r(master, name.as_mut_ptr(), name.len()) != 0 {
+            return blocked(Error::last_os_error(), "ptsname");
+        }
+        let slave = libc::open(name.as_ptr(), libc::O_RDWR | libc::O_NOCTTY);
+        let shown = std::ffi::CStr::from_ptr(name.as_ptr())
+            .to_string_lossy()
+            .into_owned();
+        if slave < 0 {
+            return blocked(Error::last_os_error(), format!("open {shown}"));
+        }
+        let line = b"ping\n";
+        if libc::write(slave, line.as_ptr().cast(), line.len()) != line.len() as isize {
+            return blocked(Error::last_os_error(), "write to the pty");
+        }
+        let mut buf = [0u8; 64];
+        let n = libc::read(master, buf.as_mut_ptr().cast(), buf.len());
+        if n <= 0 || !buf[..n as usize].starts_with(b"ping") {
+            return blocked(Error::last_os_error(), "read from the pty master");
+        }
+        Outcome::Succeeded(format!("pty pair {shown}"))
+    }
 }
 
 fn status() -> Outcome {
