@@ -65,6 +65,7 @@ mod child;
 pub mod egress;
 mod fdpass;
 pub mod hostcaps;
+pub mod interpreters;
 pub mod landlock_rules;
 pub mod mounts;
 mod nsclone;
@@ -74,6 +75,7 @@ pub mod request;
 pub mod runner;
 pub mod seccomp;
 mod spawn;
+mod supervisor;
 pub mod trampoline;
 
 pub use plan::{Enforcement, Plan, Profile, RuleReport};

@@ -14,7 +14,11 @@
 //! * refuses with `EPERM`, by argument: `clone` with any namespace flag (a deny of `unshare`
 //!   alone is bypassed by `clone(CLONE_NEWUSER)`), `ioctl` `TIOCSTI`/`TIOCLINUX`; with
 //!   `deny_sockets`, `socket()`; with `restrict_socket_families`, every family but unix, IPv4,
-//!   IPv6 and netlink.
+//!   IPv6 and netlink;
+//! * with `supervise_unix` (strict, net is not allow): sends `connect` to the supervisor, which
+//!   connects on the tool's behalf ([`crate::supervisor`]), and refuses unix datagram sockets
+//!   (`socket`/`socketpair` of `AF_UNIX`, `SOCK_DGRAM`), whose `sendmsg` can name any
+//!   pathname socket in memory a filter cannot read.
 //!
 //! **How it is built.** The argument rules are compiled by seccompiler. The checks before them
 //! are a short hand-assembled prefix, because seccompiler tests syscall numbers one after the
@@ -42,6 +46,9 @@ pub struct FilterOptions {
     /// Refuse socket families other than unix, IPv4, IPv6 and netlink (net is not allow):
     /// some families, such as `AF_VSOCK` to a hypervisor, ignore network namespaces.
     pub restrict_socket_families: bool,
+    /// Send `connect` to the supervisor and refuse unix datagram sockets (strict with
+    /// net = deny or a host list): host pathname sockets inside the roots stay unreachable.
+    pub supervise_unix: bool,
 }
 
 /// The compiled filter, as packed BPF words (`code << 48 | jt << 40 | jf << 32 | k`).
@@ -137,7 +144,7 @@ pub fn compile(options: FilterOptions) -> Result<Filters, String> {
     let by_argument: seccompiler::BpfProgram = filter
         .try_into()
         .map_err(|e: seccompiler::BackendError| format!("seccomp argument rules: {e}"))?;
-    let mut program = prefix(options.exec_notify, &numbers_with_rules)?;
+    let mut program = prefix(options, &numbers_with_rules)?;
     program.extend(by_argument.iter().map(|i| pack(i.code, i.jt, i.jf, i.k)));
     Ok(Filters { program })
 }
@@ -189,8 +196,37 @@ fn argument_rules(options: FilterOptions) -> Result<BTreeMap<i64, Vec<SeccompRul
             vec![SeccompRule::new(others).map_err(|e| e.to_string())?],
         );
     }
+    if options.supervise_unix {
+        let unix_datagram = || {
+            SeccompRule::new(vec![
+                cond(
+                    0,
+                    SeccompCmpArgLen::Dword,
+                    SeccompCmpOp::Eq,
+                    libc::AF_UNIX as u64,
+                ),
+                cond(
+                    1,
+                    SeccompCmpArgLen::Dword,
+                    SeccompCmpOp::MaskedEq(SOCK_TYPE_MASK),
+                    libc::SOCK_DGRAM as u64,
+                ),
+            ])
+            .map_err(|e| e.to_string())
+        };
+        if !options.deny_sockets {
+            rules
+                .entry(libc::SYS_socket)
+                .or_default()
+                .push(unix_datagram()?);
+        }
+        rules.insert(libc::SYS_socketpair, vec![unix_datagram()?]);
+    }
     Ok(rules)
 }
+
+/// The type bits of `socket()`'s second argument (the rest are `SOCK_NONBLOCK`/`SOCK_CLOEXEC`).
+const SOCK_TYPE_MASK: u64 = 0xf;
 
 fn pack(code: u16, jt: u8, jf: u8, k: u32) -> u64 {
     (code as u64) << 48 | (jt as u64) << 40 | (jf as u64) << 32 | k as u64
@@ -266,7 +302,7 @@ enum Op {
 }
 
 /// The hand-assembled checks before seccompiler's part; ends in their return instructions.
-fn prefix(exec_notify: bool, numbers_with_rules: &[u32]) -> Result<Vec<u64>, String> {
+fn prefix(options: FilterOptions, numbers_with_rules: &[u32]) -> Result<Vec<u64>, String> {
     let jeq = |k: u32, t: Target| Op::Jump {
         ge: false,
         k,
@@ -290,9 +326,12 @@ fn prefix(exec_notify: bool, numbers_with_rules: &[u32]) -> Result<Vec<u64>, Str
         },
         jeq(libc::SYS_clone3 as u32, Target::Ret(Verdict::Enosys)),
     ];
-    if exec_notify {
+    if options.exec_notify {
         ops.push(jeq(libc::SYS_execve as u32, Target::Ret(Verdict::Notify)));
         ops.push(jeq(libc::SYS_execveat as u32, Target::Ret(Verdict::Notify)));
+    }
+    if options.supervise_unix {
+        ops.push(jeq(libc::SYS_connect as u32, Target::Ret(Verdict::Notify)));
     }
     let mut numbers: Vec<(u32, Target)> = DENIED
         .iter()
@@ -412,41 +451,17 @@ pub fn install(
     Ok(new_listener.then_some(rc as libc::c_int))
 }
 
-/// Answers one exec notification on `listener`: lets the command's own `execve` (the first one,
-/// from `child`) through and refuses every later one (exec = deny). Does not allocate.
-pub(crate) fn answer_exec(
-    listener: std::os::fd::RawFd,
-    child: libc::pid_t,
-    first_exec_done: &mut bool,
-) {
-    // SAFETY: the notification structs are plain data, zeroed as the kernel requires.
-    unsafe {
-        let mut notif: libc::seccomp_notif = std::mem::zeroed();
-        if libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_RECV, &mut notif) != 0 {
-            return;
-        }
-        let mut resp: libc::seccomp_notif_resp = std::mem::zeroed();
-        resp.id = notif.id;
-        if !*first_exec_done && notif.pid as libc::pid_t == child {
-            *first_exec_done = true;
-            resp.flags = libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32;
-        } else {
-            resp.error = -libc::EPERM;
-        }
-        libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_SEND, &mut resp);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn every_option_set() -> Vec<FilterOptions> {
-        (0..8)
+        (0..16)
             .map(|bits| FilterOptions {
                 exec_notify: bits & 1 != 0,
                 deny_sockets: bits & 2 != 0,
                 restrict_socket_families: bits & 4 != 0,
+                supervise_unix: bits & 8 != 0,
             })
             .collect()
     }
@@ -541,12 +556,18 @@ mod tests {
             libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32
         } else if options.exec_notify && (is(libc::SYS_execve) || is(libc::SYS_execveat)) {
             libc::SECCOMP_RET_USER_NOTIF
+        } else if options.supervise_unix && is(libc::SYS_connect) {
+            libc::SECCOMP_RET_USER_NOTIF
         } else if DENIED.iter().any(|&n| is(n))
             || (is(libc::SYS_clone) && args[0] & namespaces != 0)
             || (is(libc::SYS_ioctl)
                 && [libc::TIOCSTI, libc::TIOCLINUX].contains(&(args[1] as u32 as u64)))
             || (is(libc::SYS_socket)
                 && (options.deny_sockets || (options.restrict_socket_families && !allowed_family)))
+            || ((is(libc::SYS_socket) || is(libc::SYS_socketpair))
+                && options.supervise_unix
+                && family == libc::AF_UNIX
+                && args[1] as u32 & 0xf == libc::SOCK_DGRAM as u32)
         {
             eperm
         } else {
@@ -572,6 +593,14 @@ mod tests {
         }
         for family in 0..=46u64 {
             arg_sets.push([family, libc::SOCK_STREAM as u64, 0, 0, 0, 0]);
+        }
+        for kind in [libc::SOCK_DGRAM, libc::SOCK_SEQPACKET, libc::SOCK_RAW] {
+            for flags in [0, libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK] {
+                let kind = (kind | flags) as u64;
+                arg_sets.push([libc::AF_UNIX as u64, kind, 0, 0, 0, 0]);
+                arg_sets.push([libc::AF_UNIX as u64 | 1 << 32, kind | 1 << 40, 0, 0, 0, 0]);
+                arg_sets.push([libc::AF_INET as u64, kind, 0, 0, 0, 0]);
+            }
         }
         let numbers: Vec<u32> = (0..=470)
             .chain([1000, 0x4000_0000, 0x4000_0001, 0x4000_0000 + 59, u32::MAX])
