@@ -554,9 +554,9 @@ mod tests {
             libc::SECCOMP_RET_KILL_PROCESS
         } else if is(libc::SYS_clone3) {
             libc::SECCOMP_RET_ERRNO | libc::ENOSYS as u32
-        } else if options.exec_notify && (is(libc::SYS_execve) || is(libc::SYS_execveat)) {
-            libc::SECCOMP_RET_USER_NOTIF
-        } else if options.supervise_unix && is(libc::SYS_connect) {
+        } else if (options.exec_notify && (is(libc::SYS_execve) || is(libc::SYS_execveat)))
+            || (options.supervise_unix && is(libc::SYS_connect))
+        {
             libc::SECCOMP_RET_USER_NOTIF
         } else if DENIED.iter().any(|&n| is(n))
             || (is(libc::SYS_clone) && args[0] & namespaces != 0)
