@@ -34,6 +34,10 @@
 //! 5. it connects the tool's socket to `/proc/self/fd/N` of that descriptor, which names the
 //!    resolved file and nothing else, and answers with the result.
 //!
+//! One visible difference: the listening side's `SO_PEERCRED` shows the supervisor (the
+//! runner's uid, which maps to the overflow uid inside, and pid 0), not the connecting tool. A
+//! relative socket path may not pass through symlinks (`ELOOP`); absolute ones may.
+//!
 //! Other families connect with the copied address: the socket lives in the sandbox's network
 //! namespace, which is what confines it; a TCP socket may only reach the ports Landlock would
 //! allow (the egress listeners of a host list; none for net = deny), since the supervisor's own
