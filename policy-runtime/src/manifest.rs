@@ -337,8 +337,9 @@ impl ToolPolicy {
         canonical_hash(&serde_json::to_value(self).expect("policies serialize"))
     }
 
-    /// Loads `tool`'s policy from a manifest (`.json`) or a single-tool TOML file (`.toml`;
-    /// `tool` is then ignored). Any other extension is read as JSON manifest when `tool` is given.
+    /// Loads `tool`'s policy from a manifest (a JSON object with a `tools` key), a single-tool
+    /// JSON policy (any other JSON object) or a single-tool TOML file (`.toml`). `tool` picks
+    /// the entry of a manifest and is ignored for single-tool files.
     pub fn load(path: impl AsRef<Path>, tool: Option<&str>) -> Result<ToolPolicy, LoadError> {
         let path = path.as_ref();
         let text = crate::error::read_file(path)?;
@@ -346,7 +347,7 @@ impl ToolPolicy {
         let is_toml = path.extension().is_some_and(|e| e == "toml");
         match (is_toml, tool) {
             (true, _) => ToolPolicy::from_toml_str(&name, &text),
-            (false, Some(tool)) => {
+            (false, Some(tool)) if is_manifest_json(&text) => {
                 let manifest = Manifest::from_json_str(&name, &text)?;
                 manifest
                     .tools
@@ -354,7 +355,7 @@ impl ToolPolicy {
                     .map(|e| e.policy.clone())
                     .ok_or_else(|| LoadError::missing_tool(&name, tool, manifest.tools.keys()))
             }
-            (false, None) => ToolPolicy::from_json_str(&name, &text),
+            (false, _) => ToolPolicy::from_json_str(&name, &text),
         }
     }
 }
@@ -367,6 +368,15 @@ fn from_json<'de, T: Deserialize<'de>>(name: &str, text: &'de str) -> Result<T, 
     de.end()
         .map_err(|e| LoadError::from_json(name, text, &e, ""))?;
     Ok(value)
+}
+
+/// Whether JSON text is a manifest rather than a single-tool policy: an object with `tools`.
+/// Text that is not a JSON object is read as a manifest, whose loader names the problem.
+fn is_manifest_json(text: &str) -> bool {
+    match serde_json::from_str::<Value>(text) {
+        Ok(Value::Object(map)) => map.contains_key("tools"),
+        _ => true,
+    }
 }
 
 fn canonical_hash(value: &Value) -> String {

@@ -353,52 +353,23 @@ impl Invocation<'_> {
                 };
             }
         };
-        if let Some(approver) = self.needs_approval(&*tool) {
-            let risk = tool.spec().policy.effective_risk();
-            let redacted = registry.redactor.redact_json(&args);
-            let reason = if tool.spec().policy.constraints.requires_approval == Some(true) {
-                ApprovalReason::Required
-            } else {
-                ApprovalReason::Risk(risk)
-            };
-            let decision = match approver {
-                Some(a) => (
-                    a.name().to_string(),
-                    a.decide(&ApprovalRequest {
-                        tool: &call.name,
-                        arguments: &redacted,
-                        risk,
-                        reason,
-                    }),
-                ),
-                None => (
-                    String::new(),
-                    Approval::Deny("this call needs approval and no approver is configured".into()),
-                ),
-            };
-            match decision {
-                (approver, Approval::Approve) => {
-                    registry.emit(&event(EventKind::Approved { approver }))
-                }
-                (_, Approval::Deny(why)) => {
-                    let denial = Denial::new(
-                        DenialCode::ApprovalDenied,
-                        format!("Approval was refused: {why}."),
-                    );
-                    registry.emit(&event(EventKind::Denied {
-                        code: denial.code,
-                        reason: denial.reason.clone(),
-                        argument: None,
-                        path: None,
-                    }));
-                    return ToolResult {
-                        content: denial.to_model_text(&call.name),
-                        call_id,
-                        tool: call.name,
-                        status: CallStatus::Denied(denial),
-                        metadata: None,
-                    };
-                }
+        match self.approval(&*tool, &call.name, &args) {
+            Ok(Some(approver)) => registry.emit(&event(EventKind::Approved { approver })),
+            Ok(None) => {}
+            Err(denial) => {
+                registry.emit(&event(EventKind::Denied {
+                    code: denial.code,
+                    reason: denial.reason.clone(),
+                    argument: None,
+                    path: None,
+                }));
+                return ToolResult {
+                    content: denial.to_model_text(&call.name),
+                    call_id,
+                    tool: call.name,
+                    status: CallStatus::Denied(denial),
+                    metadata: None,
+                };
             }
         }
 
@@ -444,6 +415,72 @@ impl Invocation<'_> {
                     metadata: None,
                 }
             }
+        }
+    }
+
+    /// The decision [`Invocation::call`] would make for `call`, without running the tool's
+    /// body or emitting events: the gate, the constraints (counted in this invocation) and the
+    /// approval. `Ok` holds the arguments the body would receive.
+    ///
+    /// ```
+    /// use policy_runtime::registry::{Registry, ToolCall};
+    /// use policy_runtime::tool::{fn_tool, ToolSpec};
+    /// use policy_runtime::policy::ToolPolicy;
+    ///
+    /// let policy = ToolPolicy::from_json_str("p", r#"{"constraints": {"requires_approval": true}}"#)?;
+    /// let mut registry = Registry::new();
+    /// registry.register(fn_tool(ToolSpec::new("t", policy), |_, _| Ok("ran".into()))).unwrap();
+    /// let denial = registry.start_invocation().decide(&ToolCall::new("t", serde_json::json!({}))).unwrap_err();
+    /// assert_eq!(denial.code.as_str(), "approval.denied");
+    /// # Ok::<(), policy_runtime::LoadError>(())
+    /// ```
+    pub fn decide(&self, call: &ToolCall) -> Result<Value, Denial> {
+        let (tool, args) = self.admit(call)?;
+        self.approval(&*tool, &call.name, &args)?;
+        Ok(args)
+    }
+
+    /// Asks for approval when the policy or the registry's risk threshold wants it: `Ok(None)`
+    /// when none is needed, `Ok(Some(approver))` when given, the denial otherwise (also when
+    /// no approver is configured).
+    fn approval(
+        &self,
+        tool: &dyn Tool,
+        name: &str,
+        args: &Value,
+    ) -> Result<Option<String>, Denial> {
+        let Some(approver) = self.needs_approval(tool) else {
+            return Ok(None);
+        };
+        let policy = &tool.spec().policy;
+        let risk = policy.effective_risk();
+        let redacted = self.registry.redactor.redact_json(args);
+        let reason = if policy.constraints.requires_approval == Some(true) {
+            ApprovalReason::Required
+        } else {
+            ApprovalReason::Risk(risk)
+        };
+        let decision = match approver {
+            Some(a) => (
+                a.name().to_string(),
+                a.decide(&ApprovalRequest {
+                    tool: name,
+                    arguments: &redacted,
+                    risk,
+                    reason,
+                }),
+            ),
+            None => (
+                String::new(),
+                Approval::Deny("this call needs approval and no approver is configured".into()),
+            ),
+        };
+        match decision {
+            (approver, Approval::Approve) => Ok(Some(approver)),
+            (_, Approval::Deny(why)) => Err(Denial::new(
+                DenialCode::ApprovalDenied,
+                format!("Approval was refused: {why}."),
+            )),
         }
     }
 

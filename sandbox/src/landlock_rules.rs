@@ -43,9 +43,19 @@ pub struct LandlockSpec {
     pub connect_ports: Vec<u16>,
     /// Ports that may be bound (TCP bind is always restricted).
     pub bind_ports: Vec<u16>,
+    /// With Landlock ABI 9 or later: connecting to pathname unix sockets is allowed only
+    /// beneath these paths (`None`: wherever writing is). The supervisor checks every
+    /// `connect` on any ABI ([`crate::supervisor`]); this is the kernel's own second check.
+    #[serde(default)]
+    pub unix_connect_beneath: Option<Vec<PathBuf>>,
 }
 
-fn access_for(rule: &PathRule, abi: ABI, is_dir: bool) -> BitFlags<AccessFs> {
+fn access_for(
+    rule: &PathRule,
+    abi: ABI,
+    is_dir: bool,
+    unix_connect_beneath: Option<&[PathBuf]>,
+) -> BitFlags<AccessFs> {
     let mut access = BitFlags::<AccessFs>::empty();
     if rule.read {
         access |= AccessFs::ReadFile | AccessFs::ReadDir;
@@ -57,6 +67,9 @@ fn access_for(rule: &PathRule, abi: ABI, is_dir: bool) -> BitFlags<AccessFs> {
         access |= AccessFs::Execute;
     }
     access &= AccessFs::from_all(abi);
+    if unix_connect_beneath.is_some_and(|list| !list.contains(&rule.path)) {
+        access &= !AccessFs::ResolveUnix;
+    }
     if !is_dir {
         access &= AccessFs::from_file(abi);
     }
@@ -95,7 +108,12 @@ pub fn restrict_self(spec: &LandlockSpec) -> Result<(), String> {
             Err(_) if rule.optional => continue,
             Err(e) => return Err(format!("landlock rule for {}: {e}", rule.path.display())),
         };
-        let access = access_for(rule, abi, meta.is_dir());
+        let access = access_for(
+            rule,
+            abi,
+            meta.is_dir(),
+            spec.unix_connect_beneath.as_deref(),
+        );
         if access.is_empty() {
             continue;
         }
@@ -183,6 +201,7 @@ mod tests {
                 restrict_connect: true,
                 connect_ports: vec![443],
                 bind_ports: Vec::new(),
+                unix_connect_beneath: Some(vec!["/tmp".into()]),
             };
             assert!(restrict_in_child(&spec), "ABI {abi}");
         }

@@ -43,6 +43,13 @@
 //! report says so on every `fs.write` rule (`widened`), as it says on every `fs.read` rule
 //! that `stat` and inotify reach every host path.
 //!
+//! What hardened leaves open, whatever the policy ([`plan::HARDENED_LEAVES_OPEN`]; each is a
+//! `not_enforced` line of its report, and `policy-sandbox run --help` prints the same list):
+//! * **host processes invisible**: other processes and their command lines (`/proc/PID/cmdline`);
+//! * **host network state hidden**: the host's listening ports and sockets (`/proc/net/tcp`, ...);
+//! * **metadata of paths outside the roots**: `stat`, `chmod`, `chown`, `utimes`, `setxattr`
+//!   and `inotify` (so its `fs.*` rules are reported widened, never exact).
+//!
 //! # Design choices
 //!
 //! * **Spawn cost**: nothing copies the caller's page tables, so the cost does not grow with
@@ -61,7 +68,17 @@
 //!   supervisor, which lets exactly the first one (the command itself) through and answers
 //!   `EPERM` to every later one. This stops `ld-linux.so /bin/sh` and binaries copied into a
 //!   write root, which Landlock's Execute right alone cannot (the loader must be executable
-//!   for the command to start). Write roots are also mounted `noexec`.
+//!   for the command to start). Write roots are also mounted `noexec`. A script's interpreter
+//!   chain is resolved when the plan is made ([`interpreters`]): `#!/bin/sh` needs nothing
+//!   more, `#!/usr/bin/env python3` also admits `env`'s `PATH` search, and the report names
+//!   the chain.
+//! * **exec = {allow = [...]}** also covers the command itself: a command that is not listed is
+//!   refused before anything starts.
+//! * **Host pathname unix sockets** (strict, net = deny or a host list): a socket file inside a
+//!   root is not hidden by the network namespace, and Landlock governs `connect` to it only from
+//!   ABI 9. Every `connect` goes to the supervisor, which connects on the tool's behalf with its
+//!   own copy of the address, and only to sockets on the sandbox's own filesystems (its
+//!   private `/tmp`); unix datagram sockets are refused (see the private `supervisor` module).
 //! * **exec = {allow = [...]}**: Landlock Execute only on the listed programs, the command and their
 //!   interpreters; in strict, every bind is `noexec` except the library directories and the
 //!   individually bound programs, so the loader cannot map other programs either. What is left
@@ -96,6 +113,7 @@ mod child;
 pub mod egress;
 mod fdpass;
 pub mod hostcaps;
+pub mod interpreters;
 pub mod landlock_rules;
 pub mod mounts;
 mod nsclone;
@@ -105,6 +123,7 @@ pub mod request;
 pub mod runner;
 pub mod seccomp;
 mod spawn;
+mod supervisor;
 pub mod trampoline;
 
 pub use plan::{Enforcement, Plan, Profile, RuleReport};

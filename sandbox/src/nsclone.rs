@@ -35,6 +35,7 @@ use std::time::{Duration, Instant};
 
 use crate::child::{ExecImage, Reporter, REFUSED_EXIT};
 use crate::request::Request;
+use crate::supervisor::Supervision;
 
 /// Stack of the cloned child: the mount view and Landlock code run on it.
 const STACK_BYTES: usize = 1 << 20;
@@ -68,8 +69,10 @@ pub(crate) struct Spawned {
     pub pidfd: OwnedFd,
     /// Status records the child sent before executing (a refusal or a failed `execve`).
     pub records: Vec<u8>,
-    /// The exec-notification listener (exec = deny), to refuse every later `execve`.
+    /// The notification listener (exec = deny, supervised `connect`), for the supervisor.
     pub listener: Option<OwnedFd>,
+    /// What the supervisor admits from here on (the command's own `execve` is behind it).
+    pub supervision: Supervision,
     /// The policy's timeout struck during the set-up.
     pub timed_out: bool,
 }
@@ -84,6 +87,7 @@ pub(crate) fn spawn(
     stdio: Option<StdioFds>,
     egress: Option<BorrowedFd<'_>>,
     deadline: Option<Instant>,
+    supervision: Supervision,
 ) -> Result<Spawned, String> {
     let image = ExecImage::new(req)?;
     let io = |what: &str, e: std::io::Error| {
@@ -155,12 +159,14 @@ pub(crate) fn spawn(
     // taken for good. The set-up takes about a millisecond; one still running seconds later is
     // blocked in a system call (a hung mount, say), which is safe to interrupt.
     let set_up_deadline = deadline.map(|d| d.max(Instant::now() + SET_UP_GRACE));
+    let mut supervision = supervision;
     let outcome = hand_off(
         pid,
         pidfd.as_raw_fd(),
         status_r.as_raw_fd(),
         notify_parent.as_ref().map(|p| p.as_raw_fd()),
         set_up_deadline,
+        &mut supervision,
     );
     restore_signals(&saved_mask);
     // `context` stays in scope (and in place) to here, past the end of the hand-off.
@@ -170,6 +176,7 @@ pub(crate) fn spawn(
         pidfd,
         records: outcome.records[..outcome.len].to_vec(),
         listener: outcome.listener,
+        supervision,
         timed_out: outcome.timed_out,
     })
 }
@@ -192,6 +199,7 @@ fn hand_off(
     status: RawFd,
     mut notify: Option<RawFd>,
     deadline: Option<Instant>,
+    supervision: &mut Supervision,
 ) -> HandOff {
     let mut out = HandOff {
         records: [0; RECORD_BYTES],
@@ -199,7 +207,6 @@ fn hand_off(
         listener: None,
         timed_out: false,
     };
-    let mut first_exec_done = false;
     loop {
         let mut fds = [libc::pollfd {
             fd: status,
@@ -211,7 +218,7 @@ fn hand_off(
             fds[n].fd = channel;
             n += 1;
         }
-        if let (Some(listener), false) = (&out.listener, first_exec_done) {
+        if let (Some(listener), false) = (&out.listener, supervision.first_exec_done) {
             fds[n].fd = listener.as_raw_fd();
             n += 1;
         }
@@ -247,6 +254,15 @@ fn hand_off(
                 // SAFETY: reading into a live stack buffer of the given length.
                 let got = unsafe { libc::read(status, buf.as_mut_ptr().cast(), buf.len()) };
                 if got == 0 {
+                    // Executed (or gone). Without exec supervision nothing held the child
+                    // until its listener was taken: it may still wait in the channel.
+                    if let Some(channel) = notify {
+                        // SAFETY: the parent's end of the notification channel, open here.
+                        let channel = unsafe { BorrowedFd::borrow_raw(channel) };
+                        if let Ok(listener) = crate::fdpass::recv_one(channel) {
+                            out.listener = Some(listener);
+                        }
+                    }
                     return out;
                 }
                 if got > 0 && !full {
@@ -266,10 +282,10 @@ fn hand_off(
                 }
                 notify = None;
             } else if p.revents & libc::POLLIN != 0 {
-                crate::seccomp::answer_exec(p.fd, pid, &mut first_exec_done);
+                crate::supervisor::answer(p.fd, pid, supervision, false);
             } else {
                 // The listener hung up: the child is gone.
-                first_exec_done = true;
+                supervision.first_exec_done = true;
             }
         }
     }

@@ -351,6 +351,46 @@ pub const DEVICES: &[&str] = &[
     "/dev/urandom",
 ];
 
+/// What the hardened profile leaves open whatever the policy says: `(rule, summary, reason)`.
+/// Each is a line of every hardened report (`not_enforced`, not declared, so the run is not
+/// refused for it) and of `policy-sandbox run --help`.
+pub const HARDENED_LEAVES_OPEN: &[(&str, &str, &str)] = &[
+    (
+        "host processes invisible",
+        "other processes and their command lines (/proc/PID/cmdline)",
+        "without a pid namespace the tool sees every host process and its command line \
+         (/proc/PID/cmdline); Landlock keeps their memory, environment and signals out of reach, \
+         but Landlock rules name inodes, and the tool's own /proc/PID does not exist before it \
+         starts: no read rule hides other processes while leaving a process its own /proc/self",
+    ),
+    (
+        "host network state hidden",
+        "the host's listening ports and sockets (/proc/net/tcp, tcp6, udp, unix)",
+        "without a network namespace /proc/net lists the host's listening ports and sockets; \
+         it lies under the tool's own /proc/self/net, so no Landlock read rule can hide it",
+    ),
+    (
+        "metadata of paths outside the roots",
+        "stat, access and inotify on every host path; with write roots, chmod, chown, utimes and \
+         setxattr on the files the runner's uid owns",
+        "Landlock (up to ABI 7) does not govern stat, access, inotify, chmod, chown, utimes or \
+         setxattr, and without a mount namespace nothing hides the paths; seccomp refuses the \
+         metadata writes only when no write root is declared",
+    ),
+];
+
+/// The `--help` text listing [`HARDENED_LEAVES_OPEN`].
+pub fn hardened_open_help() -> String {
+    let mut text = String::from(
+        "The hardened profile (--profile hardened: no namespaces) leaves open, and reports as \
+         not_enforced:\n",
+    );
+    for (_, summary, _) in HARDENED_LEAVES_OPEN {
+        text.push_str(&format!("  - {summary}\n"));
+    }
+    text
+}
+
 /// The smallest Landlock ABI the strict profile accepts: 4 brings TCP port rules (needed for
 /// host lists). The namespaces cover what later ABIs add: read-only binds stop truncation,
 /// the curated `/dev` has no device to misuse, the pid namespace hides host processes from
@@ -481,7 +521,12 @@ impl Plan {
                 &net_rule,
                 true,
                 Enforcement::Exact,
-                &["net-ns (no interface up)", "landlock-tcp", "landlock-scope"],
+                &[
+                    "net-ns (no interface up)",
+                    "landlock-tcp bind",
+                    "supervised connect (TCP to no port)",
+                    "landlock-scope",
+                ],
             ),
             (NetPlan::Deny, false) => b.rule(
                 &net_rule,
@@ -494,7 +539,12 @@ impl Plan {
                 &net_rule,
                 true,
                 Enforcement::Exact,
-                &["net-ns", "egress-broker", "landlock-tcp"],
+                &[
+                    "net-ns",
+                    "egress-broker",
+                    "landlock-tcp bind",
+                    "supervised connect (TCP to the egress ports only)",
+                ],
             ),
             (NetPlan::Hosts(_), false) => b.rule(
                 &net_rule,
@@ -563,31 +613,25 @@ impl Plan {
         }
 
         // Environment.
-        let env = match &policy.env {
-            None => {
-                b.rule("env (unspecified = inherit)", true, Enforcement::Exact, &[]);
-                None
-            }
-            Some(EnvPolicy::Deny) => {
-                b.rule(
-                    "env deny",
-                    true,
-                    Enforcement::Exact,
-                    &["cleared environment"],
-                );
-                Some(Vec::new())
-            }
-            Some(EnvPolicy::Allow(patterns)) => {
-                let list: Vec<String> = patterns.iter().map(|p| p.as_str().to_string()).collect();
-                b.rule(
-                    &format!("env allow [{}]", list.join(", ")),
-                    true,
-                    Enforcement::Exact,
-                    &["cleared environment"],
-                );
-                Some(list)
-            }
-        };
+        let env = Plan::env_patterns(policy);
+        match (&policy.env, &env) {
+            (None, _) => b.rule("env (unspecified = inherit)", true, Enforcement::Exact, &[]),
+            (Some(EnvPolicy::Deny), _) => b.rule(
+                "env deny",
+                true,
+                Enforcement::Exact,
+                &["cleared environment"],
+            ),
+            (Some(EnvPolicy::Allow(_)), list) => b.rule(
+                &format!(
+                    "env allow [{}]",
+                    list.as_deref().unwrap_or_default().join(", ")
+                ),
+                true,
+                Enforcement::Exact,
+                &["cleared environment"],
+            ),
+        }
 
         // Limits.
         let l = &policy.limits;
@@ -754,6 +798,21 @@ impl Plan {
                 ok.clone(),
                 &["mount-ns"],
             );
+            if net != NetPlan::Allow {
+                let mut by = vec![
+                    "seccomp user-notify connect: the supervisor connects only to sockets on the sandbox's own filesystems (private /tmp)",
+                    "seccomp: unix datagram sockets refused",
+                ];
+                if host.landlock_abi >= LANDLOCK_ABI_RESOLVE_UNIX {
+                    by.push("landlock resolve-unix");
+                }
+                b.rule(
+                    "host pathname unix sockets inside the roots unreachable",
+                    false,
+                    ok.clone(),
+                    &by,
+                );
+            }
             b.rule(
                 &format!(
                     "curated /dev with its own ptys (devpts), fresh /proc, private {} of at most {} bytes (tmpfs)",
@@ -765,12 +824,16 @@ impl Plan {
                 &["mount-ns"],
             );
         } else {
-            b.rule(
-                "host processes invisible",
-                false,
-                no_ns("a pid namespace"),
-                &[],
-            );
+            for (rule, _, reason) in HARDENED_LEAVES_OPEN {
+                b.rule(
+                    rule,
+                    false,
+                    Enforcement::NotEnforced {
+                        reason: reason.to_string(),
+                    },
+                    &[],
+                );
+            }
             // Without a mount namespace there is no private /dev/shm or devpts to give: the
             // host's stay closed, since opening them would reach other processes' shared
             // memory and terminals. POSIX shared memory, semaphores and ptys fail.
@@ -859,6 +922,17 @@ impl Plan {
         }
     }
 
+    /// The environment variable patterns a policy keeps (`None`: the whole environment).
+    pub fn env_patterns(policy: &ToolPolicy) -> Option<Vec<String>> {
+        match &policy.env {
+            None => None,
+            Some(EnvPolicy::Deny) => Some(Vec::new()),
+            Some(EnvPolicy::Allow(patterns)) => {
+                Some(patterns.iter().map(|p| p.as_str().to_string()).collect())
+            }
+        }
+    }
+
     /// Why the plan cannot run: every declared rule that is not enforced, and every missing
     /// mechanism the profile depends on. `None` when it can.
     pub fn refusal(&self) -> Option<String> {
@@ -898,6 +972,9 @@ impl Plan {
         })
     }
 }
+
+/// The Landlock ABI whose `LANDLOCK_ACCESS_FS_RESOLVE_UNIX` governs pathname-socket connects.
+pub const LANDLOCK_ABI_RESOLVE_UNIX: i32 = 9;
 
 /// Whether the tool can change the mode, owner group, timestamps and extended attributes of
 /// host files outside its roots: in the hardened profile with declared write roots, where
@@ -1119,12 +1196,14 @@ mod tests {
         assert!(p.refusal().unwrap().contains("dynamic loader"));
         let p = plan(r#"{"exec": "deny", "net": "deny"}"#, Profile::Hardened);
         assert!(p.refusal().is_none(), "{:?}", p.refusal());
-        assert_eq!(
-            status(&p, "host processes invisible").clone(),
-            Enforcement::NotEnforced {
-                reason: "a pid namespace needs namespaces; the hardened profile has none".into()
-            }
-        );
+        assert!(matches!(
+            status(&p, "host processes invisible"),
+            Enforcement::NotEnforced { reason } if reason.contains("/proc/PID/cmdline")
+        ));
+        assert!(matches!(
+            status(&p, "host network state hidden"),
+            Enforcement::NotEnforced { reason } if reason.contains("/proc/net")
+        ));
     }
 
     #[test]

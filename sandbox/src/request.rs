@@ -38,8 +38,16 @@ pub struct Request {
     pub landlock: LandlockSpec,
     /// seccomp programs.
     pub filters: Filters,
-    /// Whether the guard routes exec to the supervisor.
+    /// Whether the filter has a user-notification listener for the supervisor (exec = deny,
+    /// or `connect` supervised: strict with net = deny or a host list).
     pub exec_notify: bool,
+    /// exec = deny: how many `execve` calls the supervisor admits: the command's own, then
+    /// the `PATH` search of a relay of its interpreter chain (`#!/usr/bin/env python3`).
+    #[serde(default)]
+    pub exec_budget: u32,
+    /// The relays of the command's interpreter chain, as (device, inode).
+    #[serde(default)]
+    pub exec_relays: Vec<(u64, u64)>,
     /// `(resource, limit)` pairs for setrlimit.
     pub rlimits: Vec<(u32, u64)>,
     /// The run's cgroups (pids, memory) that the root of the tool's tree joins before anything

@@ -230,24 +230,43 @@ pub struct Prepared {
     egress: Option<EgressPlan>,
 }
 
-type CacheKey = (String, Profile, PathBuf);
+type CacheKey = (String, Profile, PathBuf, Option<OsString>);
 
 fn cache() -> &'static Mutex<HashMap<CacheKey, Arc<Prepared>>> {
     static CACHE: OnceLock<Mutex<HashMap<CacheKey, Arc<Prepared>>>> = OnceLock::new();
     CACHE.get_or_init(|| Mutex::new(HashMap::new()))
 }
 
-/// Plans and compiles (cached): refuses when the plan cannot be enforced.
+/// Plans and compiles (cached): refuses when the plan cannot be enforced. A script's
+/// interpreter chain is resolved with this process's `PATH`; [`prepare_for`] takes the one
+/// the command will see.
 pub fn prepare(
     policy: &ToolPolicy,
     profile: Profile,
     program: &Path,
 ) -> Result<Arc<Prepared>, RunError> {
-    let key = (policy.hash(), profile, program.to_path_buf());
+    let path = std::env::var_os("PATH");
+    prepare_for(policy, profile, program, path.as_deref())
+}
+
+/// [`prepare`] for a command that will see `path_var` as its `PATH` (`None`: it has none),
+/// which decides where a `#!/usr/bin/env NAME` script's interpreter is found.
+pub fn prepare_for(
+    policy: &ToolPolicy,
+    profile: Profile,
+    program: &Path,
+    path_var: Option<&OsStr>,
+) -> Result<Arc<Prepared>, RunError> {
+    let key = (
+        policy.hash(),
+        profile,
+        program.to_path_buf(),
+        path_var.map(OsStr::to_os_string),
+    );
     if let Some(p) = cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok(p.clone());
     }
-    let prepared = Arc::new(build(policy, profile, program)?);
+    let prepared = Arc::new(build(policy, profile, program, path_var)?);
     cache()
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -267,17 +286,52 @@ const LIBRARY_DIRS: &[&str] = &[
     "/usr/local/lib",
 ];
 
-fn build(policy: &ToolPolicy, profile: Profile, program: &Path) -> Result<Prepared, RunError> {
+fn build(
+    policy: &ToolPolicy,
+    profile: Profile,
+    program: &Path,
+    path_var: Option<&OsStr>,
+) -> Result<Prepared, RunError> {
     let host = HostSupport::cached();
-    let plan = Plan::new(policy, profile, host);
+    let mut plan = Plan::new(policy, profile, host);
     if let Some(why) = plan.refusal() {
         return Err(RunError::Refused(why));
     }
     let strict = profile == Profile::Strict;
     let exec_allow = plan.exec == ExecPlan::Allow;
+    // Host pathname sockets inside the roots: every connect goes through the supervisor.
+    let supervise_unix = strict && plan.net != NetPlan::Allow;
 
+    if let ExecPlan::Programs(list) = &plan.exec {
+        check_command_is_listed(program, list)?;
+    }
+    // exec = deny admits the command's interpreter chain, resolved now, and nothing else.
+    let chain = crate::interpreters::resolve(program, path_var);
+    if plan.exec == ExecPlan::Deny && chain.is_script() {
+        plan.rules.push(crate::plan::RuleReport {
+            rule: format!("exec deny: the command's interpreter chain {}", chain.steps.join(" -> ")),
+            declared: false,
+            enforcement: crate::plan::Enforcement::Exact,
+            by: vec![
+                "landlock-execute (the chain's files only)".into(),
+                if chain.relays.is_empty() {
+                    "one execve (the kernel follows #! lines)".into()
+                } else {
+                    format!(
+                        "seccomp user-notify: the command's execve, then {} PATH candidates tried by the relay",
+                        chain.relay_execs
+                    )
+                },
+            ],
+        });
+    }
     let mut executables = Vec::new();
     add_executable(&mut executables, program, 0);
+    if plan.exec == ExecPlan::Deny {
+        for file in &chain.files {
+            add_executable(&mut executables, file, 0);
+        }
+    }
     if let ExecPlan::Programs(list) = &plan.exec {
         for p in list {
             add_executable(&mut executables, p, 0);
@@ -386,6 +440,7 @@ fn build(policy: &ToolPolicy, profile: Profile, program: &Path) -> Result<Prepar
         } else {
             Vec::new()
         },
+        unix_connect_beneath: supervise_unix.then(|| vec![PathBuf::from("/tmp")]),
     };
 
     // Mount view.
@@ -445,6 +500,7 @@ fn build(policy: &ToolPolicy, profile: Profile, program: &Path) -> Result<Prepar
         deny_memfd: matches!(plan.exec, ExecPlan::Programs(_)),
         shares_host_namespaces: !strict,
         deny_metadata_writes: !strict && !plan.host_metadata_writable(),
+        supervise_unix,
     })
     .map_err(RunError::Refused)?;
 
@@ -472,7 +528,21 @@ fn build(policy: &ToolPolicy, profile: Profile, program: &Path) -> Result<Prepar
         cwd: None,
         mounts,
         landlock,
-        exec_notify: plan.exec == ExecPlan::Deny,
+        exec_notify: plan.exec == ExecPlan::Deny || supervise_unix,
+        exec_budget: 1 + chain.relay_execs,
+        exec_relays: if plan.exec == ExecPlan::Deny {
+            chain
+                .relays
+                .iter()
+                .filter_map(|r| std::fs::metadata(r).ok())
+                .map(|m| {
+                    use std::os::unix::fs::MetadataExt;
+                    (m.dev(), m.ino())
+                })
+                .collect()
+        } else {
+            Vec::new()
+        },
         filters,
         rlimits,
         cgroups: Vec::new(),
@@ -487,6 +557,24 @@ fn build(policy: &ToolPolicy, profile: Profile, program: &Path) -> Result<Prepar
         template,
         egress,
     })
+}
+
+/// Under an exec allow-list the command itself is a program like any other it could start:
+/// refused unless listed.
+fn check_command_is_listed(program: &Path, list: &[PathBuf]) -> Result<(), RunError> {
+    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let command = canonical(program);
+    if list.iter().any(|p| canonical(p) == command) {
+        return Ok(());
+    }
+    let listed: Vec<String> = list.iter().map(|p| p.display().to_string()).collect();
+    Err(RunError::Refused(format!(
+        "the command {} is not in the policy's exec allow-list [{}]: under an exec list the \
+         command is checked like every program it starts; list it in `exec.allow` or run a \
+         listed program",
+        program.display(),
+        listed.join(", ")
+    )))
 }
 
 /// Adds a program and, recursively, its ELF interpreter or `#!` interpreter.
@@ -669,7 +757,14 @@ fn redirect_home(env: &mut [(OsString, OsString)], plan: &Plan, scratch: &Path) 
 }
 
 fn filtered_env(plan: &Plan, source: Vec<(OsString, OsString)>) -> Vec<(OsString, OsString)> {
-    match &plan.env {
+    filter_env(plan.env.as_deref(), source)
+}
+
+fn filter_env(
+    patterns: Option<&[String]>,
+    source: Vec<(OsString, OsString)>,
+) -> Vec<(OsString, OsString)> {
+    match patterns {
         None => source,
         Some(patterns) => {
             let patterns: Vec<EnvPattern> =
@@ -685,26 +780,34 @@ fn filtered_env(plan: &Plan, source: Vec<(OsString, OsString)>) -> Vec<(OsString
     }
 }
 
-/// Runs `argv` confined by `policy`. Refuses (without starting anything) when the host cannot
-/// enforce the policy under the profile; runs unconfined only with
-/// [`RunOptions::unconfined()`].
-pub fn run(
+/// The plan [`run`] would enforce for `argv` with `opts`, including what depends on the
+/// command (a script's interpreter chain), or why it would refuse. Nothing is started.
+pub fn plan_for(
     policy: &ToolPolicy,
     argv: &[OsString],
     opts: &RunOptions,
-) -> Result<RunOutput, RunError> {
-    let start = Instant::now();
+) -> Result<Arc<Plan>, RunError> {
+    let source_env: Vec<(OsString, OsString)> = opts
+        .env
+        .clone()
+        .unwrap_or_else(|| std::env::vars_os().collect());
+    let program = resolve_command(argv, &source_env)?;
+    let profile = opts.profile.unwrap_or(Profile::Strict);
+    let path = command_path(policy, &source_env);
+    Ok(prepare_for(policy, profile, &program, path.as_deref())?
+        .plan
+        .clone())
+}
+
+/// The canonical program `argv[0]` names, found through the `PATH` of `env`.
+fn resolve_command(argv: &[OsString], env: &[(OsString, OsString)]) -> Result<PathBuf, RunError> {
     let Some(first) = argv.first() else {
         return Err(RunError::Exec {
             message: "empty command".into(),
             code: 127,
         });
     };
-    let source_env: Vec<(OsString, OsString)> = opts
-        .env
-        .clone()
-        .unwrap_or_else(|| std::env::vars_os().collect());
-    let path_var = source_env
+    let path_var = env
         .iter()
         .find(|(k, _)| k == "PATH")
         .map(|(_, v)| v.clone());
@@ -715,12 +818,40 @@ pub fn run(
                 code: 127,
             }
         })?;
-    let program = std::fs::canonicalize(&program).unwrap_or(program);
+    Ok(std::fs::canonicalize(&program).unwrap_or(program))
+}
+
+/// The `PATH` the command will see after the policy's `env` filter.
+fn command_path(policy: &ToolPolicy, env: &[(OsString, OsString)]) -> Option<OsString> {
+    let plan_env = crate::plan::Plan::env_patterns(policy);
+    let path = env
+        .iter()
+        .find(|(k, _)| k == "PATH")
+        .map(|(_, v)| v.clone())?;
+    let kept = filter_env(plan_env.as_deref(), vec![("PATH".into(), path)]);
+    kept.into_iter().next().map(|(_, v)| v)
+}
+
+/// Runs `argv` confined by `policy`. Refuses (without starting anything) when the host cannot
+/// enforce the policy under the profile; runs unconfined only with
+/// [`RunOptions::unconfined()`].
+pub fn run(
+    policy: &ToolPolicy,
+    argv: &[OsString],
+    opts: &RunOptions,
+) -> Result<RunOutput, RunError> {
+    let start = Instant::now();
+    let source_env: Vec<(OsString, OsString)> = opts
+        .env
+        .clone()
+        .unwrap_or_else(|| std::env::vars_os().collect());
+    let program = resolve_command(argv, &source_env)?;
     if opts.unconfined {
         return run_unconfined(policy, &program, argv, opts, source_env, start);
     }
     let profile = opts.profile.unwrap_or(Profile::Strict);
-    let prepared = prepare(policy, profile, &program)?;
+    let command_path = command_path(policy, &source_env);
+    let prepared = prepare_for(policy, profile, &program, command_path.as_deref())?;
     let plan = prepared.plan.clone();
     // Only the hardened profile needs the helper binary; strict children are cloned directly.
     let helper = match profile {

@@ -23,6 +23,10 @@
 //!   `socket()`; with `restrict_socket_families`, every family but unix, IPv4, IPv6 and
 //!   netlink; with `shares_host_namespaces`, `prlimit64` on any pid but 0 (the caller); with
 //!   `deny_metadata_writes`, the inode-flag ioctls (`chattr`).
+//! * with `supervise_unix` (strict, net is not allow): sends `connect` to the supervisor, which
+//!   connects on the tool's behalf ([`crate::supervisor`]), and refuses unix datagram sockets
+//!   (`socket`/`socketpair` of `AF_UNIX`, `SOCK_DGRAM`), whose `sendmsg` can name any
+//!   pathname socket in memory a filter cannot read.
 //!
 //! **No set-user-ID files.** In the strict profile the tool's uid is the runner's on the host,
 //! so a file it creates in a write root belongs to the runner; when the runner is root, a
@@ -91,6 +95,9 @@ pub struct FilterOptions {
     /// Refuse every change of a file's mode, owner, timestamps, extended attributes and inode
     /// flags (hardened without declared write roots): Landlock up to ABI 7 does not govern them.
     pub deny_metadata_writes: bool,
+    /// Send `connect` to the supervisor and refuse unix datagram sockets (strict with
+    /// net = deny or a host list): host pathname sockets inside the roots stay unreachable.
+    pub supervise_unix: bool,
 }
 
 /// The compiled filter, as packed BPF words (`code << 48 | jt << 40 | jf << 32 | k`).
@@ -321,6 +328,32 @@ fn argument_rules(options: FilterOptions) -> Result<BTreeMap<i64, Vec<SeccompRul
             vec![SeccompRule::new(others).map_err(|e| e.to_string())?],
         );
     }
+    if options.supervise_unix {
+        let unix_datagram = || {
+            SeccompRule::new(vec![
+                cond(
+                    0,
+                    SeccompCmpArgLen::Dword,
+                    SeccompCmpOp::Eq,
+                    libc::AF_UNIX as u64,
+                ),
+                cond(
+                    1,
+                    SeccompCmpArgLen::Dword,
+                    SeccompCmpOp::MaskedEq(SOCK_TYPE_MASK),
+                    libc::SOCK_DGRAM as u64,
+                ),
+            ])
+            .map_err(|e| e.to_string())
+        };
+        if !options.deny_sockets {
+            rules
+                .entry(libc::SYS_socket)
+                .or_default()
+                .push(unix_datagram()?);
+        }
+        rules.insert(libc::SYS_socketpair, vec![unix_datagram()?]);
+    }
     Ok(rules)
 }
 
@@ -344,6 +377,8 @@ fn not_implemented(options: FilterOptions) -> Vec<libc::c_long> {
     }
     out
 }
+/// The type bits of `socket()`'s second argument (the rest are `SOCK_NONBLOCK`/`SOCK_CLOEXEC`).
+const SOCK_TYPE_MASK: u64 = 0xf;
 
 fn pack(code: u16, jt: u8, jf: u8, k: u32) -> u64 {
     (code as u64) << 48 | (jt as u64) << 40 | (jf as u64) << 32 | k as u64
@@ -457,6 +492,9 @@ fn prefix(options: FilterOptions, numbers_with_rules: &[u32]) -> Result<Vec<u64>
     if options.exec_notify {
         ops.push(jeq(libc::SYS_execve as u32, Target::Ret(Verdict::Notify)));
         ops.push(jeq(libc::SYS_execveat as u32, Target::Ret(Verdict::Notify)));
+    }
+    if options.supervise_unix {
+        ops.push(jeq(libc::SYS_connect as u32, Target::Ret(Verdict::Notify)));
     }
     let mut numbers: Vec<(u32, Target)> = not_implemented(options)
         .iter()
@@ -652,37 +690,12 @@ pub fn install(
     Ok(new_listener.then_some(rc as libc::c_int))
 }
 
-/// Answers one exec notification on `listener`: lets the command's own `execve` (the first one,
-/// from `child`) through and refuses every later one (exec = deny). Does not allocate.
-pub(crate) fn answer_exec(
-    listener: std::os::fd::RawFd,
-    child: libc::pid_t,
-    first_exec_done: &mut bool,
-) {
-    // SAFETY: the notification structs are plain data, zeroed as the kernel requires.
-    unsafe {
-        let mut notif: libc::seccomp_notif = std::mem::zeroed();
-        if libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_RECV, &mut notif) != 0 {
-            return;
-        }
-        let mut resp: libc::seccomp_notif_resp = std::mem::zeroed();
-        resp.id = notif.id;
-        if !*first_exec_done && notif.pid as libc::pid_t == child {
-            *first_exec_done = true;
-            resp.flags = libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32;
-        } else {
-            resp.error = -libc::EPERM;
-        }
-        libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_SEND, &mut resp);
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
 
     fn every_option_set() -> Vec<FilterOptions> {
-        (0..64)
+        (0..128)
             .map(|bits| FilterOptions {
                 exec_notify: bits & 1 != 0,
                 deny_sockets: bits & 2 != 0,
@@ -690,6 +703,7 @@ mod tests {
                 deny_memfd: bits & 8 != 0,
                 shares_host_namespaces: bits & 16 != 0,
                 deny_metadata_writes: bits & 32 != 0,
+                supervise_unix: bits & 64 != 0,
             })
             .collect()
     }
@@ -839,7 +853,9 @@ mod tests {
             libc::SECCOMP_RET_KILL_PROCESS
         } else if is(libc::SYS_clone3) || is(libc::SYS_openat2) {
             enosys
-        } else if options.exec_notify && (is(libc::SYS_execve) || is(libc::SYS_execveat)) {
+        } else if (options.exec_notify && (is(libc::SYS_execve) || is(libc::SYS_execveat)))
+            || (options.supervise_unix && is(libc::SYS_connect))
+        {
             libc::SECCOMP_RET_USER_NOTIF
         } else if options.deny_memfd && (is(libc::SYS_memfd_create) || is(libc::SYS_memfd_secret)) {
             enosys
@@ -856,6 +872,10 @@ mod tests {
             || (options.deny_metadata_writes && metadata_write)
             || (options.shares_host_namespaces && sysv)
             || (options.shares_host_namespaces && is(libc::SYS_prlimit64) && low(0) != 0)
+            || ((is(libc::SYS_socket) || is(libc::SYS_socketpair))
+                && options.supervise_unix
+                && family == libc::AF_UNIX
+                && args[1] as u32 & 0xf == libc::SOCK_DGRAM as u32)
         {
             eperm
         } else {
@@ -952,6 +972,14 @@ mod tests {
         // prlimit64's pid: 0 (the caller), another pid, only high bits (still pid 0).
         for pid in [1u64, 4242, 0x1_0000_0000, u32::MAX as u64] {
             arg_sets.push([pid, libc::RLIMIT_CPU as u64, 0, 0, 0, 0]);
+        }
+        for kind in [libc::SOCK_DGRAM, libc::SOCK_SEQPACKET, libc::SOCK_RAW] {
+            for flags in [0, libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK] {
+                let kind = (kind | flags) as u64;
+                arg_sets.push([libc::AF_UNIX as u64, kind, 0, 0, 0, 0]);
+                arg_sets.push([libc::AF_UNIX as u64 | 1 << 32, kind | 1 << 40, 0, 0, 0, 0]);
+                arg_sets.push([libc::AF_INET as u64, kind, 0, 0, 0, 0]);
+            }
         }
         let numbers: Vec<u32> = (0..=470)
             .chain([1000, 0x4000_0000, 0x4000_0001, 0x4000_0000 + 59, u32::MAX])

@@ -134,6 +134,7 @@ enum Supervisor {
     Direct {
         records: Vec<u8>,
         listener: Option<OwnedFd>,
+        supervision: crate::supervisor::Supervision,
         timed_out: bool,
         deadline: Option<Instant>,
     },
@@ -163,6 +164,7 @@ pub(crate) fn spawn_direct(
         streams.child_fds(),
         egress.as_ref().map(|e| e.as_fd()),
         deadline,
+        crate::supervisor::Supervision::for_request(req),
     )?;
     Ok(Running {
         pid: spawned.pid,
@@ -171,6 +173,7 @@ pub(crate) fn spawn_direct(
         supervisor: Supervisor::Direct {
             records: spawned.records,
             listener: spawned.listener,
+            supervision: spawned.supervision,
             timed_out: spawned.timed_out,
             deadline,
         },
@@ -271,17 +274,24 @@ impl Running {
     /// exec-notification listener and the child's pidfd: no thread is started per run.
     pub fn collect(mut self, cap: Option<u64>, backstop: Option<Duration>) -> Collected {
         drop(self.request_w.take());
-        let (status_r, mut listener, mut records, direct_deadline, mut timed_out) = match self
-            .supervisor
-        {
-            Supervisor::Trampoline { status_r } => (Some(status_r), None, Vec::new(), None, false),
-            Supervisor::Direct {
-                records,
-                listener,
-                timed_out,
-                deadline,
-            } => (None, listener, records, deadline, timed_out),
-        };
+        let (status_r, mut listener, mut supervision, mut records, direct_deadline, mut timed_out) =
+            match self.supervisor {
+                Supervisor::Trampoline { status_r } => (
+                    Some(status_r),
+                    None,
+                    crate::supervisor::Supervision::default(),
+                    Vec::new(),
+                    None,
+                    false,
+                ),
+                Supervisor::Direct {
+                    records,
+                    listener,
+                    supervision,
+                    timed_out,
+                    deadline,
+                } => (None, listener, supervision, records, deadline, timed_out),
+            };
         let direct = status_r.is_none();
         let has_out = self.stdout_r.is_some();
         let mut sinks: Vec<Sink> = Vec::with_capacity(3);
@@ -310,7 +320,6 @@ impl Running {
         let mut status = None;
         let mut killed = timed_out;
         let mut gone_at: Option<Instant> = None;
-        let mut first_exec_done = true;
         loop {
             let open = sinks.iter().any(|s| s.fd.is_some());
             if !open && (status.is_some() || pidfd < 0) {
@@ -362,8 +371,8 @@ impl Running {
                     }
                 } else if listener.as_ref().is_some_and(|l| l.as_raw_fd() == p.fd) {
                     if p.revents & libc::POLLIN != 0 {
-                        // Every exec after the command's own is refused.
-                        crate::seccomp::answer_exec(p.fd, self.pid, &mut first_exec_done);
+                        // Later execs (refused unless the interpreter chain's) and connects.
+                        crate::supervisor::answer(p.fd, self.pid, &mut supervision, true);
                     } else {
                         listener = None;
                     }

@@ -143,7 +143,8 @@ fn supervise_child(req: &Request) -> i32 {
         crate::child::confine_and_exec(req, &image, REPORTER, notify);
     }
     let notify_sock = pair.map(|(supervisor_end, _)| supervisor_end);
-    let outcome = supervise(child, notify_sock, req.timeout_ms);
+    let supervision = crate::supervisor::Supervision::for_request(req);
+    let outcome = supervise(child, notify_sock, req.timeout_ms, supervision);
     let (code, signal) = match outcome.status {
         Some(s) if libc::WIFEXITED(s) => (Some(libc::WEXITSTATUS(s)), None),
         Some(s) => (None, Some(libc::WTERMSIG(s))),
@@ -187,12 +188,16 @@ fn parent_death_signalfd() -> RawFd {
     }
 }
 
-fn supervise(child: libc::pid_t, mut sock: Option<OwnedFd>, timeout_ms: Option<u64>) -> Outcome {
+fn supervise(
+    child: libc::pid_t,
+    mut sock: Option<OwnedFd>,
+    timeout_ms: Option<u64>,
+    mut supervision: crate::supervisor::Supervision,
+) -> Outcome {
     // SAFETY: pidfd_open takes a pid and flags.
     let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, child, 0) } as RawFd;
     let deadline = timeout_ms.map(|ms| Instant::now() + Duration::from_millis(ms));
     let mut listener: Option<OwnedFd> = None;
-    let mut first_exec_done = false;
     let mut timed_out = false;
     let mut status: Option<i32> = None;
     loop {
@@ -272,7 +277,7 @@ fn supervise(child: libc::pid_t, mut sock: Option<OwnedFd>, timeout_ms: Option<u
                 {
                     listener = None;
                 } else {
-                    crate::seccomp::answer_exec(p.fd, child, &mut first_exec_done);
+                    crate::supervisor::answer(p.fd, child, &mut supervision, true);
                 }
             }
         }

@@ -625,9 +625,15 @@ fn the_default_profile_is_strict() {
 
 #[test]
 fn exec_allow_list_admits_exactly_the_listed_programs() {
+    // Under an exec list the command is checked like any program: the probe is listed too.
     let allow_true = |s: &Scenario| {
-        s.base_policy()
-            .replace("exec = \"deny\"", "exec = { allow = [\"/usr/bin/true\"] }")
+        s.base_policy().replace(
+            "exec = \"deny\"",
+            &format!(
+                "exec = {{ allow = [\"/usr/bin/true\", \"{}\"] }}",
+                common::binaries().probe.display()
+            ),
+        )
     };
     if !Profile::available().contains(&Profile::Strict) {
         return;

@@ -8,14 +8,16 @@
 //! ```
 //!
 //! `run` exits with CMD's status; 125 with a `refused:` line on stderr when the sandbox cannot
-//! be set up or the host cannot enforce the policy (CMD does not start).
+//! be set up or the host cannot enforce the policy (CMD does not start); 2 for a usage error.
+//! `gate` asks the same registry an agent uses (gate, constraints, approval) without running
+//! anything.
 
 use std::ffi::OsString;
 use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use policy_runtime::ToolPolicy;
 use sandbox::hostcaps::HostSupport;
 use sandbox::runner::{run, RunOptions, Stdio};
@@ -34,9 +36,11 @@ struct Cli {
 
 #[derive(Subcommand)]
 enum Command {
-    /// Run CMD confined by the policy; exit with CMD's status (125: refused).
+    /// Run CMD confined by the policy; exit with CMD's status (125: refused, 2: usage).
+    ///
+    /// Under an exec allow-list, CMD itself must be listed.
     Run {
-        /// A manifest (with --tool) or a single-tool TOML policy.
+        /// A manifest (with --tool), or a single-tool JSON or TOML policy.
         #[arg(long)]
         policy: PathBuf,
         /// The tool's name in the manifest.
@@ -45,7 +49,8 @@ enum Command {
         /// strict (default) or hardened (no namespaces; only when asked for).
         #[arg(long)]
         profile: Option<Profile>,
-        /// Print the enforcement report (JSON) on stderr before running.
+        /// Print the enforcement report (JSON) on stderr before running: what this run enforces,
+        /// including CMD's interpreter chain.
         #[arg(long)]
         report: bool,
         /// The command and its arguments.
@@ -67,9 +72,12 @@ enum Command {
         #[arg(long)]
         profile: Option<Profile>,
     },
-    /// The in-process gate's decision for one call: exit 0 allowed, 1 denied, 2 invalid.
+    /// The in-process decision for one call, as an agent's registry makes it: the argument
+    /// gate, then the constraints of a fresh invocation (forbidden, max_invocations,
+    /// only_after), then approval (no approver here, so requires_approval denies).
+    /// Exit 0 allowed, 1 denied, 2 invalid.
     Gate {
-        /// A manifest or single-tool policy.
+        /// A manifest (the tool named by --tool), or a single-tool JSON or TOML policy.
         #[arg(long)]
         policy: PathBuf,
         /// The tool's name.
@@ -83,14 +91,23 @@ enum Command {
 
 fn main() -> ExitCode {
     sandbox::trampoline::serve_if_requested();
-    let cli = match Cli::try_parse() {
+    // What the hardened profile leaves open is part of `run --help`, from the one list the
+    // plan reports.
+    let command = Cli::command().mut_subcommand("run", |run| {
+        run.after_long_help(sandbox::plan::hardened_open_help())
+            .after_help(sandbox::plan::hardened_open_help())
+    });
+    let parsed = command
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m));
+    let cli = match parsed {
         Ok(cli) => cli,
         Err(e) => {
             let _ = e.print();
-            let is_run = std::env::args().nth(1).as_deref() == Some("run");
+            // Usage errors exit 2 in every subcommand; 125 is kept for a policy or host the
+            // sandbox refuses, which always comes with a `refused:` line.
             return ExitCode::from(match e.kind() {
                 clap::error::ErrorKind::DisplayHelp | clap::error::ErrorKind::DisplayVersion => 0,
-                _ if is_run => 125,
                 _ => 2,
             });
         }
@@ -154,9 +171,16 @@ fn run_cmd(
     // The CLI is its own trampoline, whatever it is called.
     options.helper = std::env::current_exe().ok();
     if report {
-        let host = HostSupport::cached();
-        let plan = Plan::new(&policy, profile.unwrap_or(Profile::Strict), host);
-        eprintln!("{}", plan.report_json());
+        // The plan of this very command; when it would be refused, the policy's plan, which
+        // shows what is not enforced (the run below then prints why).
+        match sandbox::runner::plan_for(&policy, &cmd, &options) {
+            Ok(plan) => eprintln!("{}", plan.report_json()),
+            Err(_) => {
+                let host = HostSupport::cached();
+                let plan = Plan::new(&policy, profile.unwrap_or(Profile::Strict), host);
+                eprintln!("{}", plan.report_json());
+            }
+        }
     }
     match run(&policy, &cmd, &options) {
         Ok(out) => {
@@ -321,8 +345,15 @@ fn check(
     }
 }
 
+/// The in-process decision for one call: the policy registered as the only tool of a fresh
+/// registry and invocation, asked through [`Invocation::decide`], so the gate, the constraints
+/// (`forbidden`, `max_invocations`, `only_after`) and approval (none is configured here, so
+/// `requires_approval` denies) are judged exactly as in an agent.
+///
+/// [`Invocation::decide`]: policy_runtime::registry::Invocation::decide
 fn gate(policy_path: PathBuf, tool: String, args: String) -> ExitCode {
-    let is_toml = policy_path.extension().is_some_and(|e| e == "toml");
+    use policy_runtime::registry::{Registry, ToolCall};
+    use policy_runtime::tool::{fn_tool, ToolError, ToolSpec};
     let policy = match load(&policy_path, Some(&tool)) {
         Ok(p) => p,
         Err(e) => {
@@ -330,35 +361,43 @@ fn gate(policy_path: PathBuf, tool: String, args: String) -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    let _ = is_toml;
-    let mut value: serde_json::Value = match serde_json::from_str(&args) {
+    let value: serde_json::Value = match serde_json::from_str(&args) {
         Ok(v) => v,
         Err(e) => {
-            eprintln!(
-                "error: --args is not valid JSON: {e} (line {}, column {})",
-                e.line(),
-                e.column()
-            );
+            // serde_json's message already ends with the position.
+            eprintln!("error: --args is not valid JSON: {e}");
             return ExitCode::from(2);
         }
     };
-    if policy.constraints.forbidden == Some(true) {
-        let out = serde_json::json!({
-            "tool": tool,
-            "allowed": false,
-            "denial": {"code": "constraint.forbidden", "reason": format!("tool `{tool}` is forbidden by its policy")},
-        });
-        println!("{out}");
-        return ExitCode::from(1);
+    let mut registry = Registry::new();
+    if let Ok(cwd) = std::env::current_dir() {
+        registry.set_cwd(cwd);
     }
-    let cwd = std::env::current_dir().ok();
-    match policy_runtime::gate::check_args(&policy, &[], &mut value, cwd.as_deref()) {
-        Ok(checked) => {
+    let spec = ToolSpec::new(tool.clone(), policy.clone());
+    let body = fn_tool(spec, |_, _| {
+        Err(ToolError::new("the gate command never runs a tool"))
+    });
+    if let Err(e) = registry.register(body) {
+        eprintln!("error: --tool: {e}");
+        return ExitCode::from(2);
+    }
+    let call = ToolCall::new(tool.clone(), value.clone());
+    match registry.start_invocation().decide(&call) {
+        Ok(args) => {
+            // Which paths were judged, for the reader; the decision above is the verdict.
+            let mut judged = value;
+            let checked = policy_runtime::gate::check_args(
+                &policy,
+                &[],
+                &mut judged,
+                std::env::current_dir().ok().as_deref(),
+            )
+            .unwrap_or_default();
             let out = serde_json::json!({
                 "tool": tool,
                 "allowed": true,
                 "checked": checked,
-                "args": value,
+                "args": args,
             });
             println!("{out}");
             ExitCode::SUCCESS
