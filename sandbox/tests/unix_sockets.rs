@@ -228,7 +228,12 @@ fn the_tools_own_sockets_keep_working() {
         return;
     }
     let host = Host::new();
-    for net in ["\"deny\"", "{ hosts = [\"example.com:443\"] }"] {
+    // exec = deny shares the supervisor's listener with connect.
+    for net in [
+        "\"deny\"",
+        "{ hosts = [\"example.com:443\"] }",
+        "\"deny\"\nexec = \"deny\"",
+    ] {
         let args = vec!["own:/tmp/own.sock".to_string(), "pair:".to_string()];
         let lines = outcomes(&host.policy(net), &args, &strict());
         assert_eq!(
