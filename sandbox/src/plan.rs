@@ -1207,6 +1207,34 @@ mod tests {
     }
 
     #[test]
+    fn hardened_never_reports_a_filesystem_rule_exact() {
+        let p = plan(
+            r#"{"fs": {"read": ["/src/**"], "write": ["/out/**"]}}"#,
+            Profile::Hardened,
+        );
+        for rule in ["fs.read /src/**", "fs.write /out/**"] {
+            assert!(
+                matches!(status(&p, rule), Enforcement::Widened { to } if to.contains("chmod")),
+                "{rule}: {:?}",
+                status(&p, rule)
+            );
+        }
+        for (rule, _, _) in HARDENED_LEAVES_OPEN {
+            assert!(matches!(status(&p, rule), Enforcement::NotEnforced { .. }));
+        }
+        assert!(p.refusal().is_none(), "disclosures do not refuse the run");
+        let strict = plan(r#"{"fs": {"read": ["/src/**"]}}"#, Profile::Strict);
+        assert_eq!(status(&strict, "fs.read /src/**"), &Enforcement::Exact);
+        assert_eq!(
+            status(
+                &strict,
+                "host pathname unix sockets inside the roots unreachable"
+            ),
+            &Enforcement::Exact
+        );
+    }
+
+    #[test]
     fn strict_reports_exec_list_as_widened() {
         let p = plan(r#"{"exec": {"allow": ["sh"]}}"#, Profile::Strict);
         assert!(matches!(

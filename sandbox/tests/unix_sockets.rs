@@ -228,7 +228,12 @@ fn the_tools_own_sockets_keep_working() {
         return;
     }
     let host = Host::new();
-    for net in ["\"deny\"", "{ hosts = [\"example.com:443\"] }"] {
+    // exec = deny shares the supervisor's listener with connect.
+    for net in [
+        "\"deny\"",
+        "{ hosts = [\"example.com:443\"] }",
+        "\"deny\"\nexec = \"deny\"",
+    ] {
         let args = vec!["own:/tmp/own.sock".to_string(), "pair:".to_string()];
         let lines = outcomes(&host.policy(net), &args, &strict());
         assert_eq!(
@@ -254,4 +259,66 @@ fn the_report_names_the_supervision() {
         .expect("a report line for pathname sockets");
     assert_eq!(rule.enforcement, sandbox::Enforcement::Exact);
     assert!(rule.by.iter().any(|b| b.contains("user-notify connect")));
+}
+
+/// The same attack from an unprivileged runner (uid 65534 through `setpriv`): the supervisor
+/// needs no privilege of its own, since the runner owns the sandbox's user namespace.
+#[test]
+fn host_sockets_are_blocked_for_an_unprivileged_runner() {
+    use std::os::unix::fs::PermissionsExt;
+    use std::process::Command;
+    if !usable() {
+        return;
+    }
+    // SAFETY: geteuid takes no argument.
+    if unsafe { libc::geteuid() } != 0 || !Path::new("/usr/bin/setpriv").exists() {
+        kernel::missing("running as another user needs root and setpriv");
+        return;
+    }
+    let host = Host::new();
+    let world = |p: &Path, mode: u32| {
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(mode)).unwrap();
+    };
+    world(host.dir.path(), 0o755);
+    world(&host.dir.path().join("data"), 0o755);
+    world(&host.dir.path().join("work"), 0o777);
+    for (path, _) in &host.streams {
+        world(path, 0o777);
+    }
+    let as_nobody = |argv: &[OsString], policy: Option<&Path>| {
+        let mut cmd = Command::new("/usr/bin/setpriv");
+        cmd.args(["--reuid", "65534", "--regid", "65534", "--clear-groups"]);
+        if let Some(policy) = policy {
+            cmd.args([HELPER, "run", "--policy"]).arg(policy).arg("--");
+        }
+        let out = cmd.args(argv).output().unwrap();
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let args = vec![format!("stream:{}", host.streams[0].0.display())];
+    let argv = probe_argv(&args);
+    // Control: the unprivileged user reaches the socket unconfined.
+    assert!(as_nobody(&argv, None).ends_with(" OK\n"));
+    assert_eq!(host.traces().len(), 1);
+    let policy = host.dir.path().join("p.toml");
+    std::fs::write(
+        &policy,
+        format!(
+            "net = \"deny\"\n[fs]\nread = [\"{}/**\"]\nwrite = [\"{}/**\"]\n",
+            host.root("data"),
+            host.root("work")
+        ),
+    )
+    .unwrap();
+    world(&policy, 0o644);
+    let confined = as_nobody(&argv, Some(&policy));
+    assert!(
+        confined.ends_with(&format!(" ERR {}\n", libc::EACCES)),
+        "{confined}"
+    );
+    assert_eq!(host.traces(), Vec::<String>::new());
+    let own = as_nobody(
+        &probe_argv(&["own:/tmp/own.sock".to_string()]),
+        Some(&policy),
+    );
+    assert_eq!(own, "own /tmp/own.sock OK\n");
 }
