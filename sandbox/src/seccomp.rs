@@ -199,11 +199,12 @@ pub const METADATA_WRITES: &[libc::c_long] = &[
     SYS_REMOVEXATTRAT,
 ];
 
-/// The inode-flag ioctls (`chattr`), refused with [`METADATA_WRITES`].
+/// The inode-flag ioctls (`chattr`, fs-verity), refused with [`METADATA_WRITES`].
 const INODE_FLAG_IOCTLS: &[u64] = &[
     0x4008_6602, // FS_IOC_SETFLAGS
     0x4004_6602, // FS_IOC32_SETFLAGS
     0x401c_5820, // FS_IOC_FSSETXATTR
+    0x4080_6685, // FS_IOC_ENABLE_VERITY: makes a file the uid owns read-only for good
 ];
 
 /// Where a syscall takes a file mode: `(number, mode argument, flags argument)`. With a flags
@@ -849,7 +850,7 @@ mod tests {
                 && [libc::TIOCSTI as u32, libc::TIOCLINUX as u32].contains(&low(1)))
             || (is(libc::SYS_ioctl)
                 && options.deny_metadata_writes
-                && [0x4008_6602, 0x4004_6602, 0x401c_5820].contains(&low(1)))
+                && [0x4008_6602, 0x4004_6602, 0x401c_5820, 0x4080_6685].contains(&low(1)))
             || (is(libc::SYS_socket)
                 && (options.deny_sockets || (options.restrict_socket_families && !allowed_family)))
             || set_id_file
@@ -921,7 +922,13 @@ mod tests {
         for family in 0..=46u64 {
             arg_sets.push([family, libc::SOCK_STREAM as u64, 0, 0, 0, 0]);
         }
-        for request in [0x4008_6602u64, 0x4004_6602, 0x401c_5820, 0x8008_6601] {
+        for request in [
+            0x4008_6602u64,
+            0x4004_6602,
+            0x401c_5820,
+            0x4080_6685,
+            0x8008_6601,
+        ] {
             arg_sets.push([3, request, 0, 0, 0, 0]);
         }
         // Modes and open flags: every mode at every position, with and without creating flags
