@@ -753,6 +753,7 @@ fn disclose_ungoverned_metadata(rules: &mut [RuleReport], roots: &[FsRoot]) {
         } else if metadata_writes {
             "plus, anywhere on the host, the mode, group, timestamps and extended attributes of the files the runner's uid owns: Landlock up to ABI 7 does not govern chmod, chown, utimes or setxattr, and seccomp refuses them only when no write root is declared"
         } else {
+            r.by.push("seccomp (chmod, chown, utimes, xattr writes refused)".into());
             continue;
         };
         let base = match &r.enforcement {
@@ -1075,6 +1076,11 @@ mod tests {
             ),
             &Enforcement::Exact
         );
+        assert!(p
+            .rules
+            .iter()
+            .any(|r| r.rule.starts_with("fs.write")
+                && r.by.iter().any(|b| b.contains("chmod, chown"))));
         // Strict hides every other path: nothing to disclose.
         let p = plan(json, Profile::Strict);
         assert!(!p.host_metadata_writable());
