@@ -28,7 +28,8 @@
 //! directory as `$TMPDIR`, `socket()` refused when net = deny, and the trampoline as child
 //! subreaper so the whole tree is killed at the end, at the timeout, or when the caller dies.
 //! Host lists and exec allow-lists are refused there (see [`plan`]). Its filter also refuses
-//! the SysV IPC calls (no IPC namespace: an id guessed for `shmat` reaches host segments),
+//! the SysV IPC and POSIX message-queue calls (no IPC namespace: an id guessed for `shmat`
+//! reaches host segments),
 //! `prlimit64` on any pid but the caller's, and, when no write root is declared, every change
 //! of a file's mode, owner, timestamps or extended attributes (Landlock up to ABI 7 does not
 //! govern them). With write roots those stay open on the files the runner's uid owns, and the

@@ -555,13 +555,13 @@ impl Plan {
             ],
         );
         b.rule(
-            "SysV IPC with host processes",
+            "SysV IPC and POSIX message queues of host processes",
             false,
             ok.clone(),
             &[if strict {
                 "ipc-ns"
             } else {
-                "seccomp (SysV IPC calls refused)"
+                "seccomp (SysV IPC and mq_* calls refused)"
             }],
         );
         b.rule(
@@ -1104,12 +1104,12 @@ mod tests {
             (Profile::Strict, "ipc-ns", "pid-ns"),
             (
                 Profile::Hardened,
-                "SysV IPC calls refused",
+                "SysV IPC and mq_* calls refused",
                 "prlimit64 on pid 0 only",
             ),
         ] {
             let p = plan("{}", profile);
-            assert!(by(&p, "SysV IPC with host processes").contains(sysv));
+            assert!(by(&p, "SysV IPC and POSIX message queues of host processes").contains(sysv));
             assert!(by(&p, "resource limits of host processes").contains(rlimits));
             assert!(
                 by(&p, "no set-user-ID, set-group-ID or file-capability files").contains("chmod")

@@ -13,7 +13,8 @@
 //! * refuses with `EPERM`: ptrace, bpf, perf_event_open, the keyring, the old and new mount
 //!   API, pivot_root/chroot, kexec, kernel modules, unshare/setns, io_uring, userfaultfd,
 //!   process_vm_*, pidfd_getfd, file handles, clock and swap changes, and more ([`DENIED`]);
-//!   with `shares_host_namespaces`, the SysV IPC calls ([`SYSV_IPC`]); with
+//!   with `shares_host_namespaces`, the SysV IPC and POSIX message-queue calls ([`SYSV_IPC`],
+//!   [`POSIX_MQUEUE`]); with
 //!   `deny_metadata_writes`, every change of a file's mode, owner, timestamps or extended
 //!   attributes ([`METADATA_WRITES`]);
 //! * refuses with `EPERM`, by argument: `clone` with any namespace flag (a deny of `unshare`
@@ -168,6 +169,17 @@ pub const SYSV_IPC: &[libc::c_long] = &[
     libc::SYS_msgsnd,
     libc::SYS_msgrcv,
     libc::SYS_msgctl,
+];
+
+/// The POSIX message-queue calls, refused with [`SYSV_IPC`]: their names live in the IPC
+/// namespace's own mount, which no Landlock rule covers.
+pub const POSIX_MQUEUE: &[libc::c_long] = &[
+    libc::SYS_mq_open,
+    libc::SYS_mq_unlink,
+    libc::SYS_mq_timedsend,
+    libc::SYS_mq_timedreceive,
+    libc::SYS_mq_notify,
+    libc::SYS_mq_getsetattr,
 ];
 
 /// `setxattrat(2)` and `removexattrat(2)` (Linux 6.13), not yet in the libc crate.
@@ -330,6 +342,7 @@ fn denied(options: FilterOptions) -> Vec<libc::c_long> {
     let mut out = DENIED.to_vec();
     if options.shares_host_namespaces {
         out.extend_from_slice(SYSV_IPC);
+        out.extend_from_slice(POSIX_MQUEUE);
     }
     if options.deny_metadata_writes {
         out.extend_from_slice(METADATA_WRITES);
@@ -833,6 +846,12 @@ mod tests {
             "msgsnd",
             "msgrcv",
             "msgctl",
+            "mq_open",
+            "mq_unlink",
+            "mq_timedsend",
+            "mq_timedreceive",
+            "mq_notify",
+            "mq_getsetattr",
         ]
         .iter()
         .any(|name| is(syscall_number(name)));
@@ -899,6 +918,12 @@ mod tests {
             "msgrcv" => 70,
             "msgctl" => 71,
             "semtimedop" => 220,
+            "mq_open" => 240,
+            "mq_unlink" => 241,
+            "mq_timedsend" => 242,
+            "mq_timedreceive" => 243,
+            "mq_notify" => 244,
+            "mq_getsetattr" => 245,
             other => panic!("no number for {other}"),
         }
     }
@@ -969,6 +994,7 @@ mod tests {
         let named: Vec<u32> = DENIED
             .iter()
             .chain(SYSV_IPC)
+            .chain(POSIX_MQUEUE)
             .chain(METADATA_WRITES)
             .chain(MODE_ARGUMENTS.iter().map(|(nr, _, _)| nr))
             .chain(&[
