@@ -36,7 +36,8 @@
 //! [`plan`]). Without a mount namespace there is no private `/dev/shm` or devpts to give: the
 //! host's stay closed, so POSIX shared memory, semaphores and ptys fail (unless `/dev/shm` is
 //! declared), as the report says. Its filter also refuses
-//! the SysV IPC calls (no IPC namespace: an id guessed for `shmat` reaches host segments),
+//! the SysV IPC and POSIX message-queue calls (no IPC namespace: an id guessed for `shmat`
+//! reaches host segments),
 //! `prlimit64` on any pid but the caller's, and, when no write root is declared, every change
 //! of a file's mode, owner, timestamps or extended attributes (Landlock up to ABI 7 does not
 //! govern them). With write roots those stay open on the files the runner's uid owns, and the

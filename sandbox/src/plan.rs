@@ -748,13 +748,13 @@ impl Plan {
             ],
         );
         b.rule(
-            "SysV IPC with host processes",
+            "SysV IPC and POSIX message queues of host processes",
             false,
             ok.clone(),
             &[if strict {
                 "ipc-ns"
             } else {
-                "seccomp (SysV IPC calls refused)"
+                "seccomp (SysV IPC and mq_* calls refused)"
             }],
         );
         b.rule(
@@ -1005,6 +1005,7 @@ fn disclose_ungoverned_metadata(rules: &mut [RuleReport], roots: &[FsRoot]) {
         } else if metadata_writes {
             "plus, anywhere on the host, the mode, group, timestamps and extended attributes of the files the runner's uid owns: Landlock up to ABI 7 does not govern chmod, chown, utimes or setxattr, and seccomp refuses them only when no write root is declared"
         } else {
+            r.by.push("seccomp (chmod, chown, utimes, xattr writes refused)".into());
             continue;
         };
         let base = match &r.enforcement {
@@ -1432,6 +1433,11 @@ mod tests {
             ),
             &Enforcement::Exact
         );
+        assert!(p
+            .rules
+            .iter()
+            .any(|r| r.rule.starts_with("fs.write")
+                && r.by.iter().any(|b| b.contains("chmod, chown"))));
         // Strict hides every other path: nothing to disclose.
         let p = plan(json, Profile::Strict);
         assert!(!p.host_metadata_writable());
@@ -1455,12 +1461,12 @@ mod tests {
             (Profile::Strict, "ipc-ns", "pid-ns"),
             (
                 Profile::Hardened,
-                "SysV IPC calls refused",
+                "SysV IPC and mq_* calls refused",
                 "prlimit64 on pid 0 only",
             ),
         ] {
             let p = plan("{}", profile);
-            assert!(by(&p, "SysV IPC with host processes").contains(sysv));
+            assert!(by(&p, "SysV IPC and POSIX message queues of host processes").contains(sysv));
             assert!(by(&p, "resource limits of host processes").contains(rlimits));
             assert!(
                 by(&p, "no set-user-ID, set-group-ID or file-capability files").contains("chmod")

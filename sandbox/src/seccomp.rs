@@ -13,7 +13,8 @@
 //! * refuses with `EPERM`: ptrace, bpf, perf_event_open, the keyring, the old and new mount
 //!   API, pivot_root/chroot, kexec, kernel modules, unshare/setns, io_uring, userfaultfd,
 //!   process_vm_*, pidfd_getfd, file handles, clock and swap changes, and more ([`DENIED`]);
-//!   with `shares_host_namespaces`, the SysV IPC calls ([`SYSV_IPC`]); with
+//!   with `shares_host_namespaces`, the SysV IPC and POSIX message-queue calls ([`SYSV_IPC`],
+//!   [`POSIX_MQUEUE`]); with
 //!   `deny_metadata_writes`, every change of a file's mode, owner, timestamps or extended
 //!   attributes ([`METADATA_WRITES`]);
 //! * refuses with `EPERM`, by argument: `clone` with any namespace flag (a deny of `unshare`
@@ -177,6 +178,17 @@ pub const SYSV_IPC: &[libc::c_long] = &[
     libc::SYS_msgctl,
 ];
 
+/// The POSIX message-queue calls, refused with [`SYSV_IPC`]: their names live in the IPC
+/// namespace's own mount, which no Landlock rule covers.
+pub const POSIX_MQUEUE: &[libc::c_long] = &[
+    libc::SYS_mq_open,
+    libc::SYS_mq_unlink,
+    libc::SYS_mq_timedsend,
+    libc::SYS_mq_timedreceive,
+    libc::SYS_mq_notify,
+    libc::SYS_mq_getsetattr,
+];
+
 /// `setxattrat(2)` and `removexattrat(2)` (Linux 6.13), not yet in the libc crate.
 const SYS_SETXATTRAT: libc::c_long = 463;
 const SYS_REMOVEXATTRAT: libc::c_long = 466;
@@ -206,11 +218,12 @@ pub const METADATA_WRITES: &[libc::c_long] = &[
     SYS_REMOVEXATTRAT,
 ];
 
-/// The inode-flag ioctls (`chattr`), refused with [`METADATA_WRITES`].
+/// The inode-flag ioctls (`chattr`, fs-verity), refused with [`METADATA_WRITES`].
 const INODE_FLAG_IOCTLS: &[u64] = &[
     0x4008_6602, // FS_IOC_SETFLAGS
     0x4004_6602, // FS_IOC32_SETFLAGS
     0x401c_5820, // FS_IOC_FSSETXATTR
+    0x4080_6685, // FS_IOC_ENABLE_VERITY: makes a file the uid owns read-only for good
 ];
 
 /// Where a syscall takes a file mode: `(number, mode argument, flags argument)`. With a flags
@@ -362,6 +375,7 @@ fn denied(options: FilterOptions) -> Vec<libc::c_long> {
     let mut out = DENIED.to_vec();
     if options.shares_host_namespaces {
         out.extend_from_slice(SYSV_IPC);
+        out.extend_from_slice(POSIX_MQUEUE);
     }
     if options.deny_metadata_writes {
         out.extend_from_slice(METADATA_WRITES);
@@ -846,6 +860,12 @@ mod tests {
             "msgsnd",
             "msgrcv",
             "msgctl",
+            "mq_open",
+            "mq_unlink",
+            "mq_timedsend",
+            "mq_timedreceive",
+            "mq_notify",
+            "mq_getsetattr",
         ]
         .iter()
         .any(|name| is(syscall_number(name)));
@@ -865,7 +885,7 @@ mod tests {
                 && [libc::TIOCSTI as u32, libc::TIOCLINUX as u32].contains(&low(1)))
             || (is(libc::SYS_ioctl)
                 && options.deny_metadata_writes
-                && [0x4008_6602, 0x4004_6602, 0x401c_5820].contains(&low(1)))
+                && [0x4008_6602, 0x4004_6602, 0x401c_5820, 0x4080_6685].contains(&low(1)))
             || (is(libc::SYS_socket)
                 && (options.deny_sockets || (options.restrict_socket_families && !allowed_family)))
             || set_id_file
@@ -918,6 +938,12 @@ mod tests {
             "msgrcv" => 70,
             "msgctl" => 71,
             "semtimedop" => 220,
+            "mq_open" => 240,
+            "mq_unlink" => 241,
+            "mq_timedsend" => 242,
+            "mq_timedreceive" => 243,
+            "mq_notify" => 244,
+            "mq_getsetattr" => 245,
             other => panic!("no number for {other}"),
         }
     }
@@ -941,7 +967,13 @@ mod tests {
         for family in 0..=46u64 {
             arg_sets.push([family, libc::SOCK_STREAM as u64, 0, 0, 0, 0]);
         }
-        for request in [0x4008_6602u64, 0x4004_6602, 0x401c_5820, 0x8008_6601] {
+        for request in [
+            0x4008_6602u64,
+            0x4004_6602,
+            0x401c_5820,
+            0x4080_6685,
+            0x8008_6601,
+        ] {
             arg_sets.push([3, request, 0, 0, 0, 0]);
         }
         // Modes and open flags: every mode at every position, with and without creating flags
@@ -990,6 +1022,7 @@ mod tests {
         let named: Vec<u32> = DENIED
             .iter()
             .chain(SYSV_IPC)
+            .chain(POSIX_MQUEUE)
             .chain(METADATA_WRITES)
             .chain(MODE_ARGUMENTS.iter().map(|(nr, _, _)| nr))
             .chain(&[

@@ -350,3 +350,80 @@ fn sysv_ipc_objects_of_the_host_are_out_of_reach() {
         )
     });
 }
+
+/// A world-writable POSIX message queue of the host, removed on drop.
+struct HostQueue {
+    name: CString,
+    mq: libc::mqd_t,
+}
+
+impl HostQueue {
+    fn create() -> HostQueue {
+        let name = CString::new(format!("/toolpolicy-test-{}", std::process::id())).unwrap();
+        // SAFETY: mq_open with O_CREAT takes a mode and a null attribute pointer.
+        let mq = unsafe {
+            libc::mq_unlink(name.as_ptr());
+            libc::mq_open(
+                name.as_ptr(),
+                libc::O_CREAT | libc::O_RDWR | libc::O_NONBLOCK,
+                0o666,
+                std::ptr::null_mut::<libc::mq_attr>(),
+            )
+        };
+        assert!(mq != -1, "mq_open: {}", std::io::Error::last_os_error());
+        // The umask took the world's write bit; give it back (an mqueue descriptor is a file).
+        // SAFETY: fchmod on our queue descriptor.
+        unsafe { libc::fchmod(mq, 0o666) };
+        HostQueue { name, mq }
+    }
+
+    fn messages(&self) -> i64 {
+        // SAFETY: mq_getattr into a zeroed struct.
+        unsafe {
+            let mut attr: libc::mq_attr = std::mem::zeroed();
+            libc::mq_getattr(self.mq, &mut attr);
+            attr.mq_curmsgs
+        }
+    }
+
+    fn drain(&self) {
+        let mut buf = vec![0u8; 16384];
+        // SAFETY: receives into a buffer of at least mq_msgsize bytes, without waiting.
+        while unsafe {
+            libc::mq_receive(
+                self.mq,
+                buf.as_mut_ptr().cast(),
+                buf.len(),
+                std::ptr::null_mut(),
+            )
+        } >= 0
+        {}
+    }
+}
+
+impl Drop for HostQueue {
+    fn drop(&mut self) {
+        // SAFETY: closing and unlinking our own queue.
+        unsafe {
+            libc::mq_close(self.mq);
+            libc::mq_unlink(self.name.as_ptr());
+        }
+    }
+}
+
+#[test]
+fn posix_message_queues_of_the_host_are_out_of_reach() {
+    escape("mq_send to a host POSIX message queue", |s| {
+        let queue = Rc::new(HostQueue::create());
+        let name = queue.name.to_str().unwrap().to_string();
+        let (reset, check) = (queue.clone(), queue);
+        Some(
+            Attempt::new(&["posix-mq", &name], s.base_policy())
+                .reset(move || reset.drain())
+                .no_trace(move || match check.messages() {
+                    0 => Ok(()),
+                    n => Err(format!("the host queue holds {n} message(s) from the tool")),
+                }),
+        )
+    });
+}

@@ -31,7 +31,8 @@ pub const USAGE: &str = "
                                   copy SRC into an O_TMPFILE file in DIR, execveat it
   prlimit PID                     prlimit64(PID, RLIMIT_MSGQUEUE, 4096)
   sysv-shmat ID NEEDLE            shmat the SysV segment ID (no key); succeeds if it holds NEEDLE
-  sysv-msgsnd KEY                 msgget(KEY), msgsnd one message";
+  sysv-msgsnd KEY                 msgget(KEY), msgsnd one message
+  posix-mq NAME                   mq_open(NAME) for writing, mq_send one message";
 
 /// Runs `action` if it is one of this module's; `None` otherwise.
 pub fn run(action: &str, args: &[String]) -> Option<Outcome> {
@@ -59,6 +60,7 @@ pub fn run(action: &str, args: &[String]) -> Option<Outcome> {
             "prlimit" => prlimit(parse(arg(0)?)?),
             "sysv-shmat" => sysv_shmat(parse(arg(0)?)?, arg(1)?),
             "sysv-msgsnd" => sysv_msgsnd(parse(arg(0)?)?),
+            "posix-mq" => posix_mq(arg(0)?),
             _ => return Err(Outcome::Error(String::new())),
         })
     })();
@@ -460,5 +462,24 @@ fn sysv_msgsnd(key: libc::key_t) -> Outcome {
             Ok(_) => Outcome::Succeeded(format!("sent a message to queue {id} (key {key:#x})")),
             Err(e) => blocked(e, format!("msgsnd to queue {id}")),
         }
+    }
+}
+
+fn posix_mq(name: &str) -> Outcome {
+    let c = cstr(name);
+    // SAFETY: mq_open without O_CREAT takes no further arguments.
+    let mq = unsafe { libc::mq_open(c.as_ptr(), libc::O_WRONLY | libc::O_NONBLOCK) };
+    if mq == -1 {
+        return blocked(Error::last_os_error(), format!("mq_open({name})"));
+    }
+    // SAFETY: sends a static buffer on our queue descriptor, then closes it.
+    let rc = unsafe {
+        let rc = libc::mq_send(mq, b"escaped".as_ptr().cast(), 7, 0);
+        libc::mq_close(mq);
+        rc
+    };
+    match check(rc as _) {
+        Ok(_) => Outcome::Succeeded(format!("sent a message to the host queue {name}")),
+        Err(e) => blocked(e, format!("mq_send to {name}")),
     }
 }
