@@ -85,10 +85,16 @@ fn declared(list: &Option<GlobList>) -> &[Glob] {
 }
 
 /// Compiled glob sets, keyed by their sorted, deduplicated texts. Many tools share globs, so a
-/// set is compiled once per comparison run.
+/// set is compiled once and reused; the cache holds at most [`GlobCache::CAPACITY`] sets and
+/// starts over when full, so memory stays flat however many tools a manifest has.
 #[derive(Debug, Default)]
 pub struct GlobCache {
     languages: HashMap<Vec<String>, Arc<Result<Language, Undecided>>>,
+}
+
+impl GlobCache {
+    /// The most compiled sets kept at once.
+    pub const CAPACITY: usize = 2_048;
 }
 
 impl GlobCache {
@@ -103,11 +109,14 @@ impl GlobCache {
         }
         let regexes: Vec<String> = globs.iter().map(|g| g.to_regex()).collect();
         let lang = Arc::new(Language::from_regexes(&regexes));
+        if self.languages.len() >= GlobCache::CAPACITY {
+            self.languages.clear();
+        }
         self.languages.insert(key, Arc::clone(&lang));
         Some(lang)
     }
 
-    /// How many distinct sets have been compiled.
+    /// How many compiled sets the cache holds.
     pub fn len(&self) -> usize {
         self.languages.len()
     }

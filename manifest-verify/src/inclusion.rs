@@ -23,7 +23,7 @@
 //! ```
 
 use std::collections::HashMap;
-use std::sync::OnceLock;
+use std::sync::{Mutex, MutexGuard, OnceLock};
 use std::time::{Duration, Instant};
 
 use regex_automata::hybrid::dfa::{Cache, DFA};
@@ -87,9 +87,24 @@ impl Budget {
 }
 
 /// A regular language compiled to a lazy DFA (or the empty language).
-#[derive(Clone, Debug)]
+///
+/// The DFA states that searches build are kept in the language's cache, so the many searches
+/// against a shared language (the path universe, a glob set used by many tools) build each
+/// state once. A cache past half of [`STATE_MEMORY_LIMIT`] is emptied before a search starts,
+/// so every search has at least half of it.
+#[derive(Debug)]
 pub struct Language {
     dfa: Option<DFA>,
+    cache: Option<Mutex<Cache>>,
+}
+
+impl Clone for Language {
+    fn clone(&self) -> Language {
+        Language {
+            dfa: self.dfa.clone(),
+            cache: self.dfa.as_ref().map(|d| Mutex::new(d.create_cache())),
+        }
+    }
 }
 
 /// The languages could not be compared within the [`Budget`].
@@ -100,7 +115,10 @@ pub struct Undecided(pub String);
 impl Language {
     /// The empty language: matches nothing.
     pub fn empty() -> Language {
-        Language { dfa: None }
+        Language {
+            dfa: None,
+            cache: None,
+        }
     }
 
     /// The union of anchored regexes (regex-syntax dialect, Unicode mode, UTF-8 only).
@@ -129,7 +147,10 @@ impl Language {
             )
             .build_many(regexes)
             .map_err(|e| Undecided(format!("the globs are too large to compile: {e}")))?;
-        Ok(Language { dfa: Some(dfa) })
+        Ok(Language {
+            cache: Some(Mutex::new(dfa.create_cache())),
+            dfa: Some(dfa),
+        })
     }
 
     /// Normalized absolute paths, with the root `/` spelled as the empty string (the convention
@@ -148,8 +169,7 @@ impl Language {
 
     /// Whether `text` is in the language (for tests and explanations).
     pub fn is_match(&self, text: &str) -> bool {
-        let Some(dfa) = &self.dfa else { return false };
-        let mut walker = match Walker::new(dfa) {
+        let mut walker = match Walker::new(self) {
             Ok(w) => w,
             Err(_) => return false,
         };
@@ -169,34 +189,71 @@ impl Language {
     }
 }
 
-/// One language's lazy DFA with the cache of one search. A cache that is cleared invalidates
-/// the state IDs the search holds, so a clear (the cache is full) ends the search as undecided.
+/// One language's lazy DFA and its cache, held for one search. A cache that is cleared during
+/// the search invalidates the state IDs the search holds, so a clear (the cache is full) ends
+/// the search as undecided.
 struct Walker<'a> {
     dfa: &'a DFA,
-    cache: Cache,
+    cache: CacheSlot<'a>,
+    clears: usize,
     start: LazyStateID,
 }
 
+/// The language's own cache, or a fresh one when it is already held (the same language in two
+/// terms of one search).
+enum CacheSlot<'a> {
+    Shared(MutexGuard<'a, Cache>),
+    Own(Box<Cache>),
+}
+
+impl CacheSlot<'_> {
+    fn get(&mut self) -> &mut Cache {
+        match self {
+            CacheSlot::Shared(guard) => guard,
+            CacheSlot::Own(cache) => cache,
+        }
+    }
+}
+
 impl<'a> Walker<'a> {
-    fn new(dfa: &'a DFA) -> Result<Walker<'a>, Undecided> {
-        let mut cache = dfa.create_cache();
+    /// `Err` for the empty language, which has no automaton to walk.
+    fn new(language: &'a Language) -> Result<Walker<'a>, Undecided> {
+        let (Some(dfa), Some(shared)) = (&language.dfa, &language.cache) else {
+            return Err(Undecided("the empty language has no automaton".into()));
+        };
+        let mut cache = match shared.try_lock() {
+            Ok(guard) => CacheSlot::Shared(guard),
+            // A panic elsewhere cannot leave a cache wrong for us: start from a fresh one.
+            Err(_) => CacheSlot::Own(Box::new(dfa.create_cache())),
+        };
+        if cache.get().memory_usage() > STATE_MEMORY_LIMIT / 2 {
+            cache.get().reset(dfa);
+        }
+        let clears = cache.get().clear_count();
         let start = dfa
-            .start_state(&mut cache, &start::Config::new().anchored(Anchored::Yes))
+            .start_state(cache.get(), &start::Config::new().anchored(Anchored::Yes))
             .map_err(|e| Undecided(e.to_string()))?;
-        Ok(Walker { dfa, cache, start })
+        Ok(Walker {
+            dfa,
+            cache,
+            clears,
+            start,
+        })
     }
 
     fn next(&mut self, s: LazyStateID, b: u8) -> Result<LazyStateID, Undecided> {
-        let next = self.dfa.next_state(&mut self.cache, s, b).map_err(full)?;
-        if self.cache.clear_count() > 0 {
+        let cache = self.cache.get();
+        let next = self.dfa.next_state(cache, s, b).map_err(full)?;
+        if cache.clear_count() != self.clears {
             return Err(full(()));
         }
         Ok(next)
     }
 
     fn accepts(&mut self, s: LazyStateID) -> Result<bool, Undecided> {
-        let eoi = self.dfa.next_eoi_state(&mut self.cache, s).map_err(full)?;
-        if self.cache.clear_count() > 0 {
+        let cache = self.cache.get();
+        let eoi = self.dfa.next_eoi_state(cache, s).map_err(full)?;
+        if cache.clear_count() != self.clears {
             return Err(full(()));
         }
         Ok(eoi.is_match())
@@ -312,8 +369,8 @@ pub fn find_witness(
     budget.check()?;
     let mut walkers: Vec<(Walker<'_>, bool)> = Vec::with_capacity(MAX_TERMS);
     for t in terms {
-        if let Some(dfa) = &t.language.dfa {
-            walkers.push((Walker::new(dfa)?, t.member));
+        if !t.language.is_empty() {
+            walkers.push((Walker::new(t.language)?, t.member));
         }
     }
     let k = walkers.len();

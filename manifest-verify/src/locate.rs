@@ -19,10 +19,13 @@
 use std::collections::HashMap;
 use std::ops::Range;
 
-/// Byte spans of object keys (quotes included), by key path from the document root.
+/// Byte spans of object keys (quotes included), by key path from the document root, with the
+/// line and column of each, counted once during the scan (so locating many findings in a
+/// large manifest stays linear).
 #[derive(Clone, Debug, Default)]
 pub struct KeySpans {
     spans: HashMap<Vec<String>, Range<usize>>,
+    positions: HashMap<usize, (usize, usize)>,
 }
 
 impl KeySpans {
@@ -30,6 +33,8 @@ impl KeySpans {
     pub fn scan(text: &str, depth: usize) -> KeySpans {
         let bytes = text.as_bytes();
         let mut spans = HashMap::new();
+        let mut positions = HashMap::new();
+        let mut cursor = Cursor::default();
         // One frame per open container: `Some(key)` for objects (the key being read), `None`
         // for arrays.
         let mut stack: Vec<Option<Option<String>>> = Vec::new();
@@ -63,6 +68,7 @@ impl KeySpans {
                                 .map(|f| f.clone().flatten().unwrap_or_default())
                                 .collect();
                             spans.entry(path).or_insert(i..end);
+                            positions.insert(i, cursor.advance_to(bytes, i));
                         }
                         expect_key = false;
                     }
@@ -73,7 +79,12 @@ impl KeySpans {
             }
             i += 1;
         }
-        KeySpans { spans }
+        KeySpans { spans, positions }
+    }
+
+    /// The 1-based line and column of a key span's start offset, as counted by the scan.
+    pub fn position(&self, offset: usize) -> Option<(usize, usize)> {
+        self.positions.get(&offset).copied()
     }
 
     /// The span of the key at `path`.
@@ -93,6 +104,38 @@ impl KeySpans {
         let line = before.matches('\n').count() + 1;
         let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
         (line, column)
+    }
+}
+
+/// Line and column (1-based, in characters) at a byte offset, advanced monotonically.
+struct Cursor {
+    offset: usize,
+    line: usize,
+    column: usize,
+}
+
+impl Default for Cursor {
+    fn default() -> Cursor {
+        Cursor {
+            offset: 0,
+            line: 1,
+            column: 1,
+        }
+    }
+}
+
+impl Cursor {
+    fn advance_to(&mut self, bytes: &[u8], offset: usize) -> (usize, usize) {
+        for &b in &bytes[self.offset..offset.max(self.offset)] {
+            if b == b'\n' {
+                self.line += 1;
+                self.column = 1;
+            } else if b & 0xC0 != 0x80 {
+                self.column += 1;
+            }
+        }
+        self.offset = offset.max(self.offset);
+        (self.line, self.column)
     }
 }
 
@@ -120,5 +163,23 @@ mod tests {
         assert!(s.find(&["tools", "a\"b", "net"]).is_some());
         assert!(s.find(&["tools", "a\"b", "fs", "read"]).is_some());
         assert!(s.find(&["tools", "a\"b", "fs", "read", "x"]).is_none());
+    }
+
+    #[test]
+    fn positions_match_line_col() {
+        let text = "{\n  \"tools\": {\"é\": {\"net\": 1},\n \"b\": {}}}";
+        let s = KeySpans::scan(text, 4);
+        for path in [
+            &["tools"][..],
+            &["tools", "é"],
+            &["tools", "é", "net"],
+            &["tools", "b"],
+        ] {
+            let span = s.find(path).unwrap();
+            assert_eq!(
+                s.position(span.start),
+                Some(KeySpans::line_col(text, span.start))
+            );
+        }
     }
 }

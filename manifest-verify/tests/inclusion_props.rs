@@ -1,4 +1,4 @@
-//! Property test: the automata verdict agrees with brute-force enumeration.
+//! Fuzz target `inclusion`: the automata verdict agrees with brute-force enumeration.
 //!
 //! Random glob sets over a small alphabet (`a`, `b`, `.`, `é`) are compared with
 //! [`path_witness`]. Every normalized path up to three components of up to two characters is
@@ -8,6 +8,10 @@
 //! * when enumeration finds such a path, the automata must report a witness ("not widened" is
 //!   never said when a witness exists), and no longer than the shortest one enumerated.
 
+#[path = "../../policy-runtime/tests/fuzz_support/mod.rs"]
+mod fuzz_support;
+
+use fuzz_support::fuzz;
 use manifest_verify::fs::{path_witness, GlobCache, PathSet};
 use manifest_verify::inclusion::Budget;
 use policy_runtime::GlobList;
@@ -92,12 +96,12 @@ fn is_normalized(path: &str) -> bool {
                 .all(|c| !c.is_empty() && c != "." && c != ".." && !c.contains('\0')))
 }
 
-proptest! {
-    #![proptest_config(ProptestConfig::with_cases(300))]
-
-    #[test]
-    fn agrees_with_brute_force(old in side(), new in side()) {
-        let paths = universe();
+/// The fuzz target `inclusion` (issue 18): two seconds under `cargo test`,
+/// `scripts/fuzz.sh inclusion MINUTES` for longer.
+#[test]
+fn fuzz_inclusion() {
+    let paths = universe();
+    fuzz("inclusion", &[], (side(), side()), |(old, new)| {
         let mut cache = GlobCache::default();
         // A budget far beyond these small globs: the verdict, not the budget, is under test.
         let budget = Budget::new(std::time::Duration::from_secs(60));
@@ -111,15 +115,29 @@ proptest! {
             prop_assert!(admits(&new, w), "witness {w:?} not admitted by new {new:?}");
             prop_assert!(!admits(&old, w), "witness {w:?} admitted by old {old:?}");
         }
-        if let Some(shortest) = brute.iter().filter(|p| p.as_str() != "/").min_by_key(|p| p.len()) {
+        if let Some(shortest) = brute
+            .iter()
+            .filter(|p| p.as_str() != "/")
+            .min_by_key(|p| p.len())
+        {
             let w = witness.as_ref();
-            prop_assert!(w.is_some(), "not widened, but {shortest} is admitted by new {new:?} and not old {old:?}");
+            prop_assert!(
+                w.is_some(),
+                "not widened, but {shortest} is admitted by new {new:?} and not old {old:?}"
+            );
             let w = w.unwrap();
-            prop_assert!(w.len() <= shortest.len(), "witness {w:?} longer than {shortest:?}");
+            prop_assert!(
+                w.len() <= shortest.len(),
+                "witness {w:?} longer than {shortest:?}"
+            );
         } else if brute.iter().any(|p| p.as_str() == "/") {
-            prop_assert!(witness.is_some(), "the root is a witness for new {new:?} old {old:?}");
+            prop_assert!(
+                witness.is_some(),
+                "the root is a witness for new {new:?} old {old:?}"
+            );
         }
-    }
+        Ok(())
+    });
 }
 
 #[test]

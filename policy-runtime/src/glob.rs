@@ -6,10 +6,16 @@
 //! * `[abc]`, `[a-z]` and `[!a]` are classes; a class never matches `/`;
 //! * `{a,b}` is alternation inside one component;
 //! * `**` as a whole component matches zero or more components, so `dir/**` matches `dir` itself;
-//! * `\` escapes the next character.
+//! * `\` escapes the next character (never `/`: a component cannot contain one).
 //!
-//! Globs are validated when they are built: relative globs, empty, `.` and `..` components and
-//! NUL are rejected with an error that says where.
+//! Globs are validated when they are built: relative globs, empty, `.` and `..` components
+//! (also when spelled through escapes or any alternative of a brace list), an escaped `/`, NUL
+//! and globs longer than [`MAX_GLOB_LEN`] bytes are rejected with an error that says where.
+//!
+//! Matching has no size limit: a single glob is matched by a position-set simulation of its
+//! parsed form (cost bounded by glob length × path length); a [`GlobList`] is one automaton when
+//! it is small, and a literal-prefix index of per-glob matchers when it is large (a policy of
+//! thousands of `/srv/agent/project-N/**` globs is matched in a handful of lookups).
 //!
 //! # Example
 //!

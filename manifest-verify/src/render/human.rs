@@ -22,13 +22,31 @@ pub fn render(report: &Report, inputs: Inputs<'_>, color: bool) -> String {
     let mut out = String::new();
     for f in &report.findings {
         let (input, span) = inputs.manifest_span(f);
+        // miette finds a span's line by scanning from the start of its source, which is
+        // quadratic over many findings in a large manifest: it is given only the lines around
+        // the span, and told which line the window starts on.
+        let at = span.as_ref().and_then(|s| input.spans().position(s.start));
+        let window = span
+            .as_ref()
+            .zip(at)
+            .and_then(|(s, (line, _))| Some((around(&input.text, s.clone())?, line)));
+        let location = match (&window, at) {
+            (None, Some((line, column))) => Some(format!("{}:{line}:{column}", input.name)),
+            _ => None,
+        };
         let diagnostic = FindingDiagnostic {
             finding: f,
             source: Named {
                 name: &input.name,
-                text: &input.text,
+                text: window
+                    .as_ref()
+                    .map_or("", |((w, _), _)| &input.text[w.clone()]),
+                first_line: window.as_ref().map_or(0, |(_, line)| line - 1),
             },
-            span: span.map(|s| (s.start, s.end - s.start).into()),
+            span: window
+                .as_ref()
+                .map(|((w, s), _)| (s.start - w.start, s.end - s.start).into()),
+            location,
         };
         // Through `renderable`: a finding on a minified one-line manifest lies past the column
         // miette can pad to, and its snippet would be the whole manifest.
@@ -67,6 +85,8 @@ struct FindingDiagnostic<'a> {
     finding: &'a Finding,
     source: Named<'a>,
     span: Option<SourceSpan>,
+    /// Where the finding points when no snippet is shown.
+    location: Option<String>,
 }
 
 impl fmt::Debug for FindingDiagnostic<'_> {
@@ -77,7 +97,11 @@ impl fmt::Debug for FindingDiagnostic<'_> {
 
 impl fmt::Display for FindingDiagnostic<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.finding.message)
+        f.write_str(&self.finding.message)?;
+        match &self.location {
+            Some(at) => write!(f, "\n  at {at}"),
+            None => Ok(()),
+        }
     }
 }
 
@@ -122,11 +146,26 @@ impl Diagnostic for FindingDiagnostic<'_> {
     }
 }
 
-/// Manifest text with its name, borrowed (miette's `NamedSource` would copy the text for every
-/// finding).
+/// The window of `text` miette is shown for `span`: the span's own line(s), with the span.
+/// `None` when that is longer than a snippet may be (a minified one-line manifest): the
+/// finding is then printed without a snippet.
+fn around(
+    text: &str,
+    span: std::ops::Range<usize>,
+) -> Option<(std::ops::Range<usize>, std::ops::Range<usize>)> {
+    const MAX_WINDOW: usize = 4 * policy_runtime::diagnostics::MAX_SNIPPET_LINE;
+    let start = text[..span.start].rfind('\n').map_or(0, |i| i + 1);
+    let rest = &text[span.end..];
+    let end = span.end + rest.find('\n').unwrap_or(rest.len());
+    (end - start <= MAX_WINDOW).then_some((start..end, span))
+}
+
+/// The lines of manifest text around one finding, with its name and the line number of its
+/// first line, borrowed (miette's `NamedSource` would copy the text for every finding).
 struct Named<'a> {
     name: &'a str,
     text: &'a str,
+    first_line: usize,
 }
 
 impl SourceCode for Named<'_> {
@@ -141,7 +180,7 @@ impl SourceCode for Named<'_> {
             self.name.to_string(),
             inner.data(),
             *inner.span(),
-            inner.line(),
+            inner.line() + self.first_line,
             inner.column(),
             inner.line_count(),
         )))

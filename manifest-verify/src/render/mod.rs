@@ -121,8 +121,12 @@ impl<'a> Inputs<'a> {
             };
         }
         let (input, span) = self.manifest_span(f);
+        // The scan's own count: recounting from the start for each finding is quadratic.
         let (line, column) = span.map_or((1, 1), |s| {
-            crate::locate::KeySpans::line_col(&input.text, s.start)
+            input
+                .spans()
+                .position(s.start)
+                .unwrap_or_else(|| crate::locate::KeySpans::line_col(&input.text, s.start))
         });
         Location {
             file: input.file.clone(),

@@ -19,10 +19,41 @@ const SCHEMA: &str =
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
 
 /// The SARIF log, pretty-printed, with a trailing newline.
+///
+/// The results are written one at a time into the log's text: a JSON value of the whole log
+/// would hold every result at once, several times the size of the output.
 pub fn render(report: &Report, inputs: Inputs<'_>) -> String {
-    let mut text = serde_json::to_string_pretty(&log(report, inputs)).expect("values serialize");
-    text.push('\n');
-    text
+    let skeleton = log(
+        &Report {
+            findings: Vec::new(),
+        },
+        inputs,
+    );
+    let text = serde_json::to_string_pretty(&skeleton).expect("values serialize");
+    let empty = "\"results\": []";
+    let at = text.find(empty).expect("the log has a results array");
+    let mut out = String::with_capacity(text.len() + report.findings.len() * 600);
+    out.push_str(&text[..at]);
+    out.push_str("\"results\": [");
+    for (i, f) in report.findings.iter().enumerate() {
+        out.push_str(if i == 0 { "\n" } else { ",\n" });
+        let one = serde_json::to_string_pretty(&result(f, inputs)).expect("values serialize");
+        for (j, line) in one.lines().enumerate() {
+            if j > 0 {
+                out.push('\n');
+            }
+            out.push_str("        ");
+            out.push_str(line);
+        }
+    }
+    out.push_str(if report.findings.is_empty() {
+        "]"
+    } else {
+        "\n      ]"
+    });
+    out.push_str(&text[at + empty.len()..]);
+    out.push('\n');
+    out
 }
 
 /// The SARIF log as a JSON value.
