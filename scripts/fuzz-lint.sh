@@ -5,10 +5,10 @@
 # saved under target/lint-fuzz-failures/ in the seed format of
 # manifest-verify/tests/lint_fuzz_seeds/, where a fixed one belongs as a regression seed.
 #
-#   scripts/fuzz-lint.sh [MINUTES]
+#   scripts/fuzz-lint.sh [MINUTES]      (CARGO_PROFILE_FLAG=--release for an optimised build)
 set -euo pipefail
 minutes="${1:-5}"
 root="$(cd "$(dirname "$0")/.." && pwd)"
 cd "$root"
-LINT_FUZZ_SECONDS=$((minutes * 60)) cargo test --release -p manifest-verify --test lint_fuzz \
+LINT_FUZZ_SECONDS=$((minutes * 60)) cargo test ${CARGO_PROFILE_FLAG:-} -p manifest-verify --test lint_fuzz \
     generated_module_trees_lint_cleanly -- --nocapture

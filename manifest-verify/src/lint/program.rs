@@ -138,7 +138,7 @@ impl Program {
                 });
                 let dir = root.parent().unwrap_or(Path::new(".")).to_path_buf();
                 match program.load_file(root) {
-                    Ok((file, items)) => program.file_items(module, file, root, &items, &dir, &dir),
+                    Ok((file, items)) => program.file_items(module, file, root, items, &dir, &dir),
                     Err(e) => program.problems.push(e),
                 }
             }
@@ -160,7 +160,7 @@ impl Program {
         module: ModId,
         file: FileId,
         path: &Path,
-        items: &[syn::Item],
+        items: Vec<syn::Item>,
         dir: &Path,
         path_base: &Path,
     ) {
@@ -215,10 +215,11 @@ impl Program {
         &mut self,
         module: ModId,
         file: FileId,
-        items: &[syn::Item],
+        items: Vec<syn::Item>,
         dir: &Path,
         path_base: &Path,
     ) {
+        // Taken by value: function bodies move into their nodes instead of being copied.
         for item in items {
             match item {
                 syn::Item::Fn(f) => {
@@ -227,7 +228,7 @@ impl Program {
                         file,
                         f.sig.ident.span(),
                         &f.sig,
-                        &f.block,
+                        *f.block,
                         None,
                         &f.attrs,
                     );
@@ -262,9 +263,9 @@ impl Program {
                 syn::Item::Trait(t) => {
                     let name = t.ident.to_string();
                     self.define(module, name.clone(), Def::Type(name.clone()));
-                    for ti in &t.items {
+                    for ti in t.items {
                         if let syn::TraitItem::Fn(f) = ti {
-                            if let Some(block) = &f.default {
+                            if let Some(block) = f.default {
                                 self.method(module, file, &name, &f.sig, block, &f.attrs);
                             }
                         }
@@ -286,9 +287,9 @@ impl Program {
                     let Some(ty) = type_name(&i.self_ty) else {
                         continue;
                     };
-                    for ii in &i.items {
+                    for ii in i.items {
                         if let syn::ImplItem::Fn(f) = ii {
-                            self.method(module, file, &ty, &f.sig, &f.block, &f.attrs);
+                            self.method(module, file, &ty, &f.sig, f.block, &f.attrs);
                         }
                     }
                 }
@@ -321,7 +322,7 @@ impl Program {
         &mut self,
         parent: ModId,
         file: FileId,
-        m: &syn::ItemMod,
+        m: syn::ItemMod,
         dir: &Path,
         path_base: &Path,
     ) {
@@ -346,7 +347,7 @@ impl Program {
             .find(|p| m.content.is_some() || path_base.join(p).exists())
             .or(explicit_all.first())
             .cloned();
-        match &m.content {
+        match m.content {
             Some((_, items)) => {
                 let child_dir = match &explicit {
                     Some(p) => path_base.join(p),
@@ -388,7 +389,7 @@ impl Program {
                             dir.join(&file_name)
                         };
                         let file_dir = found.parent().unwrap_or(dir).to_path_buf();
-                        self.file_items(child, f, found, &items, &child_dir, &file_dir);
+                        self.file_items(child, f, found, items, &child_dir, &file_dir);
                     }
                     Err(e) => self.problems.push(e),
                 }
@@ -443,7 +444,7 @@ impl Program {
         file: FileId,
         span: proc_macro2::Span,
         sig: &syn::Signature,
-        block: &syn::Block,
+        block: syn::Block,
         self_ty: Option<&str>,
         attrs: &[syn::Attribute],
     ) -> NodeId {
@@ -472,7 +473,7 @@ impl Program {
         };
         self.push_node(Node {
             kind: NodeKind::Fn {
-                block: Box::new(block.clone()),
+                block: Box::new(block),
                 self_ty: self_ty.map(str::to_string),
                 params: typed_params(sig),
             },
@@ -489,7 +490,7 @@ impl Program {
         file: FileId,
         ty: &str,
         sig: &syn::Signature,
-        block: &syn::Block,
+        block: syn::Block,
         attrs: &[syn::Attribute],
     ) {
         let node = self.fn_node(module, file, sig.ident.span(), sig, block, Some(ty), attrs);
