@@ -325,7 +325,7 @@ pub fn tool_policy(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStr
         let block = &mut *func.block;
         let deny = deny_expr(&output, name);
         let path_args = path_args_tokens(&model);
-        let spec_inline = spec_tokens(&model, path_args, quote!());
+        let spec_inline = spec_tokens(&model, path_args);
         let prologue: syn::Stmt = syn::parse_quote! {
             {
                 #[allow(unused_imports)]
@@ -563,8 +563,8 @@ fn strip_ref(ty: &Type) -> &Type {
     }
 }
 
-/// The expression that builds the spec; `warnings` are statements that make rustc warn.
-fn spec_tokens(model: &Model, path_args: TokenStream, warnings: TokenStream) -> TokenStream {
+/// The expression that builds the spec.
+fn spec_tokens(model: &Model, path_args: TokenStream) -> TokenStream {
     let name = &model.name;
     let description = &model.description;
     let policy_json =
@@ -579,7 +579,6 @@ fn spec_tokens(model: &Model, path_args: TokenStream, warnings: TokenStream) -> 
     quote! {{
         #[allow(unused_imports)]
         use ::policy_runtime::macro_support::{ViaAnyType as _, ViaPathArgument as _};
-        #warnings
         ::policy_runtime::macro_support::build_spec(
             #name,
             #description,
@@ -593,7 +592,7 @@ fn spec_tokens(model: &Model, path_args: TokenStream, warnings: TokenStream) -> 
 }
 
 fn spec_body(model: &Model) -> TokenStream {
-    let spec = spec_tokens(model, path_args_tokens(model), quote!());
+    let spec = spec_tokens(model, path_args_tokens(model));
     quote! {
         static SPEC: ::std::sync::OnceLock<::policy_runtime::tool::ToolSpec> = ::std::sync::OnceLock::new();
         SPEC.get_or_init(|| #spec)
