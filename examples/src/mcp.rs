@@ -505,12 +505,19 @@ impl PolicyServer {
     /// Ends the session's audit: exports the spans not yet sent (when `otlp` is set) and
     /// reports the audit log's first write error or the failed export, if any.
     pub fn finish_audit(&self) -> Result<(), String> {
+        let mut problems = Vec::new();
         if let Some(spans) = &self.session.spans {
-            spans.shutdown().map_err(|e| e.to_string())?;
+            if let Err(e) = spans.shutdown() {
+                problems.push(e.to_string());
+            }
         }
-        match self.session.audit.as_ref().and_then(|s| s.take_error()) {
-            Some(e) => Err(format!("writing the audit log: {e}")),
-            None => Ok(()),
+        if let Some(e) = self.session.audit.as_ref().and_then(|s| s.take_error()) {
+            problems.push(format!("writing the audit log: {e}"));
+        }
+        if problems.is_empty() {
+            Ok(())
+        } else {
+            Err(problems.join("; "))
         }
     }
 }

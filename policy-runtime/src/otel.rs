@@ -10,6 +10,10 @@
 //! sandbox profile and the weakest enforcement among its rules. [`OtelSink::otlp_http`] exports
 //! over OTLP/HTTP (protobuf); [`OtelSink::new`] takes any tracer provider.
 //!
+//! Spans leave in batches from a background thread, so a call never waits for the network;
+//! [`OtelSink::flush`] and [`OtelSink::shutdown`] report an export that fails (an unreachable
+//! collector, for one). The JSONL file stays the record that does not depend on a collector.
+//!
 //! ```no_run
 //! use std::sync::Arc;
 //! use policy_runtime::otel::OtelSink;

@@ -158,3 +158,26 @@ fn a_malformed_endpoint_is_an_error_that_names_it() {
     let err = OtelSink::otlp_http("not a url", "t", &registry().manifest()).unwrap_err();
     assert!(err.to_string().contains("not a url"), "{err}");
 }
+
+#[test]
+fn an_unreachable_collector_is_reported_when_the_spans_are_flushed() {
+    // A port that was just free: nothing listens there.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let mut registry = registry();
+    let endpoint = format!("http://127.0.0.1:{port}/v1/traces");
+    let sink = Arc::new(OtelSink::otlp_http(&endpoint, "t", &registry.manifest()).unwrap());
+    registry.add_sink(sink.clone());
+    let denied = registry
+        .start_invocation()
+        .call_blocking(ToolCall::new("read_file", json!({"path": "/etc/passwd"})));
+    assert!(denied.denial().is_some());
+    let err = sink.flush().expect_err("nothing received the span");
+    assert!(
+        err.to_string().starts_with("exporting the audit spans"),
+        "{err}"
+    );
+}
