@@ -1,9 +1,16 @@
-//! A safe read of a small file (`ReadPath::read`: `openat2` beneath the root, read) next to
-//! `std::fs::read` of the same file, in the same run: through a bound path whose root is already
-//! open, through a fresh one (which opens the root first, as a tool's first read does), and on
-//! the portable (cap-std) backend for hosts without `openat2`.
+//! A safe read of a small file next to `std::fs::read` of the same file, in the same run.
+//!
+//! Each group times one safe variant and `std::fs::read` with the two interleaved (every
+//! iteration runs both and times one), so that both see the same machine load:
+//!
+//! * `bound`: `ReadPath::read` through a path argument whose root is already looked up;
+//! * `fresh`: a new path argument per read, as a tool's first read of an argument is (the root
+//!   is looked up again);
+//! * `portable`: the cap-std backend, used where the kernel has no `openat2`.
 
 use std::hint::black_box;
+use std::path::Path;
+use std::time::{Duration, Instant};
 
 use criterion::{criterion_group, criterion_main, Criterion};
 use policy_runtime::beneath::with_portable_backend;
@@ -15,23 +22,59 @@ fn bench(c: &mut Criterion) {
     std::fs::create_dir_all(root.join("2024")).unwrap();
     let file = root.join("2024/jan.csv");
     std::fs::write(&file, b"date,amount\n2024-01-01,12\n2024-01-02,7\n").unwrap();
-    let path = ReadPath::beneath(&root, &file);
-    assert_eq!(path.read().unwrap(), std::fs::read(&file).unwrap());
+    let bound = ReadPath::beneath(&root, &file);
+    assert_eq!(bound.read().unwrap(), std::fs::read(&file).unwrap());
 
-    let mut group = c.benchmark_group("small_file_read");
-    group.bench_function("std_fs_read", |b| {
-        b.iter(|| std::fs::read(black_box(&file)).unwrap())
-    });
-    group.bench_function("read_path_read", |b| {
-        b.iter(|| black_box(&path).read().unwrap())
-    });
-    group.bench_function("read_path_read_fresh_root", |b| {
-        b.iter(|| ReadPath::beneath(&root, &file).read().unwrap())
-    });
-    group.bench_function("read_path_read_portable", |b| {
-        with_portable_backend(|| b.iter(|| black_box(&path).read().unwrap()))
-    });
-    group.finish();
+    let std_read = |file: &Path| std::fs::read(black_box(file)).unwrap();
+    let variants: [(&str, &dyn Fn() -> Vec<u8>); 3] = [
+        ("bound", &|| black_box(&bound).read().unwrap()),
+        ("fresh", &|| ReadPath::beneath(&root, &file).read().unwrap()),
+        ("portable", &|| {
+            with_portable_backend(|| black_box(&bound).read().unwrap())
+        }),
+    ];
+    for (name, safe) in variants {
+        let mut group = c.benchmark_group(format!("small_file_read/{name}"));
+        group.bench_function("std_fs_read", |b| {
+            b.iter_custom(|iters| {
+                paired(
+                    iters,
+                    || {
+                        std_read(&file);
+                    },
+                    || {
+                        safe();
+                    },
+                )
+            })
+        });
+        group.bench_function("read_path_read", |b| {
+            b.iter_custom(|iters| {
+                paired(
+                    iters,
+                    || {
+                        safe();
+                    },
+                    || {
+                        std_read(&file);
+                    },
+                )
+            })
+        });
+        group.finish();
+    }
+}
+
+/// Runs `timed` and `other` in turn `iters` times; the time spent in `timed`.
+fn paired(iters: u64, timed: impl Fn(), other: impl Fn()) -> Duration {
+    let mut total = Duration::ZERO;
+    for _ in 0..iters {
+        let start = Instant::now();
+        timed();
+        total += start.elapsed();
+        other();
+    }
+    total
 }
 
 criterion_group!(benches, bench);

@@ -73,14 +73,15 @@ use crate::tool::Access;
 /// Where an admitted path may be resolved: the literal directory of the glob that admitted it,
 /// and the argument it came from (for messages).
 ///
-/// On Linux the root is opened once, at its first use, and that directory is the one every later
-/// operation through this grant resolves beneath (a path argument and its clones share one).
+/// On Linux the root directory is looked up once, at its first use, and that directory is the one
+/// every later operation through this grant resolves beneath (a path argument and its clones
+/// share one).
 #[derive(Debug)]
 pub struct Grant {
     root: PathBuf,
     argument: Option<String>,
     #[cfg(target_os = "linux")]
-    root_fd: std::sync::OnceLock<std::os::fd::OwnedFd>,
+    root_fd: std::sync::OnceLock<Arc<std::os::fd::OwnedFd>>,
 }
 
 impl Grant {
@@ -534,6 +535,49 @@ mod linux {
     /// beneath the root; it is retried this many times before the error is returned.
     const RETRIES: usize = 64;
 
+    /// Root directories stay open between calls: a tool's first read of an argument would
+    /// otherwise open its root too, which costs as much as the read. Each use checks, with one
+    /// `stat` of the root's path, that the path still names the directory held open (the held
+    /// descriptor keeps its inode number from being reused), and reopens it when not.
+    mod roots {
+        use std::os::fd::OwnedFd;
+        use std::path::{Path, PathBuf};
+        use std::sync::{Arc, Mutex};
+
+        use rustix::fs::{Mode, OFlags};
+        use rustix::io::Errno;
+
+        /// Roots held open, at most [`HELD`] of them.
+        static OPEN: Mutex<Vec<(PathBuf, (u64, u64), Arc<OwnedFd>)>> = Mutex::new(Vec::new());
+        const HELD: usize = 64;
+
+        pub(in super::super) fn open(root: &Path) -> Result<Arc<OwnedFd>, Errno> {
+            let now = rustix::fs::stat(root)?;
+            let id = (now.st_dev, now.st_ino);
+            let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
+            if let Some((_, _, fd)) = open.iter().find(|(p, held, _)| p == root && *held == id) {
+                return Ok(Arc::clone(fd));
+            }
+            let fd = rustix::fs::open(
+                root,
+                OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            )?;
+            let opened = rustix::fs::fstat(&fd)?;
+            let fd = Arc::new(fd);
+            open.retain(|(p, _, _)| p != root);
+            if open.len() >= HELD {
+                open.remove(0);
+            }
+            open.push((
+                root.to_path_buf(),
+                (opened.st_dev, opened.st_ino),
+                Arc::clone(&fd),
+            ));
+            Ok(fd)
+        }
+    }
+
     pub(super) fn available() -> bool {
         !MISSING.load(Ordering::Relaxed)
     }
@@ -567,12 +611,7 @@ mod linux {
         let root = match t.grant.root_fd.get() {
             Some(fd) => fd,
             None => {
-                let fd = rustix::fs::open(
-                    t.grant.root(),
-                    OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
-                    Mode::empty(),
-                )
-                .map_err(|e| error(t, e))?;
+                let fd = roots::open(t.grant.root()).map_err(|e| error(t, e))?;
                 // A racing first use may have set it: either descriptor is the root.
                 t.grant.root_fd.get_or_init(|| fd)
             }

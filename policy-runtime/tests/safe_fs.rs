@@ -403,3 +403,26 @@ fn hard_links_are_names_under_the_root() {
     std::fs::hard_link(w.p("secret/key.txt"), w.p("data/hard")).unwrap();
     assert_eq!(w.read_arg("data/hard").read_to_string().unwrap(), "SECRET");
 }
+
+/// Roots stay open between calls (for speed); a root replaced since is noticed and reopened,
+/// while a path argument keeps the directory it first resolved beneath.
+#[test]
+fn a_replaced_root_is_reopened_for_new_arguments() {
+    let w = World::new();
+    both(|backend| {
+        std::fs::write(w.p("data/file.txt"), "first").unwrap();
+        let held = w.read_arg("data/file.txt");
+        assert_eq!(held.read_to_string().unwrap(), "first", "{backend}");
+        std::fs::rename(w.p("data"), w.p(&format!("old-{backend}"))).unwrap();
+        std::fs::create_dir(w.p("data")).unwrap();
+        std::fs::write(w.p("data/file.txt"), "second").unwrap();
+        assert_eq!(
+            w.read_arg("data/file.txt").read_to_string().unwrap(),
+            "second",
+            "{backend}"
+        );
+        if backend == "openat2" {
+            assert_eq!(held.read_to_string().unwrap(), "first");
+        }
+    });
+}
