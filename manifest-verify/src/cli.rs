@@ -91,13 +91,45 @@ pub fn main() -> i32 {
         Ok(args) => run(&args),
         Err(e) => {
             let _ = e.print();
-            if e.use_stderr() {
-                EXIT_INVALID
-            } else {
-                EXIT_OK
+            if !e.use_stderr() {
+                return EXIT_OK;
             }
+            // Bad usage in CI (a typo in the workflow) still gets a document a SARIF upload or
+            // a JSON reader can show, when the format itself was readable.
+            let args: Vec<String> = std::env::args().skip(1).collect();
+            if let Some(format) = requested_format(&args) {
+                // clap's message without the usage and tips, on one line.
+                let message = e.to_string();
+                let lines: Vec<&str> = message
+                    .lines()
+                    .take_while(|l| !l.starts_with("Usage:") && !l.starts_with("For more"))
+                    .map(str::trim)
+                    .filter(|l| !l.is_empty())
+                    .collect();
+                let text = lines.join(" ");
+                let usage = policy_runtime::LoadError::plain(
+                    "",
+                    text.trim_start_matches("error: ").to_string(),
+                );
+                if let Some(doc) = render::error(&usage, format) {
+                    print!("{doc}");
+                }
+            }
+            EXIT_INVALID
         }
     }
+}
+
+/// The `--format` of raw arguments that clap rejected, when it names a format.
+fn requested_format(args: &[String]) -> Option<Format> {
+    args.iter().enumerate().find_map(|(i, a)| {
+        let value = match a.strip_prefix("--format") {
+            Some("") => args.get(i + 1)?.as_str(),
+            Some(rest) => rest.strip_prefix('=')?,
+            None => return None,
+        };
+        value.parse().ok()
+    })
 }
 
 /// Prints the diagnostic on stderr and, for the machine-read formats, an error document on

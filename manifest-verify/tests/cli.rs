@@ -449,6 +449,40 @@ fn exit_2_prints_an_error_document_in_machine_formats() {
 }
 
 #[test]
+fn bad_usage_in_a_machine_format_still_prints_an_error_document() {
+    let dir = files(&[("old.json", OLD)]);
+    let o = run(dir.path(), &["old.json", "--format", "sarif"]);
+    assert_eq!(o.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    let invocation = &v["runs"][0]["invocations"][0];
+    assert_eq!(invocation["executionSuccessful"], false);
+    let text = invocation["toolExecutionNotifications"][0]["message"]["text"]
+        .as_str()
+        .unwrap();
+    assert!(text.contains("<NEW>"), "{text}");
+    assert!(sarif_schema_errors(&v).is_empty(), "{v}");
+
+    let o = run(dir.path(), &["old.json", "--format=json"]);
+    assert_eq!(o.status.code(), Some(2));
+    let v: serde_json::Value = serde_json::from_str(&stdout(&o)).unwrap();
+    assert!(v["error"]["file"].is_null());
+    assert!(v["error"]["message"].as_str().unwrap().contains("<NEW>"));
+
+    let o = run(dir.path(), &["old.json", "--format", "github"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(
+        stdout(&o).starts_with("::error title=manifest-verify::"),
+        "{}",
+        stdout(&o)
+    );
+
+    // An unreadable format gets no document: there is no telling which one was meant.
+    let o = run(dir.path(), &["old.json", "old.json", "--format", "xml"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(o.stdout.is_empty());
+}
+
+#[test]
 fn tool_names_must_be_callable() {
     let empty = OLD.replace("\"fetch\"", "\"\"");
     let control = OLD.replace("\"fetch\"", "\"fe\\u0007tch\"");

@@ -42,6 +42,21 @@ pub mod otel;
 pub mod path;
 pub mod policy;
 pub mod redact;
+// The pages link to each other as `[text][page.md]`, with definitions at their end that a
+// Markdown viewer follows; these definitions come first in rustdoc, so they win (CommonMark
+// takes the first of two definitions) and point at the modules instead.
+macro_rules! links {
+    () => {
+        "\n\n[policy.md]: crate::reference::policy\n\
+         [policy.md#the-in-process-gate]: crate::reference::policy#the-in-process-gate\n\
+         [globs.md]: crate::reference::globs\n\
+         [globs.md#comparing-globs]: crate::reference::globs#comparing-globs\n\
+         [globs.md#what-the-sandbox-enforces]: crate::reference::globs#what-the-sandbox-enforces\n\
+         [manifest.md]: crate::reference::manifest\n\
+         [findings.md]: crate::reference::findings\n\
+         [cli.md]: crate::reference::cli\n\n"
+    };
+}
 pub mod reference;
 pub mod registry;
 pub mod testing;

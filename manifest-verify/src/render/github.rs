@@ -37,16 +37,20 @@ pub fn render(report: &Report, inputs: Inputs<'_>) -> String {
 
 /// One `::error` naming the input, with its line and column when known.
 pub fn error(err: &LoadError) -> String {
-    let mut props = format!(
-        "file={}",
-        property(&crate::source::location_file(err.file()))
-    );
-    if let (Some(line), Some(column)) = (err.line(), err.column()) {
-        let _ = write!(props, ",line={line},col={column}");
+    let mut props = String::new();
+    if !err.file().is_empty() {
+        let _ = write!(
+            props,
+            "file={},",
+            property(&crate::source::location_file(err.file()))
+        );
+        if let (Some(line), Some(column)) = (err.line(), err.column()) {
+            let _ = write!(props, "line={line},col={column},");
+        }
     }
     format!(
-        "::error {props},title=manifest-verify::{}\n",
-        data(&err.to_string())
+        "::error {props}title=manifest-verify::{}\n",
+        data(&super::error_text(err))
     )
 }
 

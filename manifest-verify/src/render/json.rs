@@ -14,11 +14,11 @@ pub fn render(report: &Report) -> String {
 }
 
 /// `{"error": {"file", "line", "column", "message"}}` (`line` and `column` are `null` when
-/// unknown), pretty-printed with a trailing newline.
+/// unknown, and `file` too for bad usage), pretty-printed with a trailing newline.
 pub fn error(err: &LoadError) -> String {
     let value = serde_json::json!({
         "error": {
-            "file": err.file(),
+            "file": (!err.file().is_empty()).then(|| err.file()),
             "line": err.line(),
             "column": err.column(),
             "message": err.message(),

@@ -139,13 +139,24 @@ impl<'a> Inputs<'a> {
 /// The document printed on stdout when the comparison could not be made (exit 2), so that a
 /// consumer of `json`, `sarif` or `github` output reads an error instead of nothing: `{"error":
 /// {...}}`, a SARIF log whose invocation failed, or an `::error` command. `None` for `human`,
-/// whose diagnostic goes to stderr only.
+/// whose diagnostic goes to stderr only. An error whose `file` is empty is about no file (bad
+/// usage): it has no location.
 pub fn error(err: &LoadError, format: Format) -> Option<String> {
     match format {
         Format::Human => None,
         Format::Json => Some(json::error(err)),
         Format::Sarif => Some(sarif::error(err)),
         Format::Github => Some(github::error(err)),
+    }
+}
+
+/// An error as one line: `file:line:column: message`, or the message alone when the error is
+/// about no file (bad usage).
+fn error_text(err: &LoadError) -> String {
+    if err.file().is_empty() {
+        err.message().to_string()
+    } else {
+        err.to_string()
     }
 }
 

@@ -85,15 +85,17 @@ pub fn log(report: &Report, inputs: Inputs<'_>) -> Value {
 pub fn error(err: &LoadError) -> String {
     let mut notification = json!({
         "level": "error",
-        "message": { "text": format!("{err}") },
+        "message": { "text": super::error_text(err) },
         "descriptor": { "id": "toolpolicy::load" },
     });
-    let file = crate::source::location_file(err.file());
-    let mut physical = json!({ "artifactLocation": { "uri": uri(&file) } });
-    if let (Some(line), Some(column)) = (err.line(), err.column()) {
-        physical["region"] = json!({ "startLine": line, "startColumn": column });
+    if !err.file().is_empty() {
+        let file = crate::source::location_file(err.file());
+        let mut physical = json!({ "artifactLocation": { "uri": uri(&file) } });
+        if let (Some(line), Some(column)) = (err.line(), err.column()) {
+            physical["region"] = json!({ "startLine": line, "startColumn": column });
+        }
+        notification["locations"] = json!([{ "physicalLocation": physical }]);
     }
-    notification["locations"] = json!([{ "physicalLocation": physical }]);
     let log = json!({
         "$schema": SCHEMA,
         "version": "2.1.0",
