@@ -16,6 +16,22 @@
 //! * Elsewhere, and on such kernels, cap-std resolves the path one component at a time beneath
 //!   the root descriptor, with the same refusals.
 //!
+//! The root is the glob's literal directory, so it can be wider than the glob: under
+//! `/srv/data/*.csv`, `a.csv -> notes/b.txt` is followed because it stays in `/srv/data` (the
+//! same folder the sandbox grants for that glob). A path admitted by several globs is bound to
+//! the first that admits it, `fs.write` before `fs.read`, in declaration order. The root's own
+//! path is the policy's, not the model's, and is opened as written (symlinks in it included).
+//! On Linux, opened roots are kept for later calls; each first use by an argument checks, with
+//! one `stat` of the root's path, that the path still names the kept directory, and reopens it
+//! if not.
+//!
+//! Binding happens where the arguments of a `#[tool]` (or `#[toolset]`) function are parsed, for
+//! `ReadPath`/`WritePath` values anywhere in them (nested in a struct or a `Vec` too). Values
+//! deserialized elsewhere (by another framework, e.g. rmcp under `#[tool_policy]`) and values
+//! made with `new` have no root and every method refuses them; [`ReadPath::admit`](crate::ReadPath::admit)
+//! and [`WritePath::admit`](crate::WritePath::admit) judge and bind such a path, with the gate's
+//! own decision.
+//!
 //! Renames and removals open the *parent* directory beneath the root and then act on the last
 //! name with `renameat`/`unlinkat`, which never follow a final symlink: renaming over a symlink
 //! replaces the link, removing a symlink removes the link.
