@@ -563,16 +563,23 @@ mod linux {
         use rustix::fs::{Mode, OFlags};
         use rustix::io::Errno;
 
+        /// A root held open: its path, the (device, inode) it had when opened, the descriptor.
+        struct Held {
+            path: PathBuf,
+            id: (u64, u64),
+            fd: Arc<OwnedFd>,
+        }
+
         /// Roots held open, at most [`HELD`] of them.
-        static OPEN: Mutex<Vec<(PathBuf, (u64, u64), Arc<OwnedFd>)>> = Mutex::new(Vec::new());
+        static OPEN: Mutex<Vec<Held>> = Mutex::new(Vec::new());
         const HELD: usize = 64;
 
         pub(in super::super) fn open(root: &Path) -> Result<Arc<OwnedFd>, Errno> {
             let now = rustix::fs::stat(root)?;
             let id = (now.st_dev, now.st_ino);
             let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some((_, _, fd)) = open.iter().find(|(p, held, _)| p == root && *held == id) {
-                return Ok(Arc::clone(fd));
+            if let Some(held) = open.iter().find(|h| h.path == root && h.id == id) {
+                return Ok(Arc::clone(&held.fd));
             }
             let fd = rustix::fs::open(
                 root,
@@ -581,15 +588,15 @@ mod linux {
             )?;
             let opened = rustix::fs::fstat(&fd)?;
             let fd = Arc::new(fd);
-            open.retain(|(p, _, _)| p != root);
+            open.retain(|h| h.path != root);
             if open.len() >= HELD {
                 open.remove(0);
             }
-            open.push((
-                root.to_path_buf(),
-                (opened.st_dev, opened.st_ino),
-                Arc::clone(&fd),
-            ));
+            open.push(Held {
+                path: root.to_path_buf(),
+                id: (opened.st_dev, opened.st_ino),
+                fd: Arc::clone(&fd),
+            });
             Ok(fd)
         }
     }

@@ -11,12 +11,14 @@ use serde_json::json;
 
 /// Read a file in any `data` folder one level under /tmp.
 #[tool(policy(fs.read = ["/tmp/*/data/**"]))]
+#[allow(deprecated)] // the glob's folder is `/tmp`, as the widening warning says: that is the point
 fn read_note(path: ReadPath) -> Result<String, ToolError> {
     Ok(path.read_to_string()?)
 }
 
 /// Write a file in any `data` folder one level under /tmp.
 #[tool(policy(fs.write = ["/tmp/*/data/out/**"]))]
+#[allow(deprecated)]
 fn write_note(dest: WritePath, text: String) -> Result<String, ToolError> {
     dest.write(&text)?;
     Ok("written".into())
