@@ -449,6 +449,19 @@ pub fn with_portable_backend<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// Whether this process resolves paths with `openat2` (Linux, until the kernel first answers
+/// `ENOSYS`); otherwise the portable backend does.
+pub fn uses_openat2() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        linux::available()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
+}
+
 fn backend() -> Backend {
     if FORCE_PORTABLE.with(|p| p.get()) {
         return Backend::Portable;
