@@ -540,6 +540,7 @@ pub(crate) fn remove_dir(t: &Target<'_>) -> io::Result<()> {
 }
 
 /// The mode new files are created with, before the umask: never setuid, setgid or sticky.
+#[cfg_attr(not(unix), allow(dead_code))] // files on other systems have no mode bits
 const CREATE_MODE: u32 = 0o666;
 
 #[cfg(target_os = "linux")]
