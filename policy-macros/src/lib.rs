@@ -18,7 +18,7 @@
 //! /// Read a UTF-8 file.
 //! #[tool(policy(fs.read = ["/data/**"], net = deny, risk = low), constraints(max_invocations = 3))]
 //! fn read_file(path: ReadPath) -> Result<String, ToolError> {
-//!     Ok(std::fs::read_to_string(path)?)
+//!     Ok(path.read_to_string()?) // beneath `/data`: a symlink out of it is refused
 //! }
 //!
 //! let registry = policy_runtime::macro_support::registry_of(policy_runtime::tools![read_file])?;
@@ -81,6 +81,11 @@ fn emit(
 /// gate as reads or writes (so are parameters named in `paths(...)`, e.g. a `String`); a
 /// `&CallContext` parameter receives the call's context. Globs that
 /// the OS sandbox can only enforce as a wider tree produce a warning naming that tree.
+///
+/// When the arguments are parsed, each `ReadPath`/`WritePath` is bound to the folder of the glob
+/// that admitted it, and its methods (`read`, `write`, `list`, ...) resolve beneath that folder;
+/// handing such a parameter to `std::fs` or `tokio::fs` instead is a compile error naming the
+/// method to use.
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
     emit(expand::tool(attr.into(), item.clone().into()), item.into())
@@ -110,6 +115,9 @@ pub fn toolset(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `Parameters(args)` (which must implement `Serialize`) and any `ReadPath`/`WritePath`
 /// parameter. Fields of `args` are judged as accesses of unknown direction unless named in
 /// `paths(field = write)` or `paths(field = read)`. A denied call returns `CallToolResult::error(..)`, a `String`, or `Err(E::from(denial))`.
+/// The other framework parses the parameters, so their `ReadPath`/`WritePath` values are not
+/// bound to a folder: open them through `ReadPath::admit(&raw, &spec.policy)` (or
+/// `WritePath::admit`), which judges and binds them as the gate does.
 #[proc_macro_attribute]
 pub fn tool_policy(attr: TokenStream, item: TokenStream) -> TokenStream {
     emit(

@@ -16,6 +16,22 @@
 //! * Elsewhere, and on such kernels, cap-std resolves the path one component at a time beneath
 //!   the root descriptor, with the same refusals.
 //!
+//! The root is the glob's literal directory, so it can be wider than the glob: under
+//! `/srv/data/*.csv`, `a.csv -> notes/b.txt` is followed because it stays in `/srv/data` (the
+//! same folder the sandbox grants for that glob). A path admitted by several globs is bound to
+//! the first that admits it, `fs.write` before `fs.read`, in declaration order. The root's own
+//! path is the policy's, not the model's, and is opened as written (symlinks in it included).
+//! On Linux, opened roots are kept for later calls; each first use by an argument checks, with
+//! one `stat` of the root's path, that the path still names the kept directory, and reopens it
+//! if not.
+//!
+//! Binding happens where the arguments of a `#[tool]` (or `#[toolset]`) function are parsed, for
+//! `ReadPath`/`WritePath` values anywhere in them (nested in a struct or a `Vec` too). Values
+//! deserialized elsewhere (by another framework, e.g. rmcp under `#[tool_policy]`) and values
+//! made with `new` have no root and every method refuses them; [`ReadPath::admit`](crate::ReadPath::admit)
+//! and [`WritePath::admit`](crate::WritePath::admit) judge and bind such a path, with the gate's
+//! own decision.
+//!
 //! Renames and removals open the *parent* directory beneath the root and then act on the last
 //! name with `renameat`/`unlinkat`, which never follow a final symlink: renaming over a symlink
 //! replaces the link, removing a symlink removes the link.
@@ -433,6 +449,19 @@ pub fn with_portable_backend<R>(f: impl FnOnce() -> R) -> R {
     f()
 }
 
+/// Whether this process resolves paths with `openat2` (Linux, until the kernel first answers
+/// `ENOSYS`); otherwise the portable backend does.
+pub fn uses_openat2() -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        linux::available()
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        false
+    }
+}
+
 fn backend() -> Backend {
     if FORCE_PORTABLE.with(|p| p.get()) {
         return Backend::Portable;
@@ -511,6 +540,7 @@ pub(crate) fn remove_dir(t: &Target<'_>) -> io::Result<()> {
 }
 
 /// The mode new files are created with, before the umask: never setuid, setgid or sticky.
+#[cfg_attr(not(unix), allow(dead_code))] // files on other systems have no mode bits
 const CREATE_MODE: u32 = 0o666;
 
 #[cfg(target_os = "linux")]
@@ -547,16 +577,23 @@ mod linux {
         use rustix::fs::{Mode, OFlags};
         use rustix::io::Errno;
 
+        /// A root held open: its path, the (device, inode) it had when opened, the descriptor.
+        struct Held {
+            path: PathBuf,
+            id: (u64, u64),
+            fd: Arc<OwnedFd>,
+        }
+
         /// Roots held open, at most [`HELD`] of them.
-        static OPEN: Mutex<Vec<(PathBuf, (u64, u64), Arc<OwnedFd>)>> = Mutex::new(Vec::new());
+        static OPEN: Mutex<Vec<Held>> = Mutex::new(Vec::new());
         const HELD: usize = 64;
 
         pub(in super::super) fn open(root: &Path) -> Result<Arc<OwnedFd>, Errno> {
             let now = rustix::fs::stat(root)?;
             let id = (now.st_dev, now.st_ino);
             let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some((_, _, fd)) = open.iter().find(|(p, held, _)| p == root && *held == id) {
-                return Ok(Arc::clone(fd));
+            if let Some(held) = open.iter().find(|h| h.path == root && h.id == id) {
+                return Ok(Arc::clone(&held.fd));
             }
             let fd = rustix::fs::open(
                 root,
@@ -565,15 +602,15 @@ mod linux {
             )?;
             let opened = rustix::fs::fstat(&fd)?;
             let fd = Arc::new(fd);
-            open.retain(|(p, _, _)| p != root);
+            open.retain(|h| h.path != root);
             if open.len() >= HELD {
                 open.remove(0);
             }
-            open.push((
-                root.to_path_buf(),
-                (opened.st_dev, opened.st_ino),
-                Arc::clone(&fd),
-            ));
+            open.push(Held {
+                path: root.to_path_buf(),
+                id: (opened.st_dev, opened.st_ino),
+                fd: Arc::clone(&fd),
+            });
             Ok(fd)
         }
     }

@@ -1,8 +1,9 @@
 //! Lexical path normalization and the `file://` URL form of path arguments.
 //!
 //! Normalization never touches the filesystem: `/out/../etc/passwd` is `/etc/passwd` whether or
-//! not `/out` exists, so `..` can never carry a path out of a glob. (Symlinks are the OS
-//! sandbox's business: the gate judges names, the kernel judges inodes.)
+//! not `/out` exists, so `..` can never carry a path out of a glob. (Symlinks are not judged
+//! here: the gate judges names; the file methods of `ReadPath`/`WritePath` resolve them beneath
+//! the admitting glob's folder, and the OS sandbox confines subprocesses.)
 //!
 //! ```
 //! use policy_runtime::path::normalize;

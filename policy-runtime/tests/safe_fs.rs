@@ -426,3 +426,33 @@ fn a_replaced_root_is_reopened_for_new_arguments() {
         }
     });
 }
+
+/// Path arguments in a list or nested in an object are bound as they are parsed, too.
+#[test]
+fn lists_and_nested_path_arguments_are_bound() {
+    #[derive(serde::Deserialize)]
+    struct Job {
+        input: ReadPath,
+        output: Option<WritePath>,
+    }
+    let w = World::new();
+    symlink("../secret", w.p("data/link")).unwrap();
+    let mut args = CallArgs::new(
+        "t",
+        json!({
+            "files": [w.s("data/file.txt"), w.s("data/link/key.txt")],
+            "job": {"input": w.s("data/file.txt"), "output": w.s("out/r.md")},
+        }),
+        &["files", "job"],
+    )
+    .unwrap()
+    .beneath(w.policy);
+    let files: Vec<ReadPath> = args.take("files").unwrap();
+    assert_eq!(files[0].read().unwrap(), b"inside");
+    let err = files[1].read().unwrap_err();
+    assert_refused(&err, Problem::Escapes, Some("files"), &w.p("data"));
+    let job: Job = args.take("job").unwrap();
+    assert_eq!(job.input.read_to_string().unwrap(), "inside");
+    job.output.unwrap().write("done").unwrap();
+    assert_eq!(std::fs::read_to_string(w.p("out/r.md")).unwrap(), "done");
+}

@@ -4,8 +4,9 @@
 //! names the method to use.
 //!
 //! Like the rest of tier 1, only calls whose path the body itself decides are judged
-//! (`std::fs::read(&path)`, or `fs::read(&path)` after a `use std::fs` inside the body), and a
-//! parameter rebound inside the body is no longer taken for the argument.
+//! (`std::fs::read(&path)`, `fs::read(&path)` after a `use std::fs` inside the body,
+//! `std::fs::OpenOptions::new().append(true).open(&path)`), and a parameter rebound inside the
+//! body is no longer taken for the argument.
 
 use quote::ToTokens;
 use syn::visit::Visit;
@@ -50,6 +51,25 @@ impl<'ast> Visit<'ast> for Finder<'_> {
             }
         }
         syn::visit::visit_expr_call(self, call);
+    }
+
+    fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
+        // `OpenOptions::new().write(true).open(&dest)`.
+        if call.method == "open" {
+            let options = self
+                .scope
+                .type_of(&call.receiver)
+                .map(|t| t.type_path)
+                .filter(|t| t.ends_with("fs::OpenOptions"));
+            let param = call.args.iter().find_map(|a| self.param_in(a));
+            if let (Some(options), Some(param)) = (options, param) {
+                self.errors.push(syn::Error::new_spanned(
+                    &call.method,
+                    message(&format!("{options}::open"), &param),
+                ));
+            }
+        }
+        syn::visit::visit_expr_method_call(self, call);
     }
 }
 
@@ -140,6 +160,10 @@ mod tests {
             ("std::fs::rename(&dest, other)", "dest.rename_to(&to)"),
             ("tokio::fs::remove_file(&dest).await", "dest.remove_file()"),
             ("std::fs::copy(&path, other)", "path.open()"),
+            (
+                "std::fs::OpenOptions::new().append(true).open(&dest)",
+                "dest.open()",
+            ),
         ] {
             let msgs = lint(body);
             assert_eq!(msgs.len(), 1, "{body}: {msgs:?}");
