@@ -40,13 +40,16 @@ const MAX_DEPTH: u8 = 48;
 /// A name looked up in a module, in the value namespace or not.
 type Key = (ModId, String, bool);
 
+/// A result that ran into active lookups, with those lookups (`None`: the depth bound, never
+/// to be trusted).
+type Provisional = (Target, Vec<Option<Key>>);
+
 /// Memory of name lookups, kept by the [`Program`] for its lifetime.
 #[derive(Default)]
 pub(crate) struct Resolution {
     done: RefCell<HashMap<Key, Target>>,
-    /// Results that ran into active lookups, with those lookups (`None`: the depth bound,
-    /// never to be trusted).
-    provisional: RefCell<HashMap<Key, (Target, Vec<Option<Key>>)>>,
+    /// Results that ran into active lookups.
+    provisional: RefCell<HashMap<Key, Provisional>>,
     /// Lookups under way, with their position on the lookup stack (from 1).
     active: RefCell<HashMap<Key, usize>>,
     /// The lookups under way, in stack order (position 1 first).
