@@ -84,7 +84,7 @@ done
     sort -t$'\t' -k1,1 -g -r "$out.tmp"
 } >"$out"
 rm -f "$out.tmp"
-column -t -s$'\t' "$out" | head -25
+column -t -s$'\t' "$out" | awk 'NR <= 25'
 total=$(($(wc -l <"$out") - 1))
 bad=$(awk -F'\t' -v limit="$limit" 'NR > 1 && ($1 > limit || $3 > 2 || $5 == "-" || $5 == 0)' "$out")
 echo "$total crates; report in $out"

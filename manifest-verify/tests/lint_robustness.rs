@@ -215,6 +215,26 @@ fn glob_imports_resolve_in_linear_time() {
 }
 
 #[test]
+fn children_re_exported_by_glob_that_glob_their_parent_stay_linear() {
+    // The shape of web-sys: one module re-exports thousands of children by glob, and each child
+    // globs its parent back; a tool in each child asks for a name defined nowhere.
+    let n = 3_000;
+    let mut src = String::from("pub use features::*;\npub mod features {\n");
+    for i in 0..n {
+        src.push_str(&format!(
+            "pub use gen_{i}::*;\npub mod gen_{i} {{ use super::*; use std::io::*; pub struct T{i};\n\
+             {TOOL}fn t{i}() {{ not_defined_anywhere(); std::fs::write(\"/x\", b\"\"); }} }}\n"
+        ));
+    }
+    src.push_str("}\n");
+    let dir = krate(&[("src/lib.rs", &src)]);
+    let (report, took) = timed(dir.path(), Duration::from_secs(120));
+    assert_eq!(report.tools, n);
+    assert_eq!(report.findings.len(), n);
+    assert!(took < Duration::from_secs(10), "took {took:?}");
+}
+
+#[test]
 fn deeply_nested_macro_calls_take_linear_time() {
     // 20,000 nested `m!(…)` took 64 s before.
     let n = 20_000;

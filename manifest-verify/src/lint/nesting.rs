@@ -11,16 +11,15 @@
 //! cut into *segments* at places where the grammar parses siblings in a loop (`;`, a `,` outside
 //! `<…>` and closure `|…|`, `=>`, and the end of a braced item or statement that the next token
 //! cannot continue), and a group nested in a segment is counted as deep as the group itself plus
-//! every token of that segment. Ordinary code stays in the tens; a file that exceeds
-//! [`MAX_NESTING`] is reported as unanalysable instead of being parsed.
+//! every token of that segment. A file that exceeds [`MAX_NESTING`] is reported as
+//! unanalysable instead of being parsed.
 
 use proc_macro2::{Delimiter, Span, TokenStream, TokenTree};
 
 /// The largest estimate the lint parses. The lint runs on a thread whose stack (see
 /// `LINT_STACK_BYTES` in `lint/mod.rs`) holds this many levels four times over in an
 /// unoptimised build, where the costliest construct (`&&&…T`) takes about 32 KiB of stack per
-/// level; real crates stay far below it (the deepest file of 196 registry crates measures
-/// under 400).
+/// level; no file of the 318 crates `scripts/lint-registry-bench.sh` reads here reaches it.
 pub(crate) const MAX_NESTING: usize = 4_000;
 
 /// The deepest nesting of delimiters the lint reads inside macro invocations that it scans

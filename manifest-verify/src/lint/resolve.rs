@@ -6,9 +6,11 @@
 //! ([`Resolution`]): glob imports otherwise make resolution exponential, since every glob of a
 //! module is itself resolved through the module's globs (`use core::arch::x86::*;
 //! use core::arch::x86_64::*;` asks for `core` through both, again and again). A lookup that
-//! reaches itself again (a cycle of globs or re-exports) contributes nothing on that branch;
-//! a result that depended on such a cut further up is not remembered, since it may be
-//! incomplete there.
+//! reaches itself again (a cycle of globs or re-exports) contributes nothing on that branch.
+//! A result that ran into such a cycle further up is remembered as provisional, with the
+//! lookups it was cut at: it holds once each of those has resolved to nothing (the cut branch
+//! then lost nothing), and is recomputed otherwise. That keeps a module of a thousand
+//! `pub use child::*;` whose children each `use super::*;` (web-sys) linear too.
 
 use std::cell::RefCell;
 use std::collections::HashMap;
@@ -38,15 +40,37 @@ const MAX_DEPTH: u8 = 48;
 /// A name looked up in a module, in the value namespace or not.
 type Key = (ModId, String, bool);
 
+/// A result that ran into active lookups, with those lookups (`None`: the depth bound, never
+/// to be trusted).
+type Provisional = (Target, Vec<Option<Key>>);
+
 /// Memory of name lookups, kept by the [`Program`] for its lifetime.
 #[derive(Default)]
 pub(crate) struct Resolution {
     done: RefCell<HashMap<Key, Target>>,
-    /// Lookups under way, with their position on the lookup stack.
+    /// Results that ran into active lookups.
+    provisional: RefCell<HashMap<Key, Provisional>>,
+    /// Lookups under way, with their position on the lookup stack (from 1).
     active: RefCell<HashMap<Key, usize>>,
-    /// The shallowest position of an active lookup that the current computation ran into
-    /// (`usize::MAX`: none).
-    cut: RefCell<usize>,
+    /// The lookups under way, in stack order (position 1 first).
+    stack: RefCell<Vec<Key>>,
+    /// Positions of active lookups the current computation ran into (0: the depth bound).
+    cuts: RefCell<Vec<usize>>,
+}
+
+impl Resolution {
+    /// A provisional result whose cuts all resolved to nothing.
+    fn settled(&self, key: &Key) -> Option<Target> {
+        let provisional = self.provisional.borrow();
+        let (target, cuts) = provisional.get(key)?;
+        let done = self.done.borrow();
+        cuts.iter()
+            .all(|cut| {
+                cut.as_ref()
+                    .is_some_and(|k| done.get(k) == Some(&Target::Unknown))
+            })
+            .then(|| target.clone())
+    }
 }
 
 impl Program {
@@ -104,28 +128,44 @@ impl Program {
         if let Some(t) = memo.done.borrow().get(&key) {
             return t.clone();
         }
+        if let Some(t) = memo.settled(&key) {
+            return t;
+        }
         if depth > MAX_DEPTH {
-            // Incomplete for every lookup under way (positions start at 1).
-            *memo.cut.borrow_mut() = 0;
+            memo.cuts.borrow_mut().push(0);
             return Target::Unknown;
         }
         if let Some(&at) = memo.active.borrow().get(&key) {
-            let mut cut = memo.cut.borrow_mut();
-            *cut = (*cut).min(at);
+            memo.cuts.borrow_mut().push(at);
             return Target::Unknown;
         }
-        let position = memo.active.borrow().len() + 1;
+        memo.stack.borrow_mut().push(key.clone());
+        let position = memo.stack.borrow().len();
         memo.active.borrow_mut().insert(key.clone(), position);
-        let outer_cut = memo.cut.replace(usize::MAX);
+        let outer_cuts = memo.cuts.replace(Vec::new());
         let target = self.in_module_uncached(module, name, value_ns, depth);
         memo.active.borrow_mut().remove(&key);
-        let cut = memo.cut.replace(outer_cut);
-        if cut >= position {
+        let mut cuts = memo.cuts.replace(outer_cuts);
+        // Cuts at this lookup itself are exact: the branch that came back here adds nothing.
+        cuts.retain(|&c| c < position);
+        cuts.sort_unstable();
+        cuts.dedup();
+        if cuts.is_empty() {
+            memo.provisional.borrow_mut().remove(&key);
             memo.done.borrow_mut().insert(key, target.clone());
         } else {
-            let mut outer = memo.cut.borrow_mut();
-            *outer = (*outer).min(cut);
+            let keys = {
+                let stack = memo.stack.borrow();
+                cuts.iter()
+                    .map(|&c| c.checked_sub(1).map(|i| stack[i].clone()))
+                    .collect()
+            };
+            memo.provisional
+                .borrow_mut()
+                .insert(key, (target.clone(), keys));
+            memo.cuts.borrow_mut().extend(cuts);
         }
+        memo.stack.borrow_mut().pop();
         target
     }
 
