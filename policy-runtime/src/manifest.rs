@@ -180,7 +180,12 @@ impl<'de, V: Deserialize<'de>> Deserialize<'de> for StrictMap<V> {
                 let mut out = BTreeMap::new();
                 while let Some(key) = map.next_key::<String>()? {
                     if let Err(e) = crate::tool::check_tool_name(&key) {
-                        return Err(serde::de::Error::custom(format!("tool {key:?}: {e}")));
+                        // Backticks let the error's span find the key; escaped, a control character is
+                        // named rather than echoed.
+                        return Err(serde::de::Error::custom(format!(
+                            "tool `{}`: {e}",
+                            key.escape_debug()
+                        )));
                     }
                     if out.contains_key(&key) {
                         return Err(serde::de::Error::custom(format!(

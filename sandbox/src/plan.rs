@@ -177,8 +177,10 @@ pub enum MemoryLimit {
 pub const MIN_MEMORY_BYTES: u64 = 8 << 20;
 
 /// The smallest `limits.max_open_files` (RLIMIT_NOFILE) the sandbox accepts: the three standard
-/// streams plus one descriptor for the dynamic loader to open libraries.
-pub const MIN_OPEN_FILES: u64 = 4;
+/// streams, one descriptor for the dynamic loader to open libraries, and the sandbox's own
+/// set-up, which holds its status pipe, the seccomp notification listener and the socket that
+/// hands the listener over when the limit is already in force.
+pub const MIN_OPEN_FILES: u64 = 8;
 
 /// The size of the strict profile's private tmpfs (`/tmp` and `/dev/shm` share it) when the
 /// policy declares no `limits.memory_bytes`: 1 GiB.
@@ -655,7 +657,7 @@ impl Plan {
             if let Some(v) = value {
                 let enforcement = match name {
                     "max_open_files" if v < MIN_OPEN_FILES => Enforcement::NotEnforced {
-                        reason: format!("{v} is below {MIN_OPEN_FILES}, the least a program starts with: stdin, stdout and stderr take three descriptors and the dynamic loader needs one more to open the libraries"),
+                        reason: format!("{v} is below {MIN_OPEN_FILES}, the least a program starts with: stdin, stdout and stderr take three descriptors, the dynamic loader needs one more to open the libraries, and the sandbox's set-up holds up to four of its own (status pipe, seccomp listener and the socket that hands it over) when the limit is already in force"),
                     },
                     _ => Enforcement::Widened {
                         to: format!("{rlimit} {v} for each process of the tree"),
@@ -1213,9 +1215,9 @@ mod tests {
             r#"{"fs": {"read": ["/src/**"], "write": ["/out/**"]}}"#,
             Profile::Hardened,
         );
-        for rule in ["fs.read /src/**", "fs.write /out/**"] {
+        for (rule, names) in [("fs.read /src/**", "stat"), ("fs.write /out/**", "chmod")] {
             assert!(
-                matches!(status(&p, rule), Enforcement::Widened { to } if to.contains("chmod")),
+                matches!(status(&p, rule), Enforcement::Widened { to } if to.contains(names)),
                 "{rule}: {:?}",
                 status(&p, rule)
             );
@@ -1348,7 +1350,7 @@ mod tests {
             "{why}"
         );
         assert!(
-            why.contains("limits.max_open_files 3: 3 is below 4"),
+            why.contains("limits.max_open_files 3: 3 is below 8"),
             "{why}"
         );
         assert_eq!(

@@ -499,6 +499,14 @@ fn every_attack_is_blocked_or_disclosed() {
             let attempted = stdout
                 .lines()
                 .any(|l| l.starts_with("SUCCEEDED") || l.starts_with("BLOCKED"));
+            // A limit that kills the attacker (the memory cgroup's OOM kill) stopped it before it
+            // could say so: blocked, provided the attack left no success behind.
+            let killed = out.status.code() == Some(128 + libc::SIGKILL)
+                || std::os::unix::process::ExitStatusExt::signal(&out.status) == Some(libc::SIGKILL);
+            if killed && !(attack.succeeded)(&out) {
+                eprintln!("  blocked (killed by a limit)");
+                continue;
+            }
             if !refused && !attempted {
                 failures.push(format!(
                     "{} [{profile}]: the probe did not get to the attack: {stdout}{}",

@@ -23,12 +23,14 @@ const SCHEMA: &str =
 /// The results are written one at a time into the log's text: a JSON value of the whole log
 /// would hold every result at once, several times the size of the output.
 pub fn render(report: &Report, inputs: Inputs<'_>) -> String {
-    let skeleton = log(
+    let mut skeleton = log(
         &Report {
             findings: Vec::new(),
         },
         inputs,
     );
+    // The skeleton has no results, but its invocation reports the real run's exit code.
+    skeleton["runs"][0]["invocations"][0]["exitCode"] = json!(report.exit_code());
     let text = serde_json::to_string_pretty(&skeleton).expect("values serialize");
     let empty = "\"results\": []";
     let at = text.find(empty).expect("the log has a results array");
