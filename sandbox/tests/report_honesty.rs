@@ -502,7 +502,8 @@ fn every_attack_is_blocked_or_disclosed() {
             // A limit that kills the attacker (the memory cgroup's OOM kill) stopped it before it
             // could say so: blocked, provided the attack left no success behind.
             let killed = out.status.code() == Some(128 + libc::SIGKILL)
-                || std::os::unix::process::ExitStatusExt::signal(&out.status) == Some(libc::SIGKILL);
+                || std::os::unix::process::ExitStatusExt::signal(&out.status)
+                    == Some(libc::SIGKILL);
             if killed && !(attack.succeeded)(&out) {
                 eprintln!("  blocked (killed by a limit)");
                 continue;
