@@ -405,7 +405,7 @@ pub fn find_witness(
     let mut head = 0usize;
     while head < states.len() {
         // Each state may build new DFA states of large NFAs: check the clock often.
-        if head % 16 == 0 {
+        if head.is_multiple_of(16) {
             budget.check()?;
         }
         let cur = states[head];

@@ -1,5 +1,6 @@
 //! One gate decision (3 path arguments, 5 globs) next to a baseline that resolves the same
-//! paths with `std::fs::canonicalize` before matching them.
+//! paths with `std::fs::canonicalize` before matching them; and one decision against a policy
+//! of 5,400 globs.
 
 use std::hint::black_box;
 
@@ -67,6 +68,23 @@ fn bench(c: &mut Criterion) {
         })
     });
     group.finish();
+
+    // A policy of 5,400 per-project globs (issue 18): matched through the literal-prefix index.
+    let globs: Vec<String> = (0..5_400)
+        .map(|n| format!("\"/srv/agent/project-{n}/**\""))
+        .collect();
+    let big = ToolPolicy::from_json_str(
+        "big",
+        &format!(r#"{{"fs": {{"write": [{}]}}}}"#, globs.join(",")),
+    )
+    .unwrap();
+    let args = json!({"dest": "/srv/agent/project-4321/src/main.rs", "n": 3});
+    c.bench_function("gate_1_path_5400_globs", |b| {
+        b.iter(|| {
+            let mut a = args.clone();
+            black_box(check_args(&big, &typed, &mut a, None).unwrap());
+        })
+    });
 }
 
 criterion_group!(benches, bench);

@@ -35,7 +35,10 @@ fn seeds(kind: &str) -> Vec<String> {
     )
 }
 
-fn edits() -> impl Strategy<Value = Vec<(usize, u8, usize)>> {
+/// One edit of [`mutate`]: position, kind, piece.
+type Edit = (usize, u8, usize);
+
+fn edits() -> impl Strategy<Value = Vec<Edit>> {
     prop::collection::vec((any::<usize>(), any::<u8>(), any::<usize>()), 0..8)
 }
 
@@ -50,7 +53,7 @@ fn plain_error(message: &str) -> Result<(), TestCaseError> {
 fn fuzz_manifest_loader() {
     let corpus = seeds("manifest");
     let n = corpus.len();
-    let inputs: Vec<(usize, Vec<(usize, u8, usize)>)> = (0..n).map(|i| (i, vec![])).collect();
+    let inputs: Vec<(usize, Vec<Edit>)> = (0..n).map(|i| (i, vec![])).collect();
     fuzz("manifest_loader", &inputs, (0..n, edits()), |(i, e)| {
         let text = mutate(&corpus[i], &e);
         match Manifest::from_json_str("m.json", &text) {
@@ -73,7 +76,7 @@ fn fuzz_manifest_loader() {
 fn fuzz_toml_loader() {
     let corpus = seeds("toml");
     let n = corpus.len();
-    let inputs: Vec<(usize, Vec<(usize, u8, usize)>)> = (0..n).map(|i| (i, vec![])).collect();
+    let inputs: Vec<(usize, Vec<Edit>)> = (0..n).map(|i| (i, vec![])).collect();
     fuzz("toml_loader", &inputs, (0..n, edits()), |(i, e)| {
         let text = mutate(&corpus[i], &e);
         match ToolPolicy::from_toml_str("p.toml", &text) {
