@@ -10,13 +10,14 @@ use serde_json::{json, Value};
 
 use super::{Finding, LintError, Report};
 
-/// The longest source line shown under a finding. Past it the finding is printed without its
-/// source: a label past column 65,535 makes miette panic, and a very long line (a minified or
-/// generated file) would be printed again for every finding on it.
-///
-/// This is the lint's side of one clamp rule: where a shared helper for every renderer of the
-/// workspace exists, `fits_under_a_label` is the one function to replace with it.
-pub const MAX_SHOWN_LINE_BYTES: usize = 4096;
+/// The longest source line shown under a finding, in bytes: the workspace's one snippet rule,
+/// [`policy_runtime::diagnostics::MAX_SNIPPET_LINE`] (counted in bytes here, which is never
+/// more lenient than characters). Past it the finding is printed without its source: a label
+/// past column 65,535 makes miette panic, and a very long line (a minified or generated file)
+/// would be printed again for every finding on it. The lint builds its snippets from the lines
+/// around each finding itself (for speed on large files), so it applies the rule here rather
+/// than through [`policy_runtime::diagnostics::renderable`].
+pub const MAX_SHOWN_LINE_BYTES: usize = policy_runtime::diagnostics::MAX_SNIPPET_LINE;
 
 /// Whether a line of `line_bytes` bytes can be printed with a label under it.
 fn fits_under_a_label(line_bytes: usize) -> bool {
