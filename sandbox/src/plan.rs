@@ -278,7 +278,7 @@ fn memory_rule(
                 "memory cgroups are used by root runners only"
             };
             let to = match profile {
-                Profile::Strict => format!("RLIMIT_AS {v} for each process, and /tmp and /dev/shm together at most {v} bytes; not counted: the sum over processes, memfd and other shared memory outside that tmpfs, page cache, kernel memory ({why})"),
+                Profile::Strict => format!("RLIMIT_AS {v} for each process, and /tmp and /dev/shm together at most {v} bytes; not counted: the sum over processes, memfd and SysV shared memory segments (shmget: kept after shmdt, so one process holds any number of them) outside that tmpfs, page cache, kernel memory ({why})"),
                 Profile::Hardened => format!("RLIMIT_AS {v} for each process; not counted: the sum over processes, files in memory-backed file systems (the host's tmpfs, memfd), page cache, kernel memory ({why})"),
             };
             b.rule(&rule, true, Enforcement::Widened { to }, &["RLIMIT_AS"]);
@@ -497,7 +497,7 @@ impl Plan {
             );
         }
         if !strict {
-            disclose_ungoverned_metadata(&mut b.rules, &b.roots);
+            disclose_ungoverned_metadata(&mut b.rules, &b.roots, host.euid == 0);
         }
 
         // Network.
@@ -766,7 +766,7 @@ impl Plan {
             &[if strict {
                 "pid-ns"
             } else {
-                "seccomp (prlimit64 on pid 0 only)"
+                "seccomp (prlimit64 on pid 0 only; sched_set*, setpriority and ioprio_set on the caller only)"
             }],
         );
         let scoped = if host.landlock_abi >= FULL_LANDLOCK_ABI {
@@ -998,14 +998,24 @@ impl Plan {
 
 /// The hardened profile's `fs` rows, made true: Landlock does not govern `stat`, `access` or
 /// inotify, and, with write roots, the metadata writes of [`metadata_reaches_host`].
-fn disclose_ungoverned_metadata(rules: &mut [RuleReport], roots: &[FsRoot]) {
+/// `root_runner`: the runner is root, so "the files the runner's uid owns" are the system's
+/// own, and the row says so.
+fn disclose_ungoverned_metadata(rules: &mut [RuleReport], roots: &[FsRoot], root_runner: bool) {
     let metadata_writes = metadata_reaches_host(Profile::Hardened, roots);
+    let owned_by_root = format!(
+        "plus, anywhere on the host, the mode, group, timestamps and extended attributes of the files the runner's uid owns{}: Landlock up to ABI 7 does not govern chmod, chown, utimes or setxattr, and seccomp refuses them only when no write root is declared",
+        if root_runner {
+            " (the runner is root: every root-owned system file, so a chmod 666 of /etc/shadow or /etc/sudoers, or a POSIX ACL on them, succeeds and hands them to every local user; run the hardened profile as an unprivileged user, or declare no write root)"
+        } else {
+            ""
+        }
+    );
     for r in rules.iter_mut().filter(|r| r.rule.starts_with("fs.")) {
         let read = r.rule.starts_with("fs.read");
         let extra = if read {
             "plus the metadata (stat, access) and change notifications (inotify, fanotify) of every host path: Landlock up to ABI 7 does not govern them and the hardened profile has no mount namespace to hide paths"
         } else if metadata_writes {
-            "plus, anywhere on the host, the mode, group, timestamps and extended attributes of the files the runner's uid owns: Landlock up to ABI 7 does not govern chmod, chown, utimes or setxattr, and seccomp refuses them only when no write root is declared"
+            &owned_by_root
         } else {
             r.by.push("seccomp (chmod, chown, utimes, xattr writes refused)".into());
             continue;
