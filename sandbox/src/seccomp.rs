@@ -624,7 +624,7 @@ pub const OWN_PROCESS_ONLY: &[(libc::c_long, Option<u32>)] = &[
     (libc::SYS_sched_setscheduler, None),
     (libc::SYS_sched_setattr, None),
     (libc::SYS_sched_setaffinity, None),
-    (libc::SYS_setpriority, Some(libc::PRIO_PROCESS as u32)),
+    (libc::SYS_setpriority, Some(libc::PRIO_PROCESS)),
     (libc::SYS_ioprio_set, Some(1)), // IOPRIO_WHO_PROCESS
 ];
 
@@ -944,7 +944,7 @@ mod tests {
                 && low(0) != 0)
             || (options.shares_host_namespaces
                 && is(libc::SYS_setpriority)
-                && (low(0) != libc::PRIO_PROCESS as u32 || low(1) != 0))
+                && (low(0) != libc::PRIO_PROCESS || low(1) != 0))
             || (options.shares_host_namespaces
                 && is(libc::SYS_ioprio_set)
                 && (low(0) != 1 || low(1) != 0))

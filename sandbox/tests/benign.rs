@@ -4,7 +4,6 @@
 //! Each test also checks what the profile that cannot offer the feature does instead, as its
 //! report says.
 
-#[allow(dead_code)] // each test binary uses part of the shared machinery
 mod common;
 
 use std::ffi::OsString;

@@ -5,7 +5,6 @@
 //! Every run goes through `policy-sandbox run` as root and, where `setpriv` exists, as uid
 //! 65534 (which gets no memory cgroup: the report must then say what the limit misses).
 
-#[allow(dead_code)] // each test binary uses part of the shared machinery
 mod common;
 
 use std::path::{Path, PathBuf};
