@@ -49,8 +49,8 @@
 //! `not_enforced` line of its report, and `policy-sandbox run --help` prints the same list):
 //! * **host processes invisible**: other processes and their command lines (`/proc/PID/cmdline`);
 //! * **host network state hidden**: the host's listening ports and sockets (`/proc/net/tcp`, ...);
-//! * **metadata of paths outside the roots**: `stat`, `chmod`, `chown`, `utimes`, `setxattr`
-//!   and `inotify` (so its `fs.*` rules are reported widened, never exact).
+//! * **metadata of paths outside the roots**: `stat`, `readlink`, `getxattr`, `chmod`, `chown`,
+//!   `utimes`, `setxattr` and `inotify` (so its `fs.*` rules are reported widened, never exact).
 //!
 //! # Design choices
 //!

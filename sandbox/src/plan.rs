@@ -373,11 +373,12 @@ pub const HARDENED_LEAVES_OPEN: &[(&str, &str, &str)] = &[
     ),
     (
         "metadata of paths outside the roots",
-        "stat, access and inotify on every host path; with write roots, chmod, chown, utimes and \
-         setxattr on the files the runner's uid owns",
-        "Landlock (up to ABI 7) does not govern stat, access, inotify, chmod, chown, utimes or \
-         setxattr, and without a mount namespace nothing hides the paths; seccomp refuses the \
-         metadata writes only when no write root is declared",
+        "stat, access, readlink, getxattr and inotify on every host path; with write roots, chmod, \
+         chown, utimes and setxattr on the files the runner's uid owns",
+        "Landlock (up to ABI 7) does not govern stat, access, readlink, getxattr, listxattr, \
+         inotify, fanotify, chmod, chown, utimes or setxattr, and without a mount namespace \
+         nothing hides the paths; seccomp refuses the metadata writes only when no write root is \
+         declared",
     ),
 ];
 
@@ -1013,7 +1014,7 @@ fn disclose_ungoverned_metadata(rules: &mut [RuleReport], roots: &[FsRoot], root
     for r in rules.iter_mut().filter(|r| r.rule.starts_with("fs.")) {
         let read = r.rule.starts_with("fs.read");
         let extra = if read {
-            "plus the metadata (stat, access) and change notifications (inotify, fanotify) of every host path: Landlock up to ABI 7 does not govern them and the hardened profile has no mount namespace to hide paths"
+            "plus the metadata (stat, access), symlink targets (readlink), extended attributes (getxattr, listxattr) and change notifications (inotify, fanotify) of every host path: Landlock up to ABI 7 does not govern them and the hardened profile has no mount namespace to hide paths"
         } else if metadata_writes {
             &owned_by_root
         } else {

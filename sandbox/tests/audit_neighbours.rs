@@ -804,3 +804,65 @@ fn hardened_metadata_reach_of_a_root_runner_is_spelled_out() {
         assert!(!to.contains("the runner is root"), "{to}");
     }
 }
+
+/// Hardened: symlink targets and extended attributes of paths outside every root are read
+/// with `readlink` and `getxattr`, which Landlock (up to ABI 7) does not govern. They stay
+/// open; the `fs.read` rows must name them (`widened`), as they name `stat`.
+#[test]
+fn hardened_readlink_and_getxattr_outside_the_roots_are_disclosed() {
+    if !usable(false) {
+        return;
+    }
+    const PROBE: &str = r#"
+import os, sys
+for name, f in [("readlink", lambda: os.readlink(sys.argv[1] + "/link")),
+                ("getxattr", lambda: os.getxattr(sys.argv[1] + "/file", "user.note"))]:
+    try:
+        print(name, "OK", f(), flush=True)
+    except OSError as e:
+        print(name, "ERR", e.errno, flush=True)
+"#;
+    let tree = Tree::new();
+    let probe = tree.file("data/meta.py", PROBE);
+    let file = tree.file("outside/file", "x");
+    std::os::unix::fs::symlink("/the/secret/target", tree.path("outside/link")).unwrap();
+    let c = std::ffi::CString::new(file.as_str()).unwrap();
+    // SAFETY: setxattr of a short value on our own file.
+    let set = unsafe {
+        libc::setxattr(
+            c.as_ptr(),
+            c"user.note".as_ptr(),
+            b"hidden".as_ptr().cast(),
+            6,
+            0,
+        )
+    };
+    if set != 0 {
+        kernel::missing("the temporary directory's filesystem has no user xattrs");
+        return;
+    }
+    let outside = tree.s("outside");
+    let argv = [PYTHON, probe.as_str(), outside.as_str()];
+    let policy = tree.policy("meta-read", true, "net = \"deny\"");
+    for user in users() {
+        let bare = run_as(user, None, &argv);
+        assert!(bare.outcome("readlink").contains("/the/secret/target"));
+        assert!(bare.outcome("getxattr").contains("hidden"));
+        let ran = run_as(user, Some(("hardened", &policy)), &argv);
+        let open =
+            ran.outcome("readlink").starts_with("OK") || ran.outcome("getxattr").starts_with("OK");
+        let (status, to) = row(
+            &report(user, "hardened", &policy),
+            &format!("fs.read {}", tree.s("data")),
+        );
+        if open {
+            assert_eq!(status, "widened", "{user:?}");
+            assert!(to.contains("readlink") && to.contains("getxattr"), "{to}");
+        }
+        if kernel::user_namespaces() {
+            let strict = run_as(user, Some(("strict", &policy)), &argv);
+            assert!(strict.outcome("readlink").starts_with("ERR"));
+            assert!(strict.outcome("getxattr").starts_with("ERR"));
+        }
+    }
+}
