@@ -815,6 +815,17 @@ impl Plan {
                     ok.clone(),
                     &by,
                 );
+            } else {
+                // net = allow sends no connect to the supervisor: a host service's socket that
+                // lies inside a root is as reachable as the network is.
+                b.rule(
+                    "host pathname unix sockets inside the roots unreachable",
+                    false,
+                    Enforcement::NotEnforced {
+                        reason: "net = allow: a host service's pathname unix socket inside a read or write root is reachable (connect, and datagrams by sendto); the mount namespace hides only the sockets outside the roots".into(),
+                    },
+                    &[],
+                );
             }
             b.rule(
                 &format!(

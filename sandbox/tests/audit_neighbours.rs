@@ -245,7 +245,13 @@ impl Listeners {
         for name in ["daemon.sock", "log.sock", "seq.sock"] {
             fs::set_permissions(dir.join(name), fs::Permissions::from_mode(0o777)).unwrap();
         }
-        let abstract_name = format!("audit-neighbours-{}-{}", std::process::id(), user.name());
+        static NEXT: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+        let n = NEXT.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        let abstract_name = format!(
+            "audit-neighbours-{}-{}-{n}",
+            std::process::id(),
+            user.name()
+        );
         let abstract_hits = common::bait::abstract_listener(&abstract_name);
         Listeners {
             stream,
@@ -864,5 +870,39 @@ for name, f in [("readlink", lambda: os.readlink(sys.argv[1] + "/link")),
             assert!(strict.outcome("readlink").starts_with("ERR"));
             assert!(strict.outcome("getxattr").starts_with("ERR"));
         }
+    }
+}
+
+/// Strict with net = allow supervises no `connect`: a host service's socket inside a root is
+/// reached (the mount namespace hides only the sockets outside the roots). The report must
+/// say so (`not_enforced`), not call "/run and host sockets hidden" the whole story.
+#[test]
+fn strict_net_allow_reaches_host_sockets_in_roots_and_says_so() {
+    if !usable(true) {
+        return;
+    }
+    const PROBE: &str = r#"
+import socket, sys
+try:
+    socket.socket(socket.AF_UNIX).connect(sys.argv[1]); print("connect OK", flush=True)
+except OSError as e:
+    print("connect ERR", e.errno, flush=True)
+"#;
+    let user = User::Root;
+    let tree = Tree::new();
+    let probe = tree.file("data/allow.py", PROBE);
+    let host = Listeners::new(&tree, user);
+    let socket = tree.s("data/daemon.sock");
+    let policy = tree.policy("allow", true, "net = \"allow\"");
+    let ran = run_as(user, Some(("strict", &policy)), &[PYTHON, &probe, &socket]);
+    let reached = ran.outcome("connect") == "OK";
+    assert_eq!(reached, !host.traces().is_empty());
+    let (status, reason) = row(
+        &report(user, "strict", &policy),
+        "host pathname unix sockets inside the roots unreachable",
+    );
+    if reached {
+        assert_eq!(status, "not_enforced");
+        assert!(reason.contains("net = allow"), "{reason}");
     }
 }
