@@ -906,3 +906,67 @@ except OSError as e:
         assert!(reason.contains("net = allow"), "{reason}");
     }
 }
+
+/// The curated `/dev` binds the host's own device nodes. A root runner's tool is their owner
+/// (its uid maps to the runner's), so on a read-write bind it changed their mode and times on
+/// the host (`chmod 000 /dev/null` breaks every host program); open before this test. The
+/// binds are read-only now, and reading and writing the devices still work.
+#[test]
+fn strict_device_nodes_keep_their_host_metadata() {
+    if !usable(true) {
+        return;
+    }
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        kernel::missing("only a root runner's tool owns the host's device nodes");
+        return;
+    }
+    const PROBE: &str = r#"
+import os
+for name, f in [("utime", lambda: os.utime("/dev/full", (12345, 12345))),
+                ("chmod", lambda: os.chmod("/dev/full", 0o666)),
+                ("io", lambda: (open("/dev/null", "w").write("x"),
+                                open("/dev/zero", "rb").read(4) == b"\0" * 4 or 1 / 0))]:
+    try:
+        f(); print(name, "OK", flush=True)
+    except OSError as e:
+        print(name, "ERR", e.errno, flush=True)
+"#;
+    let tree = Tree::new();
+    let probe = tree.file("data/dev.py", PROBE);
+    let before = fs::metadata("/dev/full").unwrap();
+    // The bare control is the harmless one: a timestamp, put back right after.
+    let bare = run_as(User::Root, None, &[PYTHON, &probe]);
+    let touched = fs::metadata("/dev/full").unwrap().mtime();
+    let restore = std::ffi::CString::new("/dev/full").unwrap();
+    let times = [
+        libc::timespec {
+            tv_sec: before.atime(),
+            tv_nsec: before.atime_nsec(),
+        },
+        libc::timespec {
+            tv_sec: before.mtime(),
+            tv_nsec: before.mtime_nsec(),
+        },
+    ];
+    // SAFETY: utimensat with a valid path and two timespecs.
+    unsafe { libc::utimensat(libc::AT_FDCWD, restore.as_ptr(), times.as_ptr(), 0) };
+    assert_eq!(bare.outcome("utime"), "OK");
+    assert_eq!(
+        touched, 12345,
+        "control: the bare run set the host's timestamp"
+    );
+    let policy = tree.policy("dev", true, "net = \"deny\"");
+    let ran = run_as(User::Root, Some(("strict", &policy)), &[PYTHON, &probe]);
+    let after = fs::metadata("/dev/full").unwrap();
+    // SAFETY: as above; puts the host's times back whatever the run did.
+    unsafe { libc::utimensat(libc::AT_FDCWD, restore.as_ptr(), times.as_ptr(), 0) };
+    if after.mode() != before.mode() {
+        fs::set_permissions("/dev/full", before.permissions()).unwrap();
+    }
+    assert_eq!(ran.outcome("utime"), format!("ERR {}", libc::EROFS));
+    assert_eq!(ran.outcome("chmod"), format!("ERR {}", libc::EROFS));
+    assert_eq!(ran.outcome("io"), "OK");
+    assert_eq!(after.mtime(), before.mtime());
+    assert_eq!(after.mode(), before.mode());
+}
