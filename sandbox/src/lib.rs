@@ -18,7 +18,8 @@
 //! capability after `execve`), mount namespace with a tmpfs root holding only the read roots
 //! (read-only), write roots (read-write), a private `/tmp` and `/dev/shm` (one tmpfs of
 //! `limits.memory_bytes`, or 1 GiB: [`plan::scratch_bytes`]), a fresh `/proc`, a curated `/dev`
-//! with a devpts instance of its own (ptys work, the host's are invisible) and nothing of
+//! (the host's null, zero, full, random and urandom nodes, bound read-only: a root runner's
+//! tool would own them) with a devpts instance of its own (ptys work, the host's are invisible) and nothing of
 //! `/run`, `/home`, `/root`, `/var` or `/sys`. A declared root always shows the host tree it
 //! names: a root holding `/tmp` shows the host's `/tmp` (then there is no private one), and a
 //! root naming `/proc` or `/dev`, which strict replaces with its own, is refused. Pid
