@@ -970,3 +970,43 @@ for name, f in [("utime", lambda: os.utime("/dev/full", (12345, 12345))),
     assert_eq!(after.mtime(), before.mtime());
     assert_eq!(after.mode(), before.mode());
 }
+
+/// The strict profile's fresh `/proc` shares its entries with every procfs of the host: a chmod
+/// of a global entry (`/proc/timer_list`, `/proc/sysrq-trigger` where it exists) by a root
+/// runner's tool, which owns them, changed the mode every later procfs mount of the host shows;
+/// open before this test. `/proc` is mounted read-only now. The attempt keeps the mode (a
+/// change would be a change for the whole host), which the kernel checks all the same.
+#[test]
+fn strict_proc_entries_keep_their_mode() {
+    if !usable(true) {
+        return;
+    }
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        kernel::missing("only a root runner's tool owns the host's /proc entries");
+        return;
+    }
+    const PROBE: &str = r#"
+import os, stat, sys
+p = sys.argv[1]
+try:
+    os.chmod(p, stat.S_IMODE(os.stat(p).st_mode)); print("chmod OK", flush=True)
+except OSError as e:
+    print("chmod ERR", e.errno, flush=True)
+"#;
+    let entry = ["/proc/timer_list", "/proc/slabinfo", "/proc/cpuinfo"]
+        .into_iter()
+        .find(|p| Path::new(p).exists())
+        .expect("a global /proc entry");
+    let tree = Tree::new();
+    let probe = tree.file("data/proc.py", PROBE);
+    let bare = run_as(User::Root, None, &[PYTHON, &probe, entry]);
+    assert_eq!(bare.outcome("chmod"), "OK", "control");
+    let policy = tree.policy("proc", true, "net = \"deny\"");
+    let ran = run_as(
+        User::Root,
+        Some(("strict", &policy)),
+        &[PYTHON, &probe, entry],
+    );
+    assert_eq!(ran.outcome("chmod"), format!("ERR {}", libc::EROFS));
+}
