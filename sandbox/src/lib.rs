@@ -17,7 +17,8 @@
 //! **strict** (the default): user namespace with inner uid 1000 (so the command holds no
 //! capability after `execve`), mount namespace with a tmpfs root holding only the read roots
 //! (read-only), write roots (read-write), a private `/tmp` and `/dev/shm` (one tmpfs of
-//! `limits.memory_bytes`, or 1 GiB: [`plan::scratch_bytes`]), a fresh `/proc`, a curated `/dev`
+//! `limits.memory_bytes`, or 1 GiB: [`plan::scratch_bytes`]), a fresh read-only `/proc` (its
+//! global entries are the host's own), a curated `/dev`
 //! (the host's null, zero, full, random and urandom nodes, bound read-only: a root runner's
 //! tool would own them) with a devpts instance of its own (ptys work, the host's are invisible) and nothing of
 //! `/run`, `/home`, `/root`, `/var` or `/sys`. A declared root always shows the host tree it

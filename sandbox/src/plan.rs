@@ -1017,7 +1017,7 @@ fn disclose_ungoverned_metadata(rules: &mut [RuleReport], roots: &[FsRoot], root
     let owned_by_root = format!(
         "plus, anywhere on the host, the mode, group, timestamps and extended attributes of the files the runner's uid owns{}: Landlock up to ABI 7 does not govern chmod, chown, utimes or setxattr, and seccomp refuses them only when no write root is declared",
         if root_runner {
-            " (the runner is root: every root-owned system file, so a chmod 666 of /etc/shadow or /etc/sudoers, or a POSIX ACL on them, succeeds and hands them to every local user; run the hardened profile as an unprivileged user, or declare no write root)"
+            " (the runner is root: every root-owned system file and /proc entry, so a chmod 666 of /etc/shadow or /etc/sudoers, or a POSIX ACL on them, succeeds and hands them to every local user; run the hardened profile as an unprivileged user, or declare no write root)"
         } else {
             ""
         }
