@@ -21,7 +21,8 @@
 //!   alone is bypassed by `clone(CLONE_NEWUSER)`), `ioctl` `TIOCSTI`/`TIOCLINUX`; a set-user-ID
 //!   or set-group-ID bit in the mode of the chmod family, of `mknod`/`mknodat`, `creat`, and of
 //!   `open`/`openat` with `O_CREAT` or `O_TMPFILE` ([`MODE_ARGUMENTS`]); with `deny_sockets`,
-//!   `socket()`; with `restrict_socket_families`, every family but unix, IPv4, IPv6 and
+//!   `socket()` (and `socketpair()` of unix datagram sockets, see below); with
+//!   `restrict_socket_families`, every family but unix, IPv4, IPv6 and
 //!   netlink; with `shares_host_namespaces`, `prlimit64`, `sched_setparam`,
 //!   `sched_setscheduler`, `sched_setattr` and `sched_setaffinity` on any pid but 0 (the
 //!   caller), and `setpriority`/`ioprio_set` on anything but the caller ([`OWN_PROCESS_ONLY`]); with
@@ -344,7 +345,9 @@ fn argument_rules(options: FilterOptions) -> Result<BTreeMap<i64, Vec<SeccompRul
             vec![SeccompRule::new(others).map_err(|e| e.to_string())?],
         );
     }
-    if options.supervise_unix {
+    // With `socket()` refused (hardened, net = deny), a datagram socketpair is still a unix
+    // datagram socket whose `sendto` names any host socket: refused the same way.
+    if options.supervise_unix || options.deny_sockets {
         // The kernel makes an AF_UNIX SOCK_RAW (3) socket a datagram one (2): the type
         // without its lowest bit is SOCK_DGRAM for both, so one comparison holds both.
         let unix_datagram = || {
@@ -948,8 +951,8 @@ mod tests {
             || (options.shares_host_namespaces
                 && is(libc::SYS_ioprio_set)
                 && (low(0) != 1 || low(1) != 0))
-            || ((is(libc::SYS_socket) || is(libc::SYS_socketpair))
-                && options.supervise_unix
+            || ((is(libc::SYS_socket) && options.supervise_unix
+                || is(libc::SYS_socketpair) && (options.supervise_unix || options.deny_sockets))
                 && family == libc::AF_UNIX
                 && [libc::SOCK_DGRAM as u32, libc::SOCK_RAW as u32]
                     .contains(&(args[1] as u32 & 0xf)))

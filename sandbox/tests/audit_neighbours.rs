@@ -1010,3 +1010,42 @@ except OSError as e:
     );
     assert_eq!(ran.outcome("chmod"), format!("ERR {}", libc::EROFS));
 }
+
+/// Hardened with net = deny refuses `socket()`, but a unix datagram `socketpair` still made a
+/// socket whose `sendto` named a host service's datagram socket (`/dev/log`, journald,
+/// systemd's notify socket), while the report called host sockets hidden; open before this
+/// test. Stream socketpairs keep working.
+#[test]
+fn hardened_datagram_socketpairs_reach_the_host_bare_and_are_refused() {
+    if !usable(false) {
+        return;
+    }
+    const PROBE: &str = r#"
+import socket, sys
+for name, kind in [("dgram", socket.SOCK_DGRAM), ("raw", socket.SOCK_RAW)]:
+    try:
+        a, b = socket.socketpair(socket.AF_UNIX, kind)
+        a.sendto(b"pair-" + name.encode(), sys.argv[1])
+        print(name, "OK", flush=True)
+    except OSError as e:
+        print(name, "ERR", e.errno, flush=True)
+a, b = socket.socketpair(); a.send(b"x"); print("stream", "OK" if b.recv(1) == b"x" else "ERR")
+"#;
+    for user in users() {
+        let tree = Tree::new();
+        let probe = tree.file("data/pair.py", PROBE);
+        let host = Listeners::new(&tree, user);
+        let target = tree.s("data/log.sock");
+        let argv = [PYTHON, probe.as_str(), target.as_str()];
+        let bare = run_as(user, None, &argv);
+        assert_eq!(bare.outcome("dgram"), "OK", "control as {user:?}");
+        assert_eq!(bare.outcome("raw"), "OK", "control as {user:?}");
+        assert_eq!(host.traces().len(), 2, "control as {user:?}");
+        let policy = tree.policy("pair", true, "net = \"deny\"");
+        let ran = run_as(user, Some(("hardened", &policy)), &argv);
+        assert_eq!(ran.outcome("dgram"), format!("ERR {}", libc::EPERM));
+        assert_eq!(ran.outcome("raw"), format!("ERR {}", libc::EPERM));
+        assert_eq!(ran.outcome("stream"), "OK");
+        assert_eq!(host.traces(), Vec::<String>::new(), "{user:?}");
+    }
+}
