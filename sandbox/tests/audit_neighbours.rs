@@ -1049,3 +1049,66 @@ a, b = socket.socketpair(); a.send(b"x"); print("stream", "OK" if b.recv(1) == b
         assert_eq!(host.traces(), Vec::<String>::new(), "{user:?}");
     }
 }
+
+/// Hardened: the other calls that act on a host process of the same uid by pid stay refused
+/// (Landlock's signal scope and its ptrace check, or the filter): signal 0 by `kill` and by
+/// `pidfd_send_signal`, `kcmp`, `get_robust_list`, `process_vm_readv`, `/proc/PID/environ`.
+#[test]
+fn hardened_host_process_neighbours_stay_blocked() {
+    if !usable(false) {
+        return;
+    }
+    const PROBE: &str = r#"
+import ctypes, os, sys
+libc = ctypes.CDLL(None, use_errno=True)
+pid = int(sys.argv[1])
+def environ():
+    return len(open("/proc/%d/environ" % pid, "rb").read())
+calls = [
+    ("kill", lambda: libc.kill(pid, 0)),
+    ("pidfd_send_signal", lambda: libc.syscall(424, libc.syscall(434, pid, 0), 0, None, 0)),
+    ("kcmp", lambda: libc.syscall(312, os.getpid(), pid, 0, 0, 0)),
+    ("get_robust_list", lambda: libc.syscall(274, pid, ctypes.byref(ctypes.c_void_p()),
+                                             ctypes.byref(ctypes.c_size_t()))),
+    ("process_vm_readv", lambda: libc.syscall(310, pid, None, 0, None, 0, 0)),
+    ("environ", environ),
+]
+for name, call in calls:
+    try:
+        ctypes.set_errno(0)
+        rc = call()
+        print(name, "OK" if rc >= 0 else "ERR %d" % ctypes.get_errno(), flush=True)
+    except OSError as e:
+        print(name, "ERR", e.errno, flush=True)
+"#;
+    const CALLS: &[&str] = &[
+        "kill",
+        "pidfd_send_signal",
+        "kcmp",
+        "get_robust_list",
+        "process_vm_readv",
+        "environ",
+    ];
+    for user in users() {
+        let tree = Tree::new();
+        let probe = tree.file("data/host.py", PROBE);
+        let policy = tree.policy("host", true, "net = \"deny\"");
+        let mut sleep = user.prefix();
+        sleep.extend(["/bin/sleep".to_string(), "60".to_string()]);
+        let mut victim = Command::new(&sleep[0]).args(&sleep[1..]).spawn().unwrap();
+        std::thread::sleep(Duration::from_millis(300));
+        let pid = victim.id().to_string();
+        let bare = run_as(user, None, &[PYTHON, &probe, &pid]);
+        let ran = run_as(user, Some(("hardened", &policy)), &[PYTHON, &probe, &pid]);
+        let _ = victim.kill();
+        let _ = victim.wait();
+        for call in CALLS {
+            assert_eq!(bare.outcome(call), "OK", "control {call} as {user:?}");
+            assert!(
+                ran.outcome(call).starts_with("ERR"),
+                "{call} as {user:?}: {}",
+                ran.outcome(call)
+            );
+        }
+    }
+}
