@@ -563,12 +563,20 @@ impl Plan {
         let exec = match &policy.exec {
             None | Some(ExecPolicy::Allow) => ExecPlan::Allow,
             Some(ExecPolicy::Deny) => ExecPlan::Deny,
-            Some(ExecPolicy::AllowList(names)) => ExecPlan::Programs(
-                names
+            Some(ExecPolicy::AllowList(names)) => {
+                let writable: Vec<PathBuf> = b
+                    .roots
                     .iter()
-                    .filter_map(|n| resolve_program(Path::new(n.as_str()), None))
-                    .collect(),
-            ),
+                    .filter(|r| r.write)
+                    .map(|r| std::fs::canonicalize(&r.path).unwrap_or_else(|_| r.path.clone()))
+                    .collect();
+                ExecPlan::Programs(
+                    names
+                        .iter()
+                        .filter_map(|n| resolve_listed(Path::new(n.as_str()), &writable))
+                        .collect(),
+                )
+            }
         };
         match &policy.exec {
             None => b.rule("exec (unspecified = allow)", true, Enforcement::Exact, &[]),
@@ -1082,6 +1090,23 @@ pub fn enforce_glob(glob: &Glob) -> (PathBuf, Enforcement) {
         format!("{}/**", dir.display())
     };
     (dir, Enforcement::Widened { to })
+}
+
+/// [`resolve_program`] for a name of an exec allow-list: a bare name's `PATH` search skips the
+/// directories inside a write root, where the tool could have left a program, or a symlink to
+/// `/bin/sh`, under a listed name in an earlier run (the listed name would then admit it).
+fn resolve_listed(program: &Path, writable: &[PathBuf]) -> Option<PathBuf> {
+    if program.components().count() > 1 || program.is_absolute() {
+        return resolve_program(program, None);
+    }
+    let path_var =
+        std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+    let kept = std::env::split_paths(&path_var).filter(|dir| {
+        let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+        !writable.iter().any(|w| dir.starts_with(w))
+    });
+    let kept = std::env::join_paths(kept).ok()?;
+    resolve_program(program, Some(&kept))
 }
 
 /// Resolves a program as `execve` would after a `PATH` search: absolute paths as they are,

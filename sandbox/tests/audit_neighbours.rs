@@ -1112,3 +1112,52 @@ for name, call in calls:
         }
     }
 }
+
+/// An exec allow-list's bare names were found through the runner's `PATH`; a write root on it
+/// let the tool leave `echo -> /bin/sh` there, and the next run under `exec = ["echo"]` listed
+/// the shell (the command check compared against that resolution); open before this test. The
+/// search now skips directories inside write roots: the list names the host's `echo`, and the
+/// planted one is refused as the command.
+#[test]
+fn exec_list_names_are_not_found_in_write_roots() {
+    if !usable(true) {
+        return;
+    }
+    let tree = Tree::new();
+    let bin = tree.path("work/bin");
+    fs::create_dir(&bin).unwrap();
+    fs::set_permissions(&bin, fs::Permissions::from_mode(0o755)).unwrap();
+    std::os::unix::fs::symlink("/bin/sh", bin.join("echo")).unwrap();
+    let path = format!("PATH={}:/usr/bin:/bin", bin.display());
+    let policy = tree.policy(
+        "planted",
+        true,
+        "net = \"deny\"\nexec = { allow = [\"echo\"] }",
+    );
+    let sandbox = binaries().sandbox.to_str().unwrap().to_string();
+    for user in users() {
+        let argv = |confined: bool| {
+            let mut argv = user.prefix();
+            argv.extend(["/usr/bin/env".to_string(), path.clone()]);
+            if confined {
+                argv.extend(
+                    [
+                        sandbox.as_str(),
+                        "run",
+                        "--policy",
+                        policy.to_str().unwrap(),
+                        "--",
+                    ]
+                    .map(String::from),
+                );
+            }
+            argv.extend(["echo", "-c", "echo MARK"].map(String::from));
+            argv
+        };
+        let bare = common::run_with_timeout(&argv(false), Duration::from_secs(30));
+        assert!(bare.stdout.contains("MARK"), "control as {user:?}");
+        let ran = common::run_with_timeout(&argv(true), Duration::from_secs(30));
+        assert!(!ran.stdout.contains("MARK"), "{user:?}: {}", ran.stdout);
+        assert_eq!(ran.code, Some(common::REFUSED_EXIT), "{}", ran.stderr);
+    }
+}
