@@ -77,7 +77,7 @@
 //!   more, `#!/usr/bin/env python3` also admits `env`'s `PATH` search, and the report names
 //!   the chain.
 //! * **exec = {allow = [...]}** also covers the command itself: a command that is not listed is
-//!   refused before anything starts.
+//!   refused before anything starts. Bare names are found on `PATH` outside the write roots.
 //! * **Host pathname unix sockets** (strict, net = deny or a host list): a socket file inside a
 //!   root is not hidden by the network namespace, and Landlock governs `connect` to it only from
 //!   ABI 9. Every `connect` goes to the supervisor, which connects on the tool's behalf with its
