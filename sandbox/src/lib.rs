@@ -17,8 +17,10 @@
 //! **strict** (the default): user namespace with inner uid 1000 (so the command holds no
 //! capability after `execve`), mount namespace with a tmpfs root holding only the read roots
 //! (read-only), write roots (read-write), a private `/tmp` and `/dev/shm` (one tmpfs of
-//! `limits.memory_bytes`, or 1 GiB: [`plan::scratch_bytes`]), a fresh `/proc`, a curated `/dev`
-//! with a devpts instance of its own (ptys work, the host's are invisible) and nothing of
+//! `limits.memory_bytes`, or 1 GiB: [`plan::scratch_bytes`]), a fresh read-only `/proc` (its
+//! global entries are the host's own), a curated `/dev`
+//! (the host's null, zero, full, random and urandom nodes, bound read-only: a root runner's
+//! tool would own them) with a devpts instance of its own (ptys work, the host's are invisible) and nothing of
 //! `/run`, `/home`, `/root`, `/var` or `/sys`. A declared root always shows the host tree it
 //! names: a root holding `/tmp` shows the host's `/tmp` (then there is no private one), and a
 //! root naming `/proc` or `/dev`, which strict replaces with its own, is refused. Pid
@@ -30,7 +32,7 @@
 //! **hardened** (only by name, for hosts without user namespaces): the same Landlock, seccomp,
 //! rlimits and NO_NEW_PRIVS, capabilities dropped for good (securebits), a private scratch
 //! directory as `$TMPDIR` (and as `$HOME` and the `$XDG_*` directories when those lie outside
-//! every root: the tool could see its files exist but not open them), `socket()` refused when
+//! every root: the tool could see its files exist but not open them), `socket()` (and unix datagram `socketpair()`s) refused when
 //! net = deny, and the trampoline as child subreaper so the whole tree is killed at the end, at
 //! the timeout, or when the caller dies. Host lists and exec allow-lists are refused there (see
 //! [`plan`]). Without a mount namespace there is no private `/dev/shm` or devpts to give: the
@@ -38,7 +40,8 @@
 //! declared), as the report says. Its filter also refuses
 //! the SysV IPC and POSIX message-queue calls (no IPC namespace: an id guessed for `shmat`
 //! reaches host segments),
-//! `prlimit64` on any pid but the caller's, and, when no write root is declared, every change
+//! `prlimit64`, the `sched_set*` calls, `setpriority` and `ioprio_set` on any process but the
+//! caller (a same-uid host process could be starved or given `RLIMIT_CPU = 0`), and, when no write root is declared, every change
 //! of a file's mode, owner, timestamps or extended attributes (Landlock up to ABI 7 does not
 //! govern them). With write roots those stay open on the files the runner's uid owns, and the
 //! report says so on every `fs.write` rule (`widened`), as it says on every `fs.read` rule
@@ -48,8 +51,8 @@
 //! `not_enforced` line of its report, and `policy-sandbox run --help` prints the same list):
 //! * **host processes invisible**: other processes and their command lines (`/proc/PID/cmdline`);
 //! * **host network state hidden**: the host's listening ports and sockets (`/proc/net/tcp`, ...);
-//! * **metadata of paths outside the roots**: `stat`, `chmod`, `chown`, `utimes`, `setxattr`
-//!   and `inotify` (so its `fs.*` rules are reported widened, never exact).
+//! * **metadata of paths outside the roots**: `stat`, `readlink`, `getxattr`, `chmod`, `chown`,
+//!   `utimes`, `setxattr` and `inotify` (so its `fs.*` rules are reported widened, never exact).
 //!
 //! # Design choices
 //!
@@ -74,7 +77,7 @@
 //!   more, `#!/usr/bin/env python3` also admits `env`'s `PATH` search, and the report names
 //!   the chain.
 //! * **exec = {allow = [...]}** also covers the command itself: a command that is not listed is
-//!   refused before anything starts.
+//!   refused before anything starts. Bare names are found on `PATH` outside the write roots.
 //! * **Host pathname unix sockets** (strict, net = deny or a host list): a socket file inside a
 //!   root is not hidden by the network namespace, and Landlock governs `connect` to it only from
 //!   ABI 9. Every `connect` goes to the supervisor, which connects on the tool's behalf with its

@@ -432,11 +432,14 @@ pub fn enter(ops: &[MountOp]) -> Result<(), String> {
             MountOp::Proc => {
                 let target = under(root, Path::new("/proc"));
                 mkdir_p(&target)?;
+                // Read-only: the tool's Landlock domain writes nothing there anyway, but a
+                // chmod of a global entry (/proc/timer_list, /proc/sysrq-trigger) changes it in
+                // every procfs of the host, and a root runner's tool owns those entries.
                 mount(
                     Some(Path::new("proc")),
                     &target,
                     Some("proc"),
-                    libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                    libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC | libc::MS_RDONLY,
                     None,
                 )?;
             }

@@ -278,7 +278,7 @@ fn memory_rule(
                 "memory cgroups are used by root runners only"
             };
             let to = match profile {
-                Profile::Strict => format!("RLIMIT_AS {v} for each process, and /tmp and /dev/shm together at most {v} bytes; not counted: the sum over processes, memfd and other shared memory outside that tmpfs, page cache, kernel memory ({why})"),
+                Profile::Strict => format!("RLIMIT_AS {v} for each process, and /tmp and /dev/shm together at most {v} bytes; not counted: the sum over processes, memfd and SysV shared memory segments (shmget: kept after shmdt, so one process holds any number of them) outside that tmpfs, page cache, kernel memory ({why})"),
                 Profile::Hardened => format!("RLIMIT_AS {v} for each process; not counted: the sum over processes, files in memory-backed file systems (the host's tmpfs, memfd), page cache, kernel memory ({why})"),
             };
             b.rule(&rule, true, Enforcement::Widened { to }, &["RLIMIT_AS"]);
@@ -373,11 +373,12 @@ pub const HARDENED_LEAVES_OPEN: &[(&str, &str, &str)] = &[
     ),
     (
         "metadata of paths outside the roots",
-        "stat, access and inotify on every host path; with write roots, chmod, chown, utimes and \
-         setxattr on the files the runner's uid owns",
-        "Landlock (up to ABI 7) does not govern stat, access, inotify, chmod, chown, utimes or \
-         setxattr, and without a mount namespace nothing hides the paths; seccomp refuses the \
-         metadata writes only when no write root is declared",
+        "stat, access, readlink, getxattr and inotify on every host path; with write roots, chmod, \
+         chown, utimes and setxattr on the files the runner's uid owns",
+        "Landlock (up to ABI 7) does not govern stat, access, readlink, getxattr, listxattr, \
+         inotify, fanotify, chmod, chown, utimes or setxattr, and without a mount namespace \
+         nothing hides the paths; seccomp refuses the metadata writes only when no write root is \
+         declared",
     ),
 ];
 
@@ -497,7 +498,7 @@ impl Plan {
             );
         }
         if !strict {
-            disclose_ungoverned_metadata(&mut b.rules, &b.roots);
+            disclose_ungoverned_metadata(&mut b.rules, &b.roots, host.euid == 0);
         }
 
         // Network.
@@ -562,12 +563,20 @@ impl Plan {
         let exec = match &policy.exec {
             None | Some(ExecPolicy::Allow) => ExecPlan::Allow,
             Some(ExecPolicy::Deny) => ExecPlan::Deny,
-            Some(ExecPolicy::AllowList(names)) => ExecPlan::Programs(
-                names
+            Some(ExecPolicy::AllowList(names)) => {
+                let writable: Vec<PathBuf> = b
+                    .roots
                     .iter()
-                    .filter_map(|n| resolve_program(Path::new(n.as_str()), None))
-                    .collect(),
-            ),
+                    .filter(|r| r.write)
+                    .map(|r| std::fs::canonicalize(&r.path).unwrap_or_else(|_| r.path.clone()))
+                    .collect();
+                ExecPlan::Programs(
+                    names
+                        .iter()
+                        .filter_map(|n| resolve_listed(Path::new(n.as_str()), &writable))
+                        .collect(),
+                )
+            }
         };
         match &policy.exec {
             None => b.rule("exec (unspecified = allow)", true, Enforcement::Exact, &[]),
@@ -766,7 +775,7 @@ impl Plan {
             &[if strict {
                 "pid-ns"
             } else {
-                "seccomp (prlimit64 on pid 0 only)"
+                "seccomp (prlimit64 on pid 0 only; sched_set*, setpriority and ioprio_set on the caller only)"
             }],
         );
         let scoped = if host.landlock_abi >= FULL_LANDLOCK_ABI {
@@ -813,6 +822,17 @@ impl Plan {
                     false,
                     ok.clone(),
                     &by,
+                );
+            } else {
+                // net = allow sends no connect to the supervisor: a host service's socket that
+                // lies inside a root is as reachable as the network is.
+                b.rule(
+                    "host pathname unix sockets inside the roots unreachable",
+                    false,
+                    Enforcement::NotEnforced {
+                        reason: "net = allow: a host service's pathname unix socket inside a read or write root is reachable (connect, and datagrams by sendto); the mount namespace hides only the sockets outside the roots".into(),
+                    },
+                    &[],
                 );
             }
             b.rule(
@@ -998,14 +1018,24 @@ impl Plan {
 
 /// The hardened profile's `fs` rows, made true: Landlock does not govern `stat`, `access` or
 /// inotify, and, with write roots, the metadata writes of [`metadata_reaches_host`].
-fn disclose_ungoverned_metadata(rules: &mut [RuleReport], roots: &[FsRoot]) {
+/// `root_runner`: the runner is root, so "the files the runner's uid owns" are the system's
+/// own, and the row says so.
+fn disclose_ungoverned_metadata(rules: &mut [RuleReport], roots: &[FsRoot], root_runner: bool) {
     let metadata_writes = metadata_reaches_host(Profile::Hardened, roots);
+    let owned_by_root = format!(
+        "plus, anywhere on the host, the mode, group, timestamps and extended attributes of the files the runner's uid owns{}: Landlock up to ABI 7 does not govern chmod, chown, utimes or setxattr, and seccomp refuses them only when no write root is declared",
+        if root_runner {
+            " (the runner is root: every root-owned system file and /proc entry, so a chmod 666 of /etc/shadow or /etc/sudoers, or a POSIX ACL on them, succeeds and hands them to every local user; run the hardened profile as an unprivileged user, or declare no write root)"
+        } else {
+            ""
+        }
+    );
     for r in rules.iter_mut().filter(|r| r.rule.starts_with("fs.")) {
         let read = r.rule.starts_with("fs.read");
         let extra = if read {
-            "plus the metadata (stat, access) and change notifications (inotify, fanotify) of every host path: Landlock up to ABI 7 does not govern them and the hardened profile has no mount namespace to hide paths"
+            "plus the metadata (stat, access), symlink targets (readlink), extended attributes (getxattr, listxattr) and change notifications (inotify, fanotify) of every host path: Landlock up to ABI 7 does not govern them and the hardened profile has no mount namespace to hide paths"
         } else if metadata_writes {
-            "plus, anywhere on the host, the mode, group, timestamps and extended attributes of the files the runner's uid owns: Landlock up to ABI 7 does not govern chmod, chown, utimes or setxattr, and seccomp refuses them only when no write root is declared"
+            &owned_by_root
         } else {
             r.by.push("seccomp (chmod, chown, utimes, xattr writes refused)".into());
             continue;
@@ -1060,6 +1090,23 @@ pub fn enforce_glob(glob: &Glob) -> (PathBuf, Enforcement) {
         format!("{}/**", dir.display())
     };
     (dir, Enforcement::Widened { to })
+}
+
+/// [`resolve_program`] for a name of an exec allow-list: a bare name's `PATH` search skips the
+/// directories inside a write root, where the tool could have left a program, or a symlink to
+/// `/bin/sh`, under a listed name in an earlier run (the listed name would then admit it).
+fn resolve_listed(program: &Path, writable: &[PathBuf]) -> Option<PathBuf> {
+    if program.components().count() > 1 || program.is_absolute() {
+        return resolve_program(program, None);
+    }
+    let path_var =
+        std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
+    let kept = std::env::split_paths(&path_var).filter(|dir| {
+        let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+        !writable.iter().any(|w| dir.starts_with(w))
+    });
+    let kept = std::env::join_paths(kept).ok()?;
+    resolve_program(program, Some(&kept))
 }
 
 /// Resolves a program as `execve` would after a `PATH` search: absolute paths as they are,

@@ -459,9 +459,12 @@ fn build(
         mounts.push(MountOp::Devpts);
         for dev in DEVICES {
             if Path::new(dev).exists() {
+                // Read-only binds: reading and writing a device ignore the mount's flag, but
+                // chmod, chown, utimes and xattrs do not; the nodes are the host's own, which a
+                // root runner's tool would otherwise own (chmod 000 /dev/null breaks the host).
                 mounts.push(MountOp::Bind {
                     path: dev.into(),
-                    write: true,
+                    write: false,
                     exec: false,
                     device: true,
                     optional: true,

@@ -21,12 +21,16 @@
 //!   alone is bypassed by `clone(CLONE_NEWUSER)`), `ioctl` `TIOCSTI`/`TIOCLINUX`; a set-user-ID
 //!   or set-group-ID bit in the mode of the chmod family, of `mknod`/`mknodat`, `creat`, and of
 //!   `open`/`openat` with `O_CREAT` or `O_TMPFILE` ([`MODE_ARGUMENTS`]); with `deny_sockets`,
-//!   `socket()`; with `restrict_socket_families`, every family but unix, IPv4, IPv6 and
-//!   netlink; with `shares_host_namespaces`, `prlimit64` on any pid but 0 (the caller); with
+//!   `socket()` (and `socketpair()` of unix datagram sockets, see below); with
+//!   `restrict_socket_families`, every family but unix, IPv4, IPv6 and
+//!   netlink; with `shares_host_namespaces`, `prlimit64`, `sched_setparam`,
+//!   `sched_setscheduler`, `sched_setattr` and `sched_setaffinity` on any pid but 0 (the
+//!   caller), and `setpriority`/`ioprio_set` on anything but the caller ([`OWN_PROCESS_ONLY`]); with
 //!   `deny_metadata_writes`, the inode-flag ioctls (`chattr`).
 //! * with `supervise_unix` (strict, net is not allow): sends `connect` to the supervisor, which
 //!   connects on the tool's behalf ([`crate::supervisor`]), and refuses unix datagram sockets
-//!   (`socket`/`socketpair` of `AF_UNIX`, `SOCK_DGRAM`), whose `sendmsg` can name any
+//!   (`socket`/`socketpair` of `AF_UNIX`, `SOCK_DGRAM`, or `SOCK_RAW`, which the kernel turns
+//!   into `SOCK_DGRAM`), whose `sendmsg` can name any
 //!   pathname socket in memory a filter cannot read.
 //!
 //! **No set-user-ID files.** In the strict profile the tool's uid is the runner's on the host,
@@ -341,7 +345,11 @@ fn argument_rules(options: FilterOptions) -> Result<BTreeMap<i64, Vec<SeccompRul
             vec![SeccompRule::new(others).map_err(|e| e.to_string())?],
         );
     }
-    if options.supervise_unix {
+    // With `socket()` refused (hardened, net = deny), a datagram socketpair is still a unix
+    // datagram socket whose `sendto` names any host socket: refused the same way.
+    if options.supervise_unix || options.deny_sockets {
+        // The kernel makes an AF_UNIX SOCK_RAW (3) socket a datagram one (2): the type
+        // without its lowest bit is SOCK_DGRAM for both, so one comparison holds both.
         let unix_datagram = || {
             SeccompRule::new(vec![
                 cond(
@@ -353,7 +361,7 @@ fn argument_rules(options: FilterOptions) -> Result<BTreeMap<i64, Vec<SeccompRul
                 cond(
                     1,
                     SeccompCmpArgLen::Dword,
-                    SeccompCmpOp::MaskedEq(SOCK_TYPE_MASK),
+                    SeccompCmpOp::MaskedEq(SOCK_TYPE_MASK & !1),
                     libc::SOCK_DGRAM as u64,
                 ),
             ])
@@ -577,22 +585,51 @@ fn argument_blocks(options: FilterOptions) -> Vec<(libc::c_long, Vec<Op>)> {
         })
         .collect();
     if options.shares_host_namespaces {
-        // glibc's getrlimit/setrlimit pass pid 0; any other pid may be a host process.
-        blocks.push((
-            libc::SYS_prlimit64,
-            vec![
-                Op::Load(arg_low(0)),
-                Op::Jump {
-                    cmp: Cmp::Eq,
-                    k: 0,
-                    t: Target::Ret(Verdict::Allow),
-                    f: Target::Ret(Verdict::Eperm),
-                },
-            ],
-        ));
+        // glibc's getrlimit/setrlimit, nice and sched_setaffinity(0, ...) pass pid 0 (the
+        // caller); any other pid may be a host process of the same uid.
+        for &(nr, which) in OWN_PROCESS_ONLY {
+            let mut ops = Vec::new();
+            let who = match which {
+                Some(process) => {
+                    ops.push(Op::Load(arg_low(0)));
+                    ops.push(Op::Jump {
+                        cmp: Cmp::Eq,
+                        k: process,
+                        t: Target::Next,
+                        f: Target::Ret(Verdict::Eperm),
+                    });
+                    1
+                }
+                None => 0,
+            };
+            ops.push(Op::Load(arg_low(who)));
+            ops.push(Op::Jump {
+                cmp: Cmp::Eq,
+                k: 0,
+                t: Target::Ret(Verdict::Allow),
+                f: Target::Ret(Verdict::Eperm),
+            });
+            blocks.push((nr, ops));
+        }
     }
     blocks
 }
+
+/// The calls that change another process's limits or scheduling, allowed (when the process
+/// shares the host's namespaces) only on the caller itself: `(number, which)`. Without
+/// `which` the pid is argument 0; with it, argument 0 must be `which` (the "one process"
+/// selector, not a process group or a user) and the pid is argument 1. A same-uid host
+/// process could otherwise be starved (`SCHED_IDLE`, nice 19, idle I/O class), pinned to one
+/// CPU, or given `RLIMIT_CPU = 0`.
+pub const OWN_PROCESS_ONLY: &[(libc::c_long, Option<u32>)] = &[
+    (libc::SYS_prlimit64, None),
+    (libc::SYS_sched_setparam, None),
+    (libc::SYS_sched_setscheduler, None),
+    (libc::SYS_sched_setattr, None),
+    (libc::SYS_sched_setaffinity, None),
+    (libc::SYS_setpriority, Some(libc::PRIO_PROCESS)),
+    (libc::SYS_ioprio_set, Some(1)), // IOPRIO_WHO_PROCESS
+];
 
 /// Emits a binary search for the syscall number (already in A) over `numbers`; a number that
 /// is not there is allowed, so only the listed ones pay for more than the search.
@@ -727,7 +764,13 @@ mod tests {
         for options in every_option_set() {
             let program = unpack(&compile(options).unwrap().program);
             // seccompiler alone made 344 instructions of the clone, ioctl and socket rules.
-            assert!(program.len() < 350, "{} instructions", program.len());
+            // The hardened profile's own-process checks ([`OWN_PROCESS_ONLY`]) add about 30.
+            let bound = if options.shares_host_namespaces {
+                400
+            } else {
+                350
+            };
+            assert!(program.len() < bound, "{} instructions", program.len());
             for (i, ins) in program.iter().enumerate() {
                 if ins.code & 0x07 != libc::BPF_JMP as u16 {
                     continue;
@@ -891,11 +934,28 @@ mod tests {
             || set_id_file
             || (options.deny_metadata_writes && metadata_write)
             || (options.shares_host_namespaces && sysv)
-            || (options.shares_host_namespaces && is(libc::SYS_prlimit64) && low(0) != 0)
-            || ((is(libc::SYS_socket) || is(libc::SYS_socketpair))
-                && options.supervise_unix
+            || (options.shares_host_namespaces
+                && [
+                    libc::SYS_prlimit64,
+                    libc::SYS_sched_setparam,
+                    libc::SYS_sched_setscheduler,
+                    libc::SYS_sched_setattr,
+                    libc::SYS_sched_setaffinity,
+                ]
+                .iter()
+                .any(|&n| is(n))
+                && low(0) != 0)
+            || (options.shares_host_namespaces
+                && is(libc::SYS_setpriority)
+                && (low(0) != libc::PRIO_PROCESS || low(1) != 0))
+            || (options.shares_host_namespaces
+                && is(libc::SYS_ioprio_set)
+                && (low(0) != 1 || low(1) != 0))
+            || ((is(libc::SYS_socket) && options.supervise_unix
+                || is(libc::SYS_socketpair) && (options.supervise_unix || options.deny_sockets))
                 && family == libc::AF_UNIX
-                && args[1] as u32 & 0xf == libc::SOCK_DGRAM as u32)
+                && [libc::SOCK_DGRAM as u32, libc::SOCK_RAW as u32]
+                    .contains(&(args[1] as u32 & 0xf)))
         {
             eperm
         } else {
@@ -1004,6 +1064,12 @@ mod tests {
         // prlimit64's pid: 0 (the caller), another pid, only high bits (still pid 0).
         for pid in [1u64, 4242, 0x1_0000_0000, u32::MAX as u64] {
             arg_sets.push([pid, libc::RLIMIT_CPU as u64, 0, 0, 0, 0]);
+            // setpriority/ioprio_set: (which, who); which 0 and 1 are PRIO_PROCESS and
+            // IOPRIO_WHO_PROCESS, 2 a user.
+            for which in [0u64, 1, 2, 1 << 32] {
+                arg_sets.push([which, pid, 19, 0, 0, 0]);
+                arg_sets.push([which, pid & !0xffff_ffff, 19, 0, 0, 0]);
+            }
         }
         for kind in [libc::SOCK_DGRAM, libc::SOCK_SEQPACKET, libc::SOCK_RAW] {
             for flags in [0, libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK] {
@@ -1031,6 +1097,12 @@ mod tests {
                 libc::SYS_ioctl,
                 libc::SYS_socket,
                 libc::SYS_prlimit64,
+                libc::SYS_sched_setparam,
+                libc::SYS_sched_setscheduler,
+                libc::SYS_sched_setattr,
+                libc::SYS_sched_setaffinity,
+                libc::SYS_setpriority,
+                libc::SYS_ioprio_set,
                 libc::SYS_openat2,
                 libc::SYS_memfd_create,
                 libc::SYS_memfd_secret,

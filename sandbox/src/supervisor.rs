@@ -44,7 +44,8 @@
 //! `connect` is not under the tool's Landlock domain. Each `connect` is served on its own
 //! thread, so one that blocks (a listener with a full backlog) holds up nothing else.
 //!
-//! Unix datagram sockets are refused by the filter itself: `sendmsg` names its destination in
+//! Unix datagram sockets (`SOCK_DGRAM`, and `SOCK_RAW`, which the kernel makes one) are refused by
+//! the filter itself: `sendmsg` names its destination in
 //! memory the filter cannot read, and supervising every `sendmsg` would mean sending on the
 //! tool's behalf, descriptors included. Stream and seqpacket sockets reach a peer only through
 //! `connect`.
