@@ -600,7 +600,12 @@ impl Grants {
         Grants {
             fs_read: fs_write || non_empty(&policy.fs.read),
             fs_write,
-            net: matches!(policy.net, Some(NetPolicy::Allow | NetPolicy::Hosts(_))),
+            // `net = none` is `net = []`: a host list that admits no host grants nothing.
+            net: match &policy.net {
+                Some(NetPolicy::Allow) => true,
+                Some(NetPolicy::Hosts(hosts)) => !hosts.is_empty(),
+                _ => false,
+            },
             exec: !matches!(policy.exec, Some(ExecPolicy::Deny)),
             env: match &policy.env {
                 None => true,
@@ -659,6 +664,7 @@ pub fn denial_phrase(policy: &ToolPolicy, capability: Capability) -> String {
             .map(|_| "`fs.write = []`".to_string()),
         Net => match policy.net {
             Some(NetPolicy::Deny) => Some("`net = deny`".to_string()),
+            Some(NetPolicy::Hosts(ref hosts)) if hosts.is_empty() => Some("`net = []`".to_string()),
             _ => None,
         },
         Exec => match policy.exec {
@@ -903,6 +909,9 @@ mod tests {
         let g = Grants::from_policy(&policy(r#"{"net": {"hosts": ["a.example:443"]}}"#));
         assert!(g.net);
         assert!(!Grants::from_policy(&policy(r#"{"net": "deny"}"#)).net);
+        let empty_hosts = policy(r#"{"net": {"hosts": []}}"#);
+        assert!(!Grants::from_policy(&empty_hosts).net);
+        assert!(denial_phrase(&empty_hosts, Net).contains("`net = []`"));
         assert!(Grants::from_policy(&policy(r#"{"net": "allow"}"#)).net);
         assert!(!Grants::from_policy(&policy(r#"{"exec": "deny"}"#)).exec);
         assert!(Grants::from_policy(&policy(r#"{"exec": {"allow": ["rg"]}}"#)).exec);
