@@ -142,9 +142,9 @@ mod tests {
         assert!(expanded.unwrap().contains("tool_spec"));
     }
 
-    /// Prints the deepest nesting syn parses within 8 MiB; run alone, one shape per process
-    /// (a stack overflow aborts the process):
-    /// `MEASURE=blocks cargo test -p policy-macros measure_syn_depth -- --ignored --nocapture`.
+    /// Whether syn parses `DEPTH` levels of the shape `MEASURE` (blocks, parens, brackets,
+    /// unsafe) within 8 MiB. One depth per process, since an overflow aborts it; bisect with
+    /// `MEASURE=blocks DEPTH=380 cargo test -p policy-macros --lib measure_syn_depth -- --ignored --nocapture`.
     #[test]
     #[ignore = "a measurement, not a check: overflows the stack by design"]
     fn measure_syn_depth() {
