@@ -20,7 +20,7 @@ run() {
     local where=(--test "$test")
     [ "$test" = lib ] && where=(--lib)
     FUZZ_SECONDS=$((minutes * 60)) cargo test --release -p "$crate" "${where[@]}" "$filter" \
-        -- --exact --nocapture 2>&1 | grep -E '^fuzz |panicked|FUZZ_SEED|minimal failing|^test result'
+        -- --exact --nocapture 2>&1 | grep -E '^fuzz |panicked|overflowed|fatal|signal|FUZZ_SEED|minimal failing|^test result'
 }
 
 one() {
