@@ -606,7 +606,12 @@ impl Grants {
                 Some(NetPolicy::Hosts(hosts)) => !hosts.is_empty(),
                 _ => false,
             },
-            exec: !matches!(policy.exec, Some(ExecPolicy::Deny)),
+            // Likewise `exec = none`: a program list that admits no program.
+            exec: match &policy.exec {
+                Some(ExecPolicy::Deny) => false,
+                Some(ExecPolicy::AllowList(programs)) => !programs.is_empty(),
+                _ => true,
+            },
             env: match &policy.env {
                 None => true,
                 Some(EnvPolicy::Deny) => false,
@@ -669,6 +674,9 @@ pub fn denial_phrase(policy: &ToolPolicy, capability: Capability) -> String {
         },
         Exec => match policy.exec {
             Some(ExecPolicy::Deny) => Some("`exec = deny`".to_string()),
+            Some(ExecPolicy::AllowList(ref programs)) if programs.is_empty() => {
+                Some("`exec = []`".to_string())
+            }
             _ => None,
         },
         Env => match &policy.env {
@@ -912,6 +920,9 @@ mod tests {
         let empty_hosts = policy(r#"{"net": {"hosts": []}}"#);
         assert!(!Grants::from_policy(&empty_hosts).net);
         assert!(denial_phrase(&empty_hosts, Net).contains("`net = []`"));
+        let no_programs = policy(r#"{"exec": {"allow": []}}"#);
+        assert!(!Grants::from_policy(&no_programs).exec);
+        assert!(denial_phrase(&no_programs, Exec).contains("`exec = []`"));
         assert!(Grants::from_policy(&policy(r#"{"net": "allow"}"#)).net);
         assert!(!Grants::from_policy(&policy(r#"{"exec": "deny"}"#)).exec);
         assert!(Grants::from_policy(&policy(r#"{"exec": {"allow": ["rg"]}}"#)).exec);
