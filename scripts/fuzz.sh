@@ -4,8 +4,8 @@
 #   scripts/fuzz.sh TARGET [MINUTES]        (default: 5 minutes)
 #   scripts/fuzz.sh all [MINUTES]           (each target in turn)
 #
-# Targets: manifest_loader, toml_loader, gate, glob_matchers (policy-runtime) and inclusion
-# (manifest-verify). A failure prints the shrunk input and `FUZZ_SEED=...`; rerun with that
+# Targets: manifest_loader, toml_loader, gate, glob_matchers (policy-runtime), inclusion
+# (manifest-verify) and dsl (policy-macros' unit tests: the attribute's reader against the lint's). A failure prints the shrunk input and `FUZZ_SEED=...`; rerun with that
 # variable set to replay the failing batch. `cargo test` runs each target for two seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,8 +16,11 @@ case "$minutes" in (*[!0-9]*|'') echo "MINUTES must be a whole number" >&2; exit
 
 run() {
     local crate="$1" test="$2" filter="$3"
-    FUZZ_SECONDS=$((minutes * 60)) cargo test --release -p "$crate" --test "$test" "$filter" \
-        -- --exact --nocapture 2>&1 | grep -E '^fuzz |panicked|FUZZ_SEED|minimal failing|^test result'
+    # `lib`: a target among the crate's unit tests (it reads the crate's private parts).
+    local where=(--test "$test")
+    [ "$test" = lib ] && where=(--lib)
+    FUZZ_SECONDS=$((minutes * 60)) cargo test --release -p "$crate" "${where[@]}" "$filter" \
+        -- --exact --nocapture 2>&1 | grep -E '^fuzz |panicked|overflowed|fatal|signal|FUZZ_SEED|minimal failing|^test result'
 }
 
 one() {
@@ -27,12 +30,13 @@ one() {
         gate) run policy-runtime fuzz fuzz_gate ;;
         glob_matchers) run policy-runtime fuzz fuzz_glob_matchers_agree ;;
         inclusion) run manifest-verify inclusion_props fuzz_inclusion ;;
-        *) echo "unknown target '$1': manifest_loader, toml_loader, gate, glob_matchers, inclusion or all" >&2; exit 2 ;;
+        dsl) run policy-macros lib dsl_fuzz::fuzz_dsl ;;
+        *) echo "unknown target '$1': manifest_loader, toml_loader, gate, glob_matchers, inclusion, dsl or all" >&2; exit 2 ;;
     esac
 }
 
 if [ "$target" = all ]; then
-    for t in manifest_loader toml_loader gate glob_matchers inclusion; do one "$t"; done
+    for t in manifest_loader toml_loader gate glob_matchers inclusion dsl; do one "$t"; done
 else
     one "$target"
 fi

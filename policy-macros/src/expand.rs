@@ -29,7 +29,7 @@ struct Model {
 
 /// `#[tool(...)]` on a free function.
 pub fn tool(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
-    let attr: Attr = syn::parse2(attr)?;
+    let attr = crate::parse::read_attr(attr, "#[tool]")?;
     let func: ItemFn = syn::parse2(item)?;
     let sig = sig::analyze(&func.sig, "`#[tool]`")?;
     if sig.receiver != Receiver::None {
@@ -235,7 +235,7 @@ pub fn toolset(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream>
 /// `#[tool_policy(...)]` on a function that another framework (rmcp) dispatches: a spec
 /// function `<name>_tool_spec()` next to it, and the gate at the top of its body.
 pub fn tool_policy(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
-    let attr: Attr = syn::parse2(attr)?;
+    let attr = crate::parse::read_attr(attr, "#[tool_policy]")?;
     let mut func: ItemFn = syn::parse2(item)?;
     let fn_name = func.sig.ident.clone();
     // The parameters are the other framework's business; only path-typed ones matter here.

@@ -36,6 +36,7 @@
 
 use proc_macro::TokenStream;
 
+mod depth;
 mod expand;
 mod lint;
 mod parse;
@@ -44,14 +45,32 @@ mod sig;
 mod suggest;
 mod validate;
 
-/// The expansion, or on error the error next to the item as written (without `#[tool]`
-/// attributes that would fail again), so that the item's own uses and calls still resolve and
-/// the error is not followed by spurious `unused import` or `cannot find` diagnostics.
+#[cfg(test)]
+mod dsl_fuzz;
+#[cfg(test)]
+#[path = "../../policy-runtime/tests/fuzz_support/mod.rs"]
+mod fuzz_support;
+
+/// Expands one attribute: `expand` runs on the item unless the item is nested too deeply for
+/// syn (see [`depth`]), which is refused before anything parses it. On error the error stands
+/// next to the item as written (without `#[tool]` attributes that would fail again), so that
+/// the item's own uses and calls still resolve and the error is not followed by spurious
+/// `unused import` or `cannot find` diagnostics; a too-deep item is left out, since taking out
+/// its attributes would mean parsing it.
 fn emit(
-    result: syn::Result<proc_macro2::TokenStream>,
-    item: proc_macro2::TokenStream,
+    attribute: &str,
+    expand: fn(
+        proc_macro2::TokenStream,
+        proc_macro2::TokenStream,
+    ) -> syn::Result<proc_macro2::TokenStream>,
+    attr: TokenStream,
+    item: TokenStream,
 ) -> TokenStream {
-    match result {
+    let item: proc_macro2::TokenStream = item.into();
+    if let Err(e) = depth::check(&item, proc_macro2::Span::call_site(), attribute) {
+        return e.into_compile_error().into();
+    }
+    match expand(attr.into(), item.clone()) {
         Ok(tokens) => tokens.into(),
         Err(e) => {
             let error = e.into_compile_error();
@@ -88,7 +107,7 @@ fn emit(
 /// method to use.
 #[proc_macro_attribute]
 pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
-    emit(expand::tool(attr.into(), item.clone().into()), item.into())
+    emit("#[tool]", expand::tool, attr, item)
 }
 
 /// Makes the `#[tool(...)]` methods of an inherent impl block into tools.
@@ -97,10 +116,7 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// and `fn tool_specs() -> Vec<&'static ToolSpec>` to the type.
 #[proc_macro_attribute]
 pub fn toolset(attr: TokenStream, item: TokenStream) -> TokenStream {
-    emit(
-        expand::toolset(attr.into(), item.clone().into()),
-        item.into(),
-    )
+    emit("#[toolset]", expand::toolset, attr, item)
 }
 
 /// The policy of a function that rmcp's `#[tool]` owns (inside a `#[tool_router]` impl).
@@ -120,8 +136,5 @@ pub fn toolset(attr: TokenStream, item: TokenStream) -> TokenStream {
 /// `WritePath::admit`), which judges and binds them as the gate does.
 #[proc_macro_attribute]
 pub fn tool_policy(attr: TokenStream, item: TokenStream) -> TokenStream {
-    emit(
-        expand::tool_policy(attr.into(), item.clone().into()),
-        item.into(),
-    )
+    emit("#[tool_policy]", expand::tool_policy, attr, item)
 }

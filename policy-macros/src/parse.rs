@@ -234,6 +234,13 @@ impl Parse for Attr {
     }
 }
 
+/// Reads the attribute's tokens, refusing first (without recursion) tokens nested deeper than
+/// syn can parse on the compiler's stack (see [`crate::depth`]).
+pub fn read_attr(tokens: TokenStream, attribute: &str) -> syn::Result<Attr> {
+    crate::depth::check(&tokens, Span::call_site(), attribute)?;
+    syn::parse2(tokens)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

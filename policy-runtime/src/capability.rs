@@ -600,8 +600,18 @@ impl Grants {
         Grants {
             fs_read: fs_write || non_empty(&policy.fs.read),
             fs_write,
-            net: matches!(policy.net, Some(NetPolicy::Allow | NetPolicy::Hosts(_))),
-            exec: !matches!(policy.exec, Some(ExecPolicy::Deny)),
+            // `net = none` is `net = []`: a host list that admits no host grants nothing.
+            net: match &policy.net {
+                Some(NetPolicy::Allow) => true,
+                Some(NetPolicy::Hosts(hosts)) => !hosts.is_empty(),
+                _ => false,
+            },
+            // Likewise `exec = none`: a program list that admits no program.
+            exec: match &policy.exec {
+                Some(ExecPolicy::Deny) => false,
+                Some(ExecPolicy::AllowList(programs)) => !programs.is_empty(),
+                _ => true,
+            },
             env: match &policy.env {
                 None => true,
                 Some(EnvPolicy::Deny) => false,
@@ -659,10 +669,14 @@ pub fn denial_phrase(policy: &ToolPolicy, capability: Capability) -> String {
             .map(|_| "`fs.write = []`".to_string()),
         Net => match policy.net {
             Some(NetPolicy::Deny) => Some("`net = deny`".to_string()),
+            Some(NetPolicy::Hosts(ref hosts)) if hosts.is_empty() => Some("`net = []`".to_string()),
             _ => None,
         },
         Exec => match policy.exec {
             Some(ExecPolicy::Deny) => Some("`exec = deny`".to_string()),
+            Some(ExecPolicy::AllowList(ref programs)) if programs.is_empty() => {
+                Some("`exec = []`".to_string())
+            }
             _ => None,
         },
         Env => match &policy.env {
@@ -903,6 +917,12 @@ mod tests {
         let g = Grants::from_policy(&policy(r#"{"net": {"hosts": ["a.example:443"]}}"#));
         assert!(g.net);
         assert!(!Grants::from_policy(&policy(r#"{"net": "deny"}"#)).net);
+        let empty_hosts = policy(r#"{"net": {"hosts": []}}"#);
+        assert!(!Grants::from_policy(&empty_hosts).net);
+        assert!(denial_phrase(&empty_hosts, Net).contains("`net = []`"));
+        let no_programs = policy(r#"{"exec": {"allow": []}}"#);
+        assert!(!Grants::from_policy(&no_programs).exec);
+        assert!(denial_phrase(&no_programs, Exec).contains("`exec = []`"));
         assert!(Grants::from_policy(&policy(r#"{"net": "allow"}"#)).net);
         assert!(!Grants::from_policy(&policy(r#"{"exec": "deny"}"#)).exec);
         assert!(Grants::from_policy(&policy(r#"{"exec": {"allow": ["rg"]}}"#)).exec);

@@ -54,6 +54,27 @@ pub mod workspace;
 use std::path::{Path, PathBuf};
 
 pub use load::MAX_FILE_BYTES;
+
+/// The tool the lint reads from a function's attributes (`#[tool(policy(...))]` or
+/// `#[tool_policy(...)]`): its name and its capabilities (constraints and limits, which the
+/// lint does not check, are left unspecified). `Ok(None)` when no attribute declares a tool.
+///
+/// The attribute macro reads the same text at compile time; its tests feed both readers the
+/// same generated attributes and compare the policies.
+///
+/// ```
+/// let f: syn::ItemFn = syn::parse_quote!(#[tool(policy(net = deny))] fn fetch() {});
+/// let (name, policy) = manifest_verify::lint::tool_of_attributes("fetch", &f.attrs)?.unwrap();
+/// assert_eq!(name, "fetch");
+/// assert!(policy.net.is_some());
+/// # Ok::<(), String>(())
+/// ```
+pub fn tool_of_attributes(
+    fn_name: &str,
+    attrs: &[syn::Attribute],
+) -> Result<Option<(String, policy_runtime::ToolPolicy)>, String> {
+    Ok(toolattr::tool_decl(fn_name, attrs)?.map(|t| (t.name, t.policy)))
+}
 use policy_runtime::capability::Capability;
 use policy_runtime::Manifest;
 use serde::Serialize;

@@ -46,7 +46,7 @@ pub(crate) fn tool_decl(
         };
         let name = args
             .iter()
-            .find_map(|a| string_value(a, "name"))
+            .find_map(|a| name_value(a, "name"))
             .unwrap_or_else(|| fn_name.to_string());
         let policy = policy_from_tokens(policy_tokens)
             .map_err(|e| format!("cannot read the policy of tool `{name}`: {e}"))?;
@@ -79,12 +79,18 @@ fn group_named(arg: &[TokenTree], name: &str) -> Option<TokenStream> {
     }
 }
 
-fn string_value(arg: &[TokenTree], key: &str) -> Option<String> {
+/// `key = "text"`, or `key = word` (the macro takes a tool name either way).
+fn name_value(arg: &[TokenTree], key: &str) -> Option<String> {
     match arg {
         [TokenTree::Ident(i), TokenTree::Punct(p), TokenTree::Literal(l)]
             if i == key && p.as_char() == '=' =>
         {
             string_literal(l)
+        }
+        [TokenTree::Ident(i), TokenTree::Punct(p), TokenTree::Ident(word)]
+            if i == key && p.as_char() == '=' =>
+        {
+            Some(word.to_string())
         }
         _ => None,
     }
@@ -188,12 +194,9 @@ pub(crate) fn policy_from_tokens(tokens: TokenStream) -> Result<ToolPolicy, Stri
             "fs.write" => {
                 fs.insert("write".into(), list(v));
             }
+            // `net = none` is the empty host list, as the attribute macro reads it.
             "net" => {
-                let net = match v {
-                    Word::Ident(w) if w == "none" => json!("deny"),
-                    other => stance(other, "hosts"),
-                };
-                root.insert("net".into(), net);
+                root.insert("net".into(), stance(v, "hosts"));
             }
             "exec" => {
                 root.insert("exec".into(), stance(v, "allow"));
@@ -255,6 +258,9 @@ mod tests {
         .unwrap();
         let decl = tool_decl("search", &f.attrs).unwrap().unwrap();
         assert_eq!(decl.name, "grep");
+        let f: syn::ItemFn =
+            syn::parse_str(r#"#[tool(name = grep, policy(net = allow))] fn search() {}"#).unwrap();
+        assert_eq!(tool_decl("search", &f.attrs).unwrap().unwrap().name, "grep");
         let f: syn::ItemFn =
             syn::parse_str(r#"#[tool(description = "x")] #[tool_policy(env = deny)] fn t() {}"#)
                 .unwrap();
