@@ -41,9 +41,11 @@
 //! the SysV IPC and POSIX message-queue calls (no IPC namespace: an id guessed for `shmat`
 //! reaches host segments),
 //! `prlimit64`, the `sched_set*` calls, `setpriority` and `ioprio_set` on any process but the
-//! caller (a same-uid host process could be starved or given `RLIMIT_CPU = 0`), and, when no write root is declared, every change
-//! of a file's mode, owner, timestamps or extended attributes (Landlock up to ABI 7 does not
-//! govern them). With write roots those stay open on the files the runner's uid owns, and the
+//! caller (a same-uid host process could be starved or given `RLIMIT_CPU = 0`), and, when no
+//! write root is declared or the runner is root (whose uid owns the system's files), every
+//! change of a file's mode, owner, timestamps or extended attributes (Landlock up to ABI 7 does
+//! not govern them). With write roots and an unprivileged runner those stay open on the files
+//! the runner's uid owns, and the
 //! report says so on every `fs.write` rule (`widened`), as it says on every `fs.read` rule
 //! that `stat` and inotify reach every host path.
 //!

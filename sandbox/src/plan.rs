@@ -316,6 +316,9 @@ pub struct Plan {
     pub scratch_bytes: u64,
     /// The Landlock ABI the rules are built for.
     pub landlock_abi: i32,
+    /// Hardened: the seccomp filter leaves the metadata writes open (see
+    /// [`Plan::host_metadata_writable`]).
+    pub metadata_writes_open: bool,
     /// The report, one line per rule.
     pub rules: Vec<RuleReport>,
 }
@@ -923,6 +926,7 @@ impl Plan {
             }
         }
 
+        let metadata_writes_open = metadata_reaches_host(profile, &b.roots, host.euid == 0);
         Plan {
             profile,
             roots: b.roots,
@@ -940,6 +944,7 @@ impl Plan {
             process_limit,
             memory_limit,
             landlock_abi,
+            metadata_writes_open,
             rules: b.rules,
         }
     }
@@ -1002,42 +1007,43 @@ pub const LANDLOCK_ABI_RESOLVE_UNIX: i32 = 9;
 /// host files outside its roots: in the hardened profile with declared write roots, where
 /// the seccomp filter lets `chmod`, `chown`, `utimes` and `setxattr` through for the write
 /// roots' sake and Landlock (up to ABI 7) does not govern them. Without declared write roots
-/// the filter refuses them all ([`crate::seccomp::METADATA_WRITES`]); in the strict profile
-/// paths outside the roots do not exist.
-fn metadata_reaches_host(profile: Profile, roots: &[FsRoot]) -> bool {
-    profile == Profile::Hardened && roots.iter().any(|r| r.write && r.declared)
+/// the filter refuses them all ([`crate::seccomp::METADATA_WRITES`]), and so it does for a root
+/// runner whatever the roots: the files a root runner's uid owns are the system's own
+/// (`chmod 666 /etc/shadow` needs no capability from their owner), so the tool must not change
+/// any file's metadata, not even in its write roots. In the strict profile paths outside the
+/// roots do not exist.
+fn metadata_reaches_host(profile: Profile, roots: &[FsRoot], root_runner: bool) -> bool {
+    profile == Profile::Hardened && !root_runner && roots.iter().any(|r| r.write && r.declared)
 }
 
 impl Plan {
     /// See [`metadata_reaches_host`]: `true` when the hardened filter must leave the metadata
     /// writes open, which the report then discloses on every `fs.write` rule.
     pub fn host_metadata_writable(&self) -> bool {
-        metadata_reaches_host(self.profile, &self.roots)
+        self.metadata_writes_open
     }
 }
 
 /// The hardened profile's `fs` rows, made true: Landlock does not govern `stat`, `access` or
 /// inotify, and, with write roots, the metadata writes of [`metadata_reaches_host`].
-/// `root_runner`: the runner is root, so "the files the runner's uid owns" are the system's
-/// own, and the row says so.
+/// `root_runner`: the runner is root, so the filter refuses every metadata write and the
+/// `fs.write` rows say why.
 fn disclose_ungoverned_metadata(rules: &mut [RuleReport], roots: &[FsRoot], root_runner: bool) {
-    let metadata_writes = metadata_reaches_host(Profile::Hardened, roots);
-    let owned_by_root = format!(
-        "plus, anywhere on the host, the mode, group, timestamps and extended attributes of the files the runner's uid owns{}: Landlock up to ABI 7 does not govern chmod, chown, utimes or setxattr, and seccomp refuses them only when no write root is declared",
-        if root_runner {
-            " (the runner is root: every root-owned system file and /proc entry, so a chmod 666 of /etc/shadow or /etc/sudoers, or a POSIX ACL on them, succeeds and hands them to every local user; run the hardened profile as an unprivileged user, or declare no write root)"
-        } else {
-            ""
-        }
-    );
+    let metadata_writes = metadata_reaches_host(Profile::Hardened, roots, root_runner);
+    let owned_by_runner = "plus, anywhere on the host, the mode, group, timestamps and extended attributes of the files the runner's uid owns: Landlock up to ABI 7 does not govern chmod, chown, utimes or setxattr, and seccomp refuses them only when no write root is declared or the runner is root";
+    let refused = if root_runner {
+        "seccomp (chmod, chown, utimes, xattr writes refused: the runner is root, so they would reach the system's own files)"
+    } else {
+        "seccomp (chmod, chown, utimes, xattr writes refused)"
+    };
     for r in rules.iter_mut().filter(|r| r.rule.starts_with("fs.")) {
         let read = r.rule.starts_with("fs.read");
         let extra = if read {
             "plus the metadata (stat, access), symlink targets (readlink), extended attributes (getxattr, listxattr) and change notifications (inotify, fanotify) of every host path: Landlock up to ABI 7 does not govern them and the hardened profile has no mount namespace to hide paths"
         } else if metadata_writes {
-            &owned_by_root
+            owned_by_runner
         } else {
-            r.by.push("seccomp (chmod, chown, utimes, xattr writes refused)".into());
+            r.by.push(refused.into());
             continue;
         };
         let base = match &r.enforcement {
@@ -1257,11 +1263,17 @@ mod tests {
     }
 
     #[test]
-    fn hardened_never_reports_a_filesystem_rule_exact() {
-        let p = plan(
+    fn hardened_never_reports_a_filesystem_rule_exact_while_metadata_stays_open() {
+        // An unprivileged runner with a write root: the metadata writes stay open (a root
+        // runner's filter refuses them, see hardened_reports_the_metadata_landlock_does_not_govern).
+        let policy = ToolPolicy::from_json_str(
+            "t",
             r#"{"fs": {"read": ["/src/**"], "write": ["/out/**"]}}"#,
-            Profile::Hardened,
-        );
+        )
+        .unwrap();
+        let mut host = HostSupport::assume_full();
+        host.euid = 1000;
+        let p = Plan::new(&policy, Profile::Hardened, &host);
         for (rule, names) in [("fs.read /src/**", "stat"), ("fs.write /out/**", "chmod")] {
             assert!(
                 matches!(status(&p, rule), Enforcement::Widened { to } if to.contains(names)),
@@ -1460,7 +1472,14 @@ mod tests {
     #[test]
     fn hardened_reports_the_metadata_landlock_does_not_govern() {
         let json = r#"{"fs": {"read": ["/data/**"], "write": ["/out/**"]}}"#;
-        let p = plan(json, Profile::Hardened);
+        let policy = ToolPolicy::from_json_str("t", json).unwrap();
+        // A root runner's tool may change no metadata at all: its uid owns the system's files.
+        let root = Plan::new(&policy, Profile::Hardened, &HostSupport::assume_full());
+        assert!(!root.host_metadata_writable());
+        assert_eq!(status(&root, "fs.write /out/**"), &Enforcement::Exact);
+        let mut host = HostSupport::assume_full();
+        host.euid = 1000;
+        let p = Plan::new(&policy, Profile::Hardened, &host);
         assert!(p.host_metadata_writable());
         match status(&p, "fs.write /out/**") {
             Enforcement::Widened { to } => {
