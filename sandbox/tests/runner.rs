@@ -416,7 +416,9 @@ fn refusal_never_starts_the_command() {
         let out = Command::new(HELPER)
             .args(["run", "--profile", "hardened", "--policy"])
             .arg(&file)
-            .args(["--", "/usr/bin/touch"])
+            // `touch` would also set the file's times, a metadata write the hardened filter
+            // refuses for a root runner: create the file with the shell instead.
+            .args(["--", "/bin/sh", "-c", "echo ran > \"$0\""])
             .arg(&marker)
             .output()
             .unwrap();

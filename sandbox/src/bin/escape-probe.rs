@@ -644,10 +644,18 @@ fn run_child(
 }
 
 fn copy_exec(src: &str, dst: &str, expect: i32, prog: &str, args: &[String]) -> Outcome {
-    use std::os::unix::fs::PermissionsExt;
+    use std::os::unix::fs::OpenOptionsExt;
     let _ = std::fs::remove_file(dst);
-    let copied = std::fs::copy(src, dst)
-        .and_then(|_| std::fs::set_permissions(dst, std::fs::Permissions::from_mode(0o755)));
+    // Created executable in the open itself, with no chmod: a root runner's hardened filter
+    // refuses every metadata write, and the attack must not depend on one.
+    let copied = std::fs::read(src).and_then(|bytes| {
+        let mut out = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o755)
+            .open(dst)?;
+        std::io::Write::write_all(&mut out, &bytes)
+    });
     if let Err(e) = copied {
         return Outcome::Error(format!(
             "could not copy {src} to {dst} (the write root should allow it): {e}"
