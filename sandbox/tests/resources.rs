@@ -7,36 +7,11 @@
 
 mod common;
 
-use std::path::{Path, PathBuf};
-use std::time::Duration;
+use std::path::PathBuf;
 
-use common::{kernel, probe, run_with_timeout, users, Mode, Profile, Report, Scenario, User};
+use common::{kernel, probe, sandboxed, users, Mode, Profile, Report, Scenario, User};
 
 const MIB: u64 = 1 << 20;
-
-/// `policy-sandbox run --report --policy FILE --profile P -- ARGV` as `user`.
-fn sandboxed(user: User, policy: &Path, profile: Profile, argv: &[&str]) -> Report {
-    let bins = common::binaries();
-    let mut full: Vec<String> = Vec::new();
-    if user == User::Nobody {
-        full.extend(
-            [
-                "setpriv",
-                "--reuid=65534",
-                "--regid=65534",
-                "--clear-groups",
-                "--",
-            ]
-            .map(String::from),
-        );
-    }
-    full.push(bins.sandbox.display().to_string());
-    full.extend(["run", "--report", "--policy"].map(String::from));
-    full.push(policy.display().to_string());
-    full.extend(["--profile", profile.name(), "--"].map(String::from));
-    full.extend(argv.iter().map(|a| a.to_string()));
-    run_with_timeout(&full, Duration::from_secs(120))
-}
 
 /// The report `--report` printed on stderr.
 fn report_of(out: &Report) -> serde_json::Value {

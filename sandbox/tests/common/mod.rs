@@ -437,6 +437,18 @@ pub fn probe_argv(user: User, mode: Mode<'_>, args: &[&str]) -> Vec<String> {
     argv
 }
 
+/// `policy-sandbox run --report --policy FILE --profile P -- ARGV` as `user`, killed after two
+/// minutes.
+pub fn sandboxed(user: User, policy: &Path, profile: Profile, argv: &[&str]) -> Report {
+    let mut full = user.prefix();
+    full.push(binaries().sandbox.display().to_string());
+    full.extend(["run", "--report", "--policy"].map(String::from));
+    full.push(policy.display().to_string());
+    full.extend(["--profile", profile.name(), "--"].map(String::from));
+    full.extend(argv.iter().map(|a| a.to_string()));
+    run_with_timeout(&full, Duration::from_secs(120))
+}
+
 /// Runs `argv` with stdin closed, capturing output; kills it after `limit`.
 pub fn run_with_timeout(argv: &[String], limit: Duration) -> Report {
     let mut command = Command::new(&argv[0]);
