@@ -7,6 +7,7 @@
 //! with an explicit stack, and an item nested deeper than [`MAX_DEPTH`] is refused with a
 //! `compile_error!` instead of being parsed (fail closed: the lint cannot analyse it).
 
+use policy_runtime::lint_syntax::nesting;
 use proc_macro2::{Span, TokenStream, TokenTree};
 
 /// The deepest nesting of delimiters the macro parses.
@@ -19,6 +20,19 @@ use proc_macro2::{Span, TokenStream, TokenTree};
 /// capability lint, code generation) room; `deepest_accepted_item_expands` checks the whole
 /// expansion at this depth. Real code nests a few dozen levels.
 pub const MAX_DEPTH: usize = 128;
+
+/// The largest nesting estimate ([`policy_runtime::lint_syntax::nesting::estimate`], the one
+/// tier 2 uses) the macro parses: it also counts what nests without delimiters (`!!!!x`,
+/// `|| || x`, `Vec<Vec<u8>>`, `else if` chains), which syn parses by recursion too.
+///
+/// Measured with `measure_syn_depth` below (same conditions as [`MAX_DEPTH`]), as levels and
+/// the weighted estimate where syn overflows: nested generic types (`Vec<Vec<…>>`) between 157
+/// and 176 levels (estimate 167), `&` types between 254 and 274 (264), closures (`|| || …`)
+/// between 488 and 508 (984), `!`, `-` and `*` chains between 2031 and 2050 (2039), `&`
+/// expressions past 3046; `else if` and `+` chains parse 20,000 levels. The limit is about
+/// 38% of the worst (generic types) so that 50 nested generics still pass;
+/// `deepest_accepted_generics_expand` checks the whole expansion there.
+pub const MAX_NESTING: usize = 64;
 
 /// The deepest nesting of delimiters in `tokens`, and the span of the group that reaches it.
 ///
@@ -49,6 +63,16 @@ pub fn check(item: &TokenStream, attr_span: Span, attribute: &str) -> syn::Resul
             attr_span,
             format!(
                 "the item under `{attribute}` is nested too deeply to analyse ({depth} levels of brackets, braces or parentheses; at most {MAX_DEPTH}): its capabilities cannot be checked, so it is refused. Move the deep part into a function or constant outside the tool"
+            ),
+        ));
+    }
+    let (depth, _) = nesting::estimate(item.clone(), crate::lint::walk::MAX_PARSED_MACRO_DEPTH);
+    if depth.weighted > MAX_NESTING {
+        return Err(syn::Error::new(
+            attr_span,
+            format!(
+                "the item under `{attribute}` is nested too deeply to analyse (an estimated {} levels of syntax, counting operator chains, closures and generic types; at most {MAX_NESTING}): its capabilities cannot be checked, so it is refused. Move the deep part into a function, constant or type alias outside the tool",
+                depth.weighted
             ),
         ));
     }
@@ -142,6 +166,89 @@ mod tests {
         assert!(expanded.unwrap().contains("tool_spec"));
     }
 
+    fn refused(src: String) -> String {
+        on_compiler_stack(move || {
+            let item: TokenStream = src.parse().unwrap();
+            check(&item, Span::call_site(), "#[tool]")
+                .unwrap_err()
+                .to_string()
+        })
+    }
+
+    fn accepted(src: String) {
+        on_compiler_stack(move || {
+            let item: TokenStream = src.parse().unwrap();
+            check(&item, Span::call_site(), "#[tool]").unwrap();
+            syn::parse2::<syn::ItemFn>(item).unwrap();
+        })
+    }
+
+    #[test]
+    fn nesting_without_delimiters_is_refused_before_parsing() {
+        let n = 5_000;
+        for src in [
+            format!("fn f() {{ let _ = {}x; }}", "!".repeat(n)),
+            format!("fn f() {{ let _ = {}x; }}", "|| ".repeat(n)),
+            format!(
+                "fn f() {{ let _: {}u8{} = 0; }}",
+                "Vec<".repeat(n),
+                ">".repeat(n)
+            ),
+            format!("fn f() {{ let _: {}u8 = 0; }}", "&".repeat(n)),
+        ] {
+            let err = refused(src);
+            assert!(err.contains("nested too deeply to analyse"), "{err}");
+            assert!(err.contains("at most 64"), "{err}");
+        }
+    }
+
+    #[test]
+    fn ordinary_nesting_is_accepted() {
+        accepted(format!(
+            "fn f() {{ let _: {}u8{} = Default::default(); }}",
+            "Vec<".repeat(50),
+            ">".repeat(50)
+        ));
+        accepted(format!("fn f(a: u32) -> u32 {{ a{} }}", " + a".repeat(100)));
+        accepted(format!(
+            "fn f(a: u32) -> u32 {{ let x = a.min(1){}; x }}",
+            ".max(a).min(a * 2 + 1)".repeat(100)
+        ));
+        accepted(
+            "fn f(v: &[Option<Vec<u8>>]) -> usize { v.iter().map(|x| x.as_ref().map_or(0, |y| y.len())).sum::<usize>() }"
+                .into(),
+        );
+    }
+
+    #[test]
+    fn deepest_accepted_generics_expand() {
+        // The costliest construct per level, as deep as the limit lets it, inside blocks as
+        // deep as `MAX_DEPTH` lets them: the two limits add up.
+        let item = |levels: usize| {
+            let inner = format!(
+                "{{ let _: {}u8{} = Default::default(); }}",
+                "Vec<".repeat(levels),
+                ">".repeat(levels)
+            );
+            nested("{", &inner, "}", MAX_DEPTH - 3)
+        };
+        let levels = (0..MAX_NESTING)
+            .rev()
+            .find(|&l| check(&item(l).parse().unwrap(), Span::call_site(), "#[tool]").is_ok())
+            .unwrap();
+        assert!(levels >= MAX_NESTING - 20, "{levels}");
+        let item = item(levels);
+        let expanded = on_compiler_stack(move || {
+            let item: TokenStream = item.parse().unwrap();
+            check(&item, Span::call_site(), "#[tool]").map_err(|e| e.to_string())?;
+            let attr: TokenStream = "policy(net = deny)".parse().unwrap();
+            crate::expand::tool(attr, item)
+                .map(|t| t.to_string())
+                .map_err(|e| e.to_string())
+        });
+        assert!(expanded.unwrap().contains("tool_spec"));
+    }
+
     /// Whether syn parses `DEPTH` levels of the shape `MEASURE` (blocks, parens, brackets,
     /// unsafe) within 8 MiB. One depth per process, since an overflow aborts it; bisect with
     /// `MEASURE=blocks DEPTH=380 cargo test -p policy-macros --lib measure_syn_depth -- --ignored --nocapture`.
@@ -155,8 +262,34 @@ mod tests {
             "parens" => nested("(", "1", ")", depth),
             "brackets" => nested("[", "1", "]", depth),
             "unsafe" => nested("unsafe {", "1", "}", depth),
-            _ => panic!("MEASURE=blocks|parens|brackets|unsafe"),
+            "not" => nested("", &format!("{}x", "!".repeat(depth)), "", 0),
+            "neg" => nested("", &format!("{}x", "- ".repeat(depth)), "", 0),
+            "ref" => nested("", &format!("{}x", "& ".repeat(depth)), "", 0),
+            "deref" => nested("", &format!("{}x", "* ".repeat(depth)), "", 0),
+            "closures" => nested("", &format!("{}x", "|| ".repeat(depth)), "", 0),
+            "generics" => format!(
+                "fn f() {{ let _: {}u8{} = 0; }}",
+                "Vec<".repeat(depth),
+                "> ".repeat(depth)
+            ),
+            "reftype" => format!(
+                "fn f() {{ let _: {}u8 = 0; }}",
+                "& ".repeat(depth)
+            ),
+            "elseif" => nested("", &format!("if a {{}}{}", " else if a {}".repeat(depth)), "", 0),
+            "plus" => nested("", &format!("a{}", " + a".repeat(depth)), "", 0),
+            _ => panic!("MEASURE=blocks|parens|brackets|unsafe|not|neg|ref|deref|closures|generics|elseif|plus"),
         };
-        println!("{shape} {depth}: {}", parses_within(src, 8 << 20));
+        let estimate = nesting::estimate(
+            src.parse().unwrap(),
+            crate::lint::walk::MAX_PARSED_MACRO_DEPTH,
+        )
+        .0;
+        println!(
+            "{shape} {depth} (estimate {}, weighted {}): {}",
+            estimate.parsed,
+            estimate.weighted,
+            parses_within(src, 8 << 20)
+        );
     }
 }

@@ -12,6 +12,8 @@ use syn::visit::Visit;
 
 use crate::capability::{Capability, Effect, TypeMethods};
 
+pub mod nesting;
+
 /// Call arguments, as syn parses them.
 pub type Args = Punctuated<syn::Expr, syn::Token![,]>;
 

@@ -71,7 +71,7 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Vec<syn::Item>, LintError
         .parse()
         .map_err(|e: proc_macro2::LexError| parse_error(e.span(), e.to_string()))?;
     let (depth, at) = nesting::estimate(tokens.clone(), MAX_PARSED_MACRO_DEPTH);
-    if !depth.within_limits() {
+    if !nesting::within_limits(depth) {
         return Err(LintError::TooDeep {
             file: path.to_path_buf(),
             line: at.start().line,

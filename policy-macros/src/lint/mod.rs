@@ -17,7 +17,7 @@
 
 mod path_args;
 mod scope;
-mod walk;
+pub(crate) mod walk;
 
 pub(crate) use path_args::std_fs_on_path_args;
 
