@@ -155,6 +155,11 @@ mod tests {
     fn deepest_accepted_item_expands() {
         // The function's braces and `MAX_DEPTH - 1` blocks inside them.
         let item = nested("{", "", "}", MAX_DEPTH - 1);
+        assert_expands(item);
+    }
+
+    /// Checks `item` and expands it as `#[tool(policy(net = deny))]` on the compiler's stack.
+    fn assert_expands(item: String) {
         let expanded = on_compiler_stack(move || {
             let item: TokenStream = item.parse().unwrap();
             check(&item, Span::call_site(), "#[tool]").map_err(|e| e.to_string())?;
@@ -238,15 +243,7 @@ mod tests {
             .unwrap();
         assert!(levels >= MAX_NESTING - 20, "{levels}");
         let item = item(levels);
-        let expanded = on_compiler_stack(move || {
-            let item: TokenStream = item.parse().unwrap();
-            check(&item, Span::call_site(), "#[tool]").map_err(|e| e.to_string())?;
-            let attr: TokenStream = "policy(net = deny)".parse().unwrap();
-            crate::expand::tool(attr, item)
-                .map(|t| t.to_string())
-                .map_err(|e| e.to_string())
-        });
-        assert!(expanded.unwrap().contains("tool_spec"));
+        assert_expands(item);
     }
 
     /// Whether syn parses `DEPTH` levels of the shape `MEASURE` (blocks, parens, brackets,
