@@ -1,0 +1,1 @@
+//! The policy DSL reader (being moved here from `policy-macros`).

@@ -1,0 +1,1 @@
+//! The capability lint engine (being moved here from `policy-macros` and `manifest-verify`).
