@@ -523,6 +523,20 @@ mod floors {
         }
     }
 
+    /// Starts the trampoline binary with no request: it loads, finds nothing on its request
+    /// descriptor and exits with the refusal status. What every hardened run pays before any
+    /// confinement starts.
+    fn helper_start() {
+        let status = std::process::Command::new(env!("CARGO_BIN_EXE_policy-sandbox"))
+            .arg(sandbox::trampoline::SUBCOMMAND)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .expect("start policy-sandbox");
+        assert_eq!(status.code(), Some(sandbox::trampoline::REFUSED_EXIT));
+    }
+
     pub fn print(rounds: usize) {
         let program = CString::new(super::TRUE).expect("no NUL");
         let make = |work: Work| Child {
@@ -628,9 +642,11 @@ mod floors {
             }
         }
         let mut t_plain = Times::default();
+        let mut t_helper = Times::default();
         let mut times: Vec<Times> = variants.iter().map(|_| Times::default()).collect();
         for _ in 0..rounds {
             t_plain.run(&super::plain);
+            t_helper.run(&helper_start);
             for ((_, flags, work), t) in variants.iter().zip(&mut times) {
                 t.run(&|| spawn(*flags, work, &mut stack.borrow_mut()));
             }
