@@ -16,8 +16,9 @@
 //! * `strict_500_roots` / `hardened_500_roots`: a policy declaring 500 read roots (directories
 //!   of a temporary tree), against the same policy with one of them (`*_1_root`).
 //!
-//! After criterion, the same variants run round-robin and their medians and ratios are printed,
-//! which is steadier than comparing separate criterion runs on a shared machine. Then the
+//! After criterion, the same variants run round-robin and their wall-clock medians, mean CPU
+//! times (see [`Times`]) and ratios are printed, which is steadier than comparing separate
+//! criterion runs on a shared machine. Then the
 //! floors: what the kernel alone charges for the pieces of a spawn (a `vfork`-style
 //! `clone` + `execve` of `/bin/true` bare, in the strict profile's namespaces with and without
 //! a network namespace, loading the strict seccomp filter, building a Landlock ruleset of 1 and
@@ -659,6 +660,11 @@ mod floors {
         println!(
             "  plain (Command, posix_spawn): wall {:.0}, cpu {:.0}",
             base.0, base.1
+        );
+        super::line(
+            "the hardened trampoline's start alone (policy-sandbox, no request)",
+            &mut t_helper,
+            base,
         );
         for ((name, _, _), t) in variants.iter().zip(&mut times) {
             let (wall, cpu) = super::line(name, t, base);
