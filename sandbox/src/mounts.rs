@@ -713,6 +713,71 @@ mod tests {
         );
     }
 
+    /// The rule of [`normalize`], written as the plain pairwise comparison it replaces.
+    fn normalize_pairwise(ops: &mut Vec<MountOp>) {
+        let binds: Vec<(PathBuf, bool, bool)> = ops
+            .iter()
+            .filter_map(|op| match op {
+                MountOp::Bind {
+                    path,
+                    write,
+                    exec,
+                    device: false,
+                    ..
+                } => Some((path.clone(), *write, *exec)),
+                _ => None,
+            })
+            .collect();
+        let mut seen = std::collections::HashSet::new();
+        ops.retain(|op| {
+            let MountOp::Bind {
+                path, write, exec, ..
+            } = op
+            else {
+                return true;
+            };
+            seen.insert((path.clone(), *write, *exec))
+                && !binds.iter().any(|(p, w, x)| {
+                    path.starts_with(p)
+                        && (p != path || (*w, *x) != (*write, *exec))
+                        && *w >= *write
+                        && *x >= *exec
+                })
+        });
+        ops.sort_by_key(|op| (0, op.target().components().count()));
+    }
+
+    #[test]
+    fn normalize_keeps_what_the_pairwise_rule_keeps() {
+        let dirs = [
+            "/a", "/a/b", "/a/b/c", "/a/bc", "/d", "/d/e", "/", "/a/b/c/d",
+        ];
+        // A small deterministic generator: many mixes of nesting, duplicates and rights.
+        let mut state = 0x2545_f491_4f6c_dd1du64;
+        let mut next = |n: u64| {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state % n
+        };
+        for _ in 0..2000 {
+            let len = 1 + next(8) as usize;
+            let ops: Vec<MountOp> = (0..len)
+                .map(|_| {
+                    bind(
+                        dirs[next(dirs.len() as u64) as usize],
+                        next(2) == 1,
+                        next(2) == 1,
+                    )
+                })
+                .collect();
+            let (mut fast, mut plain) = (ops.clone(), ops.clone());
+            normalize(&mut fast);
+            normalize_pairwise(&mut plain);
+            assert_eq!(fast, plain, "from {ops:?}");
+        }
+    }
+
     #[test]
     fn exec_binds_inside_noexec_trees_are_kept() {
         let mut ops = vec![bind("/usr", false, false), bind("/usr/lib", false, true)];

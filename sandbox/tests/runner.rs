@@ -378,6 +378,39 @@ fn strict_view_hides_the_host() {
 }
 
 #[test]
+fn strict_tmp_and_shm_are_one_private_tmpfs_and_show_nothing_else() {
+    if !kernel_supports(Profile::Strict) {
+        return;
+    }
+    // Both are directories of one sized tmpfs, sticky and world-writable, empty at the start
+    // (nothing of how they were made shows), and separate directories.
+    let script = "ls -A /tmp /dev/shm; ls -A / | grep -c toolpolicy; \
+                  stat -c 'mode %a dev %d' /tmp /dev/shm; \
+                  echo x > /tmp/a && echo y > /dev/shm/b && ls -A /tmp /dev/shm";
+    let out = run(
+        &policy("exec = \"allow\""),
+        &sh(script),
+        &opts(Profile::Strict),
+    )
+    .unwrap();
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(lines.len() == 11, "{stdout}");
+    assert_eq!(lines[..4], ["/dev/shm:", "", "/tmp:", "0"], "{stdout}");
+    assert!(lines[4].starts_with("mode 1777 dev "), "{stdout}");
+    assert_eq!(lines[4], lines[5], "not one tmpfs: {stdout}");
+    assert_eq!(lines[6..], ["/dev/shm:", "b", "", "/tmp:", "a"], "{stdout}");
+    // With the host's /tmp declared, /dev/shm alone is private, and still usable by all.
+    let host_tmp = run(
+        &policy("exec = \"allow\"\n[fs]\nread = [\"/tmp/**\"]"),
+        &sh("stat -c %a /dev/shm; ls -A /dev/shm; echo y > /dev/shm/b && echo SHM-WRITABLE"),
+        &opts(Profile::Strict),
+    )
+    .unwrap();
+    assert_eq!(text(&host_tmp.stdout), "1777\nSHM-WRITABLE\n");
+}
+
+#[test]
 fn refusal_never_starts_the_command() {
     // A host list cannot be enforced without namespaces: refused before the helper runs.
     let p = policy("net = { hosts = [\"example.com:443\"] }");
