@@ -355,27 +355,15 @@ pub fn enter(ops: &[MountOp]) -> Result<(), String> {
         None,
     )?;
 
-    // The view is staged on a tmpfs mounted over a host directory that no bind source lies in
-    // or holds, so every source can be bound straight from the host tree. When each candidate
-    // is taken (a declared `/**`), the staging root goes over /tmp and every source is cloned
-    // first, as a detached tree: the staging root would hide host paths below /tmp, and a
-    // recursive bind made later of a tree holding /tmp would show the staging root there
-    // instead of the host's /tmp.
-    let staging = STAGING.iter().map(Path::new).find(|dir| {
-        std::fs::symlink_metadata(dir).is_ok_and(|m| m.is_dir())
-            && !ops.iter().any(|op| {
-                matches!(op, MountOp::Bind { path, .. } if path.starts_with(dir) || dir.starts_with(path))
-            })
-    });
-    let clone_first = staging.is_none();
-    let root = staging.unwrap_or(Path::new("/tmp"));
-    // Every source is opened now, without following symlinks.
+    // Clone every bind source first, as a detached tree: the staging root is mounted over /tmp,
+    // which would hide host paths below it, and a recursive bind made later of a tree holding
+    // /tmp (a declared `/tmp/**` or `/**`) would show the staging root there instead of the
+    // host's /tmp.
     let mut sources: Vec<Option<std::fs::File>> = Vec::with_capacity(ops.len());
     for op in ops {
         sources.push(match op {
             MountOp::Bind { path, optional, .. } => {
-                let opened = open_no_symlinks(path);
-                match if clone_first { opened.and_then(|f| clone_tree(&f)) } else { opened } {
+                match open_no_symlinks(path).and_then(|f| clone_tree(&f)) {
                     Ok(f) => Some(f),
                     Err(e) if *optional && e.raw_os_error() == Some(libc::ENOENT) => None,
                     Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
@@ -391,6 +379,7 @@ pub fn enter(ops: &[MountOp]) -> Result<(), String> {
         });
     }
 
+    let root = Path::new("/tmp");
     mount(
         Some(Path::new("tmpfs")),
         root,
@@ -419,11 +408,7 @@ pub fn enter(ops: &[MountOp]) -> Result<(), String> {
                 } else {
                     touch(&target)?;
                 }
-                if clone_first {
-                    attach_tree(source, &target)?;
-                } else {
-                    bind_opened(source, &target)?;
-                }
+                attach_tree(source, &target)?;
                 let mut set = MOUNT_ATTR_NOSUID;
                 let mut clear = 0;
                 if !device {
@@ -606,25 +591,6 @@ fn devpts(root: &Path) -> Result<(), String> {
     let ptmx = root.join("dev/ptmx");
     std::os::unix::fs::symlink("pts/ptmx", &ptmx)
         .map_err(|e| format!("link {}: {e}", ptmx.display()))
-}
-
-/// Where the view may be staged, first fit (see [`enter`]).
-const STAGING: &[&str] = &[
-    "/tmp", "/mnt", "/media", "/srv", "/opt", "/boot", "/var/tmp",
-];
-
-/// Binds the tree at an opened source (with every mount below it) at `target`: one call,
-/// through the descriptor's `/proc/self/fd` link, so the path is not resolved again.
-fn bind_opened(source: &std::fs::File, target: &Path) -> Result<(), String> {
-    use std::os::fd::AsRawFd;
-    let link = PathBuf::from(format!("/proc/self/fd/{}", source.as_raw_fd()));
-    mount(
-        Some(&link),
-        target,
-        None,
-        libc::MS_BIND | libc::MS_REC,
-        None,
-    )
 }
 
 /// A detached copy of the mount tree at `source` (with every mount below it).
