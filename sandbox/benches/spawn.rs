@@ -13,11 +13,20 @@
 //! * `fork_pre_exec_1gib_parent`: for contrast, a fork-based spawn (`Command` with a no-op
 //!   `pre_exec`) from the same 1 GiB parent, the cost that sharing the address space avoids.
 //!
-//! After criterion, the same variants run round-robin and their medians and ratios are printed,
-//! which is steadier than comparing separate criterion runs on a shared machine.
+//! * `strict_500_roots` / `hardened_500_roots`: a policy declaring 500 read roots (directories
+//!   of a temporary tree), against the same policy with one of them (`*_1_root`).
 //!
-//! Run: `cargo bench -p sandbox --bench spawn` (or `benches/install-bwrap.sh`).
-//! Targets (issue 6): strict at most 3× plain and faster than bwrap; 1 GiB parent no slower.
+//! After criterion, the same variants run round-robin and their wall-clock medians, mean CPU
+//! times (see [`Times`]) and ratios are printed, which is steadier than comparing separate
+//! criterion runs on a shared machine. Then the
+//! floors: what the kernel alone charges for the pieces of a spawn (a `vfork`-style
+//! `clone` + `execve` of `/bin/true` bare, in the strict profile's namespaces with and without
+//! a network namespace, loading the strict seccomp filter, building a Landlock ruleset of 1 and
+//! 500 path rules), interleaved with plain spawns in the same way.
+//!
+//! Run: `cargo bench -p sandbox --bench spawn` (or `benches/install-bwrap.sh`); only the
+//! interleaved ratios and floors: `cargo bench -p sandbox --bench spawn -- zzz_nomatch`.
+//! Targets (issue 17): hardened and strict at most 1.5× plain, 500 roots at most 1.5× one.
 
 use std::ffi::OsString;
 use std::os::unix::process::CommandExt;
@@ -89,6 +98,41 @@ const POLICY_EXEC_ALLOW: &str = r#"{"net": "deny", "exec": "allow", "env": "deny
 /// The same with `net = "allow"`: no network namespace, to show what creating (and the kernel's
 /// asynchronous teardown of) a network namespace costs.
 const POLICY_NET_ALLOW: &str = r#"{"net": "allow", "exec": "deny", "env": "deny"}"#;
+
+/// How many read roots the many-roots variants declare.
+const MANY_ROOTS: usize = 500;
+
+/// A temporary tree of [`MANY_ROOTS`] directories, and policies declaring `n` of them as read
+/// roots (the tight policy otherwise).
+struct RootTree {
+    dir: tempfile::TempDir,
+}
+
+impl RootTree {
+    fn new() -> RootTree {
+        let dir = tempfile::Builder::new()
+            .prefix("toolpolicy-bench-roots-")
+            .tempdir()
+            .expect("temporary directory");
+        for i in 0..MANY_ROOTS {
+            std::fs::create_dir(dir.path().join(format!("r{i:03}"))).expect("root directory");
+        }
+        RootTree { dir }
+    }
+
+    fn policy(&self, n: usize) -> String {
+        // The tree lives under the temporary directory, which may be reached through a
+        // symlink: roots must name real paths.
+        let base = std::fs::canonicalize(self.dir.path()).expect("canonical tree");
+        let roots: Vec<String> = (0..n)
+            .map(|i| format!("{:?}", format!("{}/r{i:03}/**", base.display())))
+            .collect();
+        format!(
+            r#"{{"fs": {{"read": [{}]}}, "net": "deny", "exec": "deny", "env": "deny"}}"#,
+            roots.join(", ")
+        )
+    }
+}
 
 /// Spawns `/bin/true` through the runner's library API, or explains why it cannot.
 struct Sandboxed {
@@ -172,6 +216,20 @@ fn spawn_benches(c: &mut Criterion) {
             Err(why) => eprintln!("skipped bench {name}: the runner refused: {why}"),
         }
     }
+    let tree = RootTree::new();
+    for (name, profile, n) in [
+        ("strict_1_root", Profile::Strict, 1),
+        ("strict_500_roots", Profile::Strict, MANY_ROOTS),
+        ("hardened_1_root", Profile::Hardened, 1),
+        ("hardened_500_roots", Profile::Hardened, MANY_ROOTS),
+    ] {
+        match Sandboxed::new(profile, &tree.policy(n)) {
+            Ok(sandboxed) => {
+                group.bench_function(name, |b| b.iter(|| sandboxed.spawn()));
+            }
+            Err(why) => eprintln!("skipped bench {name}: the runner refused: {why}"),
+        }
+    }
     let heap = touched_heap(1 << 30);
     if let Some(sandboxed) = &strict {
         group.bench_function("strict_1gib_parent", |b| b.iter(|| sandboxed.spawn()));
@@ -190,10 +248,63 @@ criterion_group! {
     targets = spawn_benches
 }
 
-/// Median wall time of `f` over `samples` runs, in microseconds.
-fn median_us(times: &mut [Duration]) -> f64 {
-    times.sort();
-    times[times.len() / 2].as_secs_f64() * 1e6
+/// Wall-clock and CPU times of repeated runs of one variant.
+///
+/// CPU time is the calling thread's plus that of the children reaped meanwhile (the strict
+/// child, the hardened trampoline with its child, bwrap with its children, `/bin/true`): what
+/// the spawn costs the machine, which stays comparable when a shared machine is loaded and
+/// wall time is dominated by waiting (the kernel's RCU grace periods when a namespace's
+/// mounts go away).
+#[derive(Default)]
+struct Times {
+    wall: Vec<Duration>,
+    cpu: Vec<Duration>,
+}
+
+fn cpu_now() -> Duration {
+    let total = |who: libc::c_int| {
+        // SAFETY: getrusage fills a zeroed struct.
+        let usage = unsafe {
+            let mut usage: libc::rusage = std::mem::zeroed();
+            libc::getrusage(who, &mut usage);
+            usage
+        };
+        let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+        tv(usage.ru_utime) + tv(usage.ru_stime)
+    };
+    total(libc::RUSAGE_THREAD) + total(libc::RUSAGE_CHILDREN)
+}
+
+impl Times {
+    fn run(&mut self, f: &dyn Fn()) {
+        let (start, cpu) = (std::time::Instant::now(), cpu_now());
+        f();
+        self.wall.push(start.elapsed());
+        self.cpu.push(cpu_now().saturating_sub(cpu));
+    }
+
+    fn is_empty(&self) -> bool {
+        self.wall.is_empty()
+    }
+
+    /// Median wall time and mean CPU time, in microseconds.
+    fn us(&mut self) -> (f64, f64) {
+        self.wall.sort();
+        let wall = self.wall[self.wall.len() / 2].as_secs_f64() * 1e6;
+        let cpu = self.cpu.iter().sum::<Duration>().as_secs_f64() * 1e6 / self.cpu.len() as f64;
+        (wall, cpu)
+    }
+}
+
+/// One line: wall and CPU, each with its ratio to `base` (plain).
+fn line(name: &str, times: &mut Times, base: (f64, f64)) -> (f64, f64) {
+    let (wall, cpu) = times.us();
+    println!(
+        "  {name}: wall {wall:.0} ({:.2}× plain), cpu {cpu:.0} ({:.2}× plain)",
+        wall / base.0,
+        cpu / base.1
+    );
+    (wall, cpu)
 }
 
 /// Runs the variants round-robin, so that load from other processes on a shared machine hits
@@ -210,84 +321,113 @@ fn interleaved_ratios(rounds: usize) {
     let exec_allow = Sandboxed::new(Profile::Strict, POLICY_EXEC_ALLOW).ok();
     let net_allow = Sandboxed::new(Profile::Strict, POLICY_NET_ALLOW).ok();
     let has_bwrap = bwrap_available();
-    let time = |f: &dyn Fn()| {
-        let start = std::time::Instant::now();
-        f();
-        start.elapsed()
+    let (mut t_plain, mut t_hard, mut t_strict, mut t_bwrap) = Default::default();
+    let (mut t_exec_allow, mut t_net_allow) = Default::default();
+    let sample = |times: &mut Times, v: Option<&Sandboxed>| {
+        if let Some(v) = v {
+            times.run(&|| v.spawn());
+        }
     };
-    let (mut t_plain, mut t_hard, mut t_strict, mut t_bwrap) = (vec![], vec![], vec![], vec![]);
-    let (mut t_exec_allow, mut t_net_allow) = (vec![], vec![]);
     for _ in 0..rounds {
-        t_plain.push(time(&plain));
-        if let Some(h) = &hardened {
-            t_hard.push(time(&|| h.spawn()));
-        }
-        t_strict.push(time(&|| strict.spawn()));
+        Times::run(&mut t_plain, &plain);
+        sample(&mut t_hard, hardened.as_ref());
+        sample(&mut t_strict, Some(&strict));
         if has_bwrap {
-            t_bwrap.push(time(&bwrap));
+            Times::run(&mut t_bwrap, &bwrap);
         }
-        if let Some(e) = &exec_allow {
-            t_exec_allow.push(time(&|| e.spawn()));
-        }
-        if let Some(n) = &net_allow {
-            t_net_allow.push(time(&|| n.spawn()));
-        }
+        sample(&mut t_exec_allow, exec_allow.as_ref());
+        sample(&mut t_net_allow, net_allow.as_ref());
     }
     // The 1 GiB parent cannot be interleaved spawn by spawn, so alternate phases instead, with
     // plain spawns in the same phases as a control for what holding 1 GiB does to the machine.
-    let (mut t_small, mut t_big) = (vec![], vec![]);
-    let (mut t_plain_small, mut t_plain_big) = (vec![], vec![]);
+    let (mut t_small, mut t_big) = (Times::default(), Times::default());
+    let (mut t_plain_small, mut t_plain_big) = (Times::default(), Times::default());
     for _ in 0..4 {
         for _ in 0..rounds / 4 {
-            t_small.push(time(&|| strict.spawn()));
-            t_plain_small.push(time(&plain));
+            t_small.run(&|| strict.spawn());
+            t_plain_small.run(&plain);
         }
         let heap = touched_heap(1 << 30);
         for _ in 0..rounds / 4 {
-            t_big.push(time(&|| strict.spawn()));
-            t_plain_big.push(time(&plain));
+            t_big.run(&|| strict.spawn());
+            t_plain_big.run(&plain);
         }
         drop(heap);
     }
-    let plain_us = median_us(&mut t_plain);
-    let strict_us = median_us(&mut t_strict);
-    let small_us = median_us(&mut t_small);
-    let big_us = median_us(&mut t_big);
-    println!("interleaved medians over {rounds} rounds (µs):");
-    println!("  plain {plain_us:.0}");
+    let base = t_plain.us();
+    println!("interleaved over {rounds} rounds (µs; wall: median, cpu: mean):");
+    println!("  plain: wall {:.0}, cpu {:.0}", base.0, base.1);
+    let t_hard: &mut Times = &mut t_hard;
     if !t_hard.is_empty() {
-        let hard_us = median_us(&mut t_hard);
-        println!("  hardened {hard_us:.0} ({:.2}× plain)", hard_us / plain_us);
+        line("hardened", t_hard, base);
     }
-    println!(
-        "  strict {strict_us:.0} ({:.2}× plain)",
-        strict_us / plain_us
-    );
+    let strict_us = line("strict", &mut t_strict, base);
+    let t_bwrap: &mut Times = &mut t_bwrap;
     if !t_bwrap.is_empty() {
-        let bwrap_us = median_us(&mut t_bwrap);
+        let bwrap_us = line("bwrap", t_bwrap, base);
         println!(
-            "  bwrap {bwrap_us:.0} ({:.2}× plain; strict / bwrap = {:.2})",
-            bwrap_us / plain_us,
-            strict_us / bwrap_us
+            "  strict / bwrap: wall {:.2}, cpu {:.2}",
+            strict_us.0 / bwrap_us.0,
+            strict_us.1 / bwrap_us.1
         );
     }
     for (name, times) in [
         ("strict, exec = allow", &mut t_exec_allow),
         ("strict, net = allow", &mut t_net_allow),
     ] {
+        let times: &mut Times = times;
         if !times.is_empty() {
-            let us = median_us(times);
-            println!("  {name} {us:.0} ({:.2}× plain)", us / plain_us);
+            line(name, times, base);
         }
     }
-    let plain_small_us = median_us(&mut t_plain_small);
-    let plain_big_us = median_us(&mut t_plain_big);
+    let (small, big) = (t_small.us(), t_big.us());
+    let (plain_small, plain_big) = (t_plain_small.us(), t_plain_big.us());
     println!(
-        "  strict in alternating phases: small parent {small_us:.0}, 1 GiB parent {big_us:.0} \
+        "  strict in alternating phases: small parent {:.0}, 1 GiB parent {:.0} \
          (1 GiB / small = {:.2}; plain spawns in the same phases: {:.2})",
-        big_us / small_us,
-        plain_big_us / plain_small_us
+        small.0,
+        big.0,
+        big.0 / small.0,
+        plain_big.0 / plain_small.0
     );
+}
+
+/// Declared roots: 1 against [`MANY_ROOTS`], round-robin, in both profiles.
+fn interleaved_roots(rounds: usize) {
+    let tree = RootTree::new();
+    let mut pairs = Vec::new();
+    for (name, profile) in [("strict", Profile::Strict), ("hardened", Profile::Hardened)] {
+        match (
+            Sandboxed::new(profile, &tree.policy(1)),
+            Sandboxed::new(profile, &tree.policy(MANY_ROOTS)),
+        ) {
+            (Ok(one), Ok(many)) => pairs.push((name, one, many)),
+            (Err(why), _) | (_, Err(why)) => {
+                eprintln!("skipped {name} with {MANY_ROOTS} roots: the runner refused: {why}")
+            }
+        }
+    }
+    let mut times: Vec<(Times, Times)> = pairs.iter().map(|_| Default::default()).collect();
+    let mut t_plain = Times::default();
+    for _ in 0..rounds {
+        t_plain.run(&plain);
+        for ((_, one, many), (t_one, t_many)) in pairs.iter().zip(&mut times) {
+            t_one.run(&|| one.spawn());
+            t_many.run(&|| many.spawn());
+        }
+    }
+    let base = t_plain.us();
+    println!("declared read roots, interleaved over {rounds} rounds (µs):");
+    println!("  plain: wall {:.0}, cpu {:.0}", base.0, base.1);
+    for ((name, _, _), (t_one, t_many)) in pairs.iter().zip(&mut times) {
+        let one = line(&format!("{name}, 1 root"), t_one, base);
+        let many = line(&format!("{name}, {MANY_ROOTS} roots"), t_many, base);
+        println!(
+            "  {name}: {MANY_ROOTS} roots / 1 root: wall {:.2}, cpu {:.2}",
+            many.0 / one.0,
+            many.1 / one.1
+        );
+    }
 }
 
 fn main() {
@@ -296,5 +436,243 @@ fn main() {
     // `cargo test --benches` runs this binary without --bench: only smoke-test there.
     if std::env::args().any(|a| a == "--bench") {
         interleaved_ratios(200);
+        interleaved_roots(100);
+        floors::print(200);
+    }
+}
+
+/// What the kernel alone charges for the pieces of a sandboxed spawn: the floor under each
+/// profile's cost, measured the way the runner pays it.
+mod floors {
+    use std::ffi::CString;
+
+    use super::Times;
+
+    use sandbox::landlock_rules::{LandlockSpec, PathRule};
+    use sandbox::seccomp::{self, FilterOptions};
+
+    /// What the cloned child does before it executes `/bin/true`.
+    enum Work {
+        Nothing,
+        Seccomp(Vec<libc::sock_filter>),
+        Landlock(LandlockSpec),
+        /// Bind each directory onto itself (in the child's own mount namespace).
+        Binds(Vec<CString>),
+    }
+
+    struct Child {
+        program: CString,
+        argv: [*const libc::c_char; 2],
+        envp: [*const libc::c_char; 1],
+        work: Work,
+    }
+
+    extern "C" fn child(arg: *mut libc::c_void) -> libc::c_int {
+        // SAFETY: `arg` is the Child that `spawn` keeps alive while the parent is suspended
+        // (CLONE_VFORK); the child only confines itself and executes.
+        unsafe {
+            let c = &*(arg as *const Child);
+            match &c.work {
+                Work::Nothing => {}
+                Work::Seccomp(program) => {
+                    libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+                    if seccomp::install(program, false).is_err() {
+                        libc::_exit(126);
+                    }
+                }
+                Work::Landlock(spec) => {
+                    libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+                    if sandbox::landlock_rules::restrict_self(spec).is_err() {
+                        libc::_exit(126);
+                    }
+                }
+                Work::Binds(dirs) => {
+                    for dir in dirs {
+                        let flags = libc::MS_BIND | libc::MS_REC;
+                        let (p, null) = (dir.as_ptr(), std::ptr::null());
+                        if libc::mount(p, p, null, flags, std::ptr::null()) != 0 {
+                            libc::_exit(126);
+                        }
+                    }
+                }
+            }
+            libc::execve(c.program.as_ptr(), c.argv.as_ptr(), c.envp.as_ptr());
+            libc::_exit(127)
+        }
+    }
+
+    /// `clone(CLONE_VM | CLONE_VFORK | flags)` (what `posix_spawn` does, plus namespaces), the
+    /// child's `work`, `execve("/bin/true")`, wait.
+    fn spawn(flags: libc::c_int, work: &Child, stack: &mut [u8]) {
+        // SAFETY: the child runs on `stack` with `work`, both alive until it executed (the
+        // parent is suspended until then: CLONE_VFORK).
+        unsafe {
+            let top = stack.as_mut_ptr().add(stack.len() & !15).cast();
+            let pid = libc::clone(
+                child,
+                top,
+                libc::CLONE_VM | libc::CLONE_VFORK | libc::SIGCHLD | flags,
+                (work as *const Child).cast_mut().cast(),
+            );
+            assert!(pid > 0, "clone: {}", std::io::Error::last_os_error());
+            let mut status = 0;
+            libc::waitpid(pid, &mut status, 0);
+            assert!(
+                libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+                "floor child failed: {status:#x}"
+            );
+        }
+    }
+
+    /// Starts the trampoline binary with no request: it loads, finds nothing on its request
+    /// descriptor and exits with the refusal status. What every hardened run pays before any
+    /// confinement starts.
+    fn helper_start() {
+        let status = std::process::Command::new(env!("CARGO_BIN_EXE_policy-sandbox"))
+            .arg(sandbox::trampoline::SUBCOMMAND)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .expect("start policy-sandbox");
+        assert_eq!(status.code(), Some(sandbox::trampoline::REFUSED_EXIT));
+    }
+
+    pub fn print(rounds: usize) {
+        let program = CString::new(super::TRUE).expect("no NUL");
+        let make = |work: Work| Child {
+            argv: [program.as_ptr(), std::ptr::null()],
+            envp: [std::ptr::null()],
+            program: program.clone(),
+            work,
+        };
+        let filter = seccomp::compile(FilterOptions {
+            exec_notify: false,
+            deny_sockets: false,
+            restrict_socket_families: true,
+            deny_memfd: false,
+            shares_host_namespaces: false,
+            deny_metadata_writes: false,
+            supervise_unix: false,
+        })
+        .expect("the strict filter compiles");
+        let tree = super::RootTree::new();
+        let landlock = |n: usize| {
+            let base = std::fs::canonicalize(tree.dir.path()).expect("canonical tree");
+            // /usr and /etc, so that /bin/true and its loader can run, then the roots.
+            let system = ["/usr", "/etc"].map(|p| PathRule {
+                path: p.into(),
+                read: true,
+                write: false,
+                exec: true,
+                optional: false,
+            });
+            let roots = (0..n).map(|i| PathRule {
+                path: base.join(format!("r{i:03}")),
+                read: true,
+                write: false,
+                exec: false,
+                optional: false,
+            });
+            Work::Landlock(LandlockSpec {
+                abi: sandbox::landlock_rules::negotiated_abi(sandbox::hostcaps::landlock_abi()),
+                paths: system.into_iter().chain(roots).collect(),
+                restrict_connect: true,
+                connect_ports: Vec::new(),
+                bind_ports: Vec::new(),
+                unix_connect_beneath: None,
+            })
+        };
+        let namespaces =
+            libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
+        let binds = |n: usize| {
+            let base = std::fs::canonicalize(tree.dir.path()).expect("canonical tree");
+            let dirs = (0..n).map(|i| {
+                let dir = base.join(format!("r{i:03}")).into_os_string();
+                CString::new(dir.into_encoded_bytes()).expect("no NUL")
+            });
+            Work::Binds(dirs.collect())
+        };
+        let variants: Vec<(&str, libc::c_int, Child)> = vec![
+            ("clone(VM|VFORK) + execve", 0, make(Work::Nothing)),
+            (
+                "+ user, mount, pid, IPC namespaces",
+                namespaces,
+                make(Work::Nothing),
+            ),
+            (
+                "+ user, mount, pid, IPC, net namespaces",
+                namespaces | libc::CLONE_NEWNET,
+                make(Work::Nothing),
+            ),
+            (
+                "+ user, mount, pid, IPC namespaces, 1 bind mount",
+                namespaces,
+                make(binds(1)),
+            ),
+            (
+                "+ user, mount, pid, IPC namespaces, 500 bind mounts",
+                namespaces,
+                make(binds(super::MANY_ROOTS)),
+            ),
+            (
+                "+ strict seccomp filter load",
+                0,
+                make(Work::Seccomp(seccomp::unpack(&filter.program))),
+            ),
+            (
+                "+ Landlock ruleset, /usr, /etc and 1 path rule",
+                0,
+                make(landlock(1)),
+            ),
+            (
+                "+ Landlock ruleset, /usr, /etc and 500 path rules",
+                0,
+                make(landlock(super::MANY_ROOTS)),
+            ),
+        ];
+        let stack = std::cell::RefCell::new(vec![0u8; 256 << 10]);
+        // A refusal (no user namespaces, no Landlock) skips the floors with the reason.
+        for (name, flags, work) in &variants {
+            let ok = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+                spawn(*flags, work, &mut vec![0u8; 256 << 10])
+            }));
+            if ok.is_err() {
+                eprintln!("skipped floors: `{name}` does not run on this host");
+                return;
+            }
+        }
+        let mut t_plain = Times::default();
+        let mut t_helper = Times::default();
+        let mut times: Vec<Times> = variants.iter().map(|_| Times::default()).collect();
+        for _ in 0..rounds {
+            t_plain.run(&super::plain);
+            t_helper.run(&helper_start);
+            for ((_, flags, work), t) in variants.iter().zip(&mut times) {
+                t.run(&|| spawn(*flags, work, &mut stack.borrow_mut()));
+            }
+        }
+        let base = t_plain.us();
+        let bare = times[0].us();
+        println!(
+            "floors, interleaved over {rounds} rounds (µs; each spawns and waits for /bin/true):"
+        );
+        println!(
+            "  plain (Command, posix_spawn): wall {:.0}, cpu {:.0}",
+            base.0, base.1
+        );
+        super::line(
+            "the hardened trampoline's start alone (policy-sandbox, no request)",
+            &mut t_helper,
+            base,
+        );
+        for ((name, _, _), t) in variants.iter().zip(&mut times) {
+            let (wall, cpu) = super::line(name, t, base);
+            println!(
+                "      over the bare clone: wall +{:.0}, cpu +{:.0}",
+                wall - bare.0,
+                cpu - bare.1
+            );
+        }
     }
 }

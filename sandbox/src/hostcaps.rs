@@ -56,16 +56,15 @@ impl HostSupport {
     /// Reads the kernel's answers now.
     pub fn detect() -> HostSupport {
         let euid = unsafe { libc::geteuid() };
+        // Both controllers are looked up in one reading of the mount table.
+        let tables = (euid == 0).then(CgroupTables::read).flatten();
+        let find = |controller| tables.as_ref().and_then(|t| t.find(controller));
         HostSupport {
             landlock_abi: landlock_abi(),
             seccomp: seccomp_available(),
             user_ns: user_ns_allowed(euid),
-            pids_cgroup: if euid == 0 { find_cgroup("pids") } else { None },
-            memory_cgroup: if euid == 0 {
-                find_cgroup("memory")
-            } else {
-                None
-            },
+            pids_cgroup: find("pids"),
+            memory_cgroup: find("memory"),
             euid,
         }
     }
@@ -171,9 +170,7 @@ fn user_ns_allowed(euid: u32) -> Result<(), String> {
 /// limits the runs nested below it); in cgroup v2, the root, when it delegates the controller
 /// (a non-root v2 cgroup holding the runner cannot enable controllers for children: the "no
 /// internal processes" rule).
-fn find_cgroup(controller: &str) -> Option<CgroupParent> {
-    let mountinfo = std::fs::read_to_string("/proc/self/mountinfo").ok()?;
-    let own = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
+fn find_cgroup(mountinfo: &str, own: &str, controller: &str) -> Option<CgroupParent> {
     let mut v2 = None;
     for line in mountinfo.lines() {
         let (left, right) = line.split_once(" - ")?;
@@ -213,6 +210,25 @@ fn find_cgroup(controller: &str) -> Option<CgroupParent> {
         });
     }
     None
+}
+
+/// The process's mount table and cgroup memberships, read once for every controller.
+struct CgroupTables {
+    mountinfo: String,
+    own: String,
+}
+
+impl CgroupTables {
+    fn read() -> Option<CgroupTables> {
+        Some(CgroupTables {
+            mountinfo: std::fs::read_to_string("/proc/self/mountinfo").ok()?,
+            own: std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default(),
+        })
+    }
+
+    fn find(&self, controller: &str) -> Option<CgroupParent> {
+        find_cgroup(&self.mountinfo, &self.own, controller)
+    }
 }
 
 fn writable_dir(dir: &Path) -> bool {

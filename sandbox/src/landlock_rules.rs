@@ -103,11 +103,16 @@ pub fn restrict_self(spec: &LandlockSpec) -> Result<(), String> {
     }
     let mut created = ruleset.create().map_err(|e| fail("ruleset", &e))?;
     for rule in &spec.paths {
-        let meta = match std::fs::metadata(&rule.path) {
-            Ok(m) => m,
+        // Never through a symlink: rule paths are canonical, so a link here was planted. The
+        // kind is read from the opened descriptor, so it is the kind of what the rule names.
+        let fd = match crate::mounts::open_no_symlinks(&rule.path) {
+            Ok(fd) => fd,
             Err(_) if rule.optional => continue,
             Err(e) => return Err(format!("landlock rule for {}: {e}", rule.path.display())),
         };
+        let meta = fd
+            .metadata()
+            .map_err(|e| format!("landlock rule for {}: {e}", rule.path.display()))?;
         let access = access_for(
             rule,
             abi,
@@ -117,12 +122,6 @@ pub fn restrict_self(spec: &LandlockSpec) -> Result<(), String> {
         if access.is_empty() {
             continue;
         }
-        // Never through a symlink: rule paths are canonical, so a link here was planted.
-        let fd = match crate::mounts::open_no_symlinks(&rule.path) {
-            Ok(fd) => fd,
-            Err(_) if rule.optional => continue,
-            Err(e) => return Err(format!("landlock rule for {}: {e}", rule.path.display())),
-        };
         created = created
             .add_rule(PathBeneath::new(fd, access))
             .map_err(|e| format!("landlock rule for {}: {e}", rule.path.display()))?;

@@ -369,7 +369,16 @@ fn set_up(context: &ChildContext<'_>) -> ! {
             reporter.refuse(format!("egress listeners: {e}"));
         }
     }
-    if let Err(e) = crate::mounts::enter(&req.mounts) {
+    // Building the view holds one descriptor per bind source at once: with a thousand declared
+    // roots that passes the usual soft limit of 1024 open files. The soft limit is lifted to
+    // the hard one meanwhile and put back for the command.
+    let open_files = lift_open_files_limit();
+    let built = crate::mounts::enter(&req.mounts);
+    if let Some(limit) = open_files {
+        // SAFETY: setrlimit with a valid struct.
+        unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) };
+    }
+    if let Err(e) = built {
         reporter.refuse(format!("building the sandbox's filesystem view: {e}"));
     }
     let cwd_ok = req
@@ -380,6 +389,26 @@ fn set_up(context: &ChildContext<'_>) -> ! {
         let _ = std::env::set_current_dir("/");
     }
     crate::child::confine_and_exec(req, context.image, reporter, context.notify)
+}
+
+/// Raises the soft limit on open files to the hard limit; returns the limit to restore.
+fn lift_open_files_limit() -> Option<libc::rlimit> {
+    let mut limit = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit and setrlimit with valid structs.
+    unsafe {
+        if libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit) != 0 || limit.rlim_cur >= limit.rlim_max
+        {
+            return None;
+        }
+        let lifted = libc::rlimit {
+            rlim_cur: limit.rlim_max,
+            rlim_max: limit.rlim_max,
+        };
+        (libc::setrlimit(libc::RLIMIT_NOFILE, &lifted) == 0).then_some(limit)
+    }
 }
 
 /// The kernel's `struct sigaction` on x86_64 (glibc's differs and refuses signals 32 and 33).

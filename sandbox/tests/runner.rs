@@ -378,6 +378,82 @@ fn strict_view_hides_the_host() {
 }
 
 #[test]
+fn strict_tmp_and_shm_are_one_private_tmpfs_and_show_nothing_else() {
+    if !kernel_supports(Profile::Strict) {
+        return;
+    }
+    // Both are directories of one sized tmpfs, sticky and world-writable, empty at the start
+    // (nothing of how they were made shows), and separate directories.
+    let script = "ls -A /tmp /dev/shm; ls -A / | grep -c toolpolicy; \
+                  stat -c 'mode %a dev %d' /tmp /dev/shm; \
+                  echo x > /tmp/a && echo y > /dev/shm/b && ls -A /tmp /dev/shm";
+    let out = run(
+        &policy("exec = \"allow\""),
+        &sh(script),
+        &opts(Profile::Strict),
+    )
+    .unwrap();
+    let stdout = text(&out.stdout);
+    let lines: Vec<&str> = stdout.lines().collect();
+    assert!(lines.len() == 11, "{stdout}");
+    assert_eq!(lines[..4], ["/dev/shm:", "", "/tmp:", "0"], "{stdout}");
+    assert!(lines[4].starts_with("mode 1777 dev "), "{stdout}");
+    assert_eq!(lines[4], lines[5], "not one tmpfs: {stdout}");
+    assert_eq!(lines[6..], ["/dev/shm:", "b", "", "/tmp:", "a"], "{stdout}");
+    // With the host's /tmp declared, /dev/shm alone is private, and still usable by all.
+    let host_tmp = run(
+        &policy("exec = \"allow\"\n[fs]\nread = [\"/tmp/**\"]"),
+        &sh("stat -c %a /dev/shm; ls -A /dev/shm; echo y > /dev/shm/b && echo SHM-WRITABLE"),
+        &opts(Profile::Strict),
+    )
+    .unwrap();
+    assert_eq!(text(&host_tmp.stdout), "1777\nSHM-WRITABLE\n");
+}
+
+#[test]
+fn a_thousand_roots_build_under_the_usual_open_files_limit_which_the_command_keeps() {
+    if !kernel_supports(Profile::Strict) {
+        return;
+    }
+    use std::os::unix::process::CommandExt;
+    let dir = tempfile::tempdir().unwrap();
+    let base = std::fs::canonicalize(dir.path()).unwrap();
+    let roots: Vec<String> = (0..1100)
+        .map(|i| {
+            let root = base.join(format!("r{i}"));
+            std::fs::create_dir(&root).unwrap();
+            format!("{:?}", format!("{}/**", root.display()))
+        })
+        .collect();
+    let policy = base.join("policy.toml");
+    std::fs::write(
+        &policy,
+        format!("exec = \"allow\"\n[fs]\nread = [{}]\n", roots.join(", ")),
+    )
+    .unwrap();
+    let mut command = Command::new(HELPER);
+    command.args(["run", "--policy"]).arg(&policy);
+    command.args(["--", "/bin/sh", "-c", "ulimit -n"]);
+    // SAFETY: the hook only lowers the soft limit on open files of the child.
+    unsafe {
+        command.pre_exec(|| {
+            let mut limit: libc::rlimit = std::mem::zeroed();
+            libc::getrlimit(libc::RLIMIT_NOFILE, &mut limit);
+            limit.rlim_cur = 1024.min(limit.rlim_max);
+            libc::setrlimit(libc::RLIMIT_NOFILE, &limit);
+            Ok(())
+        });
+    }
+    let out = command.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(text(&out.stdout), "1024\n");
+}
+
+#[test]
 fn refusal_never_starts_the_command() {
     // A host list cannot be enforced without namespaces: refused before the helper runs.
     let p = policy("net = { hosts = [\"example.com:443\"] }");

@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Whole-process CPU time (user + system, the process and every child it waited for) of
+# `policy-sandbox run -- /bin/true` against `bwrap --unshare-all ... /bin/true` and a bare
+# `/bin/true`, over N runs each, interleaved round by round so that load from other processes
+# on a shared machine hits every variant alike. Prints the mean CPU and wall time per run and
+# the ratios the issue sets bars for.
+#
+#   scripts/spawn-cpu.sh [N] [BASELINE]   (default N = 200; builds the release binary first)
+#
+# BASELINE: another build of policy-sandbox (e.g. of an older commit) measured in the same
+# rounds, for a before/after comparison from one run.
+#
+# CPU time is the rusage that wait4 returns for each run (user + system, µs resolution),
+# which counts what the kernel does on the process's behalf (namespace creation, mounts,
+# exec) but not the kernel's own worker threads (the asynchronous teardown of a network
+# namespace), for every variant alike.
+set -euo pipefail
+
+n=${1:-200}
+baseline=${2:-}
+rounds=10
+per_round=$(((n + rounds - 1) / rounds))
+here=$(cd "$(dirname "$0")/.." && pwd)
+cargo build -q --release -p sandbox --bin policy-sandbox --manifest-path "$here/Cargo.toml"
+sandbox="$here/target/release/policy-sandbox"
+have_bwrap=1
+if ! bwrap --unshare-all --ro-bind / / --dev /dev --proc /proc /bin/true 2>/dev/null; then
+  echo "spawn-cpu: bwrap does not run here (sandbox/benches/install-bwrap.sh); skipping it" >&2
+  have_bwrap=0
+fi
+
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+# The spawn bench's tight policy: no network, no other programs, empty environment.
+printf '{"net": "deny", "exec": "deny", "env": "deny"}\n' >"$work/policy.json"
+
+# Each run is started with posix_spawn and reaped with wait4, whose rusage is the run's own
+# CPU time (user + system, with every child it waited for) at microsecond resolution.
+python3 - "$n" "$rounds" "$work/policy.json" "$sandbox" "$have_bwrap" "$baseline" <<'PY'
+import os, sys, time
+n, rounds, policy, sandbox, have_bwrap = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5] == "1"
+baseline = os.path.abspath(sys.argv[6]) if sys.argv[6] else None
+variants = {
+    "true": ["/bin/true"],
+    "strict": [sandbox, "run", "--policy", policy, "--", "/bin/true"],
+    "hardened": [sandbox, "run", "--profile", "hardened", "--policy", policy, "--", "/bin/true"],
+}
+if baseline:
+    variants["strict (baseline)"] = [baseline, "run", "--policy", policy, "--", "/bin/true"]
+    variants["hardened (baseline)"] = [baseline, "run", "--profile", "hardened", "--policy", policy, "--", "/bin/true"]
+if have_bwrap:
+    variants["bwrap"] = ["bwrap", "--unshare-all", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "/bin/true"]
+cpu = {v: [] for v in variants}
+wall = {v: [] for v in variants}
+null = os.open(os.devnull, os.O_RDWR)
+per_round = max(1, n // rounds)
+for _ in range(rounds):
+    for name, argv in variants.items():
+        for _ in range(per_round):
+            start = time.perf_counter()
+            pid = os.posix_spawn(argv[0] if argv[0].startswith("/") else "/usr/bin/" + argv[0], argv, {}, file_actions=[(os.POSIX_SPAWN_DUP2, null, 1)])
+            _, status, usage = os.wait4(pid, 0)
+            wall[name].append(time.perf_counter() - start)
+            if os.waitstatus_to_exitcode(status) != 0:
+                sys.exit(f"spawn-cpu: {name} failed with status {status:#x}")
+            cpu[name].append(usage.ru_utime + usage.ru_stime)
+mean = lambda xs: sum(xs) / len(xs) * 1000
+med = lambda xs: sorted(xs)[len(xs) // 2] * 1000
+runs = per_round * rounds
+print(f"per run over {runs} runs each, interleaved in {rounds} rounds (ms): CPU mean (user + sys), wall median")
+for name in variants:
+    print(f"  {name:19} cpu {mean(cpu[name]):7.3f}  wall {med(wall[name]):7.3f}")
+if have_bwrap:
+    for name in [v for v in variants if v.startswith(("strict", "hardened"))]:
+        print(f"  policy-sandbox run ({name}) / bwrap: cpu {mean(cpu[name]) / mean(cpu['bwrap']):.2f}, wall {med(wall[name]) / med(wall['bwrap']):.2f}")
+PY
