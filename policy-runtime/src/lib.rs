@@ -41,6 +41,7 @@ mod objects;
 pub mod otel;
 pub mod path;
 pub mod policy;
+pub mod protected;
 pub mod redact;
 // The pages link to each other as `[text][page.md]`, with definitions at their end that a
 // Markdown viewer follows; these definitions come first in rustdoc, so they win (CommonMark
@@ -61,6 +62,7 @@ pub mod reference;
 pub mod registry;
 pub mod testing;
 pub mod tool;
+pub mod union;
 
 pub use args::{ReadPath, WritePath};
 pub use denial::{Denial, DenialCode};
