@@ -116,6 +116,7 @@
 
 mod cgroup;
 mod child;
+pub mod confine;
 pub mod egress;
 mod fdpass;
 pub mod hostcaps;
@@ -132,6 +133,7 @@ mod spawn;
 mod supervisor;
 pub mod trampoline;
 
+pub use confine::{confine_self, ConfineError, Confinement};
 pub use plan::{Enforcement, Plan, Profile, RuleReport};
 pub use process_tool::ProcessTool;
 pub use runner::{run, RunError, RunOptions, RunOutput, Stdio};

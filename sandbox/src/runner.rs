@@ -763,7 +763,7 @@ fn filtered_env(plan: &Plan, source: Vec<(OsString, OsString)>) -> Vec<(OsString
     filter_env(plan.env.as_deref(), source)
 }
 
-fn filter_env(
+pub(crate) fn filter_env(
     patterns: Option<&[String]>,
     source: Vec<(OsString, OsString)>,
 ) -> Vec<(OsString, OsString)> {
