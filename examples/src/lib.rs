@@ -11,8 +11,10 @@
 //! The `agent-demo` binary replays a prompt-injected transcript against them
 //! ([`demo`]); the `mcp-server` binary serves them over MCP.
 
+pub mod confinement;
 pub mod demo;
 pub mod mcp;
+pub mod runner;
 pub mod sandboxed;
 pub mod tools;
 pub mod trace;

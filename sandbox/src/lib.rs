@@ -133,7 +133,7 @@ mod spawn;
 mod supervisor;
 pub mod trampoline;
 
-pub use confine::{confine_self, ConfineError, Confinement};
+pub use confine::{confine_self, confine_self_with, ConfineError, Confinement};
 pub use plan::{Enforcement, Plan, Profile, RuleReport};
 pub use process_tool::ProcessTool;
 pub use runner::{run, RunError, RunOptions, RunOutput, Stdio};
