@@ -61,6 +61,64 @@ pub const SHELL_RC_FILES: &[&str] = &[
     ".config/fish/config.fish",
 ];
 
+/// The default entries relative to a project root: `(relative path, kind, tree)`.
+pub const PROJECT_DEFAULTS: &[(&str, ProtectedKind, bool)] = &[
+    (".git/hooks", ProtectedKind::GitHooks, true),
+    (".git/config", ProtectedKind::GitConfig, false),
+];
+
+/// The default entries relative to a home directory: each of [`SHELL_RC_FILES`], and `.ssh`
+/// (a tree).
+pub fn home_defaults() -> impl Iterator<Item = (&'static str, ProtectedKind, bool)> {
+    SHELL_RC_FILES
+        .iter()
+        .map(|rc| (*rc, ProtectedKind::ShellRc, false))
+        .chain([(".ssh", ProtectedKind::Ssh, true)])
+}
+
+/// The home directories a reviewer assumes, knowing no user's `$HOME`: `/root`, `/home/*`,
+/// `/Users/*`, `/var/home/*` (as a regex fragment).
+pub const HOME_DIRS_REGEX: &str = r"(?:/root|/home/[^/]+|/Users/[^/]+|/var/home/[^/]+)";
+
+/// The default list as the verifier sees it, for every project and every usual home at once:
+/// per kind, one anchored regex over normalized absolute paths matching each default entry
+/// (and everything inside a tree entry) under any project root ([`PROJECT_DEFAULTS`]) or any
+/// home of [`HOME_DIRS_REGEX`] ([`home_defaults`]). `manifest-verify`'s `tool.escalation` reports
+/// a write grant that reaches one.
+///
+/// ```
+/// use policy_runtime::protected::{default_patterns, ProtectedKind};
+/// let patterns = default_patterns();
+/// let hooks = &patterns.iter().find(|(k, _)| *k == ProtectedKind::GitHooks).unwrap().1;
+/// let re = regex::Regex::new(hooks).unwrap();
+/// assert!(re.is_match("/srv/any/repo/.git/hooks/pre-commit"));
+/// assert!(!re.is_match("/srv/repo/.git/index"));
+/// ```
+pub fn default_patterns() -> Vec<(ProtectedKind, String)> {
+    let tail = |rel: &str, tree: bool| {
+        format!(
+            "{}{}",
+            regex_syntax::escape(rel),
+            if tree { "(?:/[^/]+)*" } else { "" }
+        )
+    };
+    let mut out: Vec<(ProtectedKind, Vec<String>)> = Vec::new();
+    let mut add =
+        |kind: ProtectedKind, alternative: String| match out.iter_mut().find(|(k, _)| *k == kind) {
+            Some((_, alts)) => alts.push(alternative),
+            None => out.push((kind, vec![alternative])),
+        };
+    for (rel, kind, tree) in PROJECT_DEFAULTS {
+        add(*kind, format!("(?:/[^/]+)*/{}", tail(rel, *tree)));
+    }
+    for (rel, kind, tree) in home_defaults() {
+        add(kind, format!("{HOME_DIRS_REGEX}/{}", tail(rel, tree)));
+    }
+    out.into_iter()
+        .map(|(kind, alts)| (kind, format!("^(?:{})$", alts.join("|"))))
+        .collect()
+}
+
 /// What a protected path is, for reports.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
@@ -201,12 +259,12 @@ impl ProtectedPaths {
                 list.entries.push(ProtectedPath { path, kind, tree });
             }
         };
-        push(project.join(".git/hooks"), ProtectedKind::GitHooks, true);
-        push(project.join(".git/config"), ProtectedKind::GitConfig, false);
-        for rc in SHELL_RC_FILES {
-            push(home.join(rc), ProtectedKind::ShellRc, false);
+        for (rel, kind, tree) in PROJECT_DEFAULTS {
+            push(project.join(rel), *kind, *tree);
         }
-        push(home.join(".ssh"), ProtectedKind::Ssh, true);
+        for (rel, kind, tree) in home_defaults() {
+            push(home.join(rel), kind, tree);
+        }
         list
     }
 
