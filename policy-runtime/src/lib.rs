@@ -50,6 +50,7 @@ macro_rules! links {
     () => {
         "\n\n[policy.md]: crate::reference::policy\n\
          [policy.md#the-in-process-gate]: crate::reference::policy#the-in-process-gate\n\
+         [policy.md#protected-paths]: crate::reference::policy#protected-paths\n\
          [globs.md]: crate::reference::globs\n\
          [globs.md#comparing-globs]: crate::reference::globs#comparing-globs\n\
          [globs.md#what-the-sandbox-enforces]: crate::reference::globs#what-the-sandbox-enforces\n\
