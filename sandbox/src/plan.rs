@@ -362,9 +362,10 @@ pub fn covering_write_root<'a>(roots: &'a [FsRoot], entry: &ProtectedPath) -> Op
 
 /// The protected rows of a runner's plan: a protected path no write root covers stays
 /// unwritable (strict: outside the write binds, which are the only writable mounts; hardened:
-/// Landlock grants no write right there); one a write root covers is not enforced: Landlock
-/// rules add rights beneath a directory and cannot take them back below it, and no mount is
-/// laid over it.
+/// Landlock grants no write right there). One a write root covers is kept by a read-only
+/// mount in strict when it can be (see `runner::keep_protected`); otherwise, and always in
+/// hardened, it is not enforced: Landlock rules add rights beneath a directory and cannot take
+/// them back below it.
 pub(crate) fn protected_rules(
     roots: &[FsRoot],
     list: &ProtectedPaths,
@@ -392,14 +393,19 @@ pub(crate) fn protected_rules(
                     Vec::new(),
                 ),
             };
-            ProtectedRule {
+            let mut rule = ProtectedRule {
                 path: entry.path.clone(),
                 kind: entry.kind,
                 tree: entry.tree,
                 write_root: covering.map(|r| r.path.clone()),
                 enforcement,
                 by,
+            };
+            if profile == Profile::Strict {
+                // Strict lays a read-only mount over it (the runner's mount list holds it).
+                crate::runner::keep_protected(&mut rule, false);
             }
+            rule
         })
         .collect()
 }
