@@ -81,20 +81,37 @@ fn options() -> RunOptions {
 /// sandbox's own [`sandbox::process_tool::tool_result`]: the model sees stdout and stderr; the
 /// audit event gets the enforcement report and every egress attempt, which
 /// [`take_last_report`] also keeps for displays of failed runs. A refusal of the sandbox is a
-/// [`ToolError::refused`]: nothing ever runs unconfined.
+/// [`ToolError::refused`]: nothing ever runs unconfined. When the agent started a
+/// [`crate::runner`] (because it confines itself), the run is the runner's.
 pub fn run(
     spec: &ToolSpec,
     argv: Vec<OsString>,
     cwd: Option<PathBuf>,
     _ctx: &CallContext,
 ) -> Result<ToolOutput, ToolError> {
+    let (audit, result) = if crate::runner::started() {
+        crate::runner::request(spec, argv, cwd)
+    } else {
+        run_here(spec, argv, cwd)
+    };
+    if let (Some(audit), Ok(mut last)) = (audit, LAST_REPORT.lock()) {
+        *last = Some(audit);
+    }
+    result
+}
+
+/// [`run`] in this process: the run's audit report (when it ran) and the tool's result.
+pub(crate) fn run_here(
+    spec: &ToolSpec,
+    argv: Vec<OsString>,
+    cwd: Option<PathBuf>,
+) -> (Option<serde_json::Value>, Result<ToolOutput, ToolError>) {
     let mut options = options();
     if let Some(cwd) = cwd {
         options = options.cwd(cwd);
     }
-    let out = sandbox::run(&spec.policy, &argv, &options).map_err(|e| run_error(&spec.name, e))?;
-    if let Ok(mut last) = LAST_REPORT.lock() {
-        *last = Some(out.audit());
+    match sandbox::run(&spec.policy, &argv, &options) {
+        Ok(out) => (Some(out.audit()), tool_result(spec, &out)),
+        Err(e) => (None, Err(run_error(&spec.name, e))),
     }
-    tool_result(spec, &out)
 }

@@ -35,6 +35,20 @@ fn demo_meets_every_expectation() {
         !stdout.contains("REFUSED"),
         "the sandbox must run on this host:\n{stdout}"
     );
+    // The agent confined itself under the union of its tools before the replay, and its own
+    // files are protected paths the confinement holds exactly.
+    let confined = stdout
+        .find("The agent confines itself")
+        .expect("the confinement report");
+    assert!(confined < stdout.find("[ 1]").unwrap(), "{stdout}");
+    for line in [
+        "exact       every thread and child process inherits the confinement",
+        "exact       protected audit_log: ",
+        "exact       protected ssh: /tmp/toolpolicy-demo/home/.ssh/**",
+        "widened     exec allow [",
+    ] {
+        assert!(stdout.contains(line), "missing `{line}`:\n{stdout}");
+    }
 
     // The verdicts, as the audit log records them.
     let audit = std::fs::read_to_string(out_dir.path().join("audit.jsonl")).unwrap();

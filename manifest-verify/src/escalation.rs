@@ -2,9 +2,12 @@
 //!
 //! * writing a program the tool may start (an absolute allow-list entry, or a bare name in one
 //!   of the usual `PATH` directories) turns an exec allow-list into "run anything";
-//! * writing `.git/hooks` (anywhere) runs code at the next git command, writing a shell rc file
-//!   (in a home directory — `/root`, `/home/*`, `/Users/*`, `/var/home/*` — or the system-wide
-//!   ones in `/etc`) at the next shell, and writing `/proc/*/mem` rewrites a running process;
+//! * writing a default protected path ([`policy_runtime::protected::default_patterns`], the list
+//!   the gate and the sandbox protect): `.git/hooks` or `.git/config` (in any repository) runs
+//!   code at the next git command, a shell rc file (in a home directory — `/root`, `/home/*`,
+//!   `/Users/*`, `/var/home/*` — or the system-wide ones in `/etc`) at the next shell, and
+//!   `~/.ssh` holds the user's keys and `authorized_keys`; writing `/proc/*/mem` rewrites a
+//!   running process;
 //! * reading `/proc/*/environ` reads other processes' secrets.
 //!
 //! Only declared globs count: an unspecified `fs` part is already reported as a widening of its
@@ -16,6 +19,7 @@
 use std::sync::OnceLock;
 
 use policy_runtime::policy::{ExecPolicy, ToolPolicy};
+use policy_runtime::protected::{default_patterns, ProtectedKind};
 
 use crate::findings::{Code, Finding};
 use crate::fs::{GlobCache, PathSet};
@@ -48,7 +52,7 @@ struct Target {
     name: &'static str,
     write: bool,
     why: &'static str,
-    regexes: &'static [&'static str],
+    regexes: Vec<String>,
     language: Language,
 }
 
@@ -68,7 +72,7 @@ fn targets() -> &'static Targets {
             let res: Vec<&str> = each
                 .iter()
                 .filter(|t| t.write == write)
-                .flat_map(|t| t.regexes.iter().copied())
+                .flat_map(|t| t.regexes.iter().map(String::as_str))
                 .collect();
             Language::from_regexes(&res).expect("escalation targets compile")
         };
@@ -80,46 +84,62 @@ fn targets() -> &'static Targets {
     })
 }
 
+/// The system-wide shell start-up files, reported with the home ones.
+const SYSTEM_RC: [&str; 2] = [
+    r"^/etc/(?:profile|bash\.bashrc|bashrc|zshrc|zshenv|zprofile|zlogin|zsh/zshrc|zsh/zshenv|zsh/zprofile|zsh/zlogin|environment)$",
+    r"^/etc/profile\.d/[^/]+$",
+];
+
 fn target_list() -> Vec<Target> {
-    {
-        let t = |name, write, why, regexes: &'static [&'static str]| Target {
-            name,
-            write,
-            why,
-            regexes,
-            language: Language::from_regexes(regexes).expect("escalation targets compile"),
-        };
-        vec![
-            t(
+    let t = |name, write, why, regexes: Vec<String>| Target {
+        language: Language::from_regexes(&regexes).expect("escalation targets compile"),
+        name,
+        write,
+        why,
+        regexes,
+    };
+    let mut out = Vec::new();
+    // The protected paths every runner protects by default, in the same terms.
+    for (kind, regex) in default_patterns() {
+        let (name, why): (&'static str, &'static str) = match kind {
+            ProtectedKind::GitHooks => (
                 "git hooks",
-                true,
                 "a file in .git/hooks runs as code at the next git command",
-                &[r"^(?:/[^/]+)*/\.git/hooks(?:/[^/]+)*$"],
             ),
-            t(
+            ProtectedKind::GitConfig => (
+                "git config",
+                "a repository's .git/config names programs git runs (core.hooksPath, core.sshCommand, core.fsmonitor)",
+            ),
+            ProtectedKind::ShellRc => (
                 "shell startup files",
-                true,
                 "a shell rc file runs as code at the next shell",
-                &[
-                    r"^(?:/root|/home/[^/]+|/Users/[^/]+|/var/home/[^/]+)/(?:\.bashrc|\.bash_profile|\.bash_login|\.bash_logout|\.profile|\.zshrc|\.zshenv|\.zprofile|\.zlogin|\.kshrc|\.cshrc|\.tcshrc|\.config/fish/config\.fish)$",
-                    r"^/etc/(?:profile|bash\.bashrc|bashrc|zshrc|zshenv|zprofile|zlogin|zsh/zshrc|zsh/zshenv|zsh/zprofile|zsh/zlogin|environment)$",
-                    r"^/etc/profile\.d/[^/]+$",
-                ],
             ),
-            t(
-                "process memory",
-                true,
-                "writing /proc/*/mem rewrites a running process",
-                &[r"^/proc/[^/]+/(?:task/[^/]+/)?mem$"],
+            ProtectedKind::Ssh => (
+                "ssh directory",
+                "~/.ssh holds the user's keys, authorized_keys and the ssh configuration (ProxyCommand runs code)",
             ),
-            t(
-                "process environments",
-                false,
-                "reading /proc/*/environ reads other processes' secrets",
-                &[r"^/proc/[^/]+/(?:task/[^/]+/)?environ$"],
-            ),
-        ]
+            // The runner's own files have no default location.
+            _ => continue,
+        };
+        let mut regexes = vec![regex];
+        if kind == ProtectedKind::ShellRc {
+            regexes.extend(SYSTEM_RC.iter().map(|r| r.to_string()));
+        }
+        out.push(t(name, true, why, regexes));
     }
+    out.push(t(
+        "process memory",
+        true,
+        "writing /proc/*/mem rewrites a running process",
+        vec![r"^/proc/[^/]+/(?:task/[^/]+/)?mem$".to_string()],
+    ));
+    out.push(t(
+        "process environments",
+        false,
+        "reading /proc/*/environ reads other processes' secrets",
+        vec![r"^/proc/[^/]+/(?:task/[^/]+/)?environ$".to_string()],
+    ));
+    out
 }
 
 /// Which path targets an escalation search covers.
@@ -390,7 +410,9 @@ mod tests {
             targets_of(r#"{"fs": {"write": ["/repo/**", "/home/**"]}}"#),
             vec![
                 ("git hooks".into(), "/home/.git/hooks".into()),
+                ("git config".into(), "/home/.git/config".into()),
                 ("shell startup files".into(), "/home/a/.cshrc".into()),
+                ("ssh directory".into(), "/home/a/.ssh".into()),
             ]
         );
         assert_eq!(

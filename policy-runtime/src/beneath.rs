@@ -236,6 +236,9 @@ pub enum Problem {
     SetIdTarget,
     /// The root itself cannot be renamed or removed through a path beneath it.
     IsRoot,
+    /// Writing would change a protected path ([`crate::protected`]): by its name, or because
+    /// a symlink on the way leads into one (the detail says which).
+    Protected,
     /// The operating system's error for this path (not found, not a directory, ...).
     Os,
 }
@@ -273,7 +276,8 @@ impl BeneathError {
             Problem::Escapes
             | Problem::MagicLinkOrLoop
             | Problem::NotAdmitted
-            | Problem::SetIdTarget => io::ErrorKind::PermissionDenied,
+            | Problem::SetIdTarget
+            | Problem::Protected => io::ErrorKind::PermissionDenied,
             Problem::IsRoot => io::ErrorKind::InvalidInput,
             Problem::Os => self
                 .source
@@ -320,6 +324,11 @@ impl fmt::Display for BeneathError {
             Problem::IsRoot => write!(
                 f,
                 "`{path}` is the folder `{root}` itself, which cannot be renamed or removed through it"
+            ),
+            Problem::Protected => write!(
+                f,
+                "refusing to change `{path}` beneath `{root}`: {}",
+                self.detail.as_deref().unwrap_or("it is a protected path")
             ),
             Problem::Os => {
                 write!(f, "`{path}` (beneath `{root}`): ")?;
@@ -500,8 +509,64 @@ pub(crate) fn list(t: &Target<'_>) -> io::Result<Vec<OsString>> {
     Ok(names)
 }
 
+/// Refuses a write that would change a protected path ([`crate::protected::process_list`]):
+/// by the admitted name (which the gate judged too), or by where the name leads on disk now,
+/// after the symlinks of its existing parent directories (a link inside the root pointing at
+/// `.git/hooks` leads a harmless name to a hook).
+fn guard_protected(t: &Target<'_>) -> io::Result<()> {
+    let list = crate::protected::process_list();
+    if list.is_empty() {
+        return Ok(());
+    }
+    let refuse = |detail: String| {
+        BeneathError {
+            problem: Problem::Protected,
+            path: t.path.to_path_buf(),
+            root: Some(t.grant.root.clone()),
+            argument: t.grant.argument.clone(),
+            detail: Some(detail),
+            source: None,
+        }
+        .into_io()
+    };
+    let name = t.path.to_string_lossy();
+    if let Some(hit) = list.check(t.path) {
+        return Err(refuse(hit.explain(&name)));
+    }
+    // The deepest existing ancestor, resolved, with the rest of the name appended.
+    let mut existing = t.path;
+    let mut rest = Vec::new();
+    while let Some(parent) = existing.parent() {
+        if let Some(last) = existing.file_name() {
+            rest.push(last);
+        }
+        existing = parent;
+        if let Ok(real) = std::fs::canonicalize(existing) {
+            let mut resolved = real;
+            for part in rest.iter().rev() {
+                resolved.push(part);
+            }
+            // The final name itself may be a symlink: writing through it changes its target.
+            if let Ok(target) = std::fs::canonicalize(&resolved) {
+                resolved = target;
+            }
+            if let Some(hit) = list.check(&resolved) {
+                let detail = format!(
+                    "it leads to `{}` on disk, and {}",
+                    resolved.display(),
+                    hit.explain(&resolved.to_string_lossy())
+                );
+                return Err(refuse(detail));
+            }
+            break;
+        }
+    }
+    Ok(())
+}
+
 /// Opens the file for writing, creating it (`create_new`: it must not exist), and empties it.
 pub(crate) fn create(t: &Target<'_>, create_new: bool) -> io::Result<File> {
+    guard_protected(t)?;
     let file = dispatch!(create(t, create_new))?;
     let metadata = file.metadata().map_err(|e| t.error(Problem::Os, Some(e)))?;
     if set_id(&metadata) {
@@ -526,16 +591,20 @@ fn set_id(_metadata: &std::fs::Metadata) -> bool {
 
 /// Renames `from` to `to` (each beneath its own root), replacing `to` if it exists.
 pub(crate) fn rename(from: &Target<'_>, to: &Target<'_>) -> io::Result<()> {
+    guard_protected(from)?;
+    guard_protected(to)?;
     dispatch!(rename(from, to))
 }
 
 /// Removes the file (or symlink) itself.
 pub(crate) fn remove_file(t: &Target<'_>) -> io::Result<()> {
+    guard_protected(t)?;
     dispatch!(remove_file(t))
 }
 
 /// Removes the empty directory.
 pub(crate) fn remove_dir(t: &Target<'_>) -> io::Result<()> {
+    guard_protected(t)?;
     dispatch!(remove_dir(t))
 }
 

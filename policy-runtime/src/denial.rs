@@ -29,6 +29,10 @@ pub enum DenialCode {
     /// A path argument is relative with no working directory, has NUL, or is a bad URL.
     #[serde(rename = "fs.invalid_path")]
     InvalidPath,
+    /// A write to a protected path (the agent's own state: see
+    /// [`crate::protected`]), which no write glob admits.
+    #[serde(rename = "fs.protected_path")]
+    ProtectedPath,
     /// The tool is `forbidden`.
     #[serde(rename = "constraint.forbidden")]
     Forbidden,
@@ -51,6 +55,7 @@ impl DenialCode {
             DenialCode::InvalidArguments => "args.invalid",
             DenialCode::PathNotAllowed => "fs.path_not_allowed",
             DenialCode::InvalidPath => "fs.invalid_path",
+            DenialCode::ProtectedPath => "fs.protected_path",
             DenialCode::Forbidden => "constraint.forbidden",
             DenialCode::MaxInvocations => "constraint.max_invocations",
             DenialCode::OnlyAfter => "constraint.only_after",
@@ -70,7 +75,9 @@ impl DenialCode {
     pub fn layer(self) -> Layer {
         match self {
             DenialCode::UnknownTool | DenialCode::InvalidArguments => Layer::Registry,
-            DenialCode::PathNotAllowed | DenialCode::InvalidPath => Layer::PathGate,
+            DenialCode::PathNotAllowed | DenialCode::InvalidPath | DenialCode::ProtectedPath => {
+                Layer::PathGate
+            }
             DenialCode::Forbidden | DenialCode::MaxInvocations | DenialCode::OnlyAfter => {
                 Layer::Constraints
             }

@@ -33,6 +33,7 @@
 //! ```
 
 use std::path::Path;
+use std::sync::Arc;
 
 use serde::Serialize;
 use serde_json::Value;
@@ -41,6 +42,7 @@ use crate::denial::{Denial, DenialCode};
 use crate::glob::GlobList;
 use crate::path::{looks_like_path, resolve, verbatim_reading};
 use crate::policy::ToolPolicy;
+use crate::protected::ProtectedPaths;
 use crate::tool::{Access, PathArg};
 
 /// A path the gate judged and allowed.
@@ -128,6 +130,7 @@ pub fn check_path(
 struct Judge<'p> {
     read: Option<&'p GlobList>,
     write: Option<&'p GlobList>,
+    protected: Arc<ProtectedPaths>,
 }
 
 impl<'p> Judge<'p> {
@@ -135,6 +138,7 @@ impl<'p> Judge<'p> {
         Judge {
             read: policy.fs.read.as_ref(),
             write: policy.fs.write.as_ref(),
+            protected: crate::protected::process_list(),
         }
     }
 
@@ -243,6 +247,27 @@ impl<'p> Judge<'p> {
             }
         };
         if allowed {
+            // A protected path stays unwritable under any write glob; an access of unknown
+            // direction that only a write glob admits may be a write.
+            let may_write = access == Access::Write
+                || (access == Access::Unknown
+                    && writable
+                    && !self.read.is_some_and(|r| r.is_match(path)));
+            if let Some(hit) = self.protected.check(path).filter(|_| may_write) {
+                return Err(Denial {
+                    code: DenialCode::ProtectedPath,
+                    reason: with_argument(
+                        format!(
+                            "{}. Write elsewhere under: {}.",
+                            hit.explain(path),
+                            list(self.write)
+                        ),
+                        pointer,
+                    ),
+                    argument: non_empty(pointer),
+                    path: Some(path.to_string()),
+                });
+            }
             return Ok(());
         }
         let only_readable = access == Access::Write && self.read.is_some_and(|r| r.is_match(path));

@@ -41,6 +41,7 @@ mod objects;
 pub mod otel;
 pub mod path;
 pub mod policy;
+pub mod protected;
 pub mod redact;
 // The pages link to each other as `[text][page.md]`, with definitions at their end that a
 // Markdown viewer follows; these definitions come first in rustdoc, so they win (CommonMark
@@ -49,6 +50,7 @@ macro_rules! links {
     () => {
         "\n\n[policy.md]: crate::reference::policy\n\
          [policy.md#the-in-process-gate]: crate::reference::policy#the-in-process-gate\n\
+         [policy.md#protected-paths]: crate::reference::policy#protected-paths\n\
          [globs.md]: crate::reference::globs\n\
          [globs.md#comparing-globs]: crate::reference::globs#comparing-globs\n\
          [globs.md#what-the-sandbox-enforces]: crate::reference::globs#what-the-sandbox-enforces\n\
@@ -61,6 +63,7 @@ pub mod reference;
 pub mod registry;
 pub mod testing;
 pub mod tool;
+pub mod union;
 
 pub use args::{ReadPath, WritePath};
 pub use denial::{Denial, DenialCode};

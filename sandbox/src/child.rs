@@ -231,7 +231,7 @@ pub(crate) fn confine_and_exec(
 
 /// Drops every capability for good: securebits (root keeps none across execve), bounding and
 /// ambient sets, then the current sets.
-fn drop_capabilities() -> Result<(), String> {
+pub(crate) fn drop_capabilities() -> Result<(), String> {
     const SECBIT_NOROOT: libc::c_ulong = 1 << 0;
     const SECBIT_NOROOT_LOCKED: libc::c_ulong = 1 << 1;
     const SECBIT_NO_SETUID_FIXUP: libc::c_ulong = 1 << 2;

@@ -78,6 +78,33 @@ fn access_for(
 
 /// Builds and enforces the ruleset on the calling thread. NO_NEW_PRIVS must already be set.
 pub fn restrict_self(spec: &LandlockSpec) -> Result<(), String> {
+    prepare(spec)?.enforce()
+}
+
+/// A ruleset with every rule added, not yet enforced: building it opens every path and asks the
+/// kernel for every right, so what can fail has failed before anything is applied.
+pub struct PreparedRuleset(landlock::RulesetCreated);
+
+impl PreparedRuleset {
+    /// Enforces the ruleset on the calling thread (and so on the threads and processes it
+    /// starts later). NO_NEW_PRIVS must already be set, or the caller hold `CAP_SYS_ADMIN`.
+    pub fn enforce(self) -> Result<(), String> {
+        let status = self
+            .0
+            .restrict_self()
+            .map_err(|e| format!("landlock restrict_self: {e}"))?;
+        if status.ruleset != RulesetStatus::FullyEnforced {
+            return Err(format!(
+                "landlock ruleset not fully enforced ({:?})",
+                status.ruleset
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Builds the ruleset of `spec` without enforcing it ([`PreparedRuleset::enforce`]).
+pub fn prepare(spec: &LandlockSpec) -> Result<PreparedRuleset, String> {
     let abi = ABI::from(spec.abi);
     let fail = |what: &str, e: &dyn std::fmt::Display| format!("landlock {what}: {e}");
     let mut ruleset = Ruleset::default()
@@ -139,16 +166,7 @@ pub fn restrict_self(spec: &LandlockSpec) -> Result<(), String> {
             .add_rule(NetPort::new(port, AccessNet::BindTcp))
             .map_err(|e| fail("bind port rule", &e))?;
     }
-    let status = created
-        .restrict_self()
-        .map_err(|e| fail("restrict_self", &e))?;
-    if status.ruleset != RulesetStatus::FullyEnforced {
-        return Err(format!(
-            "landlock ruleset not fully enforced ({:?})",
-            status.ruleset
-        ));
-    }
-    Ok(())
+    Ok(PreparedRuleset(created))
 }
 
 /// The ABI the rules are built for: the kernel's, capped at the newest this crate knows.

@@ -11,6 +11,20 @@
 //! * [`trampoline`]: the hardened profile's helper process, which supervises the command.
 //! * [`hostcaps`]: what this kernel offers; [`egress`]: the host-pinned network broker for
 //!   `net = {hosts = [...]}`.
+//! * [`confine::confine_self`]: confines the calling process itself (and every process it
+//!   starts) with the hardened profile's mechanisms, usually under the union of an agent's tools'
+//!   policies ([`policy_runtime::union::union`]); refuses with nothing applied when any part
+//!   cannot be enforced.
+//!
+//! # Protected paths
+//!
+//! Every plan lists the protected paths ([`policy_runtime::protected`]: the agent's own state)
+//! with a typed status ([`plan::ProtectedRule`]). One no write root covers stays unwritable in
+//! both profiles. One a write root covers is bound read-only over itself in strict, with its
+//! directories up to the write root pinned as mount points ([`mounts::MountOp::Keep`]: writing,
+//! truncating, unlinking, renaming over, hard-linking, renaming the parent all fail); one that
+//! does not exist or is a symlink cannot be held so and is reported `not_enforced`, as is every
+//! covered path in hardened (Landlock cannot take back a right beneath a granted directory).
 //!
 //! # Profiles
 //!
@@ -116,6 +130,7 @@
 
 mod cgroup;
 mod child;
+pub mod confine;
 pub mod egress;
 mod fdpass;
 pub mod hostcaps;
@@ -132,6 +147,7 @@ mod spawn;
 mod supervisor;
 pub mod trampoline;
 
+pub use confine::{confine_self, confine_self_with, ConfineError, Confinement};
 pub use plan::{Enforcement, Plan, Profile, RuleReport};
 pub use process_tool::ProcessTool;
 pub use runner::{run, RunError, RunOptions, RunOutput, Stdio};

@@ -76,6 +76,20 @@ pub enum MountOp {
         /// Its target, as the host's.
         target: PathBuf,
     },
+    /// A path inside a write bind, bound over itself after it: read-only for a protected path
+    /// ([`policy_runtime::protected`]: writes and truncation fail with `EROFS`; being a mount
+    /// point, it cannot be unlinked, renamed or replaced, `EBUSY`, nor hard-linked elsewhere,
+    /// `EXDEV`), or read-write for a directory between the write root and a protected path, which
+    /// is pinned as a mount point so that it cannot be renamed or removed (`EBUSY`) to move the
+    /// protected path away.
+    Keep {
+        /// Canonical host path (no symlinks).
+        path: PathBuf,
+        /// Read-only (the protected path) rather than read-write (a directory pinned).
+        read_only: bool,
+        /// Executable (no `noexec`), as the write root around it.
+        exec: bool,
+    },
     /// A read-only file with this content, mounted over the path.
     File {
         /// Where.
@@ -89,6 +103,7 @@ impl MountOp {
     fn target(&self) -> &Path {
         match self {
             MountOp::Bind { path, .. }
+            | MountOp::Keep { path, .. }
             | MountOp::Tmpfs { path, .. }
             | MountOp::Symlink { path, .. }
             | MountOp::File { path, .. } => path,
@@ -273,6 +288,42 @@ fn set_attr(target: &Path, recursive: bool, set: u64, clear: u64) -> Result<(), 
     Err(os_err(format!("mount_setattr on {}", target.display())))
 }
 
+/// Attaches a cloned tree at `path` under the staging `root`; the mount attributes to set
+/// (parents first, once every mount exists).
+fn attach_bind(
+    source: &std::fs::File,
+    root: &Path,
+    path: &Path,
+    write: bool,
+    exec: bool,
+    device: bool,
+) -> Result<(PathBuf, u64, u64), String> {
+    let target = under(root, path);
+    let is_dir = source.metadata().map(|m| m.is_dir()).unwrap_or(false);
+    if is_dir {
+        mkdir_p(&target)?;
+    } else {
+        touch(&target)?;
+    }
+    attach_tree(source, &target)?;
+    let mut set = MOUNT_ATTR_NOSUID;
+    let mut clear = 0;
+    if !device {
+        set |= MOUNT_ATTR_NODEV;
+    }
+    if write {
+        clear |= MOUNT_ATTR_RDONLY;
+    } else {
+        set |= MOUNT_ATTR_RDONLY;
+    }
+    if exec {
+        clear |= MOUNT_ATTR_NOEXEC;
+    } else {
+        set |= MOUNT_ATTR_NOEXEC;
+    }
+    Ok((target, set, clear))
+}
+
 fn mkdir_p(path: &Path) -> Result<(), String> {
     std::fs::create_dir_all(path).map_err(|e| format!("mkdir {}: {e}", path.display()))
 }
@@ -362,6 +413,17 @@ pub fn enter(ops: &[MountOp]) -> Result<(), String> {
     let mut sources: Vec<Option<std::fs::File>> = Vec::with_capacity(ops.len());
     for op in ops {
         sources.push(match op {
+            MountOp::Keep { path, .. } => match open_no_symlinks(path).and_then(|f| clone_tree(&f)) {
+                Ok(f) => Some(f),
+                // Kept paths were checked when the plan was made: one that is gone or became
+                // a symlink now cannot be kept, so the run is refused.
+                Err(e) => {
+                    return Err(format!(
+                        "protected path {}: {e} (it was a plain existing path when the plan was made)",
+                        path.display()
+                    ))
+                }
+            },
             MountOp::Bind { path, optional, .. } => {
                 match open_no_symlinks(path).and_then(|f| clone_tree(&f)) {
                     Ok(f) => Some(f),
@@ -401,30 +463,15 @@ pub fn enter(ops: &[MountOp]) -> Result<(), String> {
                 ..
             } => {
                 let Some(source) = source else { continue };
-                let target = under(root, path);
-                let is_dir = source.metadata().map(|m| m.is_dir()).unwrap_or(false);
-                if is_dir {
-                    mkdir_p(&target)?;
-                } else {
-                    touch(&target)?;
-                }
-                attach_tree(source, &target)?;
-                let mut set = MOUNT_ATTR_NOSUID;
-                let mut clear = 0;
-                if !device {
-                    set |= MOUNT_ATTR_NODEV;
-                }
-                if *write {
-                    clear |= MOUNT_ATTR_RDONLY;
-                } else {
-                    set |= MOUNT_ATTR_RDONLY;
-                }
-                if *exec {
-                    clear |= MOUNT_ATTR_NOEXEC;
-                } else {
-                    set |= MOUNT_ATTR_NOEXEC;
-                }
-                attrs.push((target, set, clear));
+                attrs.push(attach_bind(source, root, path, *write, *exec, *device)?);
+            }
+            MountOp::Keep {
+                path,
+                read_only,
+                exec,
+            } => {
+                let Some(source) = source else { continue };
+                attrs.push(attach_bind(source, root, path, !read_only, *exec, false)?);
             }
             MountOp::Tmpfs {
                 path,

@@ -32,6 +32,7 @@ use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
 use policy_runtime::policy::{EnvPolicy, ExecPolicy, Limits, NetPolicy};
+use policy_runtime::protected::{ProtectedKind, ProtectedPath, ProtectedPaths};
 use policy_runtime::{Glob, HostPattern, ToolPolicy};
 use serde::{Deserialize, Serialize};
 
@@ -321,6 +322,92 @@ pub struct Plan {
     pub metadata_writes_open: bool,
     /// The report, one line per rule.
     pub rules: Vec<RuleReport>,
+    /// Each protected path ([`policy_runtime::protected`]) and how it stays unwritable.
+    #[serde(default)]
+    pub protected: Vec<ProtectedRule>,
+}
+
+/// How one protected path stays unwritable in a run.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ProtectedRule {
+    /// The protected path.
+    pub path: PathBuf,
+    /// What it is.
+    pub kind: ProtectedKind,
+    /// The whole tree beneath it is protected.
+    pub tree: bool,
+    /// The write root that covers it (holds it, or lies inside its tree), if any.
+    pub write_root: Option<PathBuf>,
+    /// How it is enforced.
+    #[serde(flatten)]
+    pub enforcement: Enforcement,
+    /// The mechanisms that enforce it.
+    pub by: Vec<String>,
+}
+
+/// The write root (declared, widened as the kernel grants it) that covers a protected entry:
+/// one that holds it, or one inside a protected tree. Both the root as declared and its
+/// canonical form are compared, since the protected list names paths as the runner does.
+pub fn covering_write_root<'a>(roots: &'a [FsRoot], entry: &ProtectedPath) -> Option<&'a FsRoot> {
+    roots.iter().filter(|r| r.write).find(|r| {
+        let canonical = std::fs::canonicalize(&r.path).ok();
+        [Some(r.path.clone()), canonical]
+            .into_iter()
+            .flatten()
+            .any(|root| {
+                entry.path.starts_with(&root) || (entry.tree && root.starts_with(&entry.path))
+            })
+    })
+}
+
+/// The protected rows of a runner's plan: a protected path no write root covers stays
+/// unwritable (strict: outside the write binds, which are the only writable mounts; hardened:
+/// Landlock grants no write right there). One a write root covers is kept by a read-only
+/// mount in strict when it can be (see `runner::keep_protected`); otherwise, and always in
+/// hardened, it is not enforced: Landlock rules add rights beneath a directory and cannot take
+/// them back below it.
+pub(crate) fn protected_rules(
+    roots: &[FsRoot],
+    list: &ProtectedPaths,
+    profile: Profile,
+) -> Vec<ProtectedRule> {
+    list.entries()
+        .iter()
+        .map(|entry| {
+            let covering = covering_write_root(roots, entry);
+            let (enforcement, by) = match covering {
+                None => (
+                    Enforcement::Exact,
+                    match profile {
+                        Profile::Strict => vec!["mount-ns (outside every write bind)".to_string(), "landlock (no write right there)".to_string()],
+                        Profile::Hardened => vec!["landlock (no write right there)".to_string()],
+                    },
+                ),
+                Some(root) => (
+                    Enforcement::NotEnforced {
+                        reason: format!(
+                            "the write root {} covers it, and Landlock cannot take a right back beneath a directory it granted (and no read-only mount is laid over it); narrow the write glob, or remove the path from the protected list if the tool may change it",
+                            root.path.display()
+                        ),
+                    },
+                    Vec::new(),
+                ),
+            };
+            let mut rule = ProtectedRule {
+                path: entry.path.clone(),
+                kind: entry.kind,
+                tree: entry.tree,
+                write_root: covering.map(|r| r.path.clone()),
+                enforcement,
+                by,
+            };
+            if profile == Profile::Strict {
+                // Strict lays a read-only mount over it (the runner's mount list holds it).
+                crate::runner::keep_protected(&mut rule, false);
+            }
+            rule
+        })
+        .collect()
 }
 
 /// Read-only system paths every program needs (its libraries and the loader's files). Never
@@ -927,6 +1014,11 @@ impl Plan {
         }
 
         let metadata_writes_open = metadata_reaches_host(profile, &b.roots, host.euid == 0);
+        let protected = protected_rules(
+            &b.roots,
+            &policy_runtime::protected::process_list(),
+            profile,
+        );
         Plan {
             profile,
             roots: b.roots,
@@ -946,6 +1038,7 @@ impl Plan {
             landlock_abi,
             metadata_writes_open,
             rules: b.rules,
+            protected,
         }
     }
 
@@ -996,6 +1089,7 @@ impl Plan {
             "profile": self.profile,
             "landlock_abi": self.landlock_abi,
             "rules": self.rules,
+            "protected": self.protected,
         })
     }
 }

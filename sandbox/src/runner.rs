@@ -226,11 +226,16 @@ impl RunError {
 pub struct Prepared {
     /// The plan.
     pub plan: Arc<Plan>,
+    /// The protected list the plan was made with; held so that its address, part of the cache
+    /// key, is not reused by another list while this entry lives.
+    _protected: Arc<policy_runtime::protected::ProtectedPaths>,
     template: Request,
     egress: Option<EgressPlan>,
 }
 
-type CacheKey = (String, Profile, PathBuf, Option<OsString>);
+/// Policy hash, profile, program, `PATH`, and the protected list in force (by address: see
+/// [`Prepared`]).
+type CacheKey = (String, Profile, PathBuf, Option<OsString>, usize);
 
 fn cache() -> &'static Mutex<HashMap<CacheKey, Arc<Prepared>>> {
     static CACHE: OnceLock<Mutex<HashMap<CacheKey, Arc<Prepared>>>> = OnceLock::new();
@@ -257,16 +262,18 @@ pub fn prepare_for(
     program: &Path,
     path_var: Option<&OsStr>,
 ) -> Result<Arc<Prepared>, RunError> {
+    let protected = policy_runtime::protected::process_list();
     let key = (
         policy.hash(),
         profile,
         program.to_path_buf(),
         path_var.map(OsStr::to_os_string),
+        Arc::as_ptr(&protected) as usize,
     );
     if let Some(p) = cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
         return Ok(p.clone());
     }
-    let prepared = Arc::new(build(policy, profile, program, path_var)?);
+    let prepared = Arc::new(build(policy, profile, program, path_var, protected)?);
     cache()
         .lock()
         .unwrap_or_else(|e| e.into_inner())
@@ -291,6 +298,7 @@ fn build(
     profile: Profile,
     program: &Path,
     path_var: Option<&OsStr>,
+    protected: Arc<policy_runtime::protected::ProtectedPaths>,
 ) -> Result<Prepared, RunError> {
     let host = HostSupport::cached();
     let mut plan = Plan::new(policy, profile, host);
@@ -488,6 +496,9 @@ fn build(
         for exe in &executables {
             add_bind(&mut mounts, exe, false, true, false);
         }
+        for rule in &mut plan.protected {
+            mounts.extend(keep_protected(rule, exec_allow));
+        }
         if let Some(e) = &egress {
             for (path, content) in e.files() {
                 mounts.push(MountOp::File { path, content });
@@ -557,9 +568,66 @@ fn build(
     };
     Ok(Prepared {
         plan: Arc::new(plan),
+        _protected: protected,
         template,
         egress,
     })
+}
+
+/// Strict: the mounts that keep a protected path a write root covers unwritable, and its row
+/// made true ([`MountOp::Keep`]): the path bound read-only over itself, and every directory
+/// between the write root and it pinned as a mount point. What cannot be kept so stays
+/// `not_enforced`, with why: a path that does not exist (a read-only mount needs an existing
+/// file, and making one would change the host), a symlink (a mount cannot lie over one), a
+/// write root at or inside the protected path.
+pub(crate) fn keep_protected(rule: &mut crate::plan::ProtectedRule, exec: bool) -> Vec<MountOp> {
+    let Some(root) = &rule.write_root else {
+        return Vec::new();
+    };
+    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.clone());
+    let not_enforced = |rule: &mut crate::plan::ProtectedRule, why: String| {
+        rule.enforcement = crate::plan::Enforcement::NotEnforced {
+            reason: format!("the write root {} covers it, and {why}", root.display()),
+        };
+        Vec::new()
+    };
+    let path = match std::fs::symlink_metadata(&rule.path) {
+        Err(_) => {
+            return not_enforced(rule, "it does not exist: a read-only mount needs an existing file, and making one would change the host; create it before the run, or narrow the write glob".into())
+        }
+        Ok(m) if m.file_type().is_symlink() => {
+            return not_enforced(rule, "it is a symlink, over which no mount can lie (the tool could replace the link); protect its target, or narrow the write glob".into())
+        }
+        Ok(_) => std::fs::canonicalize(&rule.path).unwrap_or_else(|_| rule.path.clone()),
+    };
+    if !path.starts_with(&root) || path == root {
+        return not_enforced(
+            rule,
+            "the write root lies at or inside the protected path; narrow the write glob".into(),
+        );
+    }
+    let mut ops: Vec<MountOp> = path
+        .ancestors()
+        .skip(1)
+        .take_while(|a| *a != root)
+        .map(|a| MountOp::Keep {
+            path: a.to_path_buf(),
+            read_only: false,
+            exec,
+        })
+        .collect();
+    ops.push(MountOp::Keep {
+        path,
+        read_only: true,
+        exec,
+    });
+    rule.enforcement = crate::plan::Enforcement::Exact;
+    rule.by = vec![
+        "read-only bind mount over it (write, truncate: EROFS)".into(),
+        "a mount point: unlink, rename over, replace by a symlink refused (EBUSY); hard links to it refused (EXDEV)".into(),
+        "its directories below the write root pinned as mount points (rename, remove: EBUSY)".into(),
+    ];
+    ops
 }
 
 /// Under an exec allow-list the command itself is a program like any other it could start:
@@ -763,7 +831,7 @@ fn filtered_env(plan: &Plan, source: Vec<(OsString, OsString)>) -> Vec<(OsString
     filter_env(plan.env.as_deref(), source)
 }
 
-fn filter_env(
+pub(crate) fn filter_env(
     patterns: Option<&[String]>,
     source: Vec<(OsString, OsString)>,
 ) -> Vec<(OsString, OsString)> {

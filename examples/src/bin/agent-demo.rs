@@ -4,11 +4,13 @@
 //! cargo run -p toolpolicy-examples --bin agent-demo [-- --transcript FILE] [--out DIR]
 //! ```
 //!
-//! It lays out a small world under /tmp/toolpolicy-demo, starts a local stand-in for the
-//! status API, replays the transcript (a plain JSON file), prints each call's verdict and what
-//! the sandbox enforced, writes the audit log and the manifest, and runs the verifier against
-//! a "version 2" of the tools. Exit status: 0 when every step met its expectation, 1 when one
-//! did not, 2 on bad input.
+//! It lays out a small world under /tmp/toolpolicy-demo, writes the manifests and opens the
+//! audit log, forks its tool runner (which also serves a local stand-in for the status API),
+//! confines itself under the union of its tools' policies and prints that report
+//! (`--no-confine` skips this), replays the transcript (a plain JSON file), prints each call's
+//! verdict and what the sandbox enforced, and runs the verifier against a "version 2" of the
+//! tools. Exit status: 0 when every step met its expectation, 1 when one did not or the agent
+//! could not confine itself, 2 on bad input.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener};
@@ -20,13 +22,15 @@ use manifest_verify::render::{self, Format, Inputs};
 use manifest_verify::Input;
 use policy_runtime::audit::JsonlSink;
 use policy_runtime::macro_support::registry_of;
+use policy_runtime::protected::ProtectedKind;
 use sandbox::egress::{BrokerOptions, Resolver};
+use sandbox::Profile;
 use toolpolicy_examples::demo::{replay, summary, Transcript};
 use toolpolicy_examples::sandboxed::{self, Settings};
 use toolpolicy_examples::trace::Style;
-use toolpolicy_examples::{tools, world};
+use toolpolicy_examples::{confinement, tools, world};
 
-const USAGE: &str = "usage: agent-demo [--transcript FILE] [--out DIR]";
+const USAGE: &str = "usage: agent-demo [--transcript FILE] [--out DIR] [--no-confine]";
 
 fn main() -> ExitCode {
     if std::env::args_os()
@@ -47,18 +51,21 @@ fn main() -> ExitCode {
 struct Args {
     transcript: PathBuf,
     out: PathBuf,
+    confine: bool,
 }
 
 fn parse_args() -> Result<Args, String> {
     let mut args = Args {
         transcript: Path::new(env!("CARGO_MANIFEST_DIR")).join("transcripts/injected.json"),
         out: PathBuf::from(world::ROOT).join("artifacts"),
+        confine: true,
     };
     let mut it = std::env::args().skip(1);
     while let Some(a) = it.next() {
         match a.as_str() {
             "--transcript" => args.transcript = it.next().ok_or(USAGE)?.into(),
             "--out" => args.out = it.next().ok_or(USAGE)?.into(),
+            "--no-confine" => args.confine = false,
             "-h" | "--help" => return Err(USAGE.to_string()),
             other => return Err(format!("unknown argument `{other}`\n{USAGE}")),
         }
@@ -66,10 +73,15 @@ fn parse_args() -> Result<Args, String> {
     Ok(args)
 }
 
-/// A stand-in for `api.example.com:8080`, on a loopback port of this machine.
-fn start_status_api() -> std::io::Result<SocketAddr> {
+/// A stand-in for `api.example.com:8080`, on a loopback port of this machine: bound now,
+/// served by [`serve_status_api`] (in the tool runner, outside the agent's confinement).
+fn bind_status_api() -> std::io::Result<(TcpListener, SocketAddr)> {
     let listener = TcpListener::bind("127.0.0.1:0")?;
     let addr = listener.local_addr()?;
+    Ok((listener, addr))
+}
+
+fn serve_status_api(listener: TcpListener) {
     std::thread::spawn(move || {
         for stream in listener.incoming().flatten() {
             let mut reader = BufReader::new(&stream);
@@ -85,7 +97,6 @@ fn start_status_api() -> std::io::Result<SocketAddr> {
             );
         }
     });
-    Ok(addr)
 }
 
 fn run() -> Result<ExitCode, String> {
@@ -95,7 +106,8 @@ fn run() -> Result<ExitCode, String> {
 
     let root = world::create(Path::new(world::ROOT))
         .map_err(|e| format!("creating {}: {e}", world::ROOT))?;
-    let api = start_status_api().map_err(|e| format!("starting the local status API: {e}"))?;
+    let (api_listener, api) =
+        bind_status_api().map_err(|e| format!("starting the local status API: {e}"))?;
     sandboxed::configure(Settings {
         helper: std::env::current_exe().ok(),
         broker: Some(BrokerOptions {
@@ -113,11 +125,22 @@ fn run() -> Result<ExitCode, String> {
     let manifest_path = args.out.join("tools.manifest.json");
     let v2_path = args.out.join("tools.v2.manifest.json");
 
-    let mut registry = registry_of(tools::all()).map_err(|e| e.to_string())?;
+    // The agent's own files, written and opened before it confines itself.
+    let tools = tools::all();
+    let mut registry = registry_of(tools.clone()).map_err(|e| e.to_string())?;
     let sink = Arc::new(
         JsonlSink::open(&audit_path).map_err(|e| format!("{}: {e}", audit_path.display()))?,
     );
     registry.add_sink(sink.clone());
+    let manifest = registry.manifest();
+    manifest
+        .write_to(&manifest_path)
+        .map_err(|e| format!("{}: {e}", manifest_path.display()))?;
+    let v2 = registry_of(tools::v2::all())
+        .map_err(|e| e.to_string())?
+        .manifest();
+    v2.write_to(&v2_path)
+        .map_err(|e| format!("{}: {e}", v2_path.display()))?;
 
     println!(
         "{}",
@@ -142,6 +165,46 @@ fn run() -> Result<ExitCode, String> {
         style.dim(&format!("manifest hash: {}", registry.manifest_hash()))
     );
 
+    if args.confine {
+        let protected = confinement::protected_list(
+            &root,
+            &[
+                (audit_path.as_path(), ProtectedKind::AuditLog),
+                (manifest_path.as_path(), ProtectedKind::Manifest),
+                (v2_path.as_path(), ProtectedKind::Manifest),
+            ],
+        )?;
+        policy_runtime::protected::set_process_list(protected.clone());
+        // The subprocess tools' strict sandboxes need namespaces and mounts, which a confined
+        // process cannot make: a runner forked now (one thread, unconfined) starts them.
+        let specs = tools.iter().map(|t| t.spec().clone()).collect();
+        toolpolicy_examples::runner::start(specs, move || serve_status_api(api_listener))
+            .map_err(|e| format!("starting the tool runner: {e}"))?;
+        let policy = confinement::agent_policy(&tools);
+        println!();
+        println!(
+            "{}",
+            style.bold("The agent confines itself: the union of its tools' policies (sandbox::confine_self, hardened: Landlock, seccomp, no-new-privs, no capabilities)")
+        );
+        match sandbox::confine_self_with(&policy, Profile::Hardened, &protected) {
+            Ok(confined) => {
+                for line in confinement::report_lines(&confined.plan, style) {
+                    println!("  {line}");
+                }
+                println!(
+                    "{}",
+                    style.dim("  subprocess tools start from the tool runner forked before confining, each in its own strict sandbox")
+                );
+            }
+            Err(e) => {
+                println!("  {} {e}", style.bad("REFUSED"));
+                return Ok(ExitCode::from(1));
+            }
+        }
+    } else {
+        serve_status_api(api_listener);
+    }
+
     let mut invocation = registry.start_invocation();
     let outcomes = replay(&transcript, &mut invocation, style);
     let unexpected = summary(&outcomes, style);
@@ -152,15 +215,6 @@ fn run() -> Result<ExitCode, String> {
         ));
     }
 
-    let manifest = registry.manifest();
-    manifest
-        .write_to(&manifest_path)
-        .map_err(|e| format!("{}: {e}", manifest_path.display()))?;
-    let v2 = registry_of(tools::v2::all())
-        .map_err(|e| e.to_string())?
-        .manifest();
-    v2.write_to(&v2_path)
-        .map_err(|e| format!("{}: {e}", v2_path.display()))?;
     println!();
     println!("{}", style.bold("Artifacts"));
     println!("  audit log   {}", audit_path.display());

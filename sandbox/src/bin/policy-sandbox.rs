@@ -2,8 +2,9 @@
 //! enforce, or ask the in-process gate about one call (`policy-runtime/docs/cli.md`).
 //!
 //! ```text
-//! policy-sandbox run --policy FILE [--tool NAME] [--profile strict|hardened] -- CMD [ARGS...]
-//! policy-sandbox check [--json] [--policy FILE [--tool NAME]] [--profile strict|hardened]
+//! policy-sandbox run --policy FILE [--tool NAME] [--profile strict|hardened] [PROTECTED] -- CMD [ARGS...]
+//! policy-sandbox check [--json] [--policy FILE [--tool NAME]] [--profile strict|hardened] [PROTECTED]
+//!   PROTECTED: [--protect PATH]... [--protect-tree PATH]... [--unprotect PATH]...
 //! policy-sandbox gate --policy FILE --tool NAME --args JSON
 //! ```
 //!
@@ -18,6 +19,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
+use policy_runtime::protected::{set_process_list, ProtectedKind, ProtectedPaths};
 use policy_runtime::ToolPolicy;
 use sandbox::hostcaps::HostSupport;
 use sandbox::runner::{run, RunOptions, Stdio};
@@ -32,6 +34,53 @@ use sandbox::{Plan, Profile};
 struct Cli {
     #[command(subcommand)]
     command: Command,
+}
+
+/// Changes to the protected paths (the defaults of the current directory and `$HOME`, plus the
+/// policy file).
+#[derive(clap::Args)]
+struct Protection {
+    /// Also protect PATH (a file, or a directory by its name) from every write, even under a
+    /// write root; repeatable.
+    #[arg(long = "protect", value_name = "PATH")]
+    protect: Vec<PathBuf>,
+    /// Also protect the directory PATH and everything in it; repeatable.
+    #[arg(long = "protect-tree", value_name = "PATH")]
+    protect_tree: Vec<PathBuf>,
+    /// Stop protecting PATH (an entry of the default list, exactly as listed); repeatable.
+    #[arg(long = "unprotect", value_name = "PATH")]
+    unprotect: Vec<PathBuf>,
+}
+
+impl Protection {
+    /// The protected list of this run: the defaults, the policy file the runner loaded, and
+    /// the command line's changes. Errors name the flag.
+    fn list(&self, policy_file: &std::path::Path) -> Result<ProtectedPaths, String> {
+        let mut list = ProtectedPaths::for_this_process();
+        let absolute = |p: &PathBuf| std::path::absolute(p).unwrap_or_else(|_| p.clone());
+        list.add_file(
+            absolute(&policy_file.to_path_buf()),
+            ProtectedKind::PolicyFile,
+        )
+        .map_err(|e| format!("the policy file: {e}"))?;
+        for p in &self.protect {
+            list.add_file(absolute(p), ProtectedKind::Other)
+                .map_err(|e| format!("--protect: {e}"))?;
+        }
+        for p in &self.protect_tree {
+            list.add_tree(absolute(p), ProtectedKind::Other)
+                .map_err(|e| format!("--protect-tree: {e}"))?;
+        }
+        for p in &self.unprotect {
+            if !list.remove(absolute(p)) {
+                return Err(format!(
+                    "--unprotect: {} is not a protected path (see `protected` in the report)",
+                    p.display()
+                ));
+            }
+        }
+        Ok(list)
+    }
 }
 
 #[derive(Subcommand)]
@@ -53,6 +102,8 @@ enum Command {
         /// including CMD's interpreter chain.
         #[arg(long)]
         report: bool,
+        #[command(flatten)]
+        protection: Protection,
         /// The command and its arguments.
         #[arg(last = true, required = true)]
         cmd: Vec<OsString>,
@@ -71,6 +122,8 @@ enum Command {
         /// The profile to plan for (default strict).
         #[arg(long)]
         profile: Option<Profile>,
+        #[command(flatten)]
+        protection: Protection,
     },
     /// The in-process decision for one call, as an agent's registry makes it: the argument
     /// gate, then the constraints of a fresh invocation (forbidden, max_invocations,
@@ -118,14 +171,30 @@ fn main() -> ExitCode {
             tool,
             profile,
             report,
+            protection,
             cmd,
-        } => run_cmd(policy, tool, profile, report, cmd),
+        } => {
+            if let Err(e) = protection.list(&policy).map(set_process_list) {
+                eprintln!("error: {e}");
+                return ExitCode::from(2);
+            }
+            run_cmd(policy, tool, profile, report, cmd)
+        }
         Command::Check {
             json,
             policy,
             tool,
             profile,
-        } => check(json, policy, tool, profile),
+            protection,
+        } => {
+            if let Some(path) = &policy {
+                if let Err(e) = protection.list(path).map(set_process_list) {
+                    eprintln!("error: {e}");
+                    return ExitCode::from(2);
+                }
+            }
+            check(json, policy, tool, profile)
+        }
         Command::Gate { policy, tool, args } => gate(policy, tool, args),
     }
 }
@@ -218,6 +287,14 @@ fn run_cmd(
     }
 }
 
+fn status_text(enforcement: &sandbox::Enforcement) -> String {
+    match enforcement {
+        sandbox::Enforcement::Exact => "exact".to_string(),
+        sandbox::Enforcement::Widened { to } => format!("widened to {to}"),
+        sandbox::Enforcement::NotEnforced { reason } => format!("NOT ENFORCED: {reason}"),
+    }
+}
+
 fn check(
     json: bool,
     policy: Option<PathBuf>,
@@ -258,17 +335,21 @@ fn check(
             path.display()
         ));
         for r in &plan.rules {
-            let status = match &r.enforcement {
-                sandbox::Enforcement::Exact => "exact".to_string(),
-                sandbox::Enforcement::Widened { to } => format!("widened to {to}"),
-                sandbox::Enforcement::NotEnforced { reason } => format!("NOT ENFORCED: {reason}"),
-            };
+            let status = status_text(&r.enforcement);
             let by = if r.by.is_empty() {
                 String::new()
             } else {
                 format!(" [{}]", r.by.join(", "))
             };
             plan_text.push_str(&format!("  {}: {status}{by}\n", r.rule));
+        }
+        for p in &plan.protected {
+            let status = status_text(&p.enforcement);
+            plan_text.push_str(&format!(
+                "  protected {} ({}): {status}\n",
+                p.path.display(),
+                p.kind
+            ));
         }
         match refusal {
             Some(why) => plan_text.push_str(&format!("refused: {why}\n")),
