@@ -70,6 +70,28 @@ impl Glob {
         }
         a.len() == b.len()
     }
+
+    /// Whether some path of the glob could have `names` as consecutive components (`.git`,
+    /// `hooks`): `false` only for a glob without `**` none of whose runs of components can
+    /// spell them.
+    ///
+    /// ```
+    /// use policy_runtime::glob::Glob;
+    /// let g = |s| Glob::new(s).unwrap();
+    /// assert!(!g("/srv/*/x.db").may_contain(&[".git", "hooks"]));
+    /// assert!(g("/srv/*/hooks/x").may_contain(&[".git", "hooks"]));
+    /// assert!(g("/srv/**").may_contain(&[".git", "hooks"]));
+    /// ```
+    pub fn may_contain(&self, names: &[&str]) -> bool {
+        let components = self.components();
+        has_recursive(components)
+            || components.windows(names.len()).any(|run| {
+                run.iter().zip(names).all(|(c, name)| match c {
+                    Component::Pattern(tokens) => component_matches(tokens, name),
+                    Component::Recursive => true,
+                })
+            })
+    }
 }
 
 fn has_recursive(components: &[Component]) -> bool {
@@ -166,6 +188,16 @@ mod tests {
                 if !ga.may_overlap(&gb) {
                     for p in &paths {
                         assert!(!(ga.is_match(p) && gb.is_match(p)), "{a}, {b} share {p}");
+                    }
+                }
+            }
+            for names in [&["a", "b"][..], &["b"], &["bb", "c"], &["c", "a", "b"]] {
+                let ga = g(a);
+                if !ga.may_contain(names) {
+                    let run = format!("/{}", names.join("/"));
+                    for p in paths.iter().filter(|p| ga.is_match(p)) {
+                        let inner = format!("{p}/");
+                        assert!(!inner.contains(&format!("{run}/")), "{a} has {p} ⊇ {run}");
                     }
                 }
             }
