@@ -10,6 +10,7 @@
 //!   glob cache.
 //!
 //! Memory (peak RSS at 10k, 50k and 100k tools) is measured by `scripts/verify-memory.sh`.
+//! Like the command, the benchmark allocates with mimalloc.
 //!
 //! Run with `cargo bench -p manifest-verify --bench verify -- --warm-up-time 1 --measurement-time 3`.
 
@@ -21,6 +22,10 @@ use policy_runtime::Manifest;
 
 #[path = "support/shape.rs"]
 mod shape;
+
+/// The allocator of the `manifest-verify` command, so the figures are the command's.
+#[global_allocator]
+static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
 use shape::manifest_text;
 
