@@ -165,12 +165,9 @@ impl Language {
         let too_large = |e: &dyn std::fmt::Display| {
             Undecided(format!("the globs are too large to compile: {e}"))
         };
-        let nfa = COMPILER
-            .with(|compiler| compiler.build_many(regexes))
-            .map_err(|e| too_large(&e))?;
-        let dfa = BUILDER
-            .with(|builder| builder.build_from_nfa(nfa))
-            .map_err(|e| too_large(&e))?;
+        let nfa =
+            COMPILER.with(|compiler| compiler.build_many(regexes).map_err(|e| too_large(&e)))?;
+        let dfa = BUILDER.with(|builder| builder.build_from_nfa(nfa).map_err(|e| too_large(&e)))?;
         Ok(Language {
             cache: Some(Mutex::new(dfa.create_cache())),
             dfa: Some(dfa),
