@@ -18,6 +18,7 @@
 
 use std::sync::OnceLock;
 
+use policy_runtime::glob::Glob;
 use policy_runtime::policy::{ExecPolicy, ToolPolicy};
 use policy_runtime::protected::{default_patterns, ProtectedKind};
 
@@ -226,6 +227,11 @@ fn reached(
             (&readable, &all.any_read, "fs.read")
         };
         let Some(set) = set else { continue };
+        if let PathSet::Globs(globs) = set {
+            if !globs.iter().any(|g| may_reach(g, write)) {
+                continue;
+            }
+        }
         let Some(lang) = cache.language(set) else {
             continue;
         };
@@ -276,6 +282,33 @@ fn reached(
     }
     out
 }
+
+/// Whether `glob` might reach a path target of this access (`write`: the targets reached by
+/// writing); `false` only when its components show it cannot, without building an automaton.
+/// Every target lies in one of [`TARGET_TREES`] (for reads, in `/proc/**`), except the git
+/// hooks, which are a run of components anywhere (`.git/hooks`): the test
+/// `target_trees_hold_every_target` checks this against the targets' own languages.
+fn may_reach(glob: &Glob, write: bool) -> bool {
+    static TREES: OnceLock<Vec<Glob>> = OnceLock::new();
+    let trees = TREES.get_or_init(|| {
+        TARGET_TREES
+            .iter()
+            .map(|t| Glob::new(t).expect("target trees are valid globs"))
+            .collect()
+    });
+    let trees = if write { &trees[..] } else { &trees[..1] };
+    trees.iter().any(|t| glob.may_overlap(t)) || (write && glob.may_contain(&[".git", "hooks"]))
+}
+
+/// Trees that hold the targets other than git hooks; the first holds every read target.
+const TARGET_TREES: [&str; 6] = [
+    "/proc/**",
+    "/root/**",
+    "/home/**",
+    "/Users/**",
+    "/var/home/**",
+    "/etc/**",
+];
 
 /// The union of the declared lists, or `None` when none is declared.
 fn declared<'a>(lists: &[Option<&'a policy_runtime::GlobList>]) -> Option<PathSet<'a>> {
@@ -402,6 +435,44 @@ mod tests {
             r#"{"fs": {"write": ["/usr/bin/*"]}, "exec": {"allow": ["git", "rg"]}}"#,
         );
         assert_eq!(found, ["/usr/bin/rg"]);
+    }
+
+    /// `may_reach` skips a set only when no glob of it meets the trees or the `.git/hooks` run:
+    /// every target other than git hooks must lie inside those trees (the read targets inside
+    /// the first), or the shortcut would hide an escalation.
+    #[test]
+    fn target_trees_hold_every_target() {
+        let trees = |n: usize| {
+            let regexes: Vec<String> = TARGET_TREES[..n]
+                .iter()
+                .map(|t| Glob::new(t).unwrap().to_regex())
+                .collect();
+            Language::from_regexes(&regexes).unwrap()
+        };
+        let (all, proc) = (trees(TARGET_TREES.len()), trees(1));
+        for target in targets().each.iter().filter(|t| t.name != "git hooks") {
+            let within = if target.write { &all } else { &proc };
+            let outside = find_witness(
+                &[
+                    Term::member(Language::paths()),
+                    Term::member(&target.language),
+                    Term::non_member(within),
+                ],
+                WitnessOrder::Paths,
+                &Budget::per_tool(),
+            );
+            assert_eq!(
+                outside,
+                Ok(None),
+                "{} reaches outside the trees",
+                target.name
+            );
+        }
+        // And the shortcut really skips what it can: a glob far from every target.
+        assert!(!may_reach(&Glob::new("/srv/app/*.log").unwrap(), true));
+        assert!(!may_reach(&Glob::new("/var/lib/svc/*/x.db").unwrap(), true));
+        assert!(may_reach(&Glob::new("/srv/*/hooks/x").unwrap(), true));
+        assert!(may_reach(&Glob::new("/*/x/environ").unwrap(), false));
     }
 
     #[test]

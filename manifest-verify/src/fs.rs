@@ -84,12 +84,12 @@ fn declared(list: &Option<GlobList>) -> &[Glob] {
     list.as_ref().map_or(&[], |l| l.globs())
 }
 
-/// Compiled glob sets, keyed by their sorted, deduplicated texts. Many tools share globs, so a
+/// Compiled glob sets, keyed by their sorted, deduplicated globs. Many tools share globs, so a
 /// set is compiled once and reused; the cache holds at most [`GlobCache::CAPACITY`] sets and
 /// starts over when full, so memory stays flat however many tools a manifest has.
 #[derive(Debug, Default)]
 pub struct GlobCache {
-    languages: HashMap<Vec<String>, Arc<Result<Language, Undecided>>>,
+    languages: HashMap<Vec<Glob>, Arc<Result<Language, Undecided>>>,
 }
 
 impl GlobCache {
@@ -103,7 +103,8 @@ impl GlobCache {
         let PathSet::Globs(globs) = set else {
             return None;
         };
-        let key: Vec<String> = globs.iter().map(|g| g.as_str().to_string()).collect();
+        // Globs are interned, so the key is a list of shared references, not of texts.
+        let key: Vec<Glob> = globs.iter().map(|&g| g.clone()).collect();
         if let Some(hit) = self.languages.get(&key) {
             return Some(Arc::clone(hit));
         }
@@ -125,6 +126,28 @@ impl GlobCache {
     pub fn is_empty(&self) -> bool {
         self.languages.is_empty()
     }
+}
+
+/// The parts of `admitted` and `rejected` that decide `admitted \ rejected`: the admitted globs
+/// not already inside one rejected glob ([`Glob::covers`]), and the rejected globs that may
+/// meet one of those ([`Glob::may_overlap`]). The difference of the two results is the same
+/// set of paths as that of the full sets, so the witness search over them finds the same
+/// witness, with smaller automata to build and walk.
+fn relevant<'a, 'b>(admitted: &PathSet<'a>, rejected: &PathSet<'b>) -> (PathSet<'a>, PathSet<'b>) {
+    let (PathSet::Globs(admitted), PathSet::Globs(rejected)) = (admitted, rejected) else {
+        return (admitted.clone(), rejected.clone());
+    };
+    let admitted: Vec<&Glob> = admitted
+        .iter()
+        .copied()
+        .filter(|g| !rejected.iter().any(|r| r == g || r.covers(g)))
+        .collect();
+    let rejected: Vec<&Glob> = rejected
+        .iter()
+        .copied()
+        .filter(|r| admitted.iter().any(|g| r.may_overlap(g)))
+        .collect();
+    (PathSet::Globs(admitted), PathSet::Globs(rejected))
 }
 
 /// A normalized path that `admitted` admits and `rejected` does not (`Ok(None)`: none exists,
@@ -151,8 +174,12 @@ pub fn path_witness(
     if admitted.textually_within(rejected) {
         return Ok(None);
     }
-    let a = cache.language(admitted);
-    let r = cache.language(rejected);
+    let (admitted, rejected) = relevant(admitted, rejected);
+    if matches!(&admitted, PathSet::Globs(globs) if globs.is_empty()) {
+        return Ok(None);
+    }
+    let a = cache.language(&admitted);
+    let r = cache.language(&rejected);
     let mut terms = vec![Term::member(Language::paths())];
     if let Some(a) = &a {
         terms.push(Term::member(a.as_ref().as_ref().map_err(Clone::clone)?));

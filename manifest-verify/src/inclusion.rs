@@ -28,6 +28,7 @@ use std::time::{Duration, Instant};
 
 use regex_automata::hybrid::dfa::{Cache, DFA};
 use regex_automata::hybrid::LazyStateID;
+use regex_automata::nfa::thompson;
 use regex_automata::util::start;
 use regex_automata::{Anchored, MatchKind};
 
@@ -136,17 +137,37 @@ impl Language {
         if regexes.is_empty() {
             return Ok(Language::empty());
         }
-        let dfa = DFA::builder()
-            .configure(
-                DFA::config()
-                    .match_kind(MatchKind::All)
-                    .starts_for_each_pattern(false)
-                    .cache_capacity(STATE_MEMORY_LIMIT)
-                    .skip_cache_capacity_check(true)
-                    .minimum_cache_clear_count(None),
-            )
-            .build_many(regexes)
-            .map_err(|e| Undecided(format!("the globs are too large to compile: {e}")))?;
+        // One compiler per thread, reused: it keeps its scratch tables (among them a
+        // 10,000-entry map for Unicode classes) between languages instead of allocating them
+        // for every glob set, as a fresh compiler (or regex-automata's own builder, which
+        // clones one) would.
+        thread_local! {
+            static COMPILER: thompson::Compiler = {
+                let mut compiler = thompson::Compiler::new();
+                compiler.configure(
+                    thompson::Config::new().which_captures(thompson::WhichCaptures::None),
+                );
+                compiler
+            };
+            static BUILDER: regex_automata::hybrid::dfa::Builder = {
+                let mut builder = DFA::builder();
+                builder.configure(
+                    DFA::config()
+                        .match_kind(MatchKind::All)
+                        .starts_for_each_pattern(false)
+                        .cache_capacity(STATE_MEMORY_LIMIT)
+                        .skip_cache_capacity_check(true)
+                        .minimum_cache_clear_count(None),
+                );
+                builder
+            };
+        }
+        let too_large = |e: &dyn std::fmt::Display| {
+            Undecided(format!("the globs are too large to compile: {e}"))
+        };
+        let nfa =
+            COMPILER.with(|compiler| compiler.build_many(regexes).map_err(|e| too_large(&e)))?;
+        let dfa = BUILDER.with(|builder| builder.build_from_nfa(nfa).map_err(|e| too_large(&e)))?;
         Ok(Language {
             cache: Some(Mutex::new(dfa.create_cache())),
             dfa: Some(dfa),
@@ -446,25 +467,20 @@ type Key = [LazyStateID; MAX_TERMS];
 /// One byte per distinct combination of the DFAs' byte classes, in preference order: bytes of
 /// the same combination lead to the same product state, so trying one of them is enough.
 fn representatives(walkers: &[(Walker<'_>, bool)], order: WitnessOrder) -> Vec<u8> {
-    // (class combination, rank in the preference order), sorted so that each combination's
-    // most preferred byte comes first; then those bytes back in preference order.
-    let mut keyed: Vec<(u64, u16)> = order
+    // Bytes in preference order; the first byte of each class combination is its most
+    // preferred one, and the result stays in preference order.
+    let mut seen: std::collections::HashSet<u64, BuildFx> = Default::default();
+    order
         .bytes()
         .iter()
-        .enumerate()
-        .map(|(rank, &b)| {
+        .copied()
+        .filter(|&b| {
             let key = walkers.iter().fold(0u64, |acc, (w, _)| {
                 (acc << 8) | u64::from(w.dfa.byte_classes().get(b))
             });
-            (key, rank as u16)
+            seen.insert(key)
         })
-        .collect();
-    keyed.sort_unstable();
-    keyed.dedup_by_key(|(key, _)| *key);
-    let mut ranks: Vec<u16> = keyed.into_iter().map(|(_, rank)| rank).collect();
-    ranks.sort_unstable();
-    let bytes = order.bytes();
-    ranks.into_iter().map(|r| bytes[usize::from(r)]).collect()
+        .collect()
 }
 
 /// A fast non-cryptographic hasher (the Fx hash of rustc) for product states: the keys are

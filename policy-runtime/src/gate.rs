@@ -40,7 +40,7 @@ use serde_json::Value;
 
 use crate::denial::{Denial, DenialCode};
 use crate::glob::GlobList;
-use crate::path::{looks_like_path, resolve, verbatim_reading};
+use crate::path::{looks_like_path, resolved, verbatim_reading};
 use crate::policy::ToolPolicy;
 use crate::protected::ProtectedPaths;
 use crate::tool::{Access, PathArg};
@@ -71,14 +71,18 @@ pub fn check_args(
     let judge = Judge::new(policy);
     let mut checked = Vec::new();
     let mut rewrites = Vec::new();
+    // One buffer holds the JSON pointer of the value being walked, extended and cut back as
+    // the walk goes, so the many strings that are not paths cost no allocation.
+    let mut pointer = String::new();
     match &*args {
         Value::Object(map) => {
             for (key, value) in map.iter() {
-                let pointer = format!("/{}", escape_pointer(key));
+                pointer.clear();
+                push_key(&mut pointer, key);
                 match typed.iter().find(|a| a.name == *key) {
                     Some(arg) => judge.typed(
                         value,
-                        &pointer,
+                        &mut pointer,
                         arg.access,
                         cwd,
                         &mut checked,
@@ -86,12 +90,12 @@ pub fn check_args(
                     )?,
                     None => {
                         judge.untyped_string(key, &pointer, &mut checked)?;
-                        judge.untyped(value, &pointer, &mut checked)?
+                        judge.untyped(value, &mut pointer, &mut checked)?
                     }
                 }
             }
         }
-        other => judge.untyped(other, "", &mut checked)?,
+        other => judge.untyped(other, &mut pointer, &mut checked)?,
     }
     for (pointer, normalized) in rewrites {
         if let Some(slot) = args.pointer_mut(&pointer) {
@@ -119,12 +123,11 @@ pub fn check_path(
     access: Access,
     cwd: Option<&Path>,
 ) -> Result<String, Denial> {
-    if !policy.gates_paths() {
-        return resolve(raw, cwd).map_err(|p| invalid_path("", raw, p));
+    let normalized = resolved(raw, cwd).map_err(|p| invalid_path("", raw, p))?;
+    if policy.gates_paths() {
+        Judge::new(policy).judge(&normalized, "", access)?;
     }
-    let normalized = resolve(raw, cwd).map_err(|p| invalid_path("", raw, p))?;
-    Judge::new(policy).judge(&normalized, "", access)?;
-    Ok(normalized)
+    Ok(normalized.into_owned())
 }
 
 struct Judge<'p> {
@@ -145,7 +148,7 @@ impl<'p> Judge<'p> {
     fn typed(
         &self,
         value: &Value,
-        pointer: &str,
+        pointer: &mut String,
         access: Access,
         cwd: Option<&Path>,
         checked: &mut Vec<CheckedPath>,
@@ -153,28 +156,24 @@ impl<'p> Judge<'p> {
     ) -> Result<(), Denial> {
         match value {
             Value::String(raw) => {
-                let normalized = resolve(raw, cwd).map_err(|p| invalid_path(pointer, raw, p))?;
+                let normalized = resolved(raw, cwd).map_err(|p| invalid_path(pointer, raw, p))?;
                 self.judge(&normalized, pointer, access)?;
-                if normalized != *raw {
-                    rewrites.push((pointer.to_string(), normalized.clone()));
+                if normalized != raw.as_str() {
+                    rewrites.push((pointer.to_string(), normalized.to_string()));
                 }
                 checked.push(CheckedPath {
                     argument: pointer.to_string(),
-                    path: normalized,
+                    path: normalized.into_owned(),
                     access,
                 });
                 Ok(())
             }
             Value::Array(items) => {
+                let len = pointer.len();
                 for (i, item) in items.iter().enumerate() {
-                    self.typed(
-                        item,
-                        &format!("{pointer}/{i}"),
-                        access,
-                        cwd,
-                        checked,
-                        rewrites,
-                    )?;
+                    push_index(pointer, i);
+                    self.typed(item, pointer, access, cwd, checked, rewrites)?;
+                    pointer.truncate(len);
                 }
                 Ok(())
             }
@@ -187,24 +186,29 @@ impl<'p> Judge<'p> {
     fn untyped(
         &self,
         value: &Value,
-        pointer: &str,
+        pointer: &mut String,
         checked: &mut Vec<CheckedPath>,
     ) -> Result<(), Denial> {
         match value {
             Value::String(s) => self.untyped_string(s, pointer, checked),
             Value::Array(items) => {
+                let len = pointer.len();
                 for (i, item) in items.iter().enumerate() {
-                    self.untyped(item, &format!("{pointer}/{i}"), checked)?;
+                    push_index(pointer, i);
+                    self.untyped(item, pointer, checked)?;
+                    pointer.truncate(len);
                 }
                 Ok(())
             }
             Value::Object(map) => {
+                let len = pointer.len();
                 for (k, v) in map {
-                    let inner = format!("{pointer}/{}", escape_pointer(k));
+                    push_key(pointer, k);
                     // A key is as much a path as a value: `{"files": {"/etc/cron.d/x": "..."}}`
                     // hands the body a path to write.
-                    self.untyped_string(k, &inner, checked)?;
-                    self.untyped(v, &inner, checked)?;
+                    self.untyped_string(k, pointer, checked)?;
+                    self.untyped(v, pointer, checked)?;
+                    pointer.truncate(len);
                 }
                 Ok(())
             }
@@ -224,7 +228,7 @@ impl<'p> Judge<'p> {
         if !looks_like_path(s) {
             return Ok(());
         }
-        let normalized = resolve(s, None).map_err(|p| invalid_path(pointer, s, p))?;
+        let normalized = resolved(s, None).map_err(|p| invalid_path(pointer, s, p))?;
         self.judge(&normalized, pointer, Access::Unknown)?;
         if let Some(other) = verbatim_reading(s) {
             self.judge(&other, pointer, Access::Unknown)
@@ -232,7 +236,7 @@ impl<'p> Judge<'p> {
         }
         checked.push(CheckedPath {
             argument: pointer.to_string(),
-            path: normalized,
+            path: normalized.into_owned(),
             access: Access::Unknown,
         });
         Ok(())
@@ -344,9 +348,22 @@ fn invalid_path(pointer: &str, raw: &str, problem: crate::path::PathProblem) -> 
     }
 }
 
-/// JSON pointer escaping (RFC 6901).
-fn escape_pointer(key: &str) -> String {
-    key.replace('~', "~0").replace('/', "~1")
+/// Appends `/key` to a JSON pointer, escaped (RFC 6901).
+fn push_key(pointer: &mut String, key: &str) {
+    pointer.push('/');
+    for c in key.chars() {
+        match c {
+            '~' => pointer.push_str("~0"),
+            '/' => pointer.push_str("~1"),
+            c => pointer.push(c),
+        }
+    }
+}
+
+/// Appends `/index` to a JSON pointer.
+fn push_index(pointer: &mut String, index: usize) {
+    use std::fmt::Write;
+    let _ = write!(pointer, "/{index}");
 }
 
 #[cfg(test)]

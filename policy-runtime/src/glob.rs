@@ -33,13 +33,19 @@
 
 use std::fmt;
 use std::path::PathBuf;
-use std::sync::OnceLock;
+use std::sync::{Arc, OnceLock};
 
+use regex_automata::dfa::{dense, Automaton, StartKind};
 use regex_automata::meta::Regex;
+use regex_automata::util::primitives::StateID;
+use regex_automata::util::start;
+use regex_automata::Anchored;
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 mod index;
+mod intern;
 mod matcher;
+mod relation;
 
 use index::PrefixIndex;
 
@@ -242,16 +248,32 @@ impl Component {
 /// A validated glob of the shared dialect.
 ///
 /// Two globs compare equal when their text is equal; use the verifier for language inclusion.
-#[derive(Clone, Debug)]
+///
+/// Globs are interned: every glob of the same text shares one parsed form, so cloning one is a
+/// reference count and a manifest that repeats a glob holds it once.
+#[derive(Clone)]
 pub struct Glob {
-    text: String,
+    inner: Arc<GlobInner>,
+}
+
+#[derive(Debug)]
+struct GlobInner {
+    text: Box<str>,
     components: Vec<Component>,
-    regex: String,
+}
+
+impl fmt::Debug for Glob {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Glob")
+            .field("text", &self.inner.text)
+            .field("components", &self.inner.components)
+            .finish()
+    }
 }
 
 impl PartialEq for Glob {
     fn eq(&self, other: &Self) -> bool {
-        self.text == other.text
+        Arc::ptr_eq(&self.inner, &other.inner) || self.inner.text == other.inner.text
     }
 }
 
@@ -259,7 +281,7 @@ impl Eq for Glob {}
 
 impl std::hash::Hash for Glob {
     fn hash<H: std::hash::Hasher>(&self, state: &mut H) {
-        self.text.hash(state)
+        self.inner.text.hash(state)
     }
 }
 
@@ -271,13 +293,13 @@ impl PartialOrd for Glob {
 
 impl Ord for Glob {
     fn cmp(&self, other: &Self) -> std::cmp::Ordering {
-        self.text.cmp(&other.text)
+        self.inner.text.cmp(&other.inner.text)
     }
 }
 
 impl fmt::Display for Glob {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.text)
+        f.write_str(&self.inner.text)
     }
 }
 
@@ -293,23 +315,17 @@ impl Glob {
     /// assert!(Glob::new("/out/a**").is_err());
     /// ```
     pub fn new(text: &str) -> Result<Glob, GlobError> {
-        let components = parse(text)?;
-        let regex = regex_of(&components);
-        Ok(Glob {
-            text: text.to_string(),
-            components,
-            regex,
-        })
+        intern::glob(text)
     }
 
     /// The text the glob was built from.
     pub fn as_str(&self) -> &str {
-        &self.text
+        &self.inner.text
     }
 
     /// The parsed components, for consumers that translate the glob (the verifier).
     pub fn components(&self) -> &[Component] {
-        &self.components
+        &self.inner.components
     }
 
     /// Whether a normalized absolute path matches.
@@ -317,12 +333,13 @@ impl Glob {
     /// The path must already be normalized (see [`crate::path::normalize`]); `/` is matched by
     /// globs made only of `**` components.
     pub fn is_match(&self, path: &str) -> bool {
-        matcher::is_match(&self.components, path)
+        matcher::is_match(&self.inner.components, path)
     }
 
     /// Whether the glob matches the root directory `/` (all its components are `**`).
     pub fn matches_root(&self) -> bool {
-        self.components
+        self.inner
+            .components
             .iter()
             .all(|c| matches!(c, Component::Recursive))
     }
@@ -337,7 +354,7 @@ impl Glob {
     /// ```
     pub fn literal_prefix(&self) -> PathBuf {
         let mut path = PathBuf::from("/");
-        for c in &self.components {
+        for c in &self.inner.components {
             match c.as_literal() {
                 Some(lit) => path.push(lit),
                 None => break,
@@ -357,7 +374,7 @@ impl Glob {
     /// # Ok::<(), policy_runtime::glob::GlobError>(())
     /// ```
     pub fn is_tree(&self) -> bool {
-        match self.components.split_last() {
+        match self.inner.components.split_last() {
             Some((Component::Recursive, rest)) => rest.iter().all(|c| c.as_literal().is_some()),
             _ => false,
         }
@@ -376,17 +393,18 @@ impl Glob {
     /// ```
     pub fn literal_dir(&self) -> PathBuf {
         let take = if self.is_tree() {
-            self.components.len() - 1
+            self.inner.components.len() - 1
         } else {
             let literal = self
+                .inner
                 .components
                 .iter()
                 .take_while(|c| c.as_literal().is_some())
                 .count();
-            literal.min(self.components.len().saturating_sub(1))
+            literal.min(self.inner.components.len().saturating_sub(1))
         };
         let mut path = PathBuf::from("/");
-        for c in &self.components[..take] {
+        for c in &self.inner.components[..take] {
             path.push(c.as_literal().expect("counted literal components"));
         }
         path
@@ -403,7 +421,7 @@ impl Glob {
     /// # Ok::<(), policy_runtime::glob::GlobError>(())
     /// ```
     pub fn to_regex(&self) -> String {
-        self.regex.clone()
+        regex_of(&self.inner.components)
     }
 }
 
@@ -420,7 +438,7 @@ fn root_as_empty(path: &str) -> &str {
 /// character, not one byte (globset is byte-oriented there, which disagrees with the dialect).
 /// `None` when the automaton would exceed regex-automata's size limits (long globs of many
 /// Unicode classes do): the caller then matches glob by glob, which has no such limit.
-fn compile(regexes: &[&str]) -> Option<Regex> {
+fn compile(regexes: &[String]) -> Option<Regex> {
     Regex::builder()
         .configure(Regex::config().match_kind(regex_automata::MatchKind::All))
         .build_many(regexes)
@@ -710,15 +728,60 @@ pub struct GlobList {
 }
 
 /// How a list is matched. A small list is one automaton (the fastest for the gate's common
-/// case of a few globs); a list of more than [`AUTOMATON_MAX_GLOBS`] globs, or one whose
-/// automaton would exceed regex-automata's size limits, is matched glob by glob through an
-/// index of literal prefixes, whose cost grows with the depth of the path, not with the number
-/// of globs.
+/// case of a few globs): a fully built DFA, walked one table lookup per byte, when it stays
+/// under [`DFA_SIZE_LIMIT`], else regex-automata's lazy one. A list of more than
+/// [`AUTOMATON_MAX_GLOBS`] globs, or one whose automaton would exceed regex-automata's size
+/// limits, is matched glob by glob through an index of literal prefixes, whose cost grows with
+/// the depth of the path, not with the number of globs.
 #[derive(Clone, Debug)]
 enum ListMatcher {
+    Dfa(Box<ListDfa>),
     Automaton(Box<Regex>),
     Indexed(PrefixIndex),
 }
+
+/// A list's globs as one anchored DFA, and its start state (the same for every path: the globs
+/// look at nothing before the path).
+#[derive(Clone, Debug)]
+struct ListDfa {
+    dfa: dense::DFA<Vec<u32>>,
+    start: StateID,
+}
+
+impl ListDfa {
+    /// `None` when the DFA would exceed [`DFA_SIZE_LIMIT`] (globs whose wildcards interleave
+    /// can blow up determinization).
+    fn build(regexes: &[String]) -> Option<ListDfa> {
+        let dfa = dense::Builder::new()
+            .configure(
+                dense::Config::new()
+                    .start_kind(StartKind::Anchored)
+                    .match_kind(regex_automata::MatchKind::All)
+                    .dfa_size_limit(Some(DFA_SIZE_LIMIT))
+                    .determinize_size_limit(Some(DFA_SIZE_LIMIT)),
+            )
+            .build_many(regexes)
+            .ok()?;
+        let start = dfa
+            .start_state(&start::Config::new().anchored(Anchored::Yes))
+            .ok()?;
+        Some(ListDfa { dfa, start })
+    }
+
+    fn is_match(&self, text: &str) -> bool {
+        let mut state = self.start;
+        for &b in text.as_bytes() {
+            state = self.dfa.next_state(state, b);
+            if self.dfa.is_dead_state(state) {
+                return false;
+            }
+        }
+        self.dfa.is_match_state(self.dfa.next_eoi_state(state))
+    }
+}
+
+/// The most memory one list's DFA may take (it is built once per list, on first use).
+const DFA_SIZE_LIMIT: usize = 1 << 20;
 
 /// Lists up to this many globs, and this many bytes of regex, are compiled into one automaton
 /// (when it fits): beyond that, compiling costs more than the index saves.
@@ -779,6 +842,7 @@ impl GlobList {
     /// Whether any glob matches the normalized absolute path.
     pub fn is_match(&self, path: &str) -> bool {
         match self.matcher() {
+            ListMatcher::Dfa(dfa) => dfa.is_match(root_as_empty(path)),
             ListMatcher::Automaton(regex) => regex.is_match(root_as_empty(path)),
             ListMatcher::Indexed(index) => index.first_match(&self.globs, path).is_some(),
         }
@@ -787,16 +851,24 @@ impl GlobList {
     /// The first glob (in declaration order) that matches, for explanations.
     pub fn first_match(&self, path: &str) -> Option<&Glob> {
         match self.matcher() {
-            ListMatcher::Automaton(_) => self.globs.iter().find(|g| g.is_match(path)),
+            ListMatcher::Dfa(_) | ListMatcher::Automaton(_) => {
+                self.globs.iter().find(|g| g.is_match(path))
+            }
             ListMatcher::Indexed(index) => index.first_match(&self.globs, path),
         }
     }
 
     fn matcher(&self) -> &ListMatcher {
         self.set.get_or_init(|| {
-            let regex_bytes: usize = self.globs.iter().map(|g| g.regex.len()).sum();
-            if self.globs.len() <= AUTOMATON_MAX_GLOBS && regex_bytes <= AUTOMATON_MAX_REGEX_BYTES {
-                let regexes: Vec<&str> = self.globs.iter().map(|g| g.regex.as_str()).collect();
+            if self.globs.len() <= AUTOMATON_MAX_GLOBS {
+                let regexes: Vec<String> = self.globs.iter().map(Glob::to_regex).collect();
+                let regex_bytes: usize = regexes.iter().map(String::len).sum();
+                if regex_bytes > AUTOMATON_MAX_REGEX_BYTES {
+                    return ListMatcher::Indexed(PrefixIndex::new(&self.globs));
+                }
+                if let Some(dfa) = ListDfa::build(&regexes) {
+                    return ListMatcher::Dfa(Box::new(dfa));
+                }
                 if let Some(regex) = compile(&regexes) {
                     return ListMatcher::Automaton(Box::new(regex));
                 }
@@ -814,21 +886,67 @@ impl Serialize for GlobList {
 
 impl<'de> Deserialize<'de> for GlobList {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let texts = Vec::<String>::deserialize(d)?;
-        GlobList::new(&texts).map_err(serde::de::Error::custom)
+        struct Globs;
+        impl<'de> serde::de::Visitor<'de> for Globs {
+            type Value = Result<Vec<Glob>, GlobError>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a sequence")
+            }
+            fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                self,
+                mut seq: A,
+            ) -> Result<Self::Value, A::Error> {
+                let mut globs = Vec::with_capacity(seq.size_hint().unwrap_or(0).min(64));
+                // Every element must still be a string; the first invalid glob is the error,
+                // reported once the list is read (where a list of texts would report it).
+                let mut first_error = None;
+                while let Some(ParsedGlob(parsed)) = seq.next_element()? {
+                    match parsed {
+                        Ok(glob) => globs.push(glob),
+                        Err(e) => {
+                            first_error.get_or_insert(e);
+                        }
+                    }
+                }
+                Ok(first_error.map_or(Ok(globs), Err))
+            }
+        }
+        let globs = d.deserialize_seq(Globs)?;
+        globs
+            .map(GlobList::from_globs)
+            .map_err(serde::de::Error::custom)
     }
 }
 
 impl Serialize for Glob {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        s.serialize_str(&self.text)
+        s.serialize_str(self.as_str())
+    }
+}
+
+/// A glob read from a string in place (no copy of the text unless it is new to the interner).
+struct ParsedGlob(Result<Glob, GlobError>);
+
+impl<'de> Deserialize<'de> for ParsedGlob {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct Text;
+        impl serde::de::Visitor<'_> for Text {
+            type Value = ParsedGlob;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("a string")
+            }
+            fn visit_str<E: serde::de::Error>(self, text: &str) -> Result<ParsedGlob, E> {
+                Ok(ParsedGlob(Glob::new(text)))
+            }
+        }
+        d.deserialize_str(Text)
     }
 }
 
 impl<'de> Deserialize<'de> for Glob {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        let text = String::deserialize(d)?;
-        Glob::new(&text).map_err(serde::de::Error::custom)
+        let ParsedGlob(parsed) = ParsedGlob::deserialize(d)?;
+        parsed.map_err(serde::de::Error::custom)
     }
 }
 

@@ -366,7 +366,16 @@ impl ToolPolicy {
 }
 
 /// Parses a whole JSON document; errors name the file, line, column and the field's path.
+///
+/// A valid document is read once, without tracking field paths; only a document that fails is
+/// read again with them, for the error.
 fn from_json<'de, T: Deserialize<'de>>(name: &str, text: &'de str) -> Result<T, LoadError> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    if let Ok(value) = T::deserialize(&mut de) {
+        if de.end().is_ok() {
+            return Ok(value);
+        }
+    }
     let mut de = serde_json::Deserializer::from_str(text);
     let value: T = serde_path_to_error::deserialize(&mut de)
         .map_err(|e| LoadError::from_json(name, text, e.inner(), &e.path().to_string()))?;

@@ -11,30 +11,62 @@
 //! assert_eq!(normalize("/../.."), "/");
 //! ```
 
+use std::borrow::Cow;
 use std::path::Path;
 
 /// Lexically normalizes an absolute path: removes `.`, empty components and trailing `/`, and
 /// resolves `..` against the preceding component (`..` at the root stays at the root).
 pub fn normalize(path: &str) -> String {
-    if is_normal(path) {
-        return path.to_string();
-    }
-    let cleaned = path_clean::clean(path);
-    match cleaned.into_os_string().into_string() {
-        Ok(s) => s,
-        // path-clean only removes components, so valid UTF-8 in means valid UTF-8 out.
-        Err(_) => unreachable!("normalizing UTF-8 yields UTF-8"),
-    }
+    normalized(path).into_owned()
 }
 
-/// Whether an absolute path is already in normal form, so that most arguments skip the
-/// allocation-heavy cleaning.
+/// [`normalize`], borrowing `path` when it is already in normal form (most arguments are): the
+/// gate judges those without allocating.
+pub(crate) fn normalized(path: &str) -> Cow<'_, str> {
+    if is_normal(path) {
+        return Cow::Borrowed(path);
+    }
+    if !path.starts_with('/') {
+        // Not a path the gate judges; kept as the general cleaner reads it.
+        let cleaned = path_clean::clean(path);
+        return Cow::Owned(match cleaned.into_os_string().into_string() {
+            Ok(s) => s,
+            // path-clean only removes components, so valid UTF-8 in means valid UTF-8 out.
+            Err(_) => unreachable!("normalizing UTF-8 yields UTF-8"),
+        });
+    }
+    let mut out = String::with_capacity(path.len());
+    for component in path.split('/') {
+        match component {
+            "" | "." => {}
+            ".." => {
+                let parent = out.rfind('/').unwrap_or(0);
+                out.truncate(parent);
+            }
+            c => {
+                out.push('/');
+                out.push_str(c);
+            }
+        }
+    }
+    if out.is_empty() {
+        out.push('/');
+    }
+    Cow::Owned(out)
+}
+
+/// Whether an absolute path is already in normal form: the root, or `/`-separated components
+/// none of which is empty, `.` or `..`.
 fn is_normal(path: &str) -> bool {
-    path == "/"
-        || (path.starts_with('/')
-            && path[1..]
-                .split('/')
-                .all(|c| !c.is_empty() && c != "." && c != ".."))
+    let bytes = path.as_bytes();
+    if bytes == b"/" {
+        return true;
+    }
+    let Some(rest) = bytes.strip_prefix(b"/") else {
+        return false;
+    };
+    rest.split(|&b| b == b'/')
+        .all(|c| !matches!(c, b"" | b"." | b".."))
 }
 
 /// Why a path argument could not be turned into a normalized absolute path.
@@ -75,11 +107,18 @@ impl std::fmt::Display for PathProblem {
 /// assert_eq!(resolve("x", None), Err(PathProblem::Relative));
 /// ```
 pub fn resolve(arg: &str, cwd: Option<&Path>) -> Result<String, PathProblem> {
-    let decoded;
+    resolved(arg, cwd).map(Cow::into_owned)
+}
+
+/// [`resolve`], borrowing `arg` when it already is a normalized absolute path.
+pub(crate) fn resolved<'a>(arg: &'a str, cwd: Option<&Path>) -> Result<Cow<'a, str>, PathProblem> {
     let raw = match file_url_path(arg) {
         Some(result) => {
-            decoded = result?;
-            decoded.as_str()
+            let decoded = result?;
+            if decoded.contains('\0') {
+                return Err(PathProblem::Nul);
+            }
+            return Ok(Cow::Owned(normalized(&decoded).into_owned()));
         }
         None => arg,
     };
@@ -87,14 +126,14 @@ pub fn resolve(arg: &str, cwd: Option<&Path>) -> Result<String, PathProblem> {
         return Err(PathProblem::Nul);
     }
     if raw.starts_with('/') {
-        return Ok(normalize(raw));
+        return Ok(normalized(raw));
     }
     let cwd = cwd.ok_or(PathProblem::Relative)?;
     let cwd = cwd.to_str().ok_or(PathProblem::NotUtf8)?;
     if !cwd.starts_with('/') {
         return Err(PathProblem::Relative);
     }
-    Ok(normalize(&format!("{cwd}/{raw}")))
+    Ok(Cow::Owned(normalize(&format!("{cwd}/{raw}"))))
 }
 
 /// The other way a `file:` URL can be read as a path: by a body that strips `file://` (and a

@@ -49,7 +49,7 @@ pub(super) fn is_match(components: &[Component], path: &str) -> bool {
 }
 
 /// Whether one path component is spelled by `tokens`.
-fn component_matches(tokens: &[Token], text: &str) -> bool {
+pub(super) fn component_matches(tokens: &[Token], text: &str) -> bool {
     advance(tokens, text, vec![0]).last() == Some(&text.len())
 }
 
