@@ -15,7 +15,7 @@
 
 use std::sync::OnceLock;
 
-use policy_runtime::policy::{ExecPolicy, ToolPolicy};
+use policy_runtime::policy::{Stance, ToolPolicy};
 
 use crate::findings::{Code, Finding};
 use crate::fs::{GlobCache, PathSet};
@@ -169,8 +169,7 @@ fn reached(
     let writable = declared(&[policy.fs.write.as_ref()]);
     let readable = declared(&[policy.fs.read.as_ref(), policy.fs.write.as_ref()]);
 
-    if let (Some(PathSet::Globs(globs)), Some(ExecPolicy::AllowList(programs))) =
-        (&writable, &policy.exec)
+    if let (Some(PathSet::Globs(globs)), Stance::Only(programs)) = (&writable, policy.exec_stance())
     {
         for program in programs {
             let candidates: Vec<String> = if program.is_path() {

@@ -25,6 +25,7 @@ pub mod args;
 pub mod audit;
 pub mod beneath;
 pub mod capability;
+pub mod conflict;
 pub mod denial;
 pub mod diagnostics;
 pub mod error;
@@ -69,7 +70,7 @@ pub use glob::{Glob, GlobError, GlobList};
 pub use host::HostPattern;
 pub use manifest::{Manifest, SourceLocation, ToolEntry};
 pub use policy::{
-    Constraints, EnvPolicy, ExecPolicy, FsPolicy, Limits, NetPolicy, Risk, ToolPolicy,
+    Constraints, EnvPolicy, ExecPolicy, FsPolicy, Limits, NetPolicy, Risk, Stance, ToolPolicy,
 };
 pub use registry::{Invocation, Registry, ToolCall, ToolResult};
 pub use tool::{Access, CallContext, Tool, ToolError, ToolOutput, ToolSpec};

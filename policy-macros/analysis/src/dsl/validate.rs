@@ -7,6 +7,7 @@
 use std::collections::HashMap;
 use std::path::Path;
 
+use policy_runtime::conflict::Conflict;
 use policy_runtime::glob::{Glob, GlobError, GlobList};
 use policy_runtime::host::HostPattern;
 use policy_runtime::policy::{
@@ -764,23 +765,35 @@ impl Validator {
         Some(out)
     }
 
+    /// The cross-field rules, decided by the runtime ([`ToolPolicy::conflicts`], the same for
+    /// TOML and JSON policies); each conflict is reported at the span of what it names.
     fn contradictions(&mut self, tool_name: &str) {
         let name = self.name.clone().unwrap_or_else(|| tool_name.to_string());
-        if let Some((_, span)) = self.only_after.iter().find(|(n, _)| *n == name) {
-            self.errors.at(
-                *span,
-                format!("`{name}` can never run if it must run after itself: remove `{name}` from `only_after`"),
-            );
-        }
-        if let Some(forbidden) = self.forbidden_span {
-            for (key, span) in std::mem::take(&mut self.constraint_spans) {
-                let mut e = syn::Error::new(
-                    span,
-                    format!("`{key}` contradicts `forbidden = true`: a forbidden tool never runs, so remove `{key}`, or remove `forbidden = true`"),
-                );
-                e.combine(syn::Error::new(forbidden, "the tool is forbidden here"));
-                self.errors.push(e);
+        for conflict in self.policy.conflicts(Some(&name)) {
+            let mut error = match &conflict {
+                Conflict::OnlyAfterItself { tool } => {
+                    let span = self
+                        .only_after
+                        .iter()
+                        .find(|(n, _)| n == tool)
+                        .map(|(_, s)| *s);
+                    syn::Error::new(span.unwrap_or_else(Span::call_site), &conflict)
+                }
+                Conflict::ContradictsForbidden { key } => {
+                    let span = self
+                        .constraint_spans
+                        .iter()
+                        .find(|(k, _)| k == key)
+                        .map(|(_, s)| *s);
+                    syn::Error::new(span.unwrap_or_else(Span::call_site), &conflict)
+                }
+            };
+            if let (Conflict::ContradictsForbidden { .. }, Some(forbidden)) =
+                (&conflict, self.forbidden_span)
+            {
+                error.combine(syn::Error::new(forbidden, "the tool is forbidden here"));
             }
+            self.errors.push(error);
         }
     }
 }
