@@ -38,6 +38,7 @@ pub mod lint_syntax;
 pub mod macro_support;
 pub mod manifest;
 mod objects;
+pub mod os_grant;
 #[cfg(feature = "otel")]
 pub mod otel;
 pub mod path;

@@ -31,6 +31,7 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
+use policy_runtime::os_grant::OsGrant;
 use policy_runtime::policy::{Limits, Stance};
 use policy_runtime::{Glob, HostPattern, ToolPolicy};
 use serde::{Deserialize, Serialize};
@@ -1079,29 +1080,33 @@ impl Builder {
     }
 }
 
-/// The path the OS sandbox grants for a glob, and whether that is exact.
+/// The path the OS sandbox grants for a glob, and whether that is exact: the one decision of
+/// [`OsGrant::of`], with the filesystem asked whether a literal glob names an existing file
+/// now, when the tool starts.
 ///
 /// * `prefix/**` with a literal prefix: that tree, exactly.
 /// * A fully literal glob naming an existing non-directory: that file, exactly.
 /// * Anything else: the longest literal directory prefix as a tree (widened).
 pub fn enforce_glob(glob: &Glob) -> (PathBuf, Enforcement) {
-    let dir = glob.literal_dir();
-    if glob.is_tree() {
-        return (dir, Enforcement::Exact);
+    let grant = OsGrant::of(glob, |path| {
+        Some(std::fs::metadata(path).is_ok_and(|m| !m.is_dir()))
+    });
+    let to = grant.wider_tree();
+    match grant {
+        OsGrant::Tree(path) | OsGrant::File(path) => (path, Enforcement::Exact),
+        // `FileIfExists` only comes from a probe that cannot answer; this one always does.
+        // Were it to appear, the wider tree is what a root at `otherwise` grants.
+        OsGrant::Widened { root }
+        | OsGrant::FileIfExists {
+            otherwise: root, ..
+        } => (
+            root,
+            Enforcement::Widened {
+                // Always `Some` for these two; the widest tree if it were not.
+                to: to.unwrap_or_else(|| "/**".to_string()),
+            },
+        ),
     }
-    let literal = glob.components().iter().all(|c| c.as_literal().is_some());
-    if literal {
-        let path = glob.literal_prefix();
-        if std::fs::metadata(&path).is_ok_and(|m| !m.is_dir()) {
-            return (path, Enforcement::Exact);
-        }
-    }
-    let to = if dir == Path::new("/") {
-        "/**".to_string()
-    } else {
-        format!("{}/**", dir.display())
-    };
-    (dir, Enforcement::Widened { to })
 }
 
 /// [`resolve_program`] for a name of an exec allow-list: a bare name's `PATH` search skips the

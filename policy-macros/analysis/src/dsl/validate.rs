@@ -5,11 +5,11 @@
 //! all of its problems in one build.
 
 use std::collections::HashMap;
-use std::path::Path;
 
 use policy_runtime::conflict::Conflict;
 use policy_runtime::glob::{Glob, GlobError, GlobList};
 use policy_runtime::host::HostPattern;
+use policy_runtime::os_grant::OsGrant;
 use policy_runtime::policy::{
     Constraints, EnvPattern, EnvPolicy, ExecPolicy, Limits, NetPolicy, ProgramName, Risk,
     ToolPolicy,
@@ -531,10 +531,13 @@ impl Validator {
         for lit in &lits {
             match Glob::new(&lit.value()) {
                 Ok(glob) => {
-                    if !glob.is_tree() {
+                    // Compile time cannot know whether a literal path is a file on the machine
+                    // the tool will run on: the probe answers "unknown".
+                    let grant = OsGrant::of(&glob, |_| None);
+                    if let Some(message) = widening_message(&glob, &grant) {
                         self.widenings.push(Widening {
                             span: lit.span(),
-                            message: widening_message(&glob),
+                            message,
                         });
                     }
                     globs.push(glob);
@@ -874,21 +877,18 @@ fn glob_error(lit: &LitStr, e: &GlobError) -> syn::Error {
     )
 }
 
-fn widening_message(glob: &Glob) -> String {
-    let dir = glob.literal_dir();
-    let tree = tree_of(&dir);
-    format!(
-        "the OS sandbox enforces glob `{glob}` as the wider directory tree `{tree}` (Landlock grants whole trees); the in-process gate still matches `{glob}` exactly. Write `{tree}` to make the grant explicit, or narrow the glob to a `prefix/**` tree"
-    )
-}
-
-fn tree_of(dir: &Path) -> String {
-    let d = dir.display().to_string();
-    if d == "/" {
-        "/**".to_string()
-    } else {
-        format!("{d}/**")
-    }
+/// The warning for a glob the OS sandbox may grant more widely than the gate matches it;
+/// `None` when the grant is exact.
+fn widening_message(glob: &Glob, grant: &OsGrant) -> Option<String> {
+    let tree = grant.wider_tree()?;
+    Some(match grant {
+        OsGrant::FileIfExists { .. } => format!(
+            "the OS sandbox enforces glob `{glob}` exactly if it names an existing file when the tool starts, and otherwise as the wider directory tree `{tree}` (Landlock grants whole trees); the in-process gate still matches `{glob}` exactly. Write `{tree}` to make the wider grant explicit, or make sure the file exists"
+        ),
+        _ => format!(
+            "the OS sandbox enforces glob `{glob}` as the wider directory tree `{tree}` (Landlock grants whole trees); the in-process gate still matches `{glob}` exactly. Write `{tree}` to make the grant explicit, or narrow the glob to a `prefix/**` tree"
+        ),
+    })
 }
 
 #[cfg(test)]
@@ -928,10 +928,37 @@ mod tests {
         assert!(messages[2].contains("timeout_ms = 0"));
     }
 
+    /// A literal path is granted exactly by the sandbox when it is an existing file at run
+    /// time, which the attribute cannot know: the warning says both outcomes, as
+    /// `policy_runtime::os_grant` decides them for the plan too.
+    #[test]
+    fn a_literal_file_warns_of_both_outcomes() {
+        let c = check(r#"policy(fs.read = ["/etc/hosts", "/data/*.csv"])"#).unwrap();
+        let [hosts, csv] = c.widenings.as_slice() else {
+            panic!("two warnings")
+        };
+        assert!(
+            hosts
+                .message
+                .contains("exactly if it names an existing file when the tool starts")
+                && hosts
+                    .message
+                    .contains("otherwise as the wider directory tree `/etc/**`"),
+            "{}",
+            hosts.message
+        );
+        assert!(
+            csv.message
+                .contains("as the wider directory tree `/data/**`")
+                && !csv.message.contains("existing file"),
+            "{}",
+            csv.message
+        );
+    }
+
     #[test]
     fn tree_globs_are_not_widened() {
         let c = check(r#"policy(fs.read = ["/a/**", "/**"], fs.write = "/b/c/**")"#).unwrap();
         assert!(c.widenings.is_empty());
-        assert_eq!(tree_of(Path::new("/")), "/**");
     }
 }
