@@ -6,6 +6,10 @@
 //!
 //! This crate is OS-agnostic: it never confines a process. The sandbox crate does that.
 //!
+//! What a declaration means is decided here, once, for every consumer: the effective stance of
+//! `net`, `exec` and `env` ([`policy::Stance`]), the cross-field rules ([`conflict`]) and what
+//! an OS sandbox grants for a glob ([`os_grant`]).
+//!
 //! A call flows through [`registry::Invocation::call`]: the [`gate`] judges every path argument
 //! (lexically normalized, matched by operation), then the per-invocation [`policy::Constraints`],
 //! then the [`approval`] hook, then the tool body; each step is an [`event::Event`] for the
