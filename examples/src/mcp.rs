@@ -39,7 +39,7 @@ use policy_runtime::audit::{EventSink, JsonlSink};
 use policy_runtime::event::{Event, EventKind};
 use policy_runtime::macro_support::{manifest_of, registry_of, DeniedReturn};
 use policy_runtime::otel::OtelSink;
-use policy_runtime::policy::{ExecPolicy, NetPolicy, ToolPolicy};
+use policy_runtime::policy::{Stance, ToolPolicy};
 use policy_runtime::redact::Redactor;
 use policy_runtime::registry::CallStatus;
 use policy_runtime::{Denial, Invocation, Registry, ToolCall, ToolSpec};
@@ -109,12 +109,8 @@ pub const AUDIT_KEY: &str = "toolpolicy/audit";
 pub fn hints(policy: &ToolPolicy) -> ToolAnnotations {
     let forbidden = policy.constraints.forbidden == Some(true);
     let writes = policy.fs.write.as_ref().is_some_and(|w| !w.is_empty());
-    let any_program = matches!(policy.exec, None | Some(ExecPolicy::Allow));
-    let open_world = match &policy.net {
-        None | Some(NetPolicy::Deny) => false,
-        Some(NetPolicy::Allow) => true,
-        Some(NetPolicy::Hosts(hosts)) => !hosts.is_empty(),
-    };
+    let any_program = matches!(policy.exec_stance(), Stance::Anything);
+    let open_world = !matches!(policy.net_stance(), Stance::Nothing);
     let read_only = forbidden || !(writes || any_program);
     let open_world = open_world && !forbidden;
     let hints = ToolAnnotations::new()

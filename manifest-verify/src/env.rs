@@ -8,49 +8,22 @@
 //! of longer prefixes or exact names covers every name that starts with `Q`. The witness search
 //! still prefers a valid-looking name and tries those first.
 
-use policy_runtime::policy::{EnvPattern, EnvPolicy, ToolPolicy};
+use policy_runtime::policy::{EnvPattern, Stance, ToolPolicy};
 
 use crate::findings::{Code, Finding};
 
-/// The variables one side lets through.
-#[derive(Clone, Copy, Debug)]
-pub enum Variables<'a> {
-    /// `"deny"`: an empty environment.
-    Nothing,
-    /// `{"allow": [...]}`.
-    Patterns(&'a [EnvPattern]),
-    /// Unspecified: the whole environment is inherited.
-    Everything,
+/// The variables one side lets through: the policy's effective `env` stance
+/// ([`ToolPolicy::env_stance`]; unspecified inherits everything, `deny` and an empty list let
+/// nothing through).
+pub type Variables<'a> = Stance<'a, EnvPattern>;
+
+fn admits(variables: &Variables<'_>, name: &str) -> bool {
+    variables.admits_any(|p| p.matches(name))
 }
 
-impl<'a> Variables<'a> {
-    /// The variables of a policy's `env`.
-    pub fn of(env: Option<&'a EnvPolicy>) -> Variables<'a> {
-        match env {
-            None => Variables::Everything,
-            Some(EnvPolicy::Deny) => Variables::Nothing,
-            Some(EnvPolicy::Allow(list)) => Variables::Patterns(list),
-        }
-    }
-
-    fn admits(&self, name: &str) -> bool {
-        match self {
-            Variables::Nothing => false,
-            Variables::Everything => true,
-            Variables::Patterns(p) => p.iter().any(|p| p.matches(name)),
-        }
-    }
-
-    /// Whether some `P*` of this side, with `P` a prefix of `q`, covers every `q…`.
-    fn covers_prefix(&self, q: &str) -> bool {
-        match self {
-            Variables::Nothing => false,
-            Variables::Everything => true,
-            Variables::Patterns(p) => p
-                .iter()
-                .any(|p| p.prefix().is_some_and(|prefix| q.starts_with(prefix))),
-        }
-    }
+/// Whether some `P*` of this side, with `P` a prefix of `q`, covers every `q…`.
+fn covers_prefix(variables: &Variables<'_>, q: &str) -> bool {
+    variables.admits_any(|p| p.prefix().is_some_and(|prefix| q.starts_with(prefix)))
 }
 
 /// Names tried first when any name will do.
@@ -60,29 +33,29 @@ const NAME_CHARS: &str = "ABCDEFGHIJKLMNOPQRSTUVWXYZ_0123456789abcdefghijklmnopq
 /// A variable name that `admitted` lets through and `rejected` does not.
 ///
 /// ```
-/// use manifest_verify::env::{variable_witness, Variables};
-/// use policy_runtime::policy::EnvPattern;
+/// use manifest_verify::env::variable_witness;
+/// use policy_runtime::policy::{EnvPattern, Stance};
 ///
 /// let old: Vec<EnvPattern> = vec!["AWS_REGION".parse().unwrap()];
 /// let new: Vec<EnvPattern> = vec!["AWS_*".parse().unwrap()];
-/// let w = variable_witness(Variables::Patterns(&new), Variables::Patterns(&old));
+/// let w = variable_witness(Stance::Only(&new), Stance::Only(&old));
 /// assert_eq!(w.as_deref(), Some("AWS_A"));
-/// assert_eq!(variable_witness(Variables::Patterns(&old), Variables::Patterns(&new)), None);
+/// assert_eq!(variable_witness(Stance::Only(&old), Stance::Only(&new)), None);
 /// ```
 pub fn variable_witness(admitted: Variables<'_>, rejected: Variables<'_>) -> Option<String> {
     match admitted {
-        Variables::Nothing => None,
-        Variables::Everything => prefix_witness("", &rejected),
-        Variables::Patterns(patterns) => patterns.iter().find_map(|p| match p.prefix() {
+        Stance::Nothing => None,
+        Stance::Anything => prefix_witness("", &rejected),
+        Stance::Only(patterns) => patterns.iter().find_map(|p| match p.prefix() {
             Some(q) => prefix_witness(q, &rejected),
-            None => (!rejected.admits(p.as_str())).then(|| p.as_str().to_string()),
+            None => (!admits(&rejected, p.as_str())).then(|| p.as_str().to_string()),
         }),
     }
 }
 
 /// A name starting with `q` that `rejected` does not admit.
 fn prefix_witness(q: &str, rejected: &Variables<'_>) -> Option<String> {
-    if rejected.covers_prefix(q) {
+    if covers_prefix(rejected, q) {
         return None;
     }
     let looks_whole = !q.is_empty() && !q.ends_with('_');
@@ -102,16 +75,13 @@ fn prefix_witness(q: &str, rejected: &Variables<'_>) -> Option<String> {
         .chain(one)
         .chain(two)
         .filter(|n| n.parse::<EnvPattern>().is_ok())
-        .find(|n| !rejected.admits(n));
+        .find(|n| !admits(rejected, n));
     Some(found.unwrap_or_else(|| format!("{q}-")))
 }
 
 /// Widening and narrowing findings of `env`.
 pub fn diff(tool: &str, old: &ToolPolicy, new: &ToolPolicy) -> Vec<Finding> {
-    let (o, n) = (
-        Variables::of(old.env.as_ref()),
-        Variables::of(new.env.as_ref()),
-    );
+    let (o, n) = (old.env_stance(), new.env_stance());
     let text = |p: &ToolPolicy| {
         p.env
             .as_ref()
@@ -129,12 +99,12 @@ pub fn diff(tool: &str, old: &ToolPolicy, new: &ToolPolicy) -> Vec<Finding> {
     let mut out = Vec::new();
     if let Some(w) = variable_witness(n, o) {
         let why = match n {
-            Variables::Everything => "env is now unspecified, which inherits everything".into(),
-            Variables::Patterns(p) => p
+            Stance::Anything => "env is now unspecified, which inherits everything".into(),
+            Stance::Only(p) => p
                 .iter()
                 .find(|p| p.matches(&w))
                 .map_or_else(String::new, |p| format!("admitted by `{p}`")),
-            Variables::Nothing => String::new(),
+            Stance::Nothing => String::new(),
         };
         out.push(make(
             Code::EnvWidened,
@@ -162,7 +132,7 @@ mod tests {
 
     fn w(new: &[&str], old: &[&str]) -> Option<String> {
         let (n, o) = (pats(new), pats(old));
-        variable_witness(Variables::Patterns(&n), Variables::Patterns(&o))
+        variable_witness(Stance::Only(&n), Stance::Only(&o))
     }
 
     #[test]
@@ -177,17 +147,11 @@ mod tests {
         assert_eq!(w(&["*"], &["A*"]).as_deref(), Some("HOME"));
         let o = pats(&["HOME"]);
         assert_eq!(
-            variable_witness(Variables::Everything, Variables::Patterns(&o)).as_deref(),
+            variable_witness(Stance::Anything, Stance::Only(&o)).as_deref(),
             Some("PATH")
         );
-        assert_eq!(
-            variable_witness(Variables::Everything, Variables::Everything),
-            None
-        );
-        assert_eq!(
-            variable_witness(Variables::Nothing, Variables::Nothing),
-            None
-        );
+        assert_eq!(variable_witness(Stance::Anything, Stance::Anything), None);
+        assert_eq!(variable_witness(Stance::Nothing, Stance::Nothing), None);
     }
 
     #[test]

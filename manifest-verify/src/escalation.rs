@@ -19,8 +19,8 @@
 use std::sync::OnceLock;
 
 use policy_runtime::glob::Glob;
-use policy_runtime::policy::{ExecPolicy, ToolPolicy};
 use policy_runtime::protected::{default_patterns, ProtectedKind};
+use policy_runtime::policy::{Stance, ToolPolicy};
 
 use crate::findings::{Code, Finding};
 use crate::fs::{GlobCache, PathSet};
@@ -190,8 +190,7 @@ fn reached(
     let writable = declared(&[policy.fs.write.as_ref()]);
     let readable = declared(&[policy.fs.read.as_ref(), policy.fs.write.as_ref()]);
 
-    if let (Some(PathSet::Globs(globs)), Some(ExecPolicy::AllowList(programs))) =
-        (&writable, &policy.exec)
+    if let (Some(PathSet::Globs(globs)), Stance::Only(programs)) = (&writable, policy.exec_stance())
     {
         for program in programs {
             let candidates: Vec<String> = if program.is_path() {

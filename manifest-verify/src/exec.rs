@@ -8,39 +8,17 @@
 //! and `/usr/bin/git` are different grants, because the bare name can resolve to another file
 //! than the path does, and the path is not covered by the name for the same reason.
 
-use policy_runtime::policy::{ExecPolicy, ProgramName, ToolPolicy};
+use policy_runtime::policy::{ExecPolicy, ProgramName, Stance, ToolPolicy};
 
 use crate::findings::{Code, Finding};
 
-/// The programs one side may start.
-#[derive(Clone, Copy, Debug)]
-pub enum Programs<'a> {
-    /// `"deny"`, or an empty allow-list.
-    Nothing,
-    /// `{"allow": [...]}`.
-    List(&'a [ProgramName]),
-    /// `"allow"` or unspecified.
-    Anything,
-}
+/// The programs one side may start: the policy's effective `exec` stance
+/// ([`ToolPolicy::exec_stance`]; unspecified and `allow` admit anything, `deny` and an empty
+/// list nothing).
+pub type Programs<'a> = Stance<'a, ProgramName>;
 
-impl<'a> Programs<'a> {
-    /// The programs of a policy's `exec`.
-    pub fn of(exec: Option<&'a ExecPolicy>) -> Programs<'a> {
-        match exec {
-            None | Some(ExecPolicy::Allow) => Programs::Anything,
-            Some(ExecPolicy::Deny) => Programs::Nothing,
-            Some(ExecPolicy::AllowList(l)) if l.is_empty() => Programs::Nothing,
-            Some(ExecPolicy::AllowList(l)) => Programs::List(l),
-        }
-    }
-
-    fn admits(&self, program: &str) -> bool {
-        match self {
-            Programs::Nothing => false,
-            Programs::Anything => true,
-            Programs::List(l) => l.iter().any(|p| p.as_str() == program),
-        }
-    }
+fn admits(programs: &Programs<'_>, program: &str) -> bool {
+    programs.admits_any(|p| p.as_str() == program)
 }
 
 /// Programs shown when "any program" needs a concrete example.
@@ -49,44 +27,41 @@ const EXAMPLES: [&str; 4] = ["/bin/sh", "/usr/bin/curl", "sh", "curl"];
 /// A program that `admitted` may start and `rejected` may not.
 ///
 /// ```
-/// use manifest_verify::exec::{program_witness, Programs};
-/// use policy_runtime::policy::ProgramName;
+/// use manifest_verify::exec::program_witness;
+/// use policy_runtime::policy::{ProgramName, Stance};
 ///
 /// let old: Vec<ProgramName> = vec!["rg".parse().unwrap()];
 /// let new: Vec<ProgramName> = vec!["rg".parse().unwrap(), "/usr/bin/git".parse().unwrap()];
-/// let w = program_witness(Programs::List(&new), Programs::List(&old));
+/// let w = program_witness(Stance::Only(&new), Stance::Only(&old));
 /// assert_eq!(w.as_deref(), Some("/usr/bin/git"));
-/// assert_eq!(program_witness(Programs::Anything, Programs::Nothing).as_deref(), Some("/bin/sh"));
+/// assert_eq!(program_witness(Stance::Anything, Stance::Nothing).as_deref(), Some("/bin/sh"));
 /// ```
 pub fn program_witness(admitted: Programs<'_>, rejected: Programs<'_>) -> Option<String> {
     match admitted {
-        Programs::Nothing => None,
-        Programs::List(list) => list
+        Stance::Nothing => None,
+        Stance::Only(list) => list
             .iter()
             .map(ProgramName::as_str)
-            .find(|p| !rejected.admits(p))
+            .find(|p| !admits(&rejected, p))
             .map(str::to_string),
-        Programs::Anything => {
+        Stance::Anything => {
             let count = match rejected {
-                Programs::List(l) => l.len(),
-                Programs::Anything => return None,
-                Programs::Nothing => 0,
+                Stance::Only(l) => l.len(),
+                Stance::Anything => return None,
+                Stance::Nothing => 0,
             };
             EXAMPLES
                 .into_iter()
                 .map(String::from)
                 .chain((0..=count).map(|i| format!("/usr/bin/program{i}")))
-                .find(|p| !rejected.admits(p))
+                .find(|p| !admits(&rejected, p))
         }
     }
 }
 
 /// Widening and narrowing findings of `exec`.
 pub fn diff(tool: &str, old: &ToolPolicy, new: &ToolPolicy) -> Vec<Finding> {
-    let (o, n) = (
-        Programs::of(old.exec.as_ref()),
-        Programs::of(new.exec.as_ref()),
-    );
+    let (o, n) = (old.exec_stance(), new.exec_stance());
     let text = |p: &ToolPolicy| {
         p.exec
             .as_ref()
@@ -104,8 +79,8 @@ pub fn diff(tool: &str, old: &ToolPolicy, new: &ToolPolicy) -> Vec<Finding> {
     let mut out = Vec::new();
     if let Some(w) = program_witness(n, o) {
         let why = match (n, new.exec.is_none()) {
-            (Programs::Anything, true) => " (exec is now unspecified, which allows any program)",
-            (Programs::Anything, false) => " (exec is now \"allow\")",
+            (Stance::Anything, true) => " (exec is now unspecified, which allows any program)",
+            (Stance::Anything, false) => " (exec is now \"allow\")",
             _ => "",
         };
         out.push(make(

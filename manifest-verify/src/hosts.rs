@@ -13,39 +13,16 @@
 //! it.
 
 use policy_runtime::host::{HostMatch, HostPattern, PortMatch};
-use policy_runtime::policy::{NetPolicy, ToolPolicy};
+use policy_runtime::policy::{Stance, ToolPolicy};
 
 use crate::findings::{Code, Finding};
 
-/// The endpoints one side admits.
-#[derive(Clone, Copy, Debug)]
-pub enum Endpoints<'a> {
-    /// `deny`, unspecified, or `{"hosts": []}`.
-    Nothing,
-    /// `{"hosts": [...]}`.
-    Hosts(&'a [HostPattern]),
-    /// `allow`.
-    Anything,
-}
+/// The endpoints one side admits: the policy's effective `net` stance
+/// ([`ToolPolicy::net_stance`]; unspecified, `deny` and an empty host list admit nothing).
+pub type Endpoints<'a> = Stance<'a, HostPattern>;
 
-impl<'a> Endpoints<'a> {
-    /// The endpoints of a policy's `net` (unspecified is deny; see the module docs).
-    pub fn of(net: Option<&'a NetPolicy>) -> Endpoints<'a> {
-        match net {
-            None | Some(NetPolicy::Deny) => Endpoints::Nothing,
-            Some(NetPolicy::Allow) => Endpoints::Anything,
-            Some(NetPolicy::Hosts(h)) if h.is_empty() => Endpoints::Nothing,
-            Some(NetPolicy::Hosts(h)) => Endpoints::Hosts(h),
-        }
-    }
-
-    fn admits(&self, host: &str, port: u16) -> bool {
-        match self {
-            Endpoints::Nothing => false,
-            Endpoints::Anything => true,
-            Endpoints::Hosts(h) => h.iter().any(|p| p.matches_name(host, port)),
-        }
-    }
+fn admits(endpoints: &Endpoints<'_>, host: &str, port: u16) -> bool {
+    endpoints.admits_any(|p| p.matches_name(host, port))
 }
 
 /// Ports tried first for witnesses, so that they read like real endpoints.
@@ -54,23 +31,24 @@ const PREFERRED_PORTS: [u16; 6] = [443, 80, 8080, 8443, 22, 53];
 /// An endpoint (`host:port`) that `admitted` admits and `rejected` does not.
 ///
 /// ```
-/// use manifest_verify::hosts::{endpoint_witness, Endpoints};
+/// use manifest_verify::hosts::endpoint_witness;
 /// use policy_runtime::host::HostPattern;
+/// use policy_runtime::policy::Stance;
 ///
 /// let old: Vec<HostPattern> = vec!["api.example.com:443".parse().unwrap()];
 /// let new: Vec<HostPattern> = vec!["*.example.com:443".parse().unwrap()];
-/// let w = endpoint_witness(Endpoints::Hosts(&new), Endpoints::Hosts(&old));
+/// let w = endpoint_witness(Stance::Only(&new), Stance::Only(&old));
 /// assert_eq!(w.as_deref(), Some("www.example.com:443"));
-/// assert_eq!(endpoint_witness(Endpoints::Hosts(&old), Endpoints::Hosts(&new)), None);
+/// assert_eq!(endpoint_witness(Stance::Only(&old), Stance::Only(&new)), None);
 /// ```
 pub fn endpoint_witness(admitted: Endpoints<'_>, rejected: Endpoints<'_>) -> Option<String> {
     match (admitted, rejected) {
-        (Endpoints::Nothing, _) | (_, Endpoints::Anything) => None,
-        (Endpoints::Anything, rejected) => {
+        (Stance::Nothing, _) | (_, Stance::Anything) => None,
+        (Stance::Anything, rejected) => {
             // Two-label names are never admitted by `*.` patterns (their suffix has at least
             // two labels) and each name pattern admits one name, so one of these is free.
             let count = match rejected {
-                Endpoints::Hosts(h) => h.len(),
+                Stance::Only(h) => h.len(),
                 _ => 0,
             };
             ["example.com", "example.net", "example.org"]
@@ -79,7 +57,7 @@ pub fn endpoint_witness(admitted: Endpoints<'_>, rejected: Endpoints<'_>) -> Opt
                 .chain((0..=count).map(|i| format!("host{i}.example")))
                 .find_map(|host| free_port(&host, PortMatch::Any, &rejected))
         }
-        (Endpoints::Hosts(patterns), rejected) => {
+        (Stance::Only(patterns), rejected) => {
             patterns.iter().find_map(|p| pattern_witness(p, &rejected))
         }
     }
@@ -93,7 +71,7 @@ fn pattern_witness(p: &HostPattern, rejected: &Endpoints<'_>) -> Option<String> 
         HostMatch::Subdomains(suffix) => {
             // Only a listed name can make one fresh label differ from another.
             let listed = match rejected {
-                Endpoints::Hosts(h) => h.len(),
+                Stance::Only(h) => h.len(),
                 _ => 0,
             };
             ["www", "api"]
@@ -110,11 +88,11 @@ fn pattern_witness(p: &HostPattern, rejected: &Endpoints<'_>) -> Option<String> 
 /// `host:port` for the first port of `ports` that `rejected` does not admit for `host`.
 fn free_port(host: &str, ports: PortMatch, rejected: &Endpoints<'_>) -> Option<String> {
     let port = match ports {
-        PortMatch::Port(port) => (!rejected.admits(host, port)).then_some(port),
+        PortMatch::Port(port) => (!admits(rejected, host, port)).then_some(port),
         PortMatch::Any => PREFERRED_PORTS
             .into_iter()
             .chain(1..=u16::MAX)
-            .find(|&port| !rejected.admits(host, port)),
+            .find(|&port| !admits(rejected, host, port)),
     }?;
     Some(if host.contains(':') {
         format!("[{host}]:{port}")
@@ -125,10 +103,7 @@ fn free_port(host: &str, ports: PortMatch, rejected: &Endpoints<'_>) -> Option<S
 
 /// Widening and narrowing findings of `net`.
 pub fn diff(tool: &str, old: &ToolPolicy, new: &ToolPolicy) -> Vec<Finding> {
-    let (o, n) = (
-        Endpoints::of(old.net.as_ref()),
-        Endpoints::of(new.net.as_ref()),
-    );
+    let (o, n) = (old.net_stance(), new.net_stance());
     let text = |p: &ToolPolicy| {
         p.net
             .as_ref()
@@ -146,7 +121,7 @@ pub fn diff(tool: &str, old: &ToolPolicy, new: &ToolPolicy) -> Vec<Finding> {
     let mut out = Vec::new();
     if let Some(w) = endpoint_witness(n, o) {
         let why = match n {
-            Endpoints::Anything => "net is now \"allow\"".to_string(),
+            Stance::Anything => "net is now \"allow\"".to_string(),
             _ => explain(&n, &w),
         };
         out.push(make(
@@ -168,7 +143,7 @@ pub fn diff(tool: &str, old: &ToolPolicy, new: &ToolPolicy) -> Vec<Finding> {
 }
 
 fn explain(endpoints: &Endpoints<'_>, witness: &str) -> String {
-    let Endpoints::Hosts(patterns) = endpoints else {
+    let Stance::Only(patterns) = endpoints else {
         return String::new();
     };
     let (host, port) = witness
@@ -192,7 +167,7 @@ mod tests {
 
     fn w(new: &[&str], old: &[&str]) -> Option<String> {
         let (n, o) = (hosts(new), hosts(old));
-        endpoint_witness(Endpoints::Hosts(&n), Endpoints::Hosts(&o))
+        endpoint_witness(Stance::Only(&n), Stance::Only(&o))
     }
 
     #[test]
@@ -231,15 +206,9 @@ mod tests {
             "example.org:*",
             "host0.example:*",
         ]);
-        let w = endpoint_witness(Endpoints::Anything, Endpoints::Hosts(&o)).unwrap();
+        let w = endpoint_witness(Stance::Anything, Stance::Only(&o)).unwrap();
         assert_eq!(w, "host1.example:443");
-        assert_eq!(
-            endpoint_witness(Endpoints::Anything, Endpoints::Anything),
-            None
-        );
-        assert_eq!(
-            endpoint_witness(Endpoints::Hosts(&o), Endpoints::Anything),
-            None
-        );
+        assert_eq!(endpoint_witness(Stance::Anything, Stance::Anything), None);
+        assert_eq!(endpoint_witness(Stance::Only(&o), Stance::Anything), None);
     }
 }

@@ -73,7 +73,7 @@
 
 use std::fmt;
 
-use crate::policy::{EnvPolicy, ExecPolicy, NetPolicy, ToolPolicy};
+use crate::policy::{EnvPolicy, ExecPolicy, NetPolicy, Stance, ToolPolicy};
 
 /// Something a tool can touch outside its own memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -600,23 +600,11 @@ impl Grants {
         Grants {
             fs_read: fs_write || non_empty(&policy.fs.read),
             fs_write,
-            // `net = none` is `net = []`: a host list that admits no host grants nothing.
-            net: match &policy.net {
-                Some(NetPolicy::Allow) => true,
-                Some(NetPolicy::Hosts(hosts)) => !hosts.is_empty(),
-                _ => false,
-            },
-            // Likewise `exec = none`: a program list that admits no program.
-            exec: match &policy.exec {
-                Some(ExecPolicy::Deny) => false,
-                Some(ExecPolicy::AllowList(programs)) => !programs.is_empty(),
-                _ => true,
-            },
-            env: match &policy.env {
-                None => true,
-                Some(EnvPolicy::Deny) => false,
-                Some(EnvPolicy::Allow(names)) => !names.is_empty(),
-            },
+            // The effective stances decide; `net = none`, `exec = none` and `env = none` are
+            // `Nothing` there.
+            net: policy.net_stance().allows_some(),
+            exec: policy.exec_stance().allows_some(),
+            env: policy.env_stance().allows_some(),
         }
     }
 
@@ -654,7 +642,8 @@ impl Grants {
 }
 
 /// How `policy` comes to deny `capability`, for messages: "declares no `fs.write`",
-/// "declares `net = deny`", "declares `env = []`".
+/// "declares `net = deny`", "declares `env = none`" (an empty list is quoted as the
+/// attribute writes it).
 pub fn denial_phrase(policy: &ToolPolicy, capability: Capability) -> String {
     let declared = match capability {
         FsRead => policy
@@ -667,22 +656,29 @@ pub fn denial_phrase(policy: &ToolPolicy, capability: Capability) -> String {
             .write
             .as_ref()
             .map(|_| "`fs.write = []`".to_string()),
-        Net => match policy.net {
-            Some(NetPolicy::Deny) => Some("`net = deny`".to_string()),
-            Some(NetPolicy::Hosts(ref hosts)) if hosts.is_empty() => Some("`net = []`".to_string()),
+        // Quotes the declaration in the attribute's words: an empty list is written `none`.
+        Net => match (&policy.net, policy.net_stance()) {
+            (Some(NetPolicy::Deny), _) => Some("`net = deny`".to_string()),
+            (Some(_), Stance::Nothing) => Some("`net = none`".to_string()),
             _ => None,
         },
-        Exec => match policy.exec {
-            Some(ExecPolicy::Deny) => Some("`exec = deny`".to_string()),
-            Some(ExecPolicy::AllowList(ref programs)) if programs.is_empty() => {
-                Some("`exec = []`".to_string())
-            }
+        Exec => match (&policy.exec, policy.exec_stance()) {
+            (Some(ExecPolicy::Deny), _) => Some("`exec = deny`".to_string()),
+            (Some(_), Stance::Nothing) => Some("`exec = none`".to_string()),
             _ => None,
         },
-        Env => match &policy.env {
-            Some(EnvPolicy::Deny) => Some("`env = deny`".to_string()),
-            Some(EnvPolicy::Allow(_)) => Some("`env = []`".to_string()),
-            None => None,
+        Env => match (&policy.env, policy.env_stance()) {
+            (Some(EnvPolicy::Deny), _) => Some("`env = deny`".to_string()),
+            (Some(_), Stance::Nothing) => Some("`env = none`".to_string()),
+            (_, Stance::Only(names)) => Some(format!(
+                "`env = [{}]`",
+                names
+                    .iter()
+                    .map(|n| format!("{:?}", n.as_str()))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            )),
+            _ => None,
         },
     };
     match declared {
@@ -807,8 +803,8 @@ pub fn literal_outside(
                 _ => in_list(&policy.fs.read) || in_list(&policy.fs.write),
             }
         }
-        Exec => match &policy.exec {
-            Some(ExecPolicy::AllowList(programs)) => {
+        Exec => match policy.exec_stance() {
+            Stance::Only(programs) => {
                 let base = literal.rsplit('/').next().unwrap_or(literal);
                 programs.iter().any(|p| {
                     p.as_str() == literal || (!p.is_path() && p.as_str() == base) || {
@@ -819,12 +815,12 @@ pub fn literal_outside(
             }
             _ => true,
         },
-        Env => match &policy.env {
-            Some(EnvPolicy::Allow(names)) => names.iter().any(|n| n.matches(literal)),
+        Env => match policy.env_stance() {
+            Stance::Only(names) => names.iter().any(|n| n.matches(literal)),
             _ => true,
         },
-        Net => match &policy.net {
-            Some(NetPolicy::Hosts(hosts)) => {
+        Net => match policy.net_stance() {
+            Stance::Only(hosts) => {
                 let (host, port) = literal.rsplit_once(':')?;
                 let port = port.parse::<u16>().ok()?;
                 let host = host.trim_start_matches('[').trim_end_matches(']');
@@ -919,10 +915,12 @@ mod tests {
         assert!(!Grants::from_policy(&policy(r#"{"net": "deny"}"#)).net);
         let empty_hosts = policy(r#"{"net": {"hosts": []}}"#);
         assert!(!Grants::from_policy(&empty_hosts).net);
-        assert!(denial_phrase(&empty_hosts, Net).contains("`net = []`"));
+        assert!(denial_phrase(&empty_hosts, Net).contains("`net = none`"));
         let no_programs = policy(r#"{"exec": {"allow": []}}"#);
         assert!(!Grants::from_policy(&no_programs).exec);
-        assert!(denial_phrase(&no_programs, Exec).contains("`exec = []`"));
+        assert!(denial_phrase(&no_programs, Exec).contains("`exec = none`"));
+        let home = policy(r#"{"env": {"allow": ["HOME"]}}"#);
+        assert_eq!(denial_phrase(&home, Env), r#"declares `env = ["HOME"]`"#);
         assert!(Grants::from_policy(&policy(r#"{"net": "allow"}"#)).net);
         assert!(!Grants::from_policy(&policy(r#"{"exec": "deny"}"#)).exec);
         assert!(Grants::from_policy(&policy(r#"{"exec": {"allow": ["rg"]}}"#)).exec);

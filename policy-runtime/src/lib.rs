@@ -6,6 +6,10 @@
 //!
 //! This crate is OS-agnostic: it never confines a process. The sandbox crate does that.
 //!
+//! What a declaration means is decided here, once, for every consumer: the effective stance of
+//! `net`, `exec` and `env` ([`policy::Stance`]), the cross-field rules ([`conflict`]) and what
+//! an OS sandbox grants for a glob ([`os_grant`]).
+//!
 //! A call flows through [`registry::Invocation::call`]: the [`gate`] judges every path argument
 //! (lexically normalized, matched by operation), then the per-invocation [`policy::Constraints`],
 //! then the [`approval`] hook, then the tool body; each step is an [`event::Event`] for the
@@ -25,6 +29,7 @@ pub mod args;
 pub mod audit;
 pub mod beneath;
 pub mod capability;
+pub mod conflict;
 pub mod denial;
 pub mod diagnostics;
 pub mod error;
@@ -37,6 +42,7 @@ pub mod lint_syntax;
 pub mod macro_support;
 pub mod manifest;
 mod objects;
+pub mod os_grant;
 #[cfg(feature = "otel")]
 pub mod otel;
 pub mod path;
@@ -72,7 +78,7 @@ pub use glob::{Glob, GlobError, GlobList};
 pub use host::HostPattern;
 pub use manifest::{Manifest, SourceLocation, ToolEntry};
 pub use policy::{
-    Constraints, EnvPolicy, ExecPolicy, FsPolicy, Limits, NetPolicy, Risk, ToolPolicy,
+    Constraints, EnvPolicy, ExecPolicy, FsPolicy, Limits, NetPolicy, Risk, Stance, ToolPolicy,
 };
 pub use registry::{Invocation, Registry, ToolCall, ToolResult};
 pub use tool::{Access, CallContext, Tool, ToolError, ToolOutput, ToolSpec};

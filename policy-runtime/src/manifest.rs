@@ -30,6 +30,7 @@ use sha2::{Digest, Sha256};
 
 use crate::error::LoadError;
 use crate::objects::{map_only, MapOnly, Object};
+use crate::policy::consistent_constraints;
 use crate::policy::{
     Constraints, EnvPolicy, ExecPolicy, FsPolicy, Limits, NetPolicy, Risk, ToolPolicy,
 };
@@ -87,7 +88,7 @@ struct EntryRepr {
     #[serde(
         default,
         skip_serializing_if = "Constraints::is_unspecified",
-        deserialize_with = "map_only"
+        deserialize_with = "consistent_constraints"
     )]
     constraints: Constraints,
     #[serde(
@@ -165,13 +166,34 @@ impl Serialize for Manifest {
     }
 }
 
-/// A map that rejects duplicate keys instead of keeping the last one.
+/// A map that rejects duplicate keys instead of keeping the last one, and values that do not
+/// hold under their key.
 struct StrictMap<V>(BTreeMap<String, V>);
 
-impl<'de, V: Deserialize<'de>> Deserialize<'de> for StrictMap<V> {
+/// A value whose validity depends on the key it is stored under.
+trait CheckNamed {
+    /// `Err` with the message when the value does not hold under `name`.
+    fn check_named(&self, name: &str) -> Result<(), String>;
+}
+
+impl CheckNamed for ToolEntry {
+    /// The cross-field rules that need the tool's name ([`crate::conflict`]; the others are
+    /// checked with the constraints).
+    fn check_named(&self, name: &str) -> Result<(), String> {
+        match self.policy.conflicts(Some(name)).first() {
+            Some(conflict) => Err(format!(
+                "{conflict} (in tool `{name}`, `constraints.{}`)",
+                conflict.key()
+            )),
+            None => Ok(()),
+        }
+    }
+}
+
+impl<'de, V: Deserialize<'de> + CheckNamed> Deserialize<'de> for StrictMap<V> {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         struct V2<V>(std::marker::PhantomData<V>);
-        impl<'de, V: Deserialize<'de>> Visitor<'de> for V2<V> {
+        impl<'de, V: Deserialize<'de> + CheckNamed> Visitor<'de> for V2<V> {
             type Value = StrictMap<V>;
             fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
                 f.write_str("an object of tools keyed by name")
@@ -192,7 +214,10 @@ impl<'de, V: Deserialize<'de>> Deserialize<'de> for StrictMap<V> {
                             "duplicate tool `{key}`: each tool name may appear once"
                         )));
                     }
-                    let value = map.next_value()?;
+                    let value: V = map.next_value()?;
+                    if let Err(e) = value.check_named(&key) {
+                        return Err(serde::de::Error::custom(e));
+                    }
                     out.insert(key, value);
                 }
                 Ok(StrictMap(out))
@@ -344,14 +369,27 @@ impl ToolPolicy {
 
     /// Loads `tool`'s policy from a manifest (a JSON object with a `tools` key), a single-tool
     /// JSON policy (any other JSON object) or a single-tool TOML file (`.toml`). `tool` picks
-    /// the entry of a manifest and is ignored for single-tool files.
+    /// the entry of a manifest, and names a single-tool file's tool for the cross-field rules
+    /// that need its name ([`crate::conflict`]).
     pub fn load(path: impl AsRef<Path>, tool: Option<&str>) -> Result<ToolPolicy, LoadError> {
         let path = path.as_ref();
         let text = crate::error::read_file(path)?;
         let name = path.display().to_string();
         let is_toml = path.extension().is_some_and(|e| e == "toml");
+        let single = |policy: ToolPolicy| match tool
+            .and_then(|t| policy.conflicts(Some(t)).into_iter().next().map(|c| (t, c)))
+        {
+            Some((t, conflict)) => Err(LoadError::plain(
+                &name,
+                format!(
+                    "{conflict} (in tool `{t}`, `constraints.{}`)",
+                    conflict.key()
+                ),
+            )),
+            None => Ok(policy),
+        };
         match (is_toml, tool) {
-            (true, _) => ToolPolicy::from_toml_str(&name, &text),
+            (true, _) => single(ToolPolicy::from_toml_str(&name, &text)?),
             (false, Some(tool)) if is_manifest_json(&text) => {
                 let manifest = Manifest::from_json_str(&name, &text)?;
                 manifest
@@ -360,7 +398,7 @@ impl ToolPolicy {
                     .map(|e| e.policy.clone())
                     .ok_or_else(|| LoadError::missing_tool(&name, tool, manifest.tools.keys()))
             }
-            (false, _) => ToolPolicy::from_json_str(&name, &text),
+            (false, _) => single(ToolPolicy::from_json_str(&name, &text)?),
         }
     }
 }

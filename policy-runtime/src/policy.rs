@@ -52,7 +52,7 @@ pub struct ToolPolicy {
     #[serde(
         default,
         skip_serializing_if = "Constraints::is_unspecified",
-        deserialize_with = "map_only"
+        deserialize_with = "consistent_constraints"
     )]
     pub constraints: Constraints,
     /// Resource bounds of a subprocess tool.
@@ -91,6 +91,121 @@ impl ToolPolicy {
     /// [the gate](crate::reference::policy)).
     pub fn gates_paths(&self) -> bool {
         !self.fs.is_unspecified()
+    }
+
+    /// The network the tool may reach. Unspecified is [`Stance::Nothing`] (the sandbox denies
+    /// it, the lint reports a use of it), as are `deny` and an empty host list (`net = none`).
+    ///
+    /// ```
+    /// use policy_runtime::policy::{Stance, ToolPolicy};
+    ///
+    /// let none = ToolPolicy::from_json_str("p", r#"{"net": {"hosts": []}}"#)?;
+    /// assert!(matches!(none.net_stance(), Stance::Nothing));
+    /// assert!(matches!(ToolPolicy::default().net_stance(), Stance::Nothing));
+    /// let one = ToolPolicy::from_json_str("p", r#"{"net": {"hosts": ["a.example:443"]}}"#)?;
+    /// assert!(matches!(one.net_stance(), Stance::Only(h) if h.len() == 1));
+    /// # Ok::<(), policy_runtime::LoadError>(())
+    /// ```
+    pub fn net_stance(&self) -> Stance<'_, HostPattern> {
+        match &self.net {
+            None | Some(NetPolicy::Deny) => Stance::Nothing,
+            Some(NetPolicy::Allow) => Stance::Anything,
+            Some(NetPolicy::Hosts(hosts)) => Stance::of_list(hosts),
+        }
+    }
+
+    /// The programs the tool may start. Unspecified is [`Stance::Anything`] (a tool that
+    /// declares nothing about exec is not restricted); `deny` and an empty list
+    /// (`exec = none`) are [`Stance::Nothing`].
+    ///
+    /// ```
+    /// use policy_runtime::policy::{Stance, ToolPolicy};
+    ///
+    /// assert!(matches!(ToolPolicy::default().exec_stance(), Stance::Anything));
+    /// let none = ToolPolicy::from_json_str("p", r#"{"exec": {"allow": []}}"#)?;
+    /// assert!(matches!(none.exec_stance(), Stance::Nothing));
+    /// # Ok::<(), policy_runtime::LoadError>(())
+    /// ```
+    pub fn exec_stance(&self) -> Stance<'_, ProgramName> {
+        match &self.exec {
+            None | Some(ExecPolicy::Allow) => Stance::Anything,
+            Some(ExecPolicy::Deny) => Stance::Nothing,
+            Some(ExecPolicy::AllowList(programs)) => Stance::of_list(programs),
+        }
+    }
+
+    /// The environment variables the tool sees. Unspecified is [`Stance::Anything`] (the
+    /// environment is inherited); `deny` and an empty list (`env = none`) are
+    /// [`Stance::Nothing`] (an empty environment).
+    ///
+    /// ```
+    /// use policy_runtime::policy::{Stance, ToolPolicy};
+    ///
+    /// assert!(matches!(ToolPolicy::default().env_stance(), Stance::Anything));
+    /// let home = ToolPolicy::from_json_str("p", r#"{"env": {"allow": ["HOME"]}}"#)?;
+    /// assert!(home.env_stance().admits_any(|p| p.matches("HOME")));
+    /// assert!(!home.env_stance().admits_any(|p| p.matches("PATH")));
+    /// # Ok::<(), policy_runtime::LoadError>(())
+    /// ```
+    pub fn env_stance(&self) -> Stance<'_, EnvPattern> {
+        match &self.env {
+            None => Stance::Anything,
+            Some(EnvPolicy::Deny) => Stance::Nothing,
+            Some(EnvPolicy::Allow(patterns)) => Stance::of_list(patterns),
+        }
+    }
+}
+
+/// The effective reach of `net`, `exec` or `env`: what the policy lets the tool use, with
+/// *unspecified* and *empty list* already resolved (see [`ToolPolicy::net_stance`],
+/// [`ToolPolicy::exec_stance`], [`ToolPolicy::env_stance`]).
+///
+/// It is the one place where the declaration gets its meaning: the capability lint's grants,
+/// the sandbox plan, the verifier's comparisons and every other consumer match on it rather
+/// than on the declared `Option`s, so they cannot disagree about `net = none` or an
+/// unspecified `exec`.
+#[derive(Debug, PartialEq, Eq)]
+pub enum Stance<'a, T> {
+    /// Nothing at all: `deny`, an empty list, or unspecified `net`.
+    Nothing,
+    /// Anything: `allow`, or unspecified `exec` and `env`.
+    Anything,
+    /// Only what these entries admit; never empty.
+    Only(&'a [T]),
+}
+
+// Derived `Clone`/`Copy` would require `T: Copy`; a stance only borrows its list.
+impl<T> Clone for Stance<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<T> Copy for Stance<'_, T> {}
+
+impl<'a, T> Stance<'a, T> {
+    /// `Only(list)`, or `Nothing` when the list is empty.
+    fn of_list(list: &'a [T]) -> Stance<'a, T> {
+        if list.is_empty() {
+            Stance::Nothing
+        } else {
+            Stance::Only(list)
+        }
+    }
+
+    /// Whether the tool may use the capability at all.
+    pub fn allows_some(&self) -> bool {
+        !matches!(self, Stance::Nothing)
+    }
+
+    /// Whether something is admitted that `entry` admits for one of the listed entries:
+    /// always under [`Stance::Anything`], never under [`Stance::Nothing`].
+    pub fn admits_any(&self, entry: impl FnMut(&T) -> bool) -> bool {
+        match self {
+            Stance::Nothing => false,
+            Stance::Anything => true,
+            Stance::Only(list) => list.iter().any(entry),
+        }
     }
 }
 
@@ -343,6 +458,26 @@ impl Constraints {
     pub fn is_unspecified(&self) -> bool {
         *self == Constraints::default()
     }
+}
+
+/// Reads constraints as an object, refusing those that contradict `forbidden = true`
+/// ([`crate::conflict`]); the error is raised at the end of the object and names the
+/// contradicting key first, which the file diagnostics underline.
+pub(crate) fn consistent_constraints<'de, D: Deserializer<'de>>(
+    d: D,
+) -> Result<Constraints, D::Error> {
+    let c: Constraints = map_only(d)?;
+    let conflicts = c.forbidden_conflicts();
+    if conflicts.is_empty() {
+        return Ok(c);
+    }
+    Err(serde::de::Error::custom(
+        conflicts
+            .iter()
+            .map(|c| c.to_string())
+            .collect::<Vec<_>>()
+            .join("; "),
+    ))
 }
 
 /// Resource bounds of a subprocess tool.

@@ -31,8 +31,9 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use policy_runtime::policy::{EnvPolicy, ExecPolicy, Limits, NetPolicy};
 use policy_runtime::protected::{ProtectedKind, ProtectedPath, ProtectedPaths};
+use policy_runtime::os_grant::OsGrant;
+use policy_runtime::policy::{Limits, Stance};
 use policy_runtime::{Glob, HostPattern, ToolPolicy};
 use serde::{Deserialize, Serialize};
 
@@ -592,16 +593,17 @@ impl Plan {
         }
 
         // Network.
-        let net = match &policy.net {
-            None | Some(NetPolicy::Deny) => NetPlan::Deny,
-            Some(NetPolicy::Allow) => NetPlan::Allow,
-            Some(NetPolicy::Hosts(h)) => NetPlan::Hosts(h.clone()),
+        let net_stance = policy.net_stance();
+        let net = match net_stance {
+            Stance::Nothing => NetPlan::Deny,
+            Stance::Anything => NetPlan::Allow,
+            Stance::Only(h) => NetPlan::Hosts(h.to_vec()),
         };
-        let net_rule = match &policy.net {
-            None => "net (unspecified = deny)".to_string(),
-            Some(NetPolicy::Deny) => "net deny".to_string(),
-            Some(NetPolicy::Allow) => "net allow".to_string(),
-            Some(NetPolicy::Hosts(h)) => format!(
+        let net_rule = match (net_stance, policy.net.is_none()) {
+            (Stance::Nothing, true) => "net (unspecified = deny)".to_string(),
+            (Stance::Nothing, false) => "net deny".to_string(),
+            (Stance::Anything, _) => "net allow".to_string(),
+            (Stance::Only(h), _) => format!(
                 "net hosts [{}]",
                 h.iter()
                     .map(|h| h.to_string())
@@ -650,10 +652,11 @@ impl Plan {
         }
 
         // Programs.
-        let exec = match &policy.exec {
-            None | Some(ExecPolicy::Allow) => ExecPlan::Allow,
-            Some(ExecPolicy::Deny) => ExecPlan::Deny,
-            Some(ExecPolicy::AllowList(names)) => {
+        let exec_stance = policy.exec_stance();
+        let exec = match exec_stance {
+            Stance::Anything => ExecPlan::Allow,
+            Stance::Nothing => ExecPlan::Deny,
+            Stance::Only(names) => {
                 let writable: Vec<PathBuf> = b
                     .roots
                     .iter()
@@ -668,10 +671,12 @@ impl Plan {
                 )
             }
         };
-        match &policy.exec {
-            None => b.rule("exec (unspecified = allow)", true, Enforcement::Exact, &[]),
-            Some(ExecPolicy::Allow) => b.rule("exec allow", true, Enforcement::Exact, &[]),
-            Some(ExecPolicy::Deny) => b.rule(
+        match (exec_stance, policy.exec.is_none()) {
+            (Stance::Anything, true) => {
+                b.rule("exec (unspecified = allow)", true, Enforcement::Exact, &[])
+            }
+            (Stance::Anything, false) => b.rule("exec allow", true, Enforcement::Exact, &[]),
+            (Stance::Nothing, _) => b.rule(
                 "exec deny",
                 true,
                 Enforcement::Exact,
@@ -681,7 +686,7 @@ impl Plan {
                     "noexec",
                 ],
             ),
-            Some(ExecPolicy::AllowList(names)) => {
+            (Stance::Only(names), _) => {
                 let list = names
                     .iter()
                     .map(|n| n.as_str())
@@ -715,18 +720,20 @@ impl Plan {
 
         // Environment.
         let env = Plan::env_patterns(policy);
-        match (&policy.env, &env) {
-            (None, _) => b.rule("env (unspecified = inherit)", true, Enforcement::Exact, &[]),
-            (Some(EnvPolicy::Deny), _) => b.rule(
+        match policy.env_stance() {
+            Stance::Anything => {
+                b.rule("env (unspecified = inherit)", true, Enforcement::Exact, &[])
+            }
+            Stance::Nothing => b.rule(
                 "env deny",
                 true,
                 Enforcement::Exact,
                 &["cleared environment"],
             ),
-            (Some(EnvPolicy::Allow(_)), list) => b.rule(
+            Stance::Only(_) => b.rule(
                 &format!(
                     "env allow [{}]",
-                    list.as_deref().unwrap_or_default().join(", ")
+                    env.as_deref().unwrap_or_default().join(", ")
                 ),
                 true,
                 Enforcement::Exact,
@@ -1044,10 +1051,10 @@ impl Plan {
 
     /// The environment variable patterns a policy keeps (`None`: the whole environment).
     pub fn env_patterns(policy: &ToolPolicy) -> Option<Vec<String>> {
-        match &policy.env {
-            None => None,
-            Some(EnvPolicy::Deny) => Some(Vec::new()),
-            Some(EnvPolicy::Allow(patterns)) => {
+        match policy.env_stance() {
+            Stance::Anything => None,
+            Stance::Nothing => Some(Vec::new()),
+            Stance::Only(patterns) => {
                 Some(patterns.iter().map(|p| p.as_str().to_string()).collect())
             }
         }
@@ -1167,29 +1174,33 @@ impl Builder {
     }
 }
 
-/// The path the OS sandbox grants for a glob, and whether that is exact.
+/// The path the OS sandbox grants for a glob, and whether that is exact: the one decision of
+/// [`OsGrant::of`], with the filesystem asked whether a literal glob names an existing file
+/// now, when the tool starts.
 ///
 /// * `prefix/**` with a literal prefix: that tree, exactly.
 /// * A fully literal glob naming an existing non-directory: that file, exactly.
 /// * Anything else: the longest literal directory prefix as a tree (widened).
 pub fn enforce_glob(glob: &Glob) -> (PathBuf, Enforcement) {
-    let dir = glob.literal_dir();
-    if glob.is_tree() {
-        return (dir, Enforcement::Exact);
+    let grant = OsGrant::of(glob, |path| {
+        Some(std::fs::metadata(path).is_ok_and(|m| !m.is_dir()))
+    });
+    let to = grant.wider_tree();
+    match grant {
+        OsGrant::Tree(path) | OsGrant::File(path) => (path, Enforcement::Exact),
+        // `FileIfExists` only comes from a probe that cannot answer; this one always does.
+        // Were it to appear, the wider tree is what a root at `otherwise` grants.
+        OsGrant::Widened { root }
+        | OsGrant::FileIfExists {
+            otherwise: root, ..
+        } => (
+            root,
+            Enforcement::Widened {
+                // Always `Some` for these two; the widest tree if it were not.
+                to: to.unwrap_or_else(|| "/**".to_string()),
+            },
+        ),
     }
-    let literal = glob.components().iter().all(|c| c.as_literal().is_some());
-    if literal {
-        let path = glob.literal_prefix();
-        if std::fs::metadata(&path).is_ok_and(|m| !m.is_dir()) {
-            return (path, Enforcement::Exact);
-        }
-    }
-    let to = if dir == Path::new("/") {
-        "/**".to_string()
-    } else {
-        format!("{}/**", dir.display())
-    };
-    (dir, Enforcement::Widened { to })
 }
 
 /// [`resolve_program`] for a name of an exec allow-list: a bare name's `PATH` search skips the
@@ -1332,6 +1343,23 @@ mod tests {
         assert!(p.roots.iter().all(|r| !r.path.starts_with("/root")
             && !r.path.starts_with("/home")
             && !r.path.starts_with("/run")));
+    }
+
+    /// An empty list means nothing, as the policy's stances say: `net = none` and
+    /// `exec = none` are enforced as deny (a hardened runner used to refuse them as host and
+    /// program lists it cannot enforce), `env = none` as an empty environment.
+    #[test]
+    fn empty_lists_are_planned_as_deny() {
+        let p = plan(
+            r#"{"net": {"hosts": []}, "exec": {"allow": []}, "env": {"allow": []}}"#,
+            Profile::Hardened,
+        );
+        assert_eq!(p.net, NetPlan::Deny);
+        assert_eq!(p.exec, ExecPlan::Deny);
+        assert_eq!(p.env, Some(Vec::new()));
+        assert!(p.refusal().is_none(), "{:?}", p.refusal());
+        assert_eq!(status(&p, "net deny"), &Enforcement::Exact);
+        assert_eq!(status(&p, "env deny"), &Enforcement::Exact);
     }
 
     #[test]

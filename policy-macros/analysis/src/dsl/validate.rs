@@ -5,10 +5,11 @@
 //! all of its problems in one build.
 
 use std::collections::HashMap;
-use std::path::Path;
 
+use policy_runtime::conflict::Conflict;
 use policy_runtime::glob::{Glob, GlobError, GlobList};
 use policy_runtime::host::HostPattern;
+use policy_runtime::os_grant::OsGrant;
 use policy_runtime::policy::{
     Constraints, EnvPattern, EnvPolicy, ExecPolicy, Limits, NetPolicy, ProgramName, Risk,
     ToolPolicy,
@@ -17,8 +18,8 @@ use policy_runtime::tool::Access;
 use proc_macro2::Span;
 use syn::LitStr;
 
-use crate::parse::{Attr, Entry, Key, Value};
-use crate::suggest;
+use super::ast::{Attr, Entry, Key, Value};
+use super::suggest;
 
 const TOP_KEYS: &[&str] = &[
     "policy",
@@ -46,6 +47,7 @@ const LIMIT_KEYS: &[&str] = &[
 ];
 
 /// A glob the OS sandbox can only enforce as a wider directory tree.
+#[derive(Debug)]
 pub struct Widening {
     /// Where the glob is written.
     pub span: Span,
@@ -54,6 +56,7 @@ pub struct Widening {
 }
 
 /// The meaning of a valid attribute.
+#[derive(Debug)]
 pub struct Checked {
     /// The policy, as the runtime will see it.
     pub policy: ToolPolicy,
@@ -528,10 +531,13 @@ impl Validator {
         for lit in &lits {
             match Glob::new(&lit.value()) {
                 Ok(glob) => {
-                    if !glob.is_tree() {
+                    // Compile time cannot know whether a literal path is a file on the machine
+                    // the tool will run on: the probe answers "unknown".
+                    let grant = OsGrant::of(&glob, |_| None);
+                    if let Some(message) = widening_message(&glob, &grant) {
                         self.widenings.push(Widening {
                             span: lit.span(),
-                            message: widening_message(&glob),
+                            message,
                         });
                     }
                     globs.push(glob);
@@ -762,23 +768,35 @@ impl Validator {
         Some(out)
     }
 
+    /// The cross-field rules, decided by the runtime ([`ToolPolicy::conflicts`], the same for
+    /// TOML and JSON policies); each conflict is reported at the span of what it names.
     fn contradictions(&mut self, tool_name: &str) {
         let name = self.name.clone().unwrap_or_else(|| tool_name.to_string());
-        if let Some((_, span)) = self.only_after.iter().find(|(n, _)| *n == name) {
-            self.errors.at(
-                *span,
-                format!("`{name}` can never run if it must run after itself: remove `{name}` from `only_after`"),
-            );
-        }
-        if let Some(forbidden) = self.forbidden_span {
-            for (key, span) in std::mem::take(&mut self.constraint_spans) {
-                let mut e = syn::Error::new(
-                    span,
-                    format!("`{key}` contradicts `forbidden = true`: a forbidden tool never runs, so remove `{key}`, or remove `forbidden = true`"),
-                );
-                e.combine(syn::Error::new(forbidden, "the tool is forbidden here"));
-                self.errors.push(e);
+        for conflict in self.policy.conflicts(Some(&name)) {
+            let mut error = match &conflict {
+                Conflict::OnlyAfterItself { tool } => {
+                    let span = self
+                        .only_after
+                        .iter()
+                        .find(|(n, _)| n == tool)
+                        .map(|(_, s)| *s);
+                    syn::Error::new(span.unwrap_or_else(Span::call_site), &conflict)
+                }
+                Conflict::ContradictsForbidden { key } => {
+                    let span = self
+                        .constraint_spans
+                        .iter()
+                        .find(|(k, _)| k == key)
+                        .map(|(_, s)| *s);
+                    syn::Error::new(span.unwrap_or_else(Span::call_site), &conflict)
+                }
+            };
+            if let (Conflict::ContradictsForbidden { .. }, Some(forbidden)) =
+                (&conflict, self.forbidden_span)
+            {
+                error.combine(syn::Error::new(forbidden, "the tool is forbidden here"));
             }
+            self.errors.push(error);
         }
     }
 }
@@ -859,21 +877,18 @@ fn glob_error(lit: &LitStr, e: &GlobError) -> syn::Error {
     )
 }
 
-fn widening_message(glob: &Glob) -> String {
-    let dir = glob.literal_dir();
-    let tree = tree_of(&dir);
-    format!(
-        "the OS sandbox enforces glob `{glob}` as the wider directory tree `{tree}` (Landlock grants whole trees); the in-process gate still matches `{glob}` exactly. Write `{tree}` to make the grant explicit, or narrow the glob to a `prefix/**` tree"
-    )
-}
-
-fn tree_of(dir: &Path) -> String {
-    let d = dir.display().to_string();
-    if d == "/" {
-        "/**".to_string()
-    } else {
-        format!("{d}/**")
-    }
+/// The warning for a glob the OS sandbox may grant more widely than the gate matches it;
+/// `None` when the grant is exact.
+fn widening_message(glob: &Glob, grant: &OsGrant) -> Option<String> {
+    let tree = grant.wider_tree()?;
+    Some(match grant {
+        OsGrant::FileIfExists { .. } => format!(
+            "the OS sandbox enforces glob `{glob}` exactly if it names an existing file when the tool starts, and otherwise as the wider directory tree `{tree}` (Landlock grants whole trees); the in-process gate still matches `{glob}` exactly. Write `{tree}` to make the wider grant explicit, or make sure the file exists"
+        ),
+        _ => format!(
+            "the OS sandbox enforces glob `{glob}` as the wider directory tree `{tree}` (Landlock grants whole trees); the in-process gate still matches `{glob}` exactly. Write `{tree}` to make the grant explicit, or narrow the glob to a `prefix/**` tree"
+        ),
+    })
 }
 
 #[cfg(test)]
@@ -913,10 +928,37 @@ mod tests {
         assert!(messages[2].contains("timeout_ms = 0"));
     }
 
+    /// A literal path is granted exactly by the sandbox when it is an existing file at run
+    /// time, which the attribute cannot know: the warning says both outcomes, as
+    /// `policy_runtime::os_grant` decides them for the plan too.
+    #[test]
+    fn a_literal_file_warns_of_both_outcomes() {
+        let c = check(r#"policy(fs.read = ["/etc/hosts", "/data/*.csv"])"#).unwrap();
+        let [hosts, csv] = c.widenings.as_slice() else {
+            panic!("two warnings")
+        };
+        assert!(
+            hosts
+                .message
+                .contains("exactly if it names an existing file when the tool starts")
+                && hosts
+                    .message
+                    .contains("otherwise as the wider directory tree `/etc/**`"),
+            "{}",
+            hosts.message
+        );
+        assert!(
+            csv.message
+                .contains("as the wider directory tree `/data/**`")
+                && !csv.message.contains("existing file"),
+            "{}",
+            csv.message
+        );
+    }
+
     #[test]
     fn tree_globs_are_not_widened() {
         let c = check(r#"policy(fs.read = ["/a/**", "/**"], fs.write = "/b/c/**")"#).unwrap();
         assert!(c.widenings.is_empty());
-        assert_eq!(tree_of(Path::new("/")), "/**");
     }
 }

@@ -1,0 +1,102 @@
+//! The cross-field rules of a policy (`policy_runtime::conflict`) hold for every file source:
+//! a JSON manifest, a single-tool JSON policy and a TOML policy each refuse a contradiction
+//! with the file, line and field. (The `#[tool]` attribute's side is in ui-tests.)
+
+use policy_runtime::{Manifest, ToolPolicy};
+
+#[test]
+fn a_manifest_tool_that_must_run_after_itself_is_refused_at_its_line() {
+    let text = r#"{
+  "manifest_version": 1,
+  "tools": {
+    "fetch": {},
+    "summarize": {
+      "constraints": { "only_after": ["fetch", "summarize"] }
+    }
+  }
+}
+"#;
+    let err = Manifest::from_json_str("tool-manifest.json", text).unwrap_err();
+    let shown = err.to_string();
+    assert!(
+        shown.contains("`summarize` can never run if it must run after itself"),
+        "{shown}"
+    );
+    assert!(shown.contains("constraints.only_after"), "{shown}");
+    assert_eq!(err.line(), Some(6), "{shown}");
+    // The same list under another tool is fine.
+    let ok = text.replace("\"fetch\", \"summarize\"", "\"fetch\"");
+    assert!(Manifest::from_json_str("tool-manifest.json", &ok).is_ok());
+}
+
+#[test]
+fn a_manifest_forbidden_tool_with_constraints_is_refused_at_the_key() {
+    let text = r#"{
+  "manifest_version": 1,
+  "tools": {
+    "wipe": {
+      "constraints": {
+        "forbidden": true,
+        "requires_approval": true
+      }
+    }
+  }
+}
+"#;
+    let err = Manifest::from_json_str("m.json", text).unwrap_err();
+    let shown = err.to_string();
+    assert!(
+        shown.contains("`requires_approval` contradicts `forbidden = true`"),
+        "{shown}"
+    );
+    assert!(shown.contains("tools.wipe.constraints"), "{shown}");
+    assert_eq!((err.line(), err.column()), (Some(7), Some(9)), "{shown}");
+    assert!(Manifest::from_json_str(
+        "m.json",
+        &text.replace(
+            "\"requires_approval\": true",
+            "\"requires_approval\": false"
+        )
+    )
+    .is_ok());
+}
+
+#[test]
+fn a_toml_policy_with_a_contradiction_is_refused_with_its_line() {
+    let text = "risk = \"high\"\n\n[constraints]\nforbidden = true\nmax_invocations = 3\n";
+    let err = ToolPolicy::from_toml_str("wipe.toml", text).unwrap_err();
+    let shown = err.to_string();
+    assert!(
+        shown.contains("`max_invocations` contradicts `forbidden = true`"),
+        "{shown}"
+    );
+    assert!(err.line().is_some_and(|l| l >= 3), "{shown}");
+}
+
+#[test]
+fn a_single_tool_file_is_checked_against_the_tool_it_is_loaded_for() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("fetch.toml");
+    std::fs::write(&path, "[constraints]\nonly_after = [\"fetch\"]\n").unwrap();
+    let err = ToolPolicy::load(&path, Some("fetch")).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("`fetch` can never run if it must run after itself"),
+        "{err}"
+    );
+    assert!(err.to_string().contains("constraints.only_after"), "{err}");
+    assert!(ToolPolicy::load(&path, Some("summarize")).is_ok());
+    assert!(ToolPolicy::load(&path, None).is_ok());
+    let json = dir.path().join("wipe.json");
+    std::fs::write(
+        &json,
+        r#"{"constraints": {"forbidden": true, "only_after": ["a"]}}"#,
+    )
+    .unwrap();
+    let err = ToolPolicy::load(&json, None).unwrap_err();
+    assert!(
+        err.to_string()
+            .contains("`only_after` contradicts `forbidden = true`"),
+        "{err}"
+    );
+}
