@@ -19,8 +19,8 @@
 use std::sync::OnceLock;
 
 use policy_runtime::glob::Glob;
-use policy_runtime::protected::{default_patterns, ProtectedKind};
 use policy_runtime::policy::{Stance, ToolPolicy};
+use policy_runtime::protected::{default_patterns, ProtectedKind};
 
 use crate::findings::{Code, Finding};
 use crate::fs::{GlobCache, PathSet};

@@ -25,7 +25,9 @@
 //! ```
 
 use crate::glob::GlobList;
-use crate::policy::{Constraints, EnvPolicy, ExecPolicy, FsPolicy, Limits, NetPolicy, ToolPolicy};
+use crate::policy::{
+    Constraints, EnvPolicy, ExecPolicy, FsPolicy, Limits, NetPolicy, Stance, ToolPolicy,
+};
 
 /// The union of `policies` (see the [module](self) for what each part becomes). The union of
 /// no policy is the empty (all-unspecified) policy.
@@ -37,9 +39,9 @@ pub fn union<'a>(policies: impl IntoIterator<Item = &'a ToolPolicy>) -> ToolPoli
             read: globs(policies.iter().map(|p| p.fs.read.as_ref())),
             write: globs(policies.iter().map(|p| p.fs.write.as_ref())),
         },
-        net: net(policies.iter().map(|p| p.net.as_ref())),
-        exec: exec(policies.iter().map(|p| p.exec.as_ref())),
-        env: env(policies.iter().map(|p| p.env.as_ref())),
+        net: net(&policies),
+        exec: exec(&policies),
+        env: env(&policies),
         constraints: Constraints::default(),
         limits: limits(&policies),
     }
@@ -61,72 +63,69 @@ fn globs<'a>(lists: impl Iterator<Item = Option<&'a GlobList>>) -> Option<GlobLi
     declared.then(|| GlobList::from_globs(out))
 }
 
-fn net<'a>(stances: impl Iterator<Item = Option<&'a NetPolicy>>) -> Option<NetPolicy> {
-    let mut out: Option<NetPolicy> = None;
-    for stance in stances.flatten() {
-        out = Some(match (out, stance) {
-            (Some(NetPolicy::Allow), _) | (_, NetPolicy::Allow) => NetPolicy::Allow,
-            (Some(NetPolicy::Hosts(mut have)), NetPolicy::Hosts(more)) => {
-                for h in more {
-                    if !have.contains(h) {
-                        have.push(h.clone());
+/// The wider of several effective stances ([`ToolPolicy::net_stance`] and its siblings decide
+/// what unspecified and empty mean; the union only widens): anything wins, lists join.
+fn widest<'a, T: Clone + PartialEq + 'a>(
+    stances: impl Iterator<Item = Stance<'a, T>>,
+) -> Widest<T> {
+    let mut out = Widest::Nothing;
+    for stance in stances {
+        out = match (out, stance) {
+            (Widest::Anything, _) | (_, Stance::Anything) => Widest::Anything,
+            (out, Stance::Nothing) => out,
+            (Widest::Nothing, Stance::Only(more)) => Widest::Only(more.to_vec()),
+            (Widest::Only(mut have), Stance::Only(more)) => {
+                for item in more {
+                    if !have.contains(item) {
+                        have.push(item.clone());
                     }
                 }
-                NetPolicy::Hosts(have)
+                Widest::Only(have)
             }
-            (Some(NetPolicy::Hosts(have)), NetPolicy::Deny) => NetPolicy::Hosts(have),
-            (None | Some(NetPolicy::Deny), other) => other.clone(),
-        });
+        };
     }
     out
 }
 
-fn exec<'a>(stances: impl Iterator<Item = Option<&'a ExecPolicy>>) -> Option<ExecPolicy> {
-    let stances: Vec<Option<&ExecPolicy>> = stances.collect();
-    if stances.iter().all(Option::is_none) {
-        return None;
-    }
-    let mut out = ExecPolicy::Deny;
-    for stance in stances {
-        out = match (out, stance) {
-            // Unspecified exec is allow.
-            (ExecPolicy::Allow, _) | (_, None | Some(ExecPolicy::Allow)) => ExecPolicy::Allow,
-            (ExecPolicy::AllowList(mut have), Some(ExecPolicy::AllowList(more))) => {
-                for p in more {
-                    if !have.contains(p) {
-                        have.push(p.clone());
-                    }
-                }
-                ExecPolicy::AllowList(have)
-            }
-            (list @ ExecPolicy::AllowList(_), Some(ExecPolicy::Deny)) => list,
-            (ExecPolicy::Deny, Some(other)) => other.clone(),
-        };
-    }
-    Some(out)
+enum Widest<T> {
+    Nothing,
+    Anything,
+    Only(Vec<T>),
 }
 
-fn env<'a>(stances: impl Iterator<Item = Option<&'a EnvPolicy>>) -> Option<EnvPolicy> {
-    let mut out = EnvPolicy::Deny;
-    let mut any = false;
-    for stance in stances {
-        // Unspecified env inherits everything: so does the union.
-        let stance = stance?;
-        any = true;
-        out = match (out, stance) {
-            (EnvPolicy::Allow(mut have), EnvPolicy::Allow(more)) => {
-                for p in more {
-                    if !have.contains(p) {
-                        have.push(p.clone());
-                    }
-                }
-                EnvPolicy::Allow(have)
-            }
-            (allow @ EnvPolicy::Allow(_), EnvPolicy::Deny) => allow,
-            (EnvPolicy::Deny, other) => other.clone(),
-        };
+/// `None` when every input leaves the part unspecified, so the union says no more than they do.
+fn declared(policies: &[&ToolPolicy], part: fn(&ToolPolicy) -> bool) -> bool {
+    policies.iter().any(|p| part(p))
+}
+
+fn net(policies: &[&ToolPolicy]) -> Option<NetPolicy> {
+    declared(policies, |p| p.net.is_some()).then(|| {
+        match widest(policies.iter().map(|p| p.net_stance())) {
+            Widest::Nothing => NetPolicy::Deny,
+            Widest::Anything => NetPolicy::Allow,
+            Widest::Only(hosts) => NetPolicy::Hosts(hosts),
+        }
+    })
+}
+
+fn exec(policies: &[&ToolPolicy]) -> Option<ExecPolicy> {
+    declared(policies, |p| p.exec.is_some()).then(|| {
+        match widest(policies.iter().map(|p| p.exec_stance())) {
+            Widest::Nothing => ExecPolicy::Deny,
+            Widest::Anything => ExecPolicy::Allow,
+            Widest::Only(programs) => ExecPolicy::AllowList(programs),
+        }
+    })
+}
+
+/// Unspecified env inherits everything, so a union with any unspecified input is unspecified
+/// too (rather than `allow`, which the model has no spelling for).
+fn env(policies: &[&ToolPolicy]) -> Option<EnvPolicy> {
+    match widest(policies.iter().map(|p| p.env_stance())) {
+        Widest::Anything => None,
+        Widest::Nothing => declared(policies, |p| p.env.is_some()).then_some(EnvPolicy::Deny),
+        Widest::Only(patterns) => Some(EnvPolicy::Allow(patterns)),
     }
-    any.then_some(out)
 }
 
 /// Each limit is the largest declared, and no limit when any input has none.

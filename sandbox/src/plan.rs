@@ -31,9 +31,9 @@ use std::fmt;
 use std::path::{Path, PathBuf};
 use std::str::FromStr;
 
-use policy_runtime::protected::{ProtectedKind, ProtectedPath, ProtectedPaths};
 use policy_runtime::os_grant::OsGrant;
 use policy_runtime::policy::{Limits, Stance};
+use policy_runtime::protected::{ProtectedKind, ProtectedPath, ProtectedPaths};
 use policy_runtime::{Glob, HostPattern, ToolPolicy};
 use serde::{Deserialize, Serialize};
 
