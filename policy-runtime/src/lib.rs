@@ -7,7 +7,7 @@
 //! This crate is OS-agnostic: it never confines a process. The sandbox crate does that.
 //!
 //! A call flows through [`registry::Invocation::call`]: the [`gate`] judges every path argument
-//! (lexically normalized, matched by operation), then the per-invocation [`policy::Constraints`],
+//! (lexically normalized, matched by operation) and every URL argument ([`net`]), then the per-invocation [`policy::Constraints`],
 //! then the [`approval`] hook, then the tool body; each step is an [`event::Event`] for the
 //! [`audit`] sinks, with secrets [`redact`]ed.
 //!
@@ -36,6 +36,7 @@ pub mod host;
 pub mod lint_syntax;
 pub mod macro_support;
 pub mod manifest;
+pub mod net;
 mod objects;
 #[cfg(feature = "otel")]
 pub mod otel;
