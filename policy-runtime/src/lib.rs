@@ -60,6 +60,7 @@ macro_rules! links {
 }
 pub mod reference;
 pub mod registry;
+pub mod role;
 pub mod testing;
 pub mod tool;
 
