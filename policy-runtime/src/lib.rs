@@ -17,6 +17,8 @@
 //! The [reference](mod@reference) (the Markdown pages of `policy-runtime/docs/`) is the contract every crate
 //! follows: the policy model, the glob dialect, the manifest format, the finding codes and the
 //! command lines.
+//! With the `http` feature, `http::PolicyClient` is an HTTP client that reaches only the
+//! endpoints a tool's `net` declares (redirects and DNS included).
 //! With the `otel` feature, `otel` sends the audit to OpenTelemetry: one `execute_tool` span per
 //! call, exported over OTLP.
 
@@ -32,6 +34,8 @@ pub mod event;
 pub mod gate;
 pub mod glob;
 pub mod host;
+#[cfg(feature = "http")]
+pub mod http;
 #[cfg(feature = "lint-syntax")]
 pub mod lint_syntax;
 pub mod macro_support;
