@@ -80,7 +80,10 @@ pub fn diff(tool: &str, old: &ToolEntry, new: &ToolEntry) -> Vec<Finding> {
             (None, Some(role)) => out.push(finding(
                 Code::ArgsWidened,
                 Some(arg),
-                format!("`{tool}` has a new {} argument `{arg}` ({role})", kind(role)),
+                format!(
+                    "`{tool}` has a new {} argument `{arg}` ({role})",
+                    kind(role)
+                ),
             )),
             (Some(role), None) => out.push(finding(
                 Code::ArgsNarrowed,
@@ -157,9 +160,17 @@ mod tests {
             (Url, Read, true),
             (Any, Url, true),
         ] {
-            let f = diff("t", &entry(Some(&[("a", was)])), &entry(Some(&[("a", now)])));
+            let f = diff(
+                "t",
+                &entry(Some(&[("a", was)])),
+                &entry(Some(&[("a", now)])),
+            );
             assert_eq!(f.len(), 1);
-            let want = if widened { Code::ArgsWidened } else { Code::ArgsNarrowed };
+            let want = if widened {
+                Code::ArgsWidened
+            } else {
+                Code::ArgsNarrowed
+            };
             assert_eq!(f[0].code, want, "{was} -> {now}");
             assert_eq!(f[0].path, "tools.t.args.a");
         }

@@ -119,7 +119,9 @@ impl PolicyClient {
                         let url = attempt.url().to_string();
                         attempt.error(HttpError::NotAllowed {
                             url,
-                            reason: format!("a redirect may not leave the declared endpoints. {reason}"),
+                            reason: format!(
+                                "a redirect may not leave the declared endpoints. {reason}"
+                            ),
                         })
                     }
                 }
@@ -191,8 +193,11 @@ impl Resolve for PinnedResolver {
             if !admitted {
                 return Err(Box::new(HttpError::NotAllowed {
                     url: host.clone(),
-                    reason: format!("`{host}` is not a host this tool may reach, so it is not resolved"),
-                }) as Box<dyn std::error::Error + Send + Sync>);
+                    reason: format!(
+                        "`{host}` is not a host this tool may reach, so it is not resolved"
+                    ),
+                })
+                    as Box<dyn std::error::Error + Send + Sync>);
             }
             let addrs: Vec<SocketAddr> = (host.as_str(), 0).to_socket_addrs()?.collect();
             Ok(Box::new(addrs.into_iter()) as Addrs)

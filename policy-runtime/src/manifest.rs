@@ -94,9 +94,10 @@ impl ToolEntry {
             (true, _) => ToolPolicy::from_toml_str(&name, &text)?,
             (false, Some(tool)) if is_manifest_json(&text) => {
                 let mut manifest = Manifest::from_json_str(&name, &text)?;
-                return manifest.tools.remove(tool).ok_or_else(|| {
-                    LoadError::missing_tool(&name, tool, manifest.tools.keys())
-                });
+                return manifest
+                    .tools
+                    .remove(tool)
+                    .ok_or_else(|| LoadError::missing_tool(&name, tool, manifest.tools.keys()));
             }
             (false, _) => ToolPolicy::from_json_str(&name, &text)?,
         };
@@ -536,7 +537,12 @@ mod tests {
         assert_eq!(entry.path_args().len(), 3);
         assert_ne!(old.hash(), with.hash());
         let mut read = with.clone();
-        read.tools.get_mut("write_report").unwrap().args.as_mut().unwrap()
+        read.tools
+            .get_mut("write_report")
+            .unwrap()
+            .args
+            .as_mut()
+            .unwrap()
             .insert("dest".into(), Role::Read);
         assert_ne!(read.hash(), with.hash(), "a role is part of the hash");
         assert_eq!(Manifest::from_json_str("a", &with.to_json()).unwrap(), with);
@@ -544,9 +550,15 @@ mod tests {
         let mut empty = old.clone();
         empty.tools.get_mut("fetch").unwrap().args = Some(BTreeMap::new());
         assert_ne!(empty.hash(), old.hash());
-        assert_eq!(Manifest::from_json_str("a", &empty.to_json()).unwrap(), empty);
-        let err = Manifest::from_json_str("a", &SAMPLE.replace(r#""net": "deny","#, r#""args": {"d": "reed"},"#))
-            .unwrap_err();
+        assert_eq!(
+            Manifest::from_json_str("a", &empty.to_json()).unwrap(),
+            empty
+        );
+        let err = Manifest::from_json_str(
+            "a",
+            &SAMPLE.replace(r#""net": "deny","#, r#""args": {"d": "reed"},"#),
+        )
+        .unwrap_err();
         assert!(err.to_string().contains("reed"), "{err}");
     }
 

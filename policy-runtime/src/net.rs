@@ -113,7 +113,8 @@ pub(crate) fn judge(net: &NetPolicy, raw: &str, pointer: &str) -> Result<Option<
     })?;
     if let Some((host, port)) = second_reading(raw) {
         let first = url.host().map(|h| h.to_owned());
-        let same = host.as_ref().ok() == first.as_ref() && Some(port) == url.port_or_known_default();
+        let same =
+            host.as_ref().ok() == first.as_ref() && Some(port) == url.port_or_known_default();
         if !same && !host.as_ref().is_ok_and(|h| endpoint_admitted(net, h, port)) {
             let other = match &host {
                 Ok(h) => endpoint(h, port),
@@ -205,7 +206,10 @@ fn allowed_list(net: &NetPolicy) -> String {
         NetPolicy::Hosts(h) if h.is_empty() => "This tool may reach no host.".to_string(),
         NetPolicy::Hosts(h) => format!(
             "It may reach only: {}.",
-            h.iter().map(|p| p.to_string()).collect::<Vec<_>>().join(", ")
+            h.iter()
+                .map(|p| p.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     }
 }
@@ -271,7 +275,14 @@ mod tests {
         for yes in ["http://a", "WSS://a", "\u{1}https://a", "h\nt\ttp:x", "ws:"] {
             assert!(names_url(yes), "{yes:?}");
         }
-        for no in ["", "http", "httpx://a", "ftp://a", "/http://a", "a http://b"] {
+        for no in [
+            "",
+            "http",
+            "httpx://a",
+            "ftp://a",
+            "/http://a",
+            "a http://b",
+        ] {
             assert!(!names_url(no), "{no:?}");
         }
     }

@@ -84,7 +84,9 @@ impl Role {
         match (old, new) {
             (None, _) => true,
             (Some(_), None) => false,
-            (Some(o), Some(n)) => o == n || (o == Role::Any && matches!(n, Role::Read | Role::Write)),
+            (Some(o), Some(n)) => {
+                o == n || (o == Role::Any && matches!(n, Role::Read | Role::Write))
+            }
         }
     }
 }

@@ -29,8 +29,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::manifest::SourceLocation;
-use crate::role::Role;
 use crate::policy::ToolPolicy;
+use crate::role::Role;
 
 /// Why a string cannot name a tool.
 ///

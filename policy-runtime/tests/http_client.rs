@@ -155,8 +155,14 @@ fn names_and_addresses_are_told_apart_and_names_are_resolved_only_when_declared(
         format!("http://2130706433:{}/", denied.port),
         format!("http://0177.0.0.1:{}/", denied.port),
         format!("http://localhost:{}/", denied.port),
-        format!("http://localhost:{}@127.0.0.1:{}/", allowed.port, denied.port),
-        format!("http://127.0.0.1:{}#localhost:{}", denied.port, allowed.port),
+        format!(
+            "http://localhost:{}@127.0.0.1:{}/",
+            allowed.port, denied.port
+        ),
+        format!(
+            "http://127.0.0.1:{}#localhost:{}",
+            denied.port, allowed.port
+        ),
     ] {
         not_allowed(by_name.get(&url));
     }
@@ -184,7 +190,10 @@ fn deny_and_unspecified_refuse_everything_and_env_proxies_are_ignored() {
     assert_eq!(proxy.connections.load(Ordering::SeqCst), 0);
     // Control: a client that reads the environment goes through the proxy.
     let plain = reqwest::blocking::Client::new();
-    assert_eq!(plain.get(&url).send().unwrap().text().unwrap(), "from the proxy");
+    assert_eq!(
+        plain.get(&url).send().unwrap().text().unwrap(),
+        "from the proxy"
+    );
     assert_eq!(proxy.connections.load(Ordering::SeqCst), 1);
 }
 
@@ -198,7 +207,9 @@ fn a_request_whose_url_was_changed_after_it_was_built_is_judged_again() {
             &format!("http://127.0.0.1:{}/ok", allowed.port),
         )
         .unwrap();
-    *request.url_mut() = format!("http://127.0.0.1:{}/", denied.port).parse().unwrap();
+    *request.url_mut() = format!("http://127.0.0.1:{}/", denied.port)
+        .parse()
+        .unwrap();
     not_allowed(client.execute(request));
     assert_eq!(denied.connections.load(Ordering::SeqCst), 0);
 }

@@ -184,7 +184,12 @@ fn urls_nested_in_json_and_keys_are_judged() {
 
 #[test]
 fn unparsable_urls_are_refused() {
-    for url in ["http://[::1/", "https://exa mple.com/", "http://", "wss://a:99999/"] {
+    for url in [
+        "http://[::1/",
+        "https://exa mple.com/",
+        "http://",
+        "wss://a:99999/",
+    ] {
         let d = denied(API, url);
         assert_eq!(d.code, DenialCode::InvalidUrl, "{url}: {}", d.reason);
     }
@@ -195,5 +200,8 @@ fn wrong_port_and_scheme_default_port() {
     denied(API, "https://api.example.com:8443/");
     // ws has port 80 by default, wss 443.
     allowed(API, "ws://api.example.com/");
-    denied(r#"{"net": {"hosts": ["api.example.com:443"]}}"#, "ws://api.example.com/");
+    denied(
+        r#"{"net": {"hosts": ["api.example.com:443"]}}"#,
+        "ws://api.example.com/",
+    );
 }

@@ -98,15 +98,33 @@ fn gate_judges_each_argument_by_its_recorded_role() {
             r#"{{"manifest_version": 1, "tools": {{"report": {{{args}"fs": {{"read": ["/srv/data/**"], "write": ["/srv/out/**"]}}}}}}}}"#
         )
     };
-    let write_role = write(dir.path(), "w.json", &entry(r#""args": {"dest": "write"}, "#));
-    let read_role = write(dir.path(), "r.json", &entry(r#""args": {"dest": "read"}, "#));
+    let write_role = write(
+        dir.path(),
+        "w.json",
+        &entry(r#""args": {"dest": "write"}, "#),
+    );
+    let read_role = write(
+        dir.path(),
+        "r.json",
+        &entry(r#""args": {"dest": "read"}, "#),
+    );
     let no_roles = write(dir.path(), "old.json", &entry(""));
     let into_read_only = r#"{"dest": "/srv/data/summary.md", "body": "x"}"#;
 
     let out = gate(&write_role, "report", into_read_only);
-    assert_eq!(out.status.code(), Some(1), "{}{}", stdout(&out), stderr(&out));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
     assert_eq!(denial_code(&out), "fs.path_not_allowed");
-    assert!(stdout(&out).contains("readable but not writable"), "{}", stdout(&out));
+    assert!(
+        stdout(&out).contains("readable but not writable"),
+        "{}",
+        stdout(&out)
+    );
     let ok = gate(&write_role, "report", r#"{"dest": "/srv/out/summary.md"}"#);
     assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
     let v: serde_json::Value = serde_json::from_slice(&ok.stdout).unwrap();

@@ -94,7 +94,10 @@ fn other_path_and_url_types_get_roles() {
         ("mirrors", Role::Url),
     ];
     assert_eq!(
-        roles.iter().map(|(k, r)| (k.as_str(), *r)).collect::<Vec<_>>(),
+        roles
+            .iter()
+            .map(|(k, r)| (k.as_str(), *r))
+            .collect::<Vec<_>>(),
         want
     );
     let manifest = policy_runtime::macro_support::manifest_of([spec]);
