@@ -97,6 +97,8 @@ pub trait AnnotatedTool {
 
 /// Builds the spec of a generated tool.
 #[doc(hidden)]
+// Called only by generated code, which passes each part of the spec as a literal.
+#[allow(clippy::too_many_arguments)]
 pub fn build_spec(
     name: &str,
     description: &str,
