@@ -116,6 +116,7 @@ impl Outcome {
         match (&self.result.status, &self.result.metadata) {
             (CallStatus::Denied(d), _) => match d.code.as_str().split('.').next() {
                 Some("fs") => "path gate",
+                Some("net") => "net gate",
                 Some("constraint") => "constraints",
                 Some("approval") => "approval",
                 _ => "registry",

@@ -79,7 +79,7 @@ fn demo_meets_every_expectation() {
         ("run_tests", "executed"),
         ("run_tests", "failed"),
         ("fetch_url", "executed"),
-        ("fetch_url", "failed"),
+        ("fetch_url", "denied"),
         ("write_report", "executed"),
         ("write_report", "denied"),
         ("bash", "denied"),

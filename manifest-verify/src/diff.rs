@@ -7,7 +7,7 @@ use crate::escalation::Scope;
 use crate::findings::{Code, Finding, Report};
 use crate::fs::{GlobCache, Operation};
 use crate::inclusion::Budget;
-use crate::{constraints, env, escalation, exec, fs, hosts, limits, risk};
+use crate::{args, constraints, env, escalation, exec, fs, hosts, limits, risk};
 
 /// Compares manifests; keeps compiled glob sets between comparisons.
 ///
@@ -89,6 +89,7 @@ impl Verifier {
     ) {
         let (o, n) = (&old.policy, &new.policy);
         let first = out.len();
+        out.extend(args::diff(name, old, new));
         // Equal texts mean equal meaning; most tools of a pull request are untouched.
         if o == n {
             return;

@@ -102,6 +102,8 @@ codes! {
     ConstraintsLoosened = "tool.constraints.loosened", Error, "A per-invocation constraint was relaxed or removed.";
     /// A resource limit was raised or removed.
     LimitsLoosened = "tool.limits.loosened", Error, "A resource limit was raised or removed.";
+    /// A path or URL argument was added, or its role loosened.
+    ArgsWidened = "tool.args.widened", Error, "A path or URL argument was added, or its role loosened (write → read or any, read → write or any, a role → unknown, a path ↔ a URL), so the gate admits more through it.";
     /// A grant amounts to more than it says (e.g. writing a binary the tool may run).
     Escalation = "tool.escalation", Error, "A grant amounts to more than it says: write access to an allowed binary, .git/hooks, shell rc files or /proc/*/mem, or read access to /proc/*/environ.";
     /// The readable paths were narrowed.
@@ -120,6 +122,8 @@ codes! {
     ConstraintsNarrowed = "tool.constraints.narrowed", Info, "A per-invocation constraint was tightened or added (information).";
     /// A limit was lowered or added.
     LimitsNarrowed = "tool.limits.narrowed", Info, "A resource limit was lowered or added (information).";
+    /// An argument's role was tightened or recorded, or it is no longer a path or URL.
+    ArgsNarrowed = "tool.args.narrowed", Info, "A path or URL argument's role was tightened or first recorded, or it no longer carries a path or URL (information).";
 }
 
 impl fmt::Display for Code {
@@ -281,7 +285,7 @@ mod tests {
             let narrowed = code.as_str().ends_with(".narrowed") || *code == Code::ToolRemoved;
             assert_eq!(code.severity() == Severity::Info, narrowed, "{code}");
         }
-        assert_eq!(Code::ALL.len(), 19);
+        assert_eq!(Code::ALL.len(), 21);
     }
 
     #[test]

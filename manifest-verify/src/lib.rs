@@ -27,6 +27,7 @@
 //! # Ok::<(), policy_runtime::LoadError>(())
 //! ```
 
+pub mod args;
 pub mod cli;
 pub mod constraints;
 pub mod diff;

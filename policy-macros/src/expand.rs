@@ -536,6 +536,25 @@ fn path_parameters(model: &Model) -> Vec<String> {
         .collect()
 }
 
+/// `(key, role)` of the parameters whose type says path or URL but that are not typed path
+/// arguments (`PathBuf`, `url::Url`, ...), for the manifest's roles. A typed path argument
+/// among them is told apart at run time by the spec builder, which keeps its own role.
+fn other_roles_tokens(model: &Model) -> TokenStream {
+    let declared = &model.checked.paths;
+    let roles = model
+        .path_candidates
+        .iter()
+        .filter(|(key, _)| !declared.iter().any(|(d, _, _)| d == key))
+        .filter_map(|(key, ty)| {
+            let role = match crate::sig::other_role(ty)? {
+                "url" => quote!(::policy_runtime::role::Role::Url),
+                _ => quote!(::policy_runtime::role::Role::Any),
+            };
+            Some(quote!((#key, #role)))
+        });
+    quote!(&[#(#roles),*])
+}
+
 fn path_args_tokens(model: &Model) -> TokenStream {
     let declared = &model.checked.paths;
     let probed = model
@@ -570,6 +589,7 @@ fn spec_tokens(model: &Model, path_args: TokenStream) -> TokenStream {
     let policy_json =
         serde_json::to_string(&model.checked.policy).expect("a validated policy always serializes");
     let schema_json = model.schema.to_string();
+    let roles = other_roles_tokens(model);
     let line = model.line as u32;
     let line = if line == 0 {
         quote!(::std::line!())
@@ -587,6 +607,7 @@ fn spec_tokens(model: &Model, path_args: TokenStream) -> TokenStream {
             #line,
             #schema_json,
             #path_args,
+            #roles,
         )
     }}
 }

@@ -200,6 +200,25 @@ fn first_type_arg(seg: &syn::PathSegment, n: usize) -> Option<&Type> {
     }
 }
 
+/// The manifest role of a parameter that is not a `ReadPath`/`WritePath`, read from its type
+/// (through references, `Option`, `Vec`, `Box` and slices): `any` for a standard path type,
+/// `url` for a URL type, `None` for everything else.
+pub fn other_role(ty: &Type) -> Option<&'static str> {
+    match ty {
+        Type::Reference(r) => return other_role(&r.elem),
+        Type::Slice(s) => return other_role(&s.elem),
+        Type::Array(a) => return other_role(&a.elem),
+        _ => {}
+    }
+    let seg = last_ident(ty)?;
+    match seg.ident.to_string().as_str() {
+        "PathBuf" | "Path" => Some("any"),
+        "Url" | "Uri" => Some("url"),
+        "Option" | "Vec" | "Box" | "VecDeque" => first_type_arg(seg, 0).and_then(other_role),
+        _ => None,
+    }
+}
+
 /// Whether the parameter may be left out (it is an `Option`).
 pub fn is_optional(ty: &Type) -> bool {
     type_name(ty).as_deref() == Some("Option")
@@ -290,6 +309,22 @@ mod tests {
             json!({"type": "number"})
         );
         assert!(schema["properties"].get("ctx").is_none());
+    }
+
+    #[test]
+    fn roles_of_other_types() {
+        for (ty, role) in [
+            (quote::quote!(PathBuf), Some("any")),
+            (quote::quote!(&std::path::Path), Some("any")),
+            (quote::quote!(Option<Vec<PathBuf>>), Some("any")),
+            (quote::quote!(url::Url), Some("url")),
+            (quote::quote!(&[Url]), Some("url")),
+            (quote::quote!(String), None),
+            (quote::quote!(ReadPath), None),
+        ] {
+            let ty: Type = syn::parse2(ty.clone()).unwrap();
+            assert_eq!(other_role(&ty), role);
+        }
     }
 
     #[test]

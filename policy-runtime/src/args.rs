@@ -110,7 +110,8 @@ macro_rules! path_arg {
                 beneath::open(&self.target()?)
             }
 
-            /// Reads the whole file, beneath the root.
+            /// Reads the whole file, beneath the root: as many bytes as the file's size when it
+            /// was opened (a file without a size, like those of `/proc`, to its end).
             pub fn read(&self) -> io::Result<Vec<u8>> {
                 read_all(self.open()?)
             }
@@ -169,8 +170,13 @@ macro_rules! path_arg {
     };
 }
 
-/// Reads a whole file the way `std::fs::read` does: sized from one `fstat`, then read to the end
-/// (`File`'s own `read_to_end` would also ask for the size and the position).
+/// Reads a whole file: sized from one `fstat`, then read until that many bytes have arrived.
+///
+/// Unlike `std::fs::read`, it does not ask once more to confirm the end of the file when the
+/// file gave exactly the size it reported: that final `read` is a system call of its own, which
+/// the safe read spends instead on checking its root. So bytes appended after the file was
+/// opened are not read (the file as it was at `fstat`). A file that reports no size, or less
+/// than it reported (`/proc`, `/sys`, a file truncated meanwhile), is read to its end.
 fn read_all(mut file: File) -> io::Result<Vec<u8>> {
     struct Plain<'f>(&'f mut File);
     impl Read for Plain<'_> {
@@ -181,6 +187,22 @@ fn read_all(mut file: File) -> io::Result<Vec<u8>> {
     let size = file.metadata().map_or(0, |m| m.len() as usize);
     let mut bytes = Vec::new();
     bytes.try_reserve_exact(size).map_err(io::Error::other)?;
+    if size > 0 {
+        bytes.resize(size, 0);
+        let mut filled = 0;
+        while filled < size {
+            match file.read(&mut bytes[filled..]) {
+                Ok(0) => break,
+                Ok(n) => filled += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        bytes.truncate(filled);
+        if filled == size {
+            return Ok(bytes);
+        }
+    }
     Plain(&mut file).read_to_end(&mut bytes)?;
     Ok(bytes)
 }

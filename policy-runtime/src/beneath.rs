@@ -349,6 +349,38 @@ impl std::error::Error for BeneathError {
     }
 }
 
+/// `path` without its leading `root`, on text where both are UTF-8 with `/` separators (every
+/// admitted path is), else by components: on the first read of an argument, comparing
+/// components costs as much as a system call.
+fn relative<'p>(path: &'p Path, root: &Path) -> Option<&'p Path> {
+    if cfg!(unix) {
+        if let (Some(p), Some(r)) = (path.to_str(), root.to_str()) {
+            let rest = p.strip_prefix(r)?;
+            return if rest.is_empty() {
+                Some(Path::new(""))
+            } else if r.ends_with('/') {
+                Some(Path::new(rest))
+            } else {
+                rest.strip_prefix('/').map(Path::new)
+            };
+        }
+    }
+    path.strip_prefix(root).ok()
+}
+
+/// Whether a relative path has only plain names (no `.`, `..`, empty or root components).
+fn normal(rel: &Path) -> bool {
+    match rel.to_str() {
+        Some(text) if cfg!(unix) => {
+            text.is_empty()
+                || text
+                    .split('/')
+                    .all(|name| !name.is_empty() && name != "." && name != "..")
+        }
+        _ => rel.components().all(|c| matches!(c, Component::Normal(_))),
+    }
+}
+
 /// A bound path split into its root and the relative rest, ready for an operation.
 pub(crate) struct Target<'a> {
     path: &'a Path,
@@ -375,14 +407,14 @@ impl<'a> Target<'a> {
             Binding::Unbound => return Err(not_admitted(None, None)),
             Binding::Refused(why) => return Err(not_admitted(Some(why.to_string()), None)),
         };
-        let rel = path.strip_prefix(&grant.root).map_err(|_| {
+        let rel = relative(path, &grant.root).ok_or_else(|| {
             not_admitted(
                 Some(format!("it is not under `{}`", grant.root.display())),
                 Some(grant),
             )
         })?;
         // Admitted paths are normalized; one built by hand might not be.
-        if !rel.components().all(|c| matches!(c, Component::Normal(_))) {
+        if !normal(rel) {
             return Err(not_admitted(
                 Some("it is not a normalized absolute path".to_string()),
                 Some(grant),
@@ -661,7 +693,11 @@ mod linux {
             let now = rustix::fs::stat(root)?;
             let id = (now.st_dev, now.st_ino);
             let mut open = OPEN.lock().unwrap_or_else(|e| e.into_inner());
-            if let Some(held) = open.iter().find(|h| h.path == root && h.id == id) {
+            // Byte equality: roots are normalized, and `Path`'s own equality compares components.
+            if let Some(held) = open
+                .iter()
+                .find(|h| h.path.as_os_str() == root.as_os_str() && h.id == id)
+            {
                 return Ok(Arc::clone(&held.fd));
             }
             let fd = rustix::fs::open(
@@ -671,7 +707,7 @@ mod linux {
             )?;
             let opened = rustix::fs::fstat(&fd)?;
             let fd = Arc::new(fd);
-            open.retain(|h| h.path != root);
+            open.retain(|h| h.path.as_os_str() != root.as_os_str());
             if open.len() >= HELD {
                 open.remove(0);
             }

@@ -33,6 +33,12 @@ pub enum DenialCode {
     /// [`crate::protected`]), which no write glob admits.
     #[serde(rename = "fs.protected_path")]
     ProtectedPath,
+    /// A URL argument names an endpoint outside the tool's `net` stance (or is ambiguous).
+    #[serde(rename = "net.url_not_allowed")]
+    UrlNotAllowed,
+    /// A string that starts like an http(s)/ws(s) URL does not parse as one.
+    #[serde(rename = "net.invalid_url")]
+    InvalidUrl,
     /// The tool is `forbidden`.
     #[serde(rename = "constraint.forbidden")]
     Forbidden,
@@ -56,6 +62,8 @@ impl DenialCode {
             DenialCode::PathNotAllowed => "fs.path_not_allowed",
             DenialCode::InvalidPath => "fs.invalid_path",
             DenialCode::ProtectedPath => "fs.protected_path",
+            DenialCode::UrlNotAllowed => "net.url_not_allowed",
+            DenialCode::InvalidUrl => "net.invalid_url",
             DenialCode::Forbidden => "constraint.forbidden",
             DenialCode::MaxInvocations => "constraint.max_invocations",
             DenialCode::OnlyAfter => "constraint.only_after",
@@ -78,6 +86,7 @@ impl DenialCode {
             DenialCode::PathNotAllowed | DenialCode::InvalidPath | DenialCode::ProtectedPath => {
                 Layer::PathGate
             }
+            DenialCode::UrlNotAllowed | DenialCode::InvalidUrl => Layer::NetGate,
             DenialCode::Forbidden | DenialCode::MaxInvocations | DenialCode::OnlyAfter => {
                 Layer::Constraints
             }
@@ -94,6 +103,8 @@ pub enum Layer {
     Registry,
     /// The path gate: every path argument against the policy's globs.
     PathGate,
+    /// The URL gate: every URL argument against the policy's `net` stance.
+    NetGate,
     /// The per-invocation constraints (`forbidden`, `max_invocations`, `only_after`).
     Constraints,
     /// The approval hook.
@@ -108,6 +119,7 @@ impl Layer {
         match self {
             Layer::Registry => "registry",
             Layer::PathGate => "path_gate",
+            Layer::NetGate => "net_gate",
             Layer::Constraints => "constraints",
             Layer::Approval => "approval",
             Layer::Sandbox => "sandbox",
@@ -131,7 +143,7 @@ pub struct Denial {
     /// The argument at fault (a JSON pointer such as `/paths/1`), if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub argument: Option<String>,
-    /// The normalized path at fault, if any.
+    /// The normalized path (or URL) at fault, if any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub path: Option<String>,
 }

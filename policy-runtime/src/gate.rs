@@ -12,6 +12,9 @@
 //! * Write targets are judged against `fs.write`; reads and unknown accesses against
 //!   `fs.read ∪ fs.write`. An unspecified list counts as empty once the gate is active.
 //! * The gate is active only when the policy declares `fs.read` or `fs.write`.
+//! * When the policy declares `net`, every string of the arguments (untyped ones, nested, and
+//!   object keys) that names an `http`, `https`, `ws` or `wss` URL is judged against it by
+//!   [`crate::net`]: `deny` refuses every URL, a host list requires `host:port` to match.
 //!
 //! ```
 //! use policy_runtime::gate::check_args;
@@ -41,7 +44,7 @@ use serde_json::Value;
 use crate::denial::{Denial, DenialCode};
 use crate::glob::GlobList;
 use crate::path::{looks_like_path, resolved, verbatim_reading};
-use crate::policy::ToolPolicy;
+use crate::policy::{NetPolicy, ToolPolicy};
 use crate::protected::ProtectedPaths;
 use crate::tool::{Access, PathArg};
 
@@ -65,7 +68,7 @@ pub fn check_args(
     args: &mut Value,
     cwd: Option<&Path>,
 ) -> Result<Vec<CheckedPath>, Denial> {
-    if !policy.gates_paths() {
+    if !policy.gates_paths() && policy.net.is_none() {
         return Ok(Vec::new());
     }
     let judge = Judge::new(policy);
@@ -131,17 +134,21 @@ pub fn check_path(
 }
 
 struct Judge<'p> {
+    paths: bool,
     read: Option<&'p GlobList>,
     write: Option<&'p GlobList>,
     protected: Arc<ProtectedPaths>,
+    net: Option<&'p NetPolicy>,
 }
 
 impl<'p> Judge<'p> {
     fn new(policy: &'p ToolPolicy) -> Judge<'p> {
         Judge {
+            paths: policy.gates_paths(),
             read: policy.fs.read.as_ref(),
             write: policy.fs.write.as_ref(),
             protected: crate::protected::process_list(),
+            net: policy.net.as_ref(),
         }
     }
 
@@ -154,6 +161,9 @@ impl<'p> Judge<'p> {
         checked: &mut Vec<CheckedPath>,
         rewrites: &mut Vec<(String, String)>,
     ) -> Result<(), Denial> {
+        if !self.paths {
+            return Ok(());
+        }
         match value {
             Value::String(raw) => {
                 let normalized = resolved(raw, cwd).map_err(|p| invalid_path(pointer, raw, p))?;
@@ -217,7 +227,7 @@ impl<'p> Judge<'p> {
     }
 
     /// Judges a string of an untyped argument (a value or an object key) when it looks like a
-    /// path. A `file:` URL that a body could also read verbatim (see
+    /// path or names a network URL. A `file:` URL that a body could also read verbatim (see
     /// [`crate::path::verbatim_reading`]) must be allowed under both readings.
     fn untyped_string(
         &self,
@@ -225,7 +235,10 @@ impl<'p> Judge<'p> {
         pointer: &str,
         checked: &mut Vec<CheckedPath>,
     ) -> Result<(), Denial> {
-        if !looks_like_path(s) {
+        if let Some(net) = self.net {
+            crate::net::judge(net, s, pointer)?;
+        }
+        if !self.paths || !looks_like_path(s) {
             return Ok(());
         }
         let normalized = resolved(s, None).map_err(|p| invalid_path(pointer, s, p))?;

@@ -11,7 +11,7 @@
 //! an OS sandbox grants for a glob ([`os_grant`]).
 //!
 //! A call flows through [`registry::Invocation::call`]: the [`gate`] judges every path argument
-//! (lexically normalized, matched by operation), then the per-invocation [`policy::Constraints`],
+//! (lexically normalized, matched by operation) and every URL argument ([`net`]), then the per-invocation [`policy::Constraints`],
 //! then the [`approval`] hook, then the tool body; each step is an [`event::Event`] for the
 //! [`audit`] sinks, with secrets [`redact`]ed.
 //!
@@ -21,6 +21,8 @@
 //! The [reference](mod@reference) (the Markdown pages of `policy-runtime/docs/`) is the contract every crate
 //! follows: the policy model, the glob dialect, the manifest format, the finding codes and the
 //! command lines.
+//! With the `http` feature, `http::PolicyClient` is an HTTP client that reaches only the
+//! endpoints a tool's `net` declares (redirects and DNS included).
 //! With the `otel` feature, `otel` sends the audit to OpenTelemetry: one `execute_tool` span per
 //! call, exported over OTLP.
 
@@ -37,10 +39,13 @@ pub mod event;
 pub mod gate;
 pub mod glob;
 pub mod host;
+#[cfg(feature = "http")]
+pub mod http;
 #[cfg(feature = "lint-syntax")]
 pub mod lint_syntax;
 pub mod macro_support;
 pub mod manifest;
+pub mod net;
 mod objects;
 pub mod os_grant;
 #[cfg(feature = "otel")]
@@ -67,6 +72,7 @@ macro_rules! links {
 }
 pub mod reference;
 pub mod registry;
+pub mod role;
 pub mod testing;
 pub mod tool;
 pub mod union;

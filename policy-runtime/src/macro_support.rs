@@ -30,6 +30,7 @@ use crate::gate::check_args;
 use crate::manifest::{Manifest, SourceLocation};
 use crate::policy::ToolPolicy;
 use crate::registry::{Registry, RegistryError};
+use crate::role::Role;
 use crate::tool::{Access, PathArg, Tool, ToolError, ToolOutput, ToolSpec};
 
 #[doc(hidden)]
@@ -64,7 +65,7 @@ pub fn registry_of(
 pub fn manifest_of<'a>(specs: impl IntoIterator<Item = &'a ToolSpec>) -> Manifest {
     let mut manifest = Manifest::new();
     for spec in specs {
-        manifest.insert(spec.name.clone(), spec.policy.clone(), spec.source.clone());
+        manifest.insert_spec(spec);
     }
     manifest
 }
@@ -96,6 +97,8 @@ pub trait AnnotatedTool {
 
 /// Builds the spec of a generated tool.
 #[doc(hidden)]
+// Called only by generated code, which passes each part of the spec as a literal.
+#[allow(clippy::too_many_arguments)]
 pub fn build_spec(
     name: &str,
     description: &str,
@@ -104,6 +107,7 @@ pub fn build_spec(
     line: u32,
     schema_json: &str,
     path_args: &[(&str, Option<Access>)],
+    roles: &[(&str, Role)],
 ) -> ToolSpec {
     let policy = ToolPolicy::from_json_str(name, policy_json)
         .expect("the #[tool] macro validated this policy at compile time");
@@ -124,6 +128,11 @@ pub fn build_spec(
             })
         })
         .collect();
+    for (name, role) in roles {
+        if spec.access_of(name).is_none() {
+            spec.roles.insert(name.to_string(), *role);
+        }
+    }
     spec
 }
 

@@ -34,6 +34,8 @@ use crate::policy::consistent_constraints;
 use crate::policy::{
     Constraints, EnvPolicy, ExecPolicy, FsPolicy, Limits, NetPolicy, Risk, ToolPolicy,
 };
+use crate::role::Role;
+use crate::tool::{PathArg, ToolSpec};
 
 /// The manifest format version this build reads and writes.
 pub const MANIFEST_VERSION: u32 = 1;
@@ -48,13 +50,79 @@ pub struct SourceLocation {
     pub line: u32,
 }
 
-/// One tool of a manifest: its policy and where it is declared.
+/// One tool of a manifest: its policy, its arguments' roles and where it is declared.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct ToolEntry {
     /// The declared policy.
     pub policy: ToolPolicy,
+    /// The role of each path or URL argument (`"args"`), part of the tool's meaning and hash.
+    /// `None`: not recorded (a manifest written before roles, or a policy file), so every
+    /// argument's role is unknown; `Some` of an empty map: the tool has no such argument.
+    pub args: Option<BTreeMap<String, Role>>,
     /// Where the tool is defined.
     pub source: Option<SourceLocation>,
+}
+
+impl ToolEntry {
+    /// The recorded role of argument `name`: `None` when it is unknown (roles not recorded)
+    /// or when the tool records no path or URL argument of that name.
+    pub fn role(&self, name: &str) -> Option<Role> {
+        self.args.as_ref().and_then(|a| a.get(name).copied())
+    }
+
+    /// The typed path arguments the gate judges for this entry: one per recorded path role.
+    pub fn path_args(&self) -> Vec<PathArg> {
+        self.args
+            .iter()
+            .flatten()
+            .filter_map(|(name, role)| {
+                role.access().map(|access| PathArg {
+                    name: name.clone(),
+                    access,
+                })
+            })
+            .collect()
+    }
+
+    /// Loads `tool`'s entry from a manifest, or a single-tool JSON or TOML policy (which records
+    /// no roles), as [`ToolPolicy::load`] reads them. For a single-tool file, `tool` names its
+    /// tool for the cross-field rules that need its name ([`crate::conflict`]).
+    pub fn load(path: impl AsRef<Path>, tool: Option<&str>) -> Result<ToolEntry, LoadError> {
+        let path = path.as_ref();
+        let text = crate::error::read_file(path)?;
+        let name = path.display().to_string();
+        let is_toml = path.extension().is_some_and(|e| e == "toml");
+        // A single-tool file carries no name: the caller's names the tool for the cross-field
+        // rules that need it (a manifest's entries were checked when it loaded).
+        let single = |policy: ToolPolicy| match tool
+            .and_then(|t| policy.conflicts(Some(t)).into_iter().next().map(|c| (t, c)))
+        {
+            Some((t, conflict)) => Err(LoadError::plain(
+                &name,
+                format!(
+                    "{conflict} (in tool `{t}`, `constraints.{}`)",
+                    conflict.key()
+                ),
+            )),
+            None => Ok(policy),
+        };
+        let policy = match (is_toml, tool) {
+            (true, _) => single(ToolPolicy::from_toml_str(&name, &text)?)?,
+            (false, Some(tool)) if is_manifest_json(&text) => {
+                let mut manifest = Manifest::from_json_str(&name, &text)?;
+                return manifest
+                    .tools
+                    .remove(tool)
+                    .ok_or_else(|| LoadError::missing_tool(&name, tool, manifest.tools.keys()));
+            }
+            (false, _) => single(ToolPolicy::from_json_str(&name, &text)?)?,
+        };
+        Ok(ToolEntry {
+            policy,
+            args: None,
+            source: None,
+        })
+    }
 }
 
 /// A whole manifest: every tool of an agent, keyed by name.
@@ -97,6 +165,8 @@ struct EntryRepr {
         deserialize_with = "map_only"
     )]
     limits: Limits,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    args: Option<BTreeMap<String, Role>>,
     #[serde(
         default,
         skip_serializing_if = "Option::is_none",
@@ -107,7 +177,7 @@ struct EntryRepr {
 
 impl Object for EntryRepr {
     const EXPECTED: &'static str =
-        "a tool object (with `risk`, `fs`, `net`, `exec`, `env`, `constraints`, `limits`, `source`)";
+        "a tool object (with `risk`, `fs`, `net`, `exec`, `env`, `constraints`, `limits`, `args`, `source`)";
 }
 
 impl Object for SourceLocation {
@@ -129,6 +199,7 @@ impl Serialize for ToolEntry {
             env: p.env,
             constraints: p.constraints,
             limits: p.limits,
+            args: self.args.clone(),
             source: self.source.clone(),
         }
         .serialize(s)
@@ -148,6 +219,7 @@ impl<'de> Deserialize<'de> for ToolEntry {
                 constraints: r.constraints,
                 limits: r.limits,
             },
+            args: r.args,
             source: r.source,
         })
     }
@@ -308,14 +380,28 @@ impl Manifest {
         crate::error::write_atomic(path.as_ref(), self.to_json().as_bytes())
     }
 
-    /// The canonical hash: SHA-256 (hex) of the compact, key-sorted JSON of the tools' meaning,
-    /// without `source` locations or `x-` extensions, so moving a function does not change it.
+    /// The canonical hash: SHA-256 (hex) of the compact, key-sorted JSON of the tools' meaning
+    /// (policy and argument roles), without `source` locations or `x-` extensions, so moving a
+    /// function does not change it. An entry without recorded roles hashes as it did before
+    /// roles existed.
     pub fn hash(&self) -> String {
-        let meaning: BTreeMap<&String, &ToolPolicy> =
-            self.tools.iter().map(|(k, v)| (k, &v.policy)).collect();
+        let meaning: BTreeMap<&String, Value> = self
+            .tools
+            .iter()
+            .map(|(k, v)| {
+                let mut value = serde_json::to_value(&v.policy).expect("policies serialize");
+                if let (Some(args), Value::Object(map)) = (&v.args, &mut value) {
+                    map.insert(
+                        "args".to_string(),
+                        serde_json::to_value(args).expect("roles serialize"),
+                    );
+                }
+                (k, value)
+            })
+            .collect();
         canonical_hash(&serde_json::json!({
             "manifest_version": MANIFEST_VERSION,
-            "tools": serde_json::to_value(meaning).expect("policies serialize"),
+            "tools": meaning,
         }))
     }
 
@@ -326,7 +412,26 @@ impl Manifest {
         policy: ToolPolicy,
         source: Option<SourceLocation>,
     ) {
-        self.tools.insert(name.into(), ToolEntry { policy, source });
+        self.tools.insert(
+            name.into(),
+            ToolEntry {
+                policy,
+                args: None,
+                source,
+            },
+        );
+    }
+
+    /// Adds or replaces the tool of `spec`, with its policy, source and argument roles.
+    pub fn insert_spec(&mut self, spec: &ToolSpec) {
+        self.tools.insert(
+            spec.name.clone(),
+            ToolEntry {
+                policy: spec.policy.clone(),
+                args: Some(spec.arg_roles()),
+                source: spec.source.clone(),
+            },
+        );
     }
 }
 
@@ -372,34 +477,7 @@ impl ToolPolicy {
     /// the entry of a manifest, and names a single-tool file's tool for the cross-field rules
     /// that need its name ([`crate::conflict`]).
     pub fn load(path: impl AsRef<Path>, tool: Option<&str>) -> Result<ToolPolicy, LoadError> {
-        let path = path.as_ref();
-        let text = crate::error::read_file(path)?;
-        let name = path.display().to_string();
-        let is_toml = path.extension().is_some_and(|e| e == "toml");
-        let single = |policy: ToolPolicy| match tool
-            .and_then(|t| policy.conflicts(Some(t)).into_iter().next().map(|c| (t, c)))
-        {
-            Some((t, conflict)) => Err(LoadError::plain(
-                &name,
-                format!(
-                    "{conflict} (in tool `{t}`, `constraints.{}`)",
-                    conflict.key()
-                ),
-            )),
-            None => Ok(policy),
-        };
-        match (is_toml, tool) {
-            (true, _) => single(ToolPolicy::from_toml_str(&name, &text)?),
-            (false, Some(tool)) if is_manifest_json(&text) => {
-                let manifest = Manifest::from_json_str(&name, &text)?;
-                manifest
-                    .tools
-                    .get(tool)
-                    .map(|e| e.policy.clone())
-                    .ok_or_else(|| LoadError::missing_tool(&name, tool, manifest.tools.keys()))
-            }
-            (false, _) => single(ToolPolicy::from_json_str(&name, &text)?),
-        }
+        ToolEntry::load(path, tool).map(|entry| entry.policy)
     }
 }
 
@@ -491,6 +569,47 @@ mod tests {
         assert_eq!(a.hash(), b.hash());
         b.tools.get_mut("write_report").unwrap().policy.net = Some(NetPolicy::Allow);
         assert_ne!(a.hash(), b.hash());
+    }
+
+    #[test]
+    fn roles_are_meaning_and_old_entries_load() {
+        let old = Manifest::from_json_str("a", SAMPLE).unwrap();
+        assert_eq!(old.tools["write_report"].args, None);
+        assert_eq!(old.tools["write_report"].role("dest"), None);
+        let text = SAMPLE.replace(
+            r#""net": "deny","#,
+            r#""net": "deny", "args": {"dest": "write", "src": "read", "u": "url", "p": "any"},"#,
+        );
+        let with = Manifest::from_json_str("a", &text).unwrap();
+        let entry = &with.tools["write_report"];
+        assert_eq!(entry.role("dest"), Some(Role::Write));
+        assert_eq!(entry.role("u"), Some(Role::Url));
+        assert_eq!(entry.path_args().len(), 3);
+        assert_ne!(old.hash(), with.hash());
+        let mut read = with.clone();
+        read.tools
+            .get_mut("write_report")
+            .unwrap()
+            .args
+            .as_mut()
+            .unwrap()
+            .insert("dest".into(), Role::Read);
+        assert_ne!(read.hash(), with.hash(), "a role is part of the hash");
+        assert_eq!(Manifest::from_json_str("a", &with.to_json()).unwrap(), with);
+        // Recorded but empty stays apart from not recorded.
+        let mut empty = old.clone();
+        empty.tools.get_mut("fetch").unwrap().args = Some(BTreeMap::new());
+        assert_ne!(empty.hash(), old.hash());
+        assert_eq!(
+            Manifest::from_json_str("a", &empty.to_json()).unwrap(),
+            empty
+        );
+        let err = Manifest::from_json_str(
+            "a",
+            &SAMPLE.replace(r#""net": "deny","#, r#""args": {"d": "reed"},"#),
+        )
+        .unwrap_err();
+        assert!(err.to_string().contains("reed"), "{err}");
     }
 
     #[test]

@@ -107,11 +107,7 @@ impl ToolPolicy {
     /// # Ok::<(), policy_runtime::LoadError>(())
     /// ```
     pub fn net_stance(&self) -> Stance<'_, HostPattern> {
-        match &self.net {
-            None | Some(NetPolicy::Deny) => Stance::Nothing,
-            Some(NetPolicy::Allow) => Stance::Anything,
-            Some(NetPolicy::Hosts(hosts)) => Stance::of_list(hosts),
-        }
+        self.net.as_ref().map_or(Stance::Nothing, NetPolicy::stance)
     }
 
     /// The programs the tool may start. Unspecified is [`Stance::Anything`] (a tool that
@@ -306,6 +302,25 @@ pub enum NetPolicy {
     Allow,
     /// Only these `host:port` endpoints.
     Hosts(Vec<HostPattern>),
+}
+
+impl NetPolicy {
+    /// The reach of a declared `net` (an unspecified one is [`ToolPolicy::net_stance`]'s to
+    /// read): `deny` and an empty host list are [`Stance::Nothing`].
+    ///
+    /// ```
+    /// use policy_runtime::policy::{NetPolicy, Stance};
+    ///
+    /// assert!(matches!(NetPolicy::Hosts(vec![]).stance(), Stance::Nothing));
+    /// assert!(matches!(NetPolicy::Allow.stance(), Stance::Anything));
+    /// ```
+    pub fn stance(&self) -> Stance<'_, HostPattern> {
+        match self {
+            NetPolicy::Deny => Stance::Nothing,
+            NetPolicy::Allow => Stance::Anything,
+            NetPolicy::Hosts(hosts) => Stance::of_list(hosts),
+        }
+    }
 }
 
 /// Starting other programs.

@@ -246,9 +246,8 @@ impl Registry {
     /// The manifest of the registered tools.
     pub fn manifest(&self) -> Manifest {
         let mut m = Manifest::new();
-        for (name, tool) in &self.tools {
-            let spec = tool.spec();
-            m.insert(name.clone(), spec.policy.clone(), spec.source.clone());
+        for tool in self.tools.values() {
+            m.insert_spec(tool.spec());
         }
         m
     }

@@ -19,6 +19,7 @@
 //! # Ok::<(), policy_runtime::LoadError>(())
 //! ```
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::future::Future;
 use std::path::PathBuf;
@@ -29,6 +30,7 @@ use serde_json::Value;
 
 use crate::manifest::SourceLocation;
 use crate::policy::ToolPolicy;
+use crate::role::Role;
 
 /// Why a string cannot name a tool.
 ///
@@ -116,6 +118,9 @@ pub struct ToolSpec {
     pub policy: ToolPolicy,
     /// Typed path arguments; every other argument is searched for path-like strings.
     pub path_args: Vec<PathArg>,
+    /// Roles of arguments that are not typed path arguments: other path types (`any`) and URLs
+    /// (`url`). With `path_args`, they are the manifest's `"args"` ([`ToolSpec::arg_roles`]).
+    pub roles: BTreeMap<String, Role>,
     /// Where the tool is declared.
     pub source: Option<SourceLocation>,
     /// JSON Schema of the arguments object.
@@ -130,6 +135,7 @@ impl ToolSpec {
             description: String::new(),
             policy,
             path_args: Vec::new(),
+            roles: BTreeMap::new(),
             source: None,
             input_schema: serde_json::json!({"type": "object"}),
         }
@@ -148,6 +154,36 @@ impl ToolSpec {
             access,
         });
         self
+    }
+
+    /// Records the role of an argument that is not a typed path argument (a `PathBuf` is
+    /// [`Role::Any`], a URL [`Role::Url`]), for the manifest.
+    pub fn arg_role(mut self, name: impl Into<String>, role: Role) -> ToolSpec {
+        self.roles.insert(name.into(), role);
+        self
+    }
+
+    /// Every path and URL argument's role, as the manifest records it: the typed path
+    /// arguments' (`read`, `write`, `any`) and [`ToolSpec::roles`].
+    ///
+    /// ```
+    /// use policy_runtime::policy::ToolPolicy;
+    /// use policy_runtime::role::Role;
+    /// use policy_runtime::tool::{Access, ToolSpec};
+    ///
+    /// let spec = ToolSpec::new("t", ToolPolicy::default())
+    ///     .path_arg("dest", Access::Write)
+    ///     .arg_role("endpoint", Role::Url);
+    /// let roles = spec.arg_roles();
+    /// assert_eq!(roles["dest"], Role::Write);
+    /// assert_eq!(roles["endpoint"], Role::Url);
+    /// ```
+    pub fn arg_roles(&self) -> BTreeMap<String, Role> {
+        let mut roles = self.roles.clone();
+        for arg in &self.path_args {
+            roles.insert(arg.name.clone(), Role::of_access(arg.access));
+        }
+        roles
     }
 
     /// Sets the source location.

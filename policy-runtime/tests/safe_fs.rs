@@ -270,6 +270,57 @@ fn a_link_swapped_in_between_check_and_open_never_leads_out() {
     assert!(safe.0 > 0 && portable.0 > 0, "{safe:?} {portable:?}");
 }
 
+/// The write side of the race: a file created through a directory that is, in turn, a real
+/// directory and a link out of the root. `std::fs::write` lands outside; the safe `write` never.
+#[test]
+fn a_link_swapped_in_between_check_and_create_never_leads_out() {
+    let w = World::new();
+    std::fs::create_dir(w.p("out/real")).unwrap();
+    symlink("../secret", w.p("out/evil")).unwrap();
+    let dest = w.write_arg("out/sub/planted.txt");
+    let stop = Arc::new(AtomicBool::new(false));
+    let flipper = {
+        let stop = Arc::clone(&stop);
+        let (real, evil, sub) = (w.p("out/real"), w.p("out/evil"), w.p("out/sub"));
+        std::thread::spawn(move || {
+            while !stop.load(Ordering::Relaxed) {
+                for from in [&real, &evil] {
+                    std::fs::rename(from, &sub).unwrap();
+                    std::thread::yield_now();
+                    std::fs::rename(&sub, from).unwrap();
+                }
+            }
+        })
+    };
+    let planted = w.p("secret/planted.txt");
+    // How many of `n` writes landed outside (each one is removed again).
+    let outside = |write: &dyn Fn() -> io::Result<()>, n: u32| {
+        let mut landed = 0;
+        for _ in 0..n {
+            let _ = write();
+            if std::fs::remove_file(&planted).is_ok() {
+                landed += 1;
+            }
+        }
+        landed
+    };
+    let mut unconfined = 0;
+    for _ in 0..20 {
+        unconfined += outside(&|| std::fs::write(&dest, "x"), 500);
+        if unconfined > 0 {
+            break;
+        }
+    }
+    let safe = outside(&|| dest.write("x"), 4000);
+    let portable = with_portable_backend(|| outside(&|| dest.write("x"), 4000));
+    stop.store(true, Ordering::Relaxed);
+    flipper.join().unwrap();
+    println!("landed outside: std {unconfined}, openat2 {safe}, portable {portable}");
+    assert!(unconfined > 0, "the race never let std::fs out");
+    assert_eq!(safe, 0, "openat2: a create landed outside");
+    assert_eq!(portable, 0, "portable: a create landed outside");
+}
+
 #[test]
 fn absolute_links_are_refused_even_when_they_point_inside() {
     let w = World::new();

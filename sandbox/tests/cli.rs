@@ -87,6 +87,58 @@ fn gate_reads_single_tool_json_and_toml_policies() {
     }
 }
 
+/// Issue 14: the manifest's roles reach the CLI gate. A `write` argument is judged against
+/// `fs.write` only, so a path that is only readable is denied; before roles the gate judged the
+/// same argument as "unknown" and allowed it.
+#[test]
+fn gate_judges_each_argument_by_its_recorded_role() {
+    let dir = tempfile::tempdir().unwrap();
+    let entry = |args: &str| {
+        format!(
+            r#"{{"manifest_version": 1, "tools": {{"report": {{{args}"fs": {{"read": ["/srv/data/**"], "write": ["/srv/out/**"]}}}}}}}}"#
+        )
+    };
+    let write_role = write(
+        dir.path(),
+        "w.json",
+        &entry(r#""args": {"dest": "write"}, "#),
+    );
+    let read_role = write(
+        dir.path(),
+        "r.json",
+        &entry(r#""args": {"dest": "read"}, "#),
+    );
+    let no_roles = write(dir.path(), "old.json", &entry(""));
+    let into_read_only = r#"{"dest": "/srv/data/summary.md", "body": "x"}"#;
+
+    let out = gate(&write_role, "report", into_read_only);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "{}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    assert_eq!(denial_code(&out), "fs.path_not_allowed");
+    assert!(
+        stdout(&out).contains("readable but not writable"),
+        "{}",
+        stdout(&out)
+    );
+    let ok = gate(&write_role, "report", r#"{"dest": "/srv/out/summary.md"}"#);
+    assert_eq!(ok.status.code(), Some(0), "{}", stderr(&ok));
+    let v: serde_json::Value = serde_json::from_slice(&ok.stdout).unwrap();
+    assert_eq!(v["checked"][0]["access"], "write", "{v}");
+
+    // The same path through a `read` argument, or one whose role is unknown, is a read.
+    for (policy, access) in [(&read_role, "read"), (&no_roles, "unknown")] {
+        let out = gate(policy, "report", into_read_only);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(v["checked"][0]["access"], access, "{v}");
+    }
+}
+
 #[test]
 fn args_parse_errors_name_the_position_once() {
     let dir = tempfile::tempdir().unwrap();

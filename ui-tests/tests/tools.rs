@@ -63,6 +63,49 @@ fn specs_carry_what_the_attribute_says() {
     );
 }
 
+/// Tools whose path and URL parameters are not `ReadPath`/`WritePath`.
+mod other_roles {
+    use policy_macros::tool;
+    use policy_runtime::tool::ToolError;
+
+    /// Fetch a document into a cache folder.
+    #[tool(policy(fs.write = ["/cache/**"], net = ["api.example.com:443"], risk = low))]
+    pub fn fetch_into(
+        endpoint: url::Url,
+        cache: Option<std::path::PathBuf>,
+        mirrors: Vec<url::Url>,
+        dest: policy_runtime::WritePath,
+        note: String,
+    ) -> Result<String, ToolError> {
+        Ok(format!("{endpoint} {cache:?} {mirrors:?} {dest:?} {note}"))
+    }
+}
+
+/// Issue 14: every path or URL argument's role reaches the manifest and its hash.
+#[test]
+fn other_path_and_url_types_get_roles() {
+    use policy_runtime::role::Role;
+    let spec = other_roles::fetch_into::tool_spec();
+    let roles = spec.arg_roles();
+    let want = [
+        ("cache", Role::Any),
+        ("dest", Role::Write),
+        ("endpoint", Role::Url),
+        ("mirrors", Role::Url),
+    ];
+    assert_eq!(
+        roles
+            .iter()
+            .map(|(k, r)| (k.as_str(), *r))
+            .collect::<Vec<_>>(),
+        want
+    );
+    let manifest = policy_runtime::macro_support::manifest_of([spec]);
+    let entry = &manifest.tools["fetch_into"];
+    assert_eq!(entry.role("dest"), Some(Role::Write));
+    assert!(manifest.to_json().contains(r#""endpoint": "url""#));
+}
+
 /// Tests that run bodies take turns: `BODY_RUNS` is process-wide and tests run in parallel.
 static BODIES: std::sync::Mutex<()> = std::sync::Mutex::new(());
 

@@ -20,7 +20,7 @@ use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use policy_runtime::protected::{set_process_list, ProtectedKind, ProtectedPaths};
-use policy_runtime::ToolPolicy;
+use policy_runtime::{ToolEntry, ToolPolicy};
 use sandbox::hostcaps::HostSupport;
 use sandbox::runner::{run, RunOptions, Stdio};
 use sandbox::{Plan, Profile};
@@ -200,7 +200,12 @@ fn main() -> ExitCode {
 }
 
 fn load(path: &PathBuf, tool: Option<&str>) -> Result<ToolPolicy, String> {
-    ToolPolicy::load(path, tool).map_err(|e| {
+    load_entry(path, tool).map(|entry| entry.policy)
+}
+
+/// The tool's manifest entry, with its arguments' roles (none for a single-tool policy file).
+fn load_entry(path: &PathBuf, tool: Option<&str>) -> Result<ToolEntry, String> {
+    ToolEntry::load(path, tool).map_err(|e| {
         let mut text = String::new();
         let handler = miette_free_render(&e);
         text.push_str(&handler);
@@ -435,13 +440,17 @@ fn check(
 fn gate(policy_path: PathBuf, tool: String, args: String) -> ExitCode {
     use policy_runtime::registry::{Registry, ToolCall};
     use policy_runtime::tool::{fn_tool, ToolError, ToolSpec};
-    let policy = match load(&policy_path, Some(&tool)) {
-        Ok(p) => p,
+    let entry = match load_entry(&policy_path, Some(&tool)) {
+        Ok(e) => e,
         Err(e) => {
             eprintln!("error: {e}");
             return ExitCode::from(2);
         }
     };
+    // The recorded roles make typed path arguments: a `write` argument is judged against
+    // `fs.write` only, as the tool's own gate judges its `WritePath`.
+    let typed = entry.path_args();
+    let policy = entry.policy;
     let value: serde_json::Value = match serde_json::from_str(&args) {
         Ok(v) => v,
         Err(e) => {
@@ -454,7 +463,8 @@ fn gate(policy_path: PathBuf, tool: String, args: String) -> ExitCode {
     if let Ok(cwd) = std::env::current_dir() {
         registry.set_cwd(cwd);
     }
-    let spec = ToolSpec::new(tool.clone(), policy.clone());
+    let mut spec = ToolSpec::new(tool.clone(), policy.clone());
+    spec.path_args = typed.clone();
     let body = fn_tool(spec, |_, _| {
         Err(ToolError::new("the gate command never runs a tool"))
     });
@@ -469,7 +479,7 @@ fn gate(policy_path: PathBuf, tool: String, args: String) -> ExitCode {
             let mut judged = value;
             let checked = policy_runtime::gate::check_args(
                 &policy,
-                &[],
+                &typed,
                 &mut judged,
                 std::env::current_dir().ok().as_deref(),
             )
