@@ -41,6 +41,14 @@ pub enum DenialCode {
     /// The approval hook said no (or none is configured for a call that needs one).
     #[serde(rename = "approval.denied")]
     ApprovalDenied,
+    /// The command is above the tool's command level, always denied, a chain where chains
+    /// are not allowed, or has an argument the policy denies.
+    #[serde(rename = "command.not_allowed")]
+    CommandNotAllowed,
+    /// The command has a construct whose effect is only known when it runs (`$(…)`, a
+    /// variable, `eval`, a here-document feeding a shell, …).
+    #[serde(rename = "command.unjudgeable")]
+    CommandUnjudgeable,
 }
 
 impl DenialCode {
@@ -55,6 +63,8 @@ impl DenialCode {
             DenialCode::MaxInvocations => "constraint.max_invocations",
             DenialCode::OnlyAfter => "constraint.only_after",
             DenialCode::ApprovalDenied => "approval.denied",
+            DenialCode::CommandNotAllowed => "command.not_allowed",
+            DenialCode::CommandUnjudgeable => "command.unjudgeable",
         }
     }
 }
@@ -75,6 +85,7 @@ impl DenialCode {
                 Layer::Constraints
             }
             DenialCode::ApprovalDenied => Layer::Approval,
+            DenialCode::CommandNotAllowed | DenialCode::CommandUnjudgeable => Layer::CommandPolicy,
         }
     }
 }
@@ -87,6 +98,8 @@ pub enum Layer {
     Registry,
     /// The path gate: every path argument against the policy's globs.
     PathGate,
+    /// The command policy of an exec tool: the command line its arguments carry.
+    CommandPolicy,
     /// The per-invocation constraints (`forbidden`, `max_invocations`, `only_after`).
     Constraints,
     /// The approval hook.
@@ -101,6 +114,7 @@ impl Layer {
         match self {
             Layer::Registry => "registry",
             Layer::PathGate => "path_gate",
+            Layer::CommandPolicy => "command_policy",
             Layer::Constraints => "constraints",
             Layer::Approval => "approval",
             Layer::Sandbox => "sandbox",

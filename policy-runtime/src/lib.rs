@@ -25,6 +25,7 @@ pub mod args;
 pub mod audit;
 pub mod beneath;
 pub mod capability;
+pub mod command;
 pub mod denial;
 pub mod diagnostics;
 pub mod error;

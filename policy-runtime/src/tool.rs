@@ -27,6 +27,7 @@ use std::pin::Pin;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::command::{CommandArg, CommandForm};
 use crate::manifest::SourceLocation;
 use crate::policy::ToolPolicy;
 
@@ -116,6 +117,9 @@ pub struct ToolSpec {
     pub policy: ToolPolicy,
     /// Typed path arguments; every other argument is searched for path-like strings.
     pub path_args: Vec<PathArg>,
+    /// Arguments that carry a command line, judged by the policy's
+    /// [command policy](crate::command) before the body runs.
+    pub command_args: Vec<CommandArg>,
     /// Where the tool is declared.
     pub source: Option<SourceLocation>,
     /// JSON Schema of the arguments object.
@@ -130,6 +134,7 @@ impl ToolSpec {
             description: String::new(),
             policy,
             path_args: Vec::new(),
+            command_args: Vec::new(),
             source: None,
             input_schema: serde_json::json!({"type": "object"}),
         }
@@ -146,6 +151,28 @@ impl ToolSpec {
         self.path_args.push(PathArg {
             name: name.into(),
             access,
+        });
+        self
+    }
+
+    /// Declares an argument that carries the command the tool runs: a shell string or an
+    /// argv. With a command policy declared, every call's command is judged before the body
+    /// runs; a tool with a command policy and no command argument is denied every call.
+    ///
+    /// ```
+    /// use policy_runtime::command::CommandForm;
+    /// use policy_runtime::policy::ToolPolicy;
+    /// use policy_runtime::tool::ToolSpec;
+    ///
+    /// let policy = ToolPolicy::from_json_str("p", r#"{"exec": {"allow": ["sh"]}, "commands": {"max_level": 1}}"#)?;
+    /// let spec = ToolSpec::new("run_shell", policy).command_arg("command", CommandForm::Shell);
+    /// assert_eq!(spec.command_args[0].name, "command");
+    /// # Ok::<(), policy_runtime::LoadError>(())
+    /// ```
+    pub fn command_arg(mut self, name: impl Into<String>, form: CommandForm) -> ToolSpec {
+        self.command_args.push(CommandArg {
+            name: name.into(),
+            form,
         });
         self
     }
