@@ -176,7 +176,19 @@ pub fn check_command(
         ));
     }
     let mut paths = Vec::new();
-    for (word, access, base) in std::mem::take(&mut walk.pending) {
+    // A pattern that can match `..` escapes every role: refused with or without `fs`.
+    if let Some((w, _, _)) = walk.pending.iter().find(|(w, _, _)| {
+        w.glob && w.text.split('/').any(|c| c.starts_with('.') && c.contains(['*', '?', '[']))
+    }) {
+        return Err(unjudgeable(&format!("the pattern `{}` could match `..`", w.text)));
+    }
+    // Like the gate, paths are judged only when the policy declares `fs`.
+    let pending = if policy.gates_paths() {
+        std::mem::take(&mut walk.pending)
+    } else {
+        Vec::new()
+    };
+    for (word, access, base) in pending {
         paths.push(walk.judge_path(&word, access, base.as_deref())?);
     }
     if let Some(from) = commands.approve_from {
@@ -452,12 +464,6 @@ impl Walk<'_> {
 
     fn judge_path(&self, w: &Word, access: Access, base: Option<&Path>) -> Result<CheckedPath, Denial> {
         let text = expand_home(w)?;
-        if w.glob && text.split('/').any(|c| c.starts_with('.') && c.contains(['*', '?', '['])) {
-            return Err(unjudgeable(&format!(
-                "the pattern `{}` could match `..`",
-                w.text
-            )));
-        }
         let path = crate::gate::check_path(self.policy, &text, access, base).map_err(|d| Denial {
             reason: format!("In this command, `{}`: {}", w.text, d.reason),
             ..d
