@@ -28,6 +28,7 @@
 //! ```
 
 pub mod cli;
+pub mod commands;
 pub mod constraints;
 pub mod diff;
 pub mod env;
