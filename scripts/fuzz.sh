@@ -5,7 +5,7 @@
 #   scripts/fuzz.sh all [MINUTES]           (each target in turn)
 #
 # Targets: manifest_loader, toml_loader, gate, glob_matchers (policy-runtime), inclusion
-# (manifest-verify) and dsl (policy-macros' unit tests: the attribute's reader against the lint's). A failure prints the shrunk input and `FUZZ_SEED=...`; rerun with that
+# (manifest-verify) and dsl (policy-macros' unit tests: the one DSL reader, as the attribute macro runs it). A failure prints the shrunk input and `FUZZ_SEED=...`; rerun with that
 # variable set to replay the failing batch. `cargo test` runs each target for two seconds.
 set -euo pipefail
 cd "$(dirname "$0")/.."

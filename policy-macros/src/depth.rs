@@ -79,6 +79,13 @@ pub fn check(item: &TokenStream, attr_span: Span, attribute: &str) -> syn::Resul
     Ok(())
 }
 
+/// Reads the attribute's tokens with [`policy_analysis::dsl`], refusing first (without
+/// recursion) tokens nested deeper than syn can parse on the compiler's stack.
+pub fn read_attr(tokens: TokenStream, attribute: &str) -> syn::Result<policy_analysis::dsl::Attr> {
+    check(&tokens, Span::call_site(), attribute)?;
+    policy_analysis::dsl::ast::parse(tokens, Span::call_site())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -145,7 +152,7 @@ mod tests {
         )
         .parse()
         .unwrap();
-        let err = crate::parse::read_attr(attr, "#[tool]")
+        let err = crate::depth::read_attr(attr, "#[tool]")
             .unwrap_err()
             .to_string();
         assert!(err.contains("nested too deeply"), "{err}");

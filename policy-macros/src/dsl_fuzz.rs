@@ -1,15 +1,17 @@
-//! Fuzz target `dsl`: the attribute's reader against generated attributes.
+//! Fuzz target `dsl`: the one reader of the policy language ([`policy_analysis::dsl`]) against
+//! generated attributes.
 //!
 //! Inputs are token streams shaped like `#[tool(...)]`'s arguments (the seed corpus in
 //! `tests/dsl_corpus/`, then generated ones): valid keys and values, and mutations of them
 //! (literals of the wrong kind, lists nested thousands deep, lists with stray commas, numbers
-//! past `u64`, unicode, duplicate keys, random punctuation). For each input:
+//! past `u64`, unicode, duplicate keys, random punctuation). Each input goes the way the
+//! attribute macro takes it (the depth check, then the reader), on a thread with the compiler's
+//! 8 MiB stack, and:
 //!
-//! * the macro's reader (depth check, parse, validation) and toolpolicy-lint's reader
-//!   ([`manifest_verify::lint::tool_of_attributes`]) never panic nor overflow the stack; both
-//!   run on a thread with the compiler's 8 MiB stack;
-//! * when the macro accepts the attribute, the lint reads the same tool name and the same
-//!   capabilities (constraints and limits are not the lint's business).
+//! * nothing panics nor overflows the stack;
+//! * every error the reader reports points at written text (never at no place), so both the
+//!   compiler and toolpolicy-lint, which calls the same reader, can show where it is;
+//! * an accepted attribute's policy survives the manifest's JSON unchanged.
 //!
 //! `scripts/fuzz.sh dsl MINUTES` runs it for longer; `cargo test` runs it for two seconds.
 
@@ -20,10 +22,7 @@ use proptest::prelude::*;
 use proptest::test_runner::TestCaseError;
 
 use crate::fuzz_support::{corpus, fuzz};
-use crate::parse::read_attr;
-use crate::validate::validate;
-
-/// How many inputs the macro accepted (and the readers were compared on).
+/// How many inputs the reader accepted.
 static ACCEPTED: AtomicU64 = AtomicU64::new(0);
 
 /// The function the generated attribute stands on.
@@ -162,7 +161,7 @@ fn entry(depth: u32) -> BoxedStrategy<String> {
     .boxed()
 }
 
-/// A policy the macro should accept, so that the comparison of the two readers has material:
+/// A policy the reader should accept, so that the accepted path has material:
 /// each capability key at most once, with one of its valid forms.
 fn valid_policy() -> impl Strategy<Value = String> {
     fn one_of(forms: &'static [&'static str]) -> impl Strategy<Value = Option<&'static str>> {
@@ -270,61 +269,37 @@ fn attribute() -> impl Strategy<Value = String> {
         })
 }
 
-/// The macro's reading: the policy's capabilities as JSON and the tool's name, or `None` when
-/// it refuses the attribute (with a compile error; that it has one is all that matters here).
-fn macro_reading(tokens: TokenStream) -> Option<(String, serde_json::Value)> {
-    let attr = read_attr(tokens, "#[tool]").ok()?;
-    let checked = validate(&attr, FN_NAME).ok()?;
-    let name = checked.name.unwrap_or_else(|| FN_NAME.to_string());
-    Some((name, capabilities(checked.policy)))
-}
-
-/// The parts of a policy both readers read.
-fn capabilities(mut policy: policy_runtime::ToolPolicy) -> serde_json::Value {
-    policy.constraints = Default::default();
-    policy.limits = Default::default();
-    serde_json::to_value(policy).expect("a policy serializes")
-}
-
 fn check(text: &str) -> Result<(), TestCaseError> {
-    // Text that does not lex (an unbalanced bracket) never reaches either reader.
+    // Text that does not lex (an unbalanced bracket) never reaches the reader.
     let Ok(tokens) = text.parse::<TokenStream>() else {
         return Ok(());
     };
-    let ours = macro_reading(tokens.clone());
-    // The lint reads the attribute off a parsed function, as it finds it in source. The
-    // arguments are put in place rather than parsed with the function: syn's token buffer
-    // recurses into every group, and the lint parses a file only within its own nesting
-    // estimate (on its own stack), which thousands of nested brackets exceed.
-    let mut item: syn::ItemFn = syn::parse_quote!(
-        #[tool()]
-        fn probe() {}
-    );
-    if let syn::Meta::List(list) = &mut item.attrs[0].meta {
-        list.tokens = tokens;
-    }
-    let lint = manifest_verify::lint::tool_of_attributes(FN_NAME, &item.attrs);
-    let Some((name, policy)) = ours else {
+    // Refused before any parsing: too deep for syn (that check has its own tests).
+    if crate::depth::check(&tokens, proc_macro2::Span::call_site(), "#[tool]").is_err() {
         return Ok(());
+    }
+    // The closing parenthesis of the attribute, as the lint passes it from a parsed file.
+    let close: TokenStream = "()".parse().expect("lexes");
+    let Some(proc_macro2::TokenTree::Group(close)) = close.into_iter().next() else {
+        unreachable!("`()` is a group")
     };
-    ACCEPTED.fetch_add(1, Ordering::Relaxed);
-    match lint {
-        Ok(Some((lint_name, lint_policy))) => {
-            prop_assert_eq!(&lint_name, &name, "the readers name the tool differently");
-            prop_assert_eq!(
-                capabilities(lint_policy),
-                policy,
-                "the readers disagree on the policy of {}",
-                text
-            );
+    match policy_analysis::dsl::read_at(tokens, close.span_close(), FN_NAME) {
+        Ok(checked) => {
+            ACCEPTED.fetch_add(1, Ordering::Relaxed);
+            let json = serde_json::to_string(&checked.policy).expect("a policy serializes");
+            let back: policy_runtime::ToolPolicy = serde_json::from_str(&json).map_err(|e| {
+                TestCaseError::fail(format!("{text}: {json} does not read back: {e}"))
+            })?;
+            prop_assert_eq!(back, checked.policy, "{} changes through JSON", text);
         }
-        // The lint ignores a `#[tool]` without `policy(...)` (another framework's tool); the
-        // macro gives it the default policy.
-        Ok(None) if !text.contains("policy") => {}
-        other => prop_assert!(
-            false,
-            "the macro accepts {text} but the lint reads {other:?}"
-        ),
+        Err(errors) => {
+            for error in errors {
+                prop_assert!(
+                    !error.span().byte_range().is_empty(),
+                    "{text}: the error `{error}` points at no place"
+                );
+            }
+        }
     }
     Ok(())
 }
@@ -339,7 +314,7 @@ fn fuzz_dsl() {
                 corpus(&std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/dsl_corpus"));
             fuzz("dsl", &seeds, input(), |text| check(&text));
             eprintln!(
-                "fuzz dsl: the macro accepted {} inputs, compared with the lint",
+                "fuzz dsl: the reader accepted {} inputs",
                 ACCEPTED.load(Ordering::Relaxed)
             );
         })

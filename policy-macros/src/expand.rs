@@ -12,9 +12,9 @@ use syn::{Attribute, Ident, ImplItem, ItemFn, ItemImpl, Type};
 
 use policy_runtime::tool::Access;
 
-use crate::parse::Attr;
 use crate::sig::{self, Input, Receiver, Sig};
-use crate::validate::{self, Checked};
+use policy_analysis::dsl::validate::{self, Checked};
+use policy_analysis::dsl::{suggest, Attr};
 
 /// Everything the spec of one tool is built from.
 struct Model {
@@ -29,7 +29,7 @@ struct Model {
 
 /// `#[tool(...)]` on a free function.
 pub fn tool(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
-    let attr = crate::parse::read_attr(attr, "#[tool]")?;
+    let attr = crate::depth::read_attr(attr, "#[tool]")?;
     let func: ItemFn = syn::parse2(item)?;
     let sig = sig::analyze(&func.sig, "`#[tool]`")?;
     if sig.receiver != Receiver::None {
@@ -235,7 +235,7 @@ pub fn toolset(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream>
 /// `#[tool_policy(...)]` on a function that another framework (rmcp) dispatches: a spec
 /// function `<name>_tool_spec()` next to it, and the gate at the top of its body.
 pub fn tool_policy(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
-    let attr = crate::parse::read_attr(attr, "#[tool_policy]")?;
+    let attr = crate::depth::read_attr(attr, "#[tool_policy]")?;
     let mut func: ItemFn = syn::parse2(item)?;
     let fn_name = func.sig.ident.clone();
     // The parameters are the other framework's business; only path-typed ones matter here.
@@ -438,7 +438,7 @@ fn model(attr: &Attr, ident: &Ident, attrs: &[Attribute], sig: &Sig) -> syn::Res
                     *span,
                     format!(
                         "`paths({key} = ...)` names no parameter of this function: {}",
-                        crate::suggest::help(key, &names)
+                        suggest::help(key, &names)
                     ),
                 ));
             }

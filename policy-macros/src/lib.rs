@@ -31,19 +31,17 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! The crate is laid out as `parse` (the attribute's syntax tree, with spans) → `validate`
-//! (meaning and every compile-time check) → `expand` (code generation).
+//! The attribute's text is read by [`policy_analysis::dsl`] (the one reader of the policy
+//! language, shared with `toolpolicy-lint`: syntax tree, meaning and every check, errors at
+//! their spans); this crate measures the item's depth first and generates the code (`expand`).
 
 use proc_macro::TokenStream;
 
 mod depth;
 mod expand;
 mod lint;
-mod parse;
 mod rmcp_tool;
 mod sig;
-mod suggest;
-mod validate;
 
 #[cfg(test)]
 mod dsl_fuzz;

@@ -56,23 +56,23 @@ use std::path::{Path, PathBuf};
 pub use load::MAX_FILE_BYTES;
 
 /// The tool the lint reads from a function's attributes (`#[tool(policy(...))]` or
-/// `#[tool_policy(...)]`): its name and its capabilities (constraints and limits, which the
-/// lint does not check, are left unspecified). `Ok(None)` when no attribute declares a tool.
-///
-/// The attribute macro reads the same text at compile time; its tests feed both readers the
-/// same generated attributes and compare the policies.
+/// `#[tool_policy(...)]`): its name and its policy, read by [`policy_analysis::dsl`] exactly as
+/// the attribute macro reads it. `Ok(None)` when no attribute declares a tool; `Err` holds
+/// every mistake, each spanned where it is written.
 ///
 /// ```
+/// use policy_runtime::policy::NetPolicy;
+///
 /// let f: syn::ItemFn = syn::parse_quote!(#[tool(policy(net = deny))] fn fetch() {});
 /// let (name, policy) = manifest_verify::lint::tool_of_attributes("fetch", &f.attrs)?.unwrap();
 /// assert_eq!(name, "fetch");
-/// assert!(policy.net.is_some());
-/// # Ok::<(), String>(())
+/// assert_eq!(policy.net, Some(NetPolicy::Deny));
+/// # Ok::<(), syn::Error>(())
 /// ```
 pub fn tool_of_attributes(
     fn_name: &str,
     attrs: &[syn::Attribute],
-) -> Result<Option<(String, policy_runtime::ToolPolicy)>, String> {
+) -> Result<Option<(String, policy_runtime::ToolPolicy)>, syn::Error> {
     Ok(toolattr::tool_decl(fn_name, attrs)?.map(|t| (t.name, t.policy)))
 }
 use policy_runtime::capability::Capability;
@@ -109,12 +109,14 @@ pub enum LintError {
         tried: Vec<PathBuf>,
     },
     /// A tool attribute whose policy does not read.
-    #[error("{file}:{line}: {message}")]
+    #[error("{file}:{line}:{column}: {message}")]
     Policy {
         /// The file.
         file: String,
         /// 1-based line.
         line: usize,
+        /// 1-based column.
+        column: usize,
         /// What is wrong.
         message: String,
     },

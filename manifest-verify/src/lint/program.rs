@@ -223,15 +223,7 @@ impl Program {
         for item in items {
             match item {
                 syn::Item::Fn(f) => {
-                    let node = self.fn_node(
-                        module,
-                        file,
-                        f.sig.ident.span(),
-                        &f.sig,
-                        *f.block,
-                        None,
-                        &f.attrs,
-                    );
+                    let node = self.fn_node(module, file, &f.sig, *f.block, None, &f.attrs);
                     self.define(module, f.sig.ident.to_string(), Def::Node(node));
                 }
                 syn::Item::Mod(m) => {
@@ -442,7 +434,6 @@ impl Program {
         &mut self,
         module: ModId,
         file: FileId,
-        span: proc_macro2::Span,
         sig: &syn::Signature,
         block: syn::Block,
         self_ty: Option<&str>,
@@ -461,13 +452,19 @@ impl Program {
         display.push_str(&sig.ident.to_string());
         let tool = match toolattr::tool_decl(&sig.ident.to_string(), attrs) {
             Ok(t) => t,
-            Err(message) => {
-                let start = span.start();
-                self.problems.push(LintError::Policy {
-                    file: self.files[file].display.clone(),
-                    line: start.line,
-                    message,
-                });
+            Err(errors) => {
+                for error in errors {
+                    let start = error.span().start();
+                    self.problems.push(LintError::Policy {
+                        file: self.files[file].display.clone(),
+                        line: start.line,
+                        column: start.column + 1,
+                        message: format!(
+                            "the policy of `{}` does not read: {error}",
+                            sig.ident.to_string().trim_start_matches("r#")
+                        ),
+                    });
+                }
                 None
             }
         };
@@ -493,7 +490,7 @@ impl Program {
         block: syn::Block,
         attrs: &[syn::Attribute],
     ) {
-        let node = self.fn_node(module, file, sig.ident.span(), sig, block, Some(ty), attrs);
+        let node = self.fn_node(module, file, sig, block, Some(ty), attrs);
         let unit = self.modules[module].unit;
         let name = sig.ident.to_string();
         self.assoc

@@ -2,7 +2,7 @@ pub struct Weather;
 
 impl Weather {
     /// Forecast.
-    #[tool(policy(net = deny), name = "Weather::forecast")]
+    #[tool(policy(net = deny), name = "weather_forecast")]
     fn forecast(&self, city: String) -> String {
         self.download(&city)
     }

@@ -2,7 +2,7 @@ pub struct Git;
 
 impl Git {
     /// Commits.
-    #[tool(policy(exec = deny, fs.write = ["/repo/**"]), name = "Git::commit")]
+    #[tool(policy(exec = deny, fs.write = ["/repo/**"]), name = "git_commit")]
     fn commit(&self, msg: String) -> bool {
         Self::git(&["commit", "-m", &msg])
     }

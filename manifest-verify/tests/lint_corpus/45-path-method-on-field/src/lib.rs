@@ -6,7 +6,7 @@ pub struct Workspace {
 
 impl Workspace {
     /// Checks the workspace root.
-    #[tool(policy(net = deny), name = "Workspace::ready")]
+    #[tool(policy(net = deny), name = "workspace_ready")]
     fn ready(&self) -> bool {
         self.root.is_dir()
     }

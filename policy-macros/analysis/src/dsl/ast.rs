@@ -14,6 +14,7 @@ use syn::{Ident, LitBool, LitInt, LitStr, Token};
 /// A possibly dotted key such as `net` or `fs.read`.
 #[derive(Clone, Debug)]
 pub struct Key {
+    /// The identifiers between the dots.
     pub parts: Vec<Ident>,
 }
 
@@ -165,11 +166,24 @@ fn is_last(input: ParseStream<'_>) -> bool {
 #[derive(Clone, Debug)]
 pub enum Entry {
     /// `key = value`
-    Assign { key: Key, value: Value },
+    Assign {
+        /// Left of `=`.
+        key: Key,
+        /// Right of `=`.
+        value: Value,
+    },
     /// `key(...)`
-    Group { key: Key, entries: Vec<Entry> },
+    Group {
+        /// Before the parentheses.
+        key: Key,
+        /// Inside them.
+        entries: Vec<Entry>,
+    },
     /// A bare `key` with neither `=` nor `(...)`.
-    Bare { key: Key },
+    Bare {
+        /// The key.
+        key: Key,
+    },
 }
 
 impl Entry {
@@ -222,6 +236,7 @@ fn parse_alternatives(input: ParseStream<'_>) -> syn::Result<Value> {
 /// The whole attribute: a comma-separated list of entries.
 #[derive(Clone, Debug)]
 pub struct Attr {
+    /// The entries in the order written.
     pub entries: Vec<Entry>,
 }
 
@@ -234,11 +249,19 @@ impl Parse for Attr {
     }
 }
 
-/// Reads the attribute's tokens, refusing first (without recursion) tokens nested deeper than
-/// syn can parse on the compiler's stack (see [`crate::depth`]).
-pub fn read_attr(tokens: TokenStream, attribute: &str) -> syn::Result<Attr> {
-    crate::depth::check(&tokens, Span::call_site(), attribute)?;
-    syn::parse2(tokens)
+/// Parses the tokens between the attribute's parentheses. `close` is where an error at the end
+/// of the input points (the closing parenthesis, or the call site in a proc macro), so that
+/// every error has a place in the source.
+pub fn parse(tokens: TokenStream, close: Span) -> syn::Result<Attr> {
+    use syn::parse::Parser;
+    let mut group = proc_macro2::Group::new(proc_macro2::Delimiter::Parenthesis, tokens);
+    group.set_span(close);
+    let inside = |input: ParseStream<'_>| {
+        let content;
+        syn::parenthesized!(content in input);
+        content.parse::<Attr>()
+    };
+    inside.parse2(TokenStream::from(proc_macro2::TokenTree::Group(group)))
 }
 
 #[cfg(test)]

@@ -17,8 +17,8 @@ use policy_runtime::tool::Access;
 use proc_macro2::Span;
 use syn::LitStr;
 
-use crate::parse::{Attr, Entry, Key, Value};
-use crate::suggest;
+use super::ast::{Attr, Entry, Key, Value};
+use super::suggest;
 
 const TOP_KEYS: &[&str] = &[
     "policy",
@@ -46,6 +46,7 @@ const LIMIT_KEYS: &[&str] = &[
 ];
 
 /// A glob the OS sandbox can only enforce as a wider directory tree.
+#[derive(Debug)]
 pub struct Widening {
     /// Where the glob is written.
     pub span: Span,
@@ -54,6 +55,7 @@ pub struct Widening {
 }
 
 /// The meaning of a valid attribute.
+#[derive(Debug)]
 pub struct Checked {
     /// The policy, as the runtime will see it.
     pub policy: ToolPolicy,
