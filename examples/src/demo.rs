@@ -118,6 +118,7 @@ impl Outcome {
                 Some("fs") => "path gate",
                 Some("constraint") => "constraints",
                 Some("approval") => "approval",
+                Some("command") => "command policy",
                 _ => "registry",
             },
             (CallStatus::Error(e), _) if e.kind() == ToolErrorKind::Refused => "sandbox (refused)",

@@ -42,6 +42,7 @@
 //! # Ok::<(), policy_runtime::LoadError>(())
 //! ```
 
+mod args;
 mod classify;
 mod git;
 mod level;
@@ -52,6 +53,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub use args::{CommandLine, ShellCommand};
 pub use level::Level;
 pub use policy::CommandPolicy;
 

@@ -90,20 +90,41 @@ struct Repr {
 impl TryFrom<Repr> for CommandPolicy {
     type Error = String;
     fn try_from(r: Repr) -> Result<CommandPolicy, String> {
-        if r.max_level == Level::AlwaysDenied {
+        CommandPolicy::build(r.max_level, r.deny_args, r.chains, r.approve_from)
+    }
+}
+
+impl CommandPolicy {
+    /// Builds a command policy from its parts as written, with the checks every format
+    /// shares (JSON, TOML and the attribute): `max_level` below 6, `approve_from` at most
+    /// `max_level`, `deny_args` keyed by bare program names with non-empty arguments.
+    ///
+    /// ```
+    /// use policy_runtime::command::{CommandPolicy, Level};
+    /// let p = CommandPolicy::build(Level::Build, [("git".to_string(), vec!["-c".to_string()])], None, None).unwrap();
+    /// assert_eq!(p.denied_args("git"), ["-c"]);
+    /// assert!(CommandPolicy::build(Level::AlwaysDenied, [], None, None).is_err());
+    /// ```
+    pub fn build(
+        max_level: Level,
+        deny_args: impl IntoIterator<Item = (String, Vec<String>)>,
+        chains: Option<bool>,
+        approve_from: Option<Level>,
+    ) -> Result<CommandPolicy, String> {
+        if max_level == Level::AlwaysDenied {
             return Err("`max_level` cannot be 6: level 6 is always denied; the highest is 5 (outbound network)".into());
         }
-        if let Some(from) = r.approve_from {
-            if from > r.max_level {
+        if let Some(from) = approve_from {
+            if from > max_level {
                 return Err(format!(
                     "`approve_from` ({}) is above `max_level` ({}): no admitted command could ever need approval",
                     from.number(),
-                    r.max_level.number()
+                    max_level.number()
                 ));
             }
         }
-        let mut deny_args = BTreeMap::new();
-        for (program, args) in r.deny_args {
+        let mut denied = BTreeMap::new();
+        for (program, args) in deny_args {
             let name: ProgramName = program
                 .parse()
                 .map_err(|e| format!("`deny_args`: {e}"))?;
@@ -117,13 +138,13 @@ impl TryFrom<Repr> for CommandPolicy {
                     "`deny_args.{program}`: {bad:?} is not an argument (empty or with NUL)"
                 ));
             }
-            deny_args.insert(name, args);
+            denied.insert(name, args);
         }
         Ok(CommandPolicy {
-            max_level: r.max_level,
-            deny_args,
-            chains: r.chains.unwrap_or(false),
-            approve_from: r.approve_from,
+            max_level,
+            deny_args: denied,
+            chains: chains.unwrap_or(false),
+            approve_from,
         })
     }
 }
