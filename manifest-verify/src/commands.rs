@@ -65,7 +65,11 @@ pub fn diff(tool: &str, old: &ToolPolicy, new: &ToolPolicy) -> Vec<Finding> {
     if n.max_level != o.max_level {
         let raised = n.max_level > o.max_level;
         out.push(make(
-            if raised { Code::CommandsLevelRaised } else { Code::CommandsNarrowed },
+            if raised {
+                Code::CommandsLevelRaised
+            } else {
+                Code::CommandsNarrowed
+            },
             "max_level",
             format!(
                 "`{tool}` now runs commands up to {} (was {})",
@@ -92,7 +96,11 @@ pub fn diff(tool: &str, old: &ToolPolicy, new: &ToolPolicy) -> Vec<Finding> {
     }
     if n.chains != o.chains {
         out.push(make(
-            if n.chains { Code::CommandsChainsAllowed } else { Code::CommandsNarrowed },
+            if n.chains {
+                Code::CommandsChainsAllowed
+            } else {
+                Code::CommandsNarrowed
+            },
             "chains",
             if n.chains {
                 format!("`{tool}` may now run chains (`|`, `&&`, `;`, subshells) in one call")
@@ -105,10 +113,15 @@ pub fn diff(tool: &str, old: &ToolPolicy, new: &ToolPolicy) -> Vec<Finding> {
     if n.approve_from != o.approve_from {
         // Unspecified asks for no approval: above every level.
         let rank = |l: Option<Level>| l.map_or(u8::MAX, Level::number);
-        let shown = |l: Option<Level>| l.map_or("unspecified".to_string(), |l| l.number().to_string());
+        let shown =
+            |l: Option<Level>| l.map_or("unspecified".to_string(), |l| l.number().to_string());
         let loosened = rank(n.approve_from) > rank(o.approve_from);
         out.push(make(
-            if loosened { Code::CommandsApprovalLoosened } else { Code::CommandsNarrowed },
+            if loosened {
+                Code::CommandsApprovalLoosened
+            } else {
+                Code::CommandsNarrowed
+            },
             "approve_from",
             format!(
                 "`{tool}` asks for approval from level {} (was {})",

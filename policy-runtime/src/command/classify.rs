@@ -239,7 +239,9 @@ fn has(args: &[Word], names: &[&str]) -> bool {
 fn has_short(args: &[Word], letter: char, long: &str) -> bool {
     args.iter().take_while(|a| a.text != "--").any(|a| {
         a.text == long
-            || (a.text.starts_with('-') && !a.text.starts_with("--") && a.text[1..].contains(letter))
+            || (a.text.starts_with('-')
+                && !a.text.starts_with("--")
+                && a.text[1..].contains(letter))
     })
 }
 
@@ -250,7 +252,13 @@ fn pick(args: &[Word], idx: &[usize]) -> Vec<Word> {
 /// Whether an argument looks like a path (for programs without a roles row).
 pub(crate) fn path_like(w: &Word) -> bool {
     let t = w.text.as_str();
-    w.tilde || t.starts_with('/') || t.starts_with("./") || t.starts_with("../") || t == "." || t == ".." || t.contains('/')
+    w.tilde
+        || t.starts_with('/')
+        || t.starts_with("./")
+        || t.starts_with("../")
+        || t == "."
+        || t == ".."
+        || t.contains('/')
 }
 
 fn always(why: impl Into<String>) -> Result<Class, Refusal> {
@@ -276,7 +284,8 @@ pub(crate) fn classify(words: &[Word]) -> Result<Class, Refusal> {
     let args = &words[1..];
     let c = match name {
         // Shell builtins the policy cannot see through.
-        "eval" | "source" | "." | "exec" | "alias" | "trap" | "enable" | "fc" | "coproc" | "let" => {
+        "eval" | "source" | "." | "exec" | "alias" | "trap" | "enable" | "fc" | "coproc"
+        | "let" => {
             return unjudgeable(format!(
                 "`{name}` runs code the policy cannot see before it runs"
             ))
@@ -288,7 +297,9 @@ pub(crate) fn classify(words: &[Word]) -> Result<Class, Refusal> {
                 }
             }
             if has(args, &["-f", "-F"]) {
-                return unjudgeable(format!("`{name} -f` exports functions, which are not judged"));
+                return unjudgeable(format!(
+                    "`{name} -f` exports functions, which are not judged"
+                ));
             }
             Class::new(Level::ReadOnly, format!("`{name}` sets shell variables"))
         }
@@ -317,7 +328,21 @@ pub(crate) fn classify(words: &[Word]) -> Result<Class, Refusal> {
         | "iconv" | "fmt" | "pr" | "expand" | "unexpand" | "ps" | "free" | "uptime" => {
             let idx = operands(
                 args,
-                &["-n", "-c", "-d", "-f", "-b", "-w", "-s", "-t", "-I", "--block-size", "-B", "-L", "-P"],
+                &[
+                    "-n",
+                    "-c",
+                    "-d",
+                    "-f",
+                    "-b",
+                    "-w",
+                    "-s",
+                    "-t",
+                    "-I",
+                    "--block-size",
+                    "-B",
+                    "-L",
+                    "-P",
+                ],
             );
             Class::new(Level::ReadOnly, format!("`{name}` only reads"))
                 .with_paths(pick(args, &idx), Access::Read)
@@ -336,9 +361,16 @@ pub(crate) fn classify(words: &[Word]) -> Result<Class, Refusal> {
             c
         }
         "openssl" => {
-            let decodes = has(args, &["-d", "base64"]) || args.first().is_some_and(|a| a.text == "enc" && has(args, &["-d"]));
+            let decodes = has(args, &["-d", "base64"])
+                || args
+                    .first()
+                    .is_some_and(|a| a.text == "enc" && has(args, &["-d"]));
             let mut c = Class::new(Level::ReadOnly, "`openssl` computes");
-            c.paths.extend(values(args, &["-in"]).into_iter().map(|w| (w, Access::Read)));
+            c.paths.extend(
+                values(args, &["-in"])
+                    .into_iter()
+                    .map(|w| (w, Access::Read)),
+            );
             let out = values(args, &["-out"]);
             if !out.is_empty() {
                 c.level = Level::ProjectWrite;
@@ -355,7 +387,8 @@ pub(crate) fn classify(words: &[Word]) -> Result<Class, Refusal> {
         }
         "sort" => {
             let idx = operands(args, &["-k", "-t", "-o", "-S", "-T", "--output"]);
-            let mut c = Class::new(Level::ReadOnly, "`sort` only reads").with_paths(pick(args, &idx), Access::Read);
+            let mut c = Class::new(Level::ReadOnly, "`sort` only reads")
+                .with_paths(pick(args, &idx), Access::Read);
             let out = values(args, &["-o", "--output"]);
             if !out.is_empty() {
                 c.level = Level::ProjectWrite;
@@ -366,25 +399,63 @@ pub(crate) fn classify(words: &[Word]) -> Result<Class, Refusal> {
         }
         "grep" | "egrep" | "fgrep" | "rg" | "ag" | "ack" => {
             let value_opts = [
-                "-e", "-f", "-m", "-A", "-B", "-C", "-g", "-t", "-T", "-j", "-M", "--type", "--glob",
-                "--max-count", "--regexp", "--file", "--include", "--exclude", "-d", "-D",
+                "-e",
+                "-f",
+                "-m",
+                "-A",
+                "-B",
+                "-C",
+                "-g",
+                "-t",
+                "-T",
+                "-j",
+                "-M",
+                "--type",
+                "--glob",
+                "--max-count",
+                "--regexp",
+                "--file",
+                "--include",
+                "--exclude",
+                "-d",
+                "-D",
             ];
             let idx = operands(args, &value_opts);
             let pattern_given = has(args, &["-e", "-f", "--regexp", "--file"])
                 || !glued_values(args, &["--regexp", "--file"]).is_empty();
-            let files = if pattern_given { &idx[..] } else { idx.get(1..).unwrap_or(&[]) };
+            let files = if pattern_given {
+                &idx[..]
+            } else {
+                idx.get(1..).unwrap_or(&[])
+            };
             let mut c = Class::new(Level::ReadOnly, format!("`{name}` only reads"))
                 .with_paths(pick(args, files), Access::Read);
-            c.paths.extend(values(args, &["-f", "--file"]).into_iter().map(|w| (w, Access::Read)));
+            c.paths.extend(
+                values(args, &["-f", "--file"])
+                    .into_iter()
+                    .map(|w| (w, Access::Read)),
+            );
             if has(args, &["--pre"]) || !glued_values(args, &["--pre"]).is_empty() {
                 return always(format!("`{name} --pre` runs a program on every file"));
             }
             c
         }
         "jq" | "yq" => {
-            let idx = operands(args, &["--arg", "--argjson", "--slurpfile", "--rawfile", "-f", "--from-file", "--indent"]);
+            let idx = operands(
+                args,
+                &[
+                    "--arg",
+                    "--argjson",
+                    "--slurpfile",
+                    "--rawfile",
+                    "-f",
+                    "--from-file",
+                    "--indent",
+                ],
+            );
             let files = idx.get(1..).unwrap_or(&[]);
-            Class::new(Level::ReadOnly, format!("`{name}` only reads")).with_paths(pick(args, files), Access::Read)
+            Class::new(Level::ReadOnly, format!("`{name}` only reads"))
+                .with_paths(pick(args, files), Access::Read)
         }
         "awk" | "gawk" | "mawk" | "nawk" => {
             let idx = operands(args, &["-f", "-v", "-F", "--file", "--assign"]);
@@ -396,9 +467,18 @@ pub(crate) fn classify(words: &[Word]) -> Result<Class, Refusal> {
             };
             let mut c = Class::new(Level::ReadOnly, format!("`{name}` only reads"))
                 .with_paths(pick(args, files), Access::Read);
-            c.paths.extend(values(args, &["-f", "--file"]).into_iter().map(|w| (w, Access::Read)));
+            c.paths.extend(
+                values(args, &["-f", "--file"])
+                    .into_iter()
+                    .map(|w| (w, Access::Read)),
+            );
             let opaque = program_from_file
-                || program.is_some_and(|p| p.text.contains("system") || p.text.contains('|') || p.text.contains('>') || p.text.contains("getline"));
+                || program.is_some_and(|p| {
+                    p.text.contains("system")
+                        || p.text.contains('|')
+                        || p.text.contains('>')
+                        || p.text.contains("getline")
+                });
             if opaque {
                 c.level = Level::Destructive;
                 c.why = format!("this `{name}` program can run commands or write files (`system`, `|`, `>`, `getline`, or a program file)");
@@ -409,47 +489,99 @@ pub(crate) fn classify(words: &[Word]) -> Result<Class, Refusal> {
             let value_opts = ["-e", "-f", "-l", "--expression", "--file"];
             let idx = operands(args, &value_opts);
             let script_given = has(args, &["-e", "-f", "--expression", "--file"]);
-            let script = if script_given { None } else { idx.first().map(|&i| args[i].text.clone()) };
-            let files = if script_given { &idx[..] } else { idx.get(1..).unwrap_or(&[]) };
+            let script = if script_given {
+                None
+            } else {
+                idx.first().map(|&i| args[i].text.clone())
+            };
+            let files = if script_given {
+                &idx[..]
+            } else {
+                idx.get(1..).unwrap_or(&[])
+            };
             let in_place = args.iter().take_while(|a| a.text != "--").any(|a| {
-                a.text == "--in-place" || a.text.starts_with("--in-place=") || (a.text.starts_with("-i") && !a.text.starts_with("--")) || (a.text.starts_with('-') && !a.text.starts_with("--") && a.text.contains('i') && !a.text.contains('e'))
+                a.text == "--in-place"
+                    || a.text.starts_with("--in-place=")
+                    || (a.text.starts_with("-i") && !a.text.starts_with("--"))
+                    || (a.text.starts_with('-')
+                        && !a.text.starts_with("--")
+                        && a.text.contains('i')
+                        && !a.text.contains('e'))
             });
-            let mut scripts: Vec<String> = values(args, &["-e", "--expression"]).into_iter().map(|w| w.text).collect();
+            let mut scripts: Vec<String> = values(args, &["-e", "--expression"])
+                .into_iter()
+                .map(|w| w.text)
+                .collect();
             scripts.extend(script);
             if scripts.iter().any(|s| sed_runs_or_writes(s)) || has(args, &["-f", "--file"]) {
                 return unjudgeable("this `sed` script may run commands (`e`) or write files (`w`, `W`); it is not judged");
             }
             if in_place {
-                Class::new(Level::ProjectWrite, "`sed -i` edits files in place").with_paths(pick(args, files), Access::Write)
+                Class::new(Level::ProjectWrite, "`sed -i` edits files in place")
+                    .with_paths(pick(args, files), Access::Write)
             } else {
-                Class::new(Level::ReadOnly, "`sed` only reads").with_paths(pick(args, files), Access::Read)
+                Class::new(Level::ReadOnly, "`sed` only reads")
+                    .with_paths(pick(args, files), Access::Read)
             }
         }
         "find" => find(args)?,
         "tee" => {
             let idx = operands(args, &[]);
-            Class::new(Level::ProjectWrite, "`tee` writes files").with_paths(pick(args, &idx), Access::Write)
+            Class::new(Level::ProjectWrite, "`tee` writes files")
+                .with_paths(pick(args, &idx), Access::Write)
         }
         "mkdir" | "touch" => {
-            let idx = operands(args, &["-m", "-d", "-r", "-t", "--mode", "--reference", "--date"]);
-            Class::new(Level::ProjectWrite, format!("`{name}` creates files")).with_paths(pick(args, &idx), Access::Write)
+            let idx = operands(
+                args,
+                &["-m", "-d", "-r", "-t", "--mode", "--reference", "--date"],
+            );
+            Class::new(Level::ProjectWrite, format!("`{name}` creates files"))
+                .with_paths(pick(args, &idx), Access::Write)
         }
         "cp" | "mv" | "ln" | "install" => copy_like(name, args),
         "patch" => {
-            let idx = operands(args, &["-p", "-i", "-o", "-d", "-r", "-B", "-F", "--input", "--output", "--directory"]);
-            let mut c = Class::new(Level::ProjectWrite, "`patch` edits files").with_paths(pick(args, &idx), Access::Write);
-            c.paths.extend(values(args, &["-i", "--input"]).into_iter().map(|w| (w, Access::Read)));
-            c.paths.extend(values(args, &["-o", "--output", "-d", "--directory", "-r"]).into_iter().map(|w| (w, Access::Write)));
+            let idx = operands(
+                args,
+                &[
+                    "-p",
+                    "-i",
+                    "-o",
+                    "-d",
+                    "-r",
+                    "-B",
+                    "-F",
+                    "--input",
+                    "--output",
+                    "--directory",
+                ],
+            );
+            let mut c = Class::new(Level::ProjectWrite, "`patch` edits files")
+                .with_paths(pick(args, &idx), Access::Write);
+            c.paths.extend(
+                values(args, &["-i", "--input"])
+                    .into_iter()
+                    .map(|w| (w, Access::Read)),
+            );
+            c.paths.extend(
+                values(args, &["-o", "--output", "-d", "--directory", "-r"])
+                    .into_iter()
+                    .map(|w| (w, Access::Write)),
+            );
             c
         }
         "dd" => dd(args)?,
         "tar" | "bsdtar" => tar(args)?,
-        "zip" | "unzip" | "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "zstd" | "unzstd" | "7z" => {
+        "zip" | "unzip" | "gzip" | "gunzip" | "bzip2" | "bunzip2" | "xz" | "unxz" | "zstd"
+        | "unzstd" | "7z" => {
             if name == "unzip" {
                 let idx = operands(args, &["-d", "-x", "-P"]);
                 let mut c = Class::new(Level::ProjectWrite, "`unzip` writes files")
                     .with_paths(pick(args, &idx).into_iter().take(1), Access::Read);
-                c.paths.extend(values(args, &["-d"]).into_iter().map(|w| (w, Access::Write)));
+                c.paths.extend(
+                    values(args, &["-d"])
+                        .into_iter()
+                        .map(|w| (w, Access::Write)),
+                );
                 if values(args, &["-d"]).is_empty() {
                     c.paths.push((Word::literal("."), Access::Write));
                 }
@@ -459,11 +591,23 @@ pub(crate) fn classify(words: &[Word]) -> Result<Class, Refusal> {
                 if has(args, &["-T", "--unzip-command", "-TT"]) {
                     return always(format!("`{name} -T/-TT` runs a program"));
                 }
-                let to_stdout = has_short(args, 'c', "--stdout") || has_short(args, 'l', "--list") || has_short(args, 't', "--test");
-                let access = if to_stdout && name != "zip" { Access::Read } else { Access::Write };
-                let level = if access == Access::Read { Level::ReadOnly } else { Level::ProjectWrite };
-                let mut c = Class::new(level, format!("`{name}` rewrites files")).with_paths(pick(args, &idx), access);
-                c.io.decoded_output = to_stdout && (name.starts_with("gunzip") || has_short(args, 'd', "--decompress"));
+                let to_stdout = has_short(args, 'c', "--stdout")
+                    || has_short(args, 'l', "--list")
+                    || has_short(args, 't', "--test");
+                let access = if to_stdout && name != "zip" {
+                    Access::Read
+                } else {
+                    Access::Write
+                };
+                let level = if access == Access::Read {
+                    Level::ReadOnly
+                } else {
+                    Level::ProjectWrite
+                };
+                let mut c = Class::new(level, format!("`{name}` rewrites files"))
+                    .with_paths(pick(args, &idx), access);
+                c.io.decoded_output = to_stdout
+                    && (name.starts_with("gunzip") || has_short(args, 'd', "--decompress"));
                 c
             }
         }
@@ -475,39 +619,71 @@ pub(crate) fn classify(words: &[Word]) -> Result<Class, Refusal> {
             if recursive && targets.iter().any(|t| is_root_or_home(t)) {
                 return always(format!("`{name} -R` on `/` or the home directory"));
             }
-            Class::new(Level::Destructive, format!("`{name}` changes permissions or owners")).with_paths(targets, Access::Write)
+            Class::new(
+                Level::Destructive,
+                format!("`{name}` changes permissions or owners"),
+            )
+            .with_paths(targets, Access::Write)
         }
         "kill" | "pkill" | "killall" | "crontab" | "at" | "batch" | "renice" | "ipcrm" => {
-            Class::new(Level::Destructive, format!("`{name}` affects other processes or schedules commands"))
+            Class::new(
+                Level::Destructive,
+                format!("`{name}` affects other processes or schedules commands"),
+            )
         }
-        "sudo" | "doas" | "pkexec" | "su" | "runuser" | "chroot" | "setpriv" | "sg" | "newgrp" | "unshare" | "nsenter" | "capsh" => {
-            privileged(name, args)?
-        }
-        "mkfs" | "mke2fs" | "mkswap" | "wipefs" | "fdisk" | "sfdisk" | "parted" | "gdisk" | "sgdisk" | "shutdown" | "reboot"
-        | "halt" | "poweroff" | "kexec" | "telinit" | "init" | "insmod" | "rmmod" | "modprobe" | "swapoff" => {
-            return always(format!("`{name}` acts on disks, kernel modules or the whole machine"))
+        "sudo" | "doas" | "pkexec" | "su" | "runuser" | "chroot" | "setpriv" | "sg" | "newgrp"
+        | "unshare" | "nsenter" | "capsh" => privileged(name, args)?,
+        "mkfs" | "mke2fs" | "mkswap" | "wipefs" | "fdisk" | "sfdisk" | "parted" | "gdisk"
+        | "sgdisk" | "shutdown" | "reboot" | "halt" | "poweroff" | "kexec" | "telinit" | "init"
+        | "insmod" | "rmmod" | "modprobe" | "swapoff" => {
+            return always(format!(
+                "`{name}` acts on disks, kernel modules or the whole machine"
+            ))
         }
         n if n.starts_with("mkfs.") || n.starts_with("mkfs_") => {
             return always(format!("`{name}` formats a filesystem"))
         }
         "systemctl" | "service" | "loginctl" => {
-            if args.iter().any(|a| matches!(a.text.as_str(), "poweroff" | "reboot" | "halt" | "kexec" | "suspend" | "hibernate" | "rescue" | "emergency")) {
+            if args.iter().any(|a| {
+                matches!(
+                    a.text.as_str(),
+                    "poweroff"
+                        | "reboot"
+                        | "halt"
+                        | "kexec"
+                        | "suspend"
+                        | "hibernate"
+                        | "rescue"
+                        | "emergency"
+                )
+            }) {
                 return always(format!("`{name}` stops or restarts the machine"));
             }
-            Class::new(Level::Privileged, format!("`{name}` manages system services"))
+            Class::new(
+                Level::Privileged,
+                format!("`{name}` manages system services"),
+            )
         }
-        "mount" | "umount" | "iptables" | "nft" | "ip" | "sysctl" | "useradd" | "userdel" | "usermod" | "passwd" | "visudo"
-        | "docker" | "podman" | "kubectl" | "ctr" | "nerdctl" | "apt" | "apt-get" | "dnf" | "yum" | "apk" | "pacman" | "snap" => {
-            Class::new(Level::Privileged, format!("`{name}` needs or grants system privileges"))
-        }
+        "mount" | "umount" | "iptables" | "nft" | "ip" | "sysctl" | "useradd" | "userdel"
+        | "usermod" | "passwd" | "visudo" | "docker" | "podman" | "kubectl" | "ctr" | "nerdctl"
+        | "apt" | "apt-get" | "dnf" | "yum" | "apk" | "pacman" | "snap" => Class::new(
+            Level::Privileged,
+            format!("`{name}` needs or grants system privileges"),
+        ),
         "git" => super::git::classify(args)?,
         "curl" => curl(args)?,
         "wget" => wget(args)?,
         "ssh" | "scp" | "sftp" => ssh_like(name, args)?,
         "rsync" => rsync(args)?,
-        "nc" | "ncat" | "netcat" | "socat" | "telnet" | "ftp" | "tftp" | "ping" | "dig" | "nslookup" | "host" | "traceroute" | "whois" | "gh" | "aws" | "gcloud" | "az" => {
-            if (matches!(name, "nc" | "ncat" | "netcat") && has(args, &["-e", "-c", "--exec", "--sh-exec", "--lua-exec"]))
-                || (name == "socat" && args.iter().any(|a| { let t = a.text.to_ascii_uppercase(); t.starts_with("EXEC:") || t.starts_with("SYSTEM:") || t.contains(",EXEC:") }))
+        "nc" | "ncat" | "netcat" | "socat" | "telnet" | "ftp" | "tftp" | "ping" | "dig"
+        | "nslookup" | "host" | "traceroute" | "whois" | "gh" | "aws" | "gcloud" | "az" => {
+            if (matches!(name, "nc" | "ncat" | "netcat")
+                && has(args, &["-e", "-c", "--exec", "--sh-exec", "--lua-exec"]))
+                || (name == "socat"
+                    && args.iter().any(|a| {
+                        let t = a.text.to_ascii_uppercase();
+                        t.starts_with("EXEC:") || t.starts_with("SYSTEM:") || t.contains(",EXEC:")
+                    }))
             {
                 return always(format!("`{name}` with a program to run on the connection"));
             }
@@ -516,38 +692,57 @@ pub(crate) fn classify(words: &[Word]) -> Result<Class, Refusal> {
             c
         }
         "npm" | "yarn" | "pnpm" | "bun" => package_manager(name, args),
-        "npx" | "pnpx" | "bunx" => Class::new(Level::Network, format!("`{name}` downloads and runs a package")),
-        "pip" | "pip3" | "pipx" | "uv" | "poetry" | "gem" | "bundle" | "composer" | "conda" => package_manager(name, args),
+        "npx" | "pnpx" | "bunx" => Class::new(
+            Level::Network,
+            format!("`{name}` downloads and runs a package"),
+        ),
+        "pip" | "pip3" | "pipx" | "uv" | "poetry" | "gem" | "bundle" | "composer" | "conda" => {
+            package_manager(name, args)
+        }
         "cargo" => cargo(args),
         "go" => {
-            let sub = args.iter().find(|a| !a.text.starts_with('-')).map(|a| a.text.as_str()).unwrap_or("");
+            let sub = args
+                .iter()
+                .find(|a| !a.text.starts_with('-'))
+                .map(|a| a.text.as_str())
+                .unwrap_or("");
             match sub {
-                "build" | "test" | "vet" | "run" | "fmt" | "list" | "version" | "env" | "doc" | "tool" => {
-                    Class::new(Level::Build, format!("`go {sub}` builds or tests"))
+                "build" | "test" | "vet" | "run" | "fmt" | "list" | "version" | "env" | "doc"
+                | "tool" => Class::new(Level::Build, format!("`go {sub}` builds or tests")),
+                "get" | "install" | "mod" | "work" => {
+                    Class::new(Level::Network, format!("`go {sub}` downloads modules"))
                 }
-                "get" | "install" | "mod" | "work" => Class::new(Level::Network, format!("`go {sub}` downloads modules")),
                 "clean" => Class::new(Level::Destructive, "`go clean` deletes build outputs"),
-                _ => Class::new(Level::Destructive, format!("`go {sub}` is not in the classification table")),
+                _ => Class::new(
+                    Level::Destructive,
+                    format!("`go {sub}` is not in the classification table"),
+                ),
             }
         }
-        "make" | "gmake" | "cmake" | "ninja" | "meson" | "pytest" | "tox" | "nox" | "mvn" | "gradle" | "ctest" | "rustc"
-        | "gcc" | "g++" | "cc" | "c++" | "clang" | "clang++" | "javac" | "tsc" | "jest" | "mocha" | "vitest" | "rspec"
-        | "rustfmt" | "clippy-driver" | "eslint" | "ruff" | "mypy" | "black" | "prettier" | "shellcheck" => {
+        "make" | "gmake" | "cmake" | "ninja" | "meson" | "pytest" | "tox" | "nox" | "mvn"
+        | "gradle" | "ctest" | "rustc" | "gcc" | "g++" | "cc" | "c++" | "clang" | "clang++"
+        | "javac" | "tsc" | "jest" | "mocha" | "vitest" | "rspec" | "rustfmt" | "clippy-driver"
+        | "eslint" | "ruff" | "mypy" | "black" | "prettier" | "shellcheck" => {
             if name == "make" && has(args, &["--eval", "-E"]) {
                 return unjudgeable("`make --eval` runs text the policy cannot see");
             }
             Class::new(Level::Build, format!("`{name}` builds or tests"))
         }
-        "sh" | "bash" | "dash" | "zsh" | "ksh" | "ash" | "mksh" | "fish" | "busybox" | "csh" | "tcsh" => shell(name, args)?,
-        "python" | "python3" | "python2" | "perl" | "ruby" | "node" | "deno" | "php" | "lua" | "Rscript" | "tclsh" | "osascript" | "pwsh" => {
-            interpreter(name, args)?
+        "sh" | "bash" | "dash" | "zsh" | "ksh" | "ash" | "mksh" | "fish" | "busybox" | "csh"
+        | "tcsh" => shell(name, args)?,
+        "python" | "python3" | "python2" | "perl" | "ruby" | "node" | "deno" | "php" | "lua"
+        | "Rscript" | "tclsh" | "osascript" | "pwsh" => interpreter(name, args)?,
+        "nice" | "nohup" | "timeout" | "time" | "stdbuf" | "ionice" | "setsid" | "command"
+        | "builtin" | "xargs" | "watch" | "flock" | "taskset" | "chrt" | "caffeinate"
+        | "strace" | "ltrace" | "gdb" | "valgrind" | "script" => {
+            return wrapper_or(name, args, || {
+                Class::new(Level::ReadOnly, format!("`{name}` alone runs nothing"))
+            })
         }
-        "nice" | "nohup" | "timeout" | "time" | "stdbuf" | "ionice" | "setsid" | "command" | "builtin" | "xargs" | "watch" | "flock" | "taskset" | "chrt" | "caffeinate" | "strace" | "ltrace" | "gdb" | "valgrind" | "script" => {
-            return wrapper_or(name, args, || Class::new(Level::ReadOnly, format!("`{name}` alone runs nothing")))
-        }
-        "vi" | "vim" | "nvim" | "emacs" | "nano" | "ed" | "ex" => {
-            Class::new(Level::Destructive, format!("`{name}` is an editor that can run commands"))
-        }
+        "vi" | "vim" | "nvim" | "emacs" | "nano" | "ed" | "ex" => Class::new(
+            Level::Destructive,
+            format!("`{name}` is an editor that can run commands"),
+        ),
         _ => {
             let targets: Vec<Word> = args
                 .iter()
@@ -557,7 +752,11 @@ pub(crate) fn classify(words: &[Word]) -> Result<Class, Refusal> {
                         v.push(a.clone());
                     }
                     if let Some((_, value)) = a.text.split_once('=') {
-                        let w = Word { text: value.to_string(), tilde: value.starts_with('~'), glob: a.glob };
+                        let w = Word {
+                            text: value.to_string(),
+                            tilde: value.starts_with('~'),
+                            glob: a.glob,
+                        };
                         if path_like(&w) {
                             v.push(w);
                         }
@@ -642,9 +841,13 @@ fn is_root_or_home(w: &Word) -> bool {
 }
 
 fn remove(name: &str, args: &[Word]) -> Result<Class, Refusal> {
-    let idx = operands(args, &["-s", "--size", "-n", "--iterations", "-r", "--reference"]);
+    let idx = operands(
+        args,
+        &["-s", "--size", "-n", "--iterations", "-r", "--reference"],
+    );
     let targets = pick(args, &idx);
-    let recursive = name == "rm" && (has_short(args, 'r', "--recursive") || has_short(args, 'R', "--recursive"));
+    let recursive = name == "rm"
+        && (has_short(args, 'r', "--recursive") || has_short(args, 'R', "--recursive"));
     if has(args, &["--no-preserve-root"]) {
         return always(format!("`{name} --no-preserve-root`"));
     }
@@ -653,22 +856,46 @@ fn remove(name: &str, args: &[Word]) -> Result<Class, Refusal> {
     }
     if name == "truncate" {
         let sized: Vec<Word> = targets;
-        return Ok(Class::new(Level::Destructive, "`truncate` cuts files").with_paths(sized, Access::Write));
+        return Ok(Class::new(Level::Destructive, "`truncate` cuts files")
+            .with_paths(sized, Access::Write));
     }
-    Ok(Class::new(Level::Destructive, format!("`{name}` deletes files")).with_paths(targets, Access::Write))
+    Ok(
+        Class::new(Level::Destructive, format!("`{name}` deletes files"))
+            .with_paths(targets, Access::Write),
+    )
 }
 
 fn copy_like(name: &str, args: &[Word]) -> Class {
-    let idx = operands(args, &["-t", "-S", "--suffix", "-m", "-o", "-g", "--mode", "--owner", "--group", "--target-directory"]);
+    let idx = operands(
+        args,
+        &[
+            "-t",
+            "-S",
+            "--suffix",
+            "-m",
+            "-o",
+            "-g",
+            "--mode",
+            "--owner",
+            "--group",
+            "--target-directory",
+        ],
+    );
     let mut c = Class::new(Level::ProjectWrite, format!("`{name}` writes files"));
     let target_dir = values(args, &["-t", "--target-directory"]);
-    let source_access = if name == "mv" { Access::Write } else { Access::Read };
+    let source_access = if name == "mv" {
+        Access::Write
+    } else {
+        Access::Read
+    };
     let ops = pick(args, &idx);
     if !target_dir.is_empty() {
-        c.paths.extend(target_dir.into_iter().map(|w| (w, Access::Write)));
+        c.paths
+            .extend(target_dir.into_iter().map(|w| (w, Access::Write)));
         c.paths.extend(ops.into_iter().map(|w| (w, source_access)));
     } else if let Some((dest, sources)) = ops.split_last() {
-        c.paths.extend(sources.iter().cloned().map(|w| (w, source_access)));
+        c.paths
+            .extend(sources.iter().cloned().map(|w| (w, source_access)));
         c.paths.push((dest.clone(), Access::Write));
         if ops.len() == 1 && name == "ln" {
             c.paths.push((Word::literal("."), Access::Write));
@@ -681,13 +908,27 @@ fn dd(args: &[Word]) -> Result<Class, Refusal> {
     let mut c = Class::new(Level::ProjectWrite, "`dd` copies data");
     for a in args {
         if let Some(v) = a.text.strip_prefix("if=") {
-            c.paths.push((Word { text: v.into(), tilde: v.starts_with('~'), glob: a.glob }, Access::Read));
+            c.paths.push((
+                Word {
+                    text: v.into(),
+                    tilde: v.starts_with('~'),
+                    glob: a.glob,
+                },
+                Access::Read,
+            ));
         }
         if let Some(v) = a.text.strip_prefix("of=") {
             if is_block_device(v) {
                 return always(format!("`dd` writing to the block device `{v}`"));
             }
-            c.paths.push((Word { text: v.into(), tilde: v.starts_with('~'), glob: a.glob }, Access::Write));
+            c.paths.push((
+                Word {
+                    text: v.into(),
+                    tilde: v.starts_with('~'),
+                    glob: a.glob,
+                },
+                Access::Write,
+            ));
         }
     }
     if !args.iter().any(|a| a.text.starts_with("of=")) {
@@ -703,9 +944,12 @@ pub(crate) fn is_block_device(path: &str) -> bool {
     let Some(dev) = p.strip_prefix("/dev/") else {
         return false;
     };
-    ["sd", "hd", "vd", "xvd", "nvme", "mmcblk", "loop", "dm-", "md", "mapper/", "disk/", "sr", "nbd", "zram", "ram"]
-        .iter()
-        .any(|prefix| dev.starts_with(prefix))
+    [
+        "sd", "hd", "vd", "xvd", "nvme", "mmcblk", "loop", "dm-", "md", "mapper/", "disk/", "sr",
+        "nbd", "zram", "ram",
+    ]
+    .iter()
+    .any(|prefix| dev.starts_with(prefix))
 }
 
 fn find(args: &[Word]) -> Result<Class, Refusal> {
@@ -716,32 +960,61 @@ fn find(args: &[Word]) -> Result<Class, Refusal> {
     // `-H`, `-L`, `-P` come before the roots.
     let roots: Vec<Word> = args[..first_expr].to_vec();
     let expr = &args[first_expr..];
-    let leading: Vec<Word> = expr.iter().take_while(|a| matches!(a.text.as_str(), "-H" | "-L" | "-P" | "-O0" | "-O1" | "-O2" | "-O3" | "-D")).cloned().collect();
+    let leading: Vec<Word> = expr
+        .iter()
+        .take_while(|a| {
+            matches!(
+                a.text.as_str(),
+                "-H" | "-L" | "-P" | "-O0" | "-O1" | "-O2" | "-O3" | "-D"
+            )
+        })
+        .cloned()
+        .collect();
     let (roots, expr): (Vec<Word>, &[Word]) = if !leading.is_empty() && roots.is_empty() {
         let rest = &expr[leading.len()..];
-        let end = rest.iter().position(|a| a.text.starts_with('-') || a.text == "(" || a.text == "!").unwrap_or(rest.len());
+        let end = rest
+            .iter()
+            .position(|a| a.text.starts_with('-') || a.text == "(" || a.text == "!")
+            .unwrap_or(rest.len());
         (rest[..end].to_vec(), &rest[end..])
     } else {
         (roots, expr)
     };
-    if let Some(a) = expr.iter().find(|a| matches!(a.text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir")) {
-        return always(format!("`find {}` runs a program on every file it finds", a.text));
+    if let Some(a) = expr
+        .iter()
+        .find(|a| matches!(a.text.as_str(), "-exec" | "-execdir" | "-ok" | "-okdir"))
+    {
+        return always(format!(
+            "`find {}` runs a program on every file it finds",
+            a.text
+        ));
     }
-    let roots = if roots.is_empty() { vec![Word::literal(".")] } else { roots };
+    let roots = if roots.is_empty() {
+        vec![Word::literal(".")]
+    } else {
+        roots
+    };
     let mut c = Class::new(Level::ReadOnly, "`find` only reads");
     if has(expr, &["-delete"]) {
-        c = Class::new(Level::Destructive, "`find -delete` deletes files").with_paths(roots, Access::Write);
+        c = Class::new(Level::Destructive, "`find -delete` deletes files")
+            .with_paths(roots, Access::Write);
     } else {
         c = c.with_paths(roots, Access::Read);
     }
     for (i, a) in expr.iter().enumerate() {
-        if matches!(a.text.as_str(), "-fprint" | "-fprint0" | "-fprintf" | "-fls") {
+        if matches!(
+            a.text.as_str(),
+            "-fprint" | "-fprint0" | "-fprintf" | "-fls"
+        ) {
             if let Some(f) = expr.get(i + 1) {
                 c.level = c.level.max(Level::ProjectWrite);
                 c.paths.push((f.clone(), Access::Write));
             }
         }
-        if matches!(a.text.as_str(), "-newer" | "-anewer" | "-cnewer" | "-samefile") {
+        if matches!(
+            a.text.as_str(),
+            "-newer" | "-anewer" | "-cnewer" | "-samefile"
+        ) {
             if let Some(f) = expr.get(i + 1) {
                 c.paths.push((f.clone(), Access::Read));
             }
@@ -752,11 +1025,20 @@ fn find(args: &[Word]) -> Result<Class, Refusal> {
 
 fn tar(args: &[Word]) -> Result<Class, Refusal> {
     const RUNS: &[&str] = &[
-        "--checkpoint-action", "--to-command", "--use-compress-program", "--info-script", "--new-volume-script",
-        "--rsh-command", "--rmt-command", "-I", "-F",
+        "--checkpoint-action",
+        "--to-command",
+        "--use-compress-program",
+        "--info-script",
+        "--new-volume-script",
+        "--rsh-command",
+        "--rmt-command",
+        "-I",
+        "-F",
     ];
     for a in args.iter().take_while(|a| a.text != "--") {
-        if let Some(r) = RUNS.iter().find(|r| a.text == **r || (r.starts_with("--") && a.text.starts_with(&format!("{r}=")))) {
+        if let Some(r) = RUNS.iter().find(|r| {
+            a.text == **r || (r.starts_with("--") && a.text.starts_with(&format!("{r}=")))
+        }) {
             return always(format!("`tar {r}` runs a program"));
         }
     }
@@ -768,7 +1050,11 @@ fn tar(args: &[Word]) -> Result<Class, Refusal> {
         if !first.text.starts_with('-') && first.text.chars().all(|c| c.is_ascii_alphabetic()) {
             letters.push_str(&first.text);
             rest_start = 1;
-            let wanted = first.text.chars().filter(|c| matches!(c, 'f' | 'C' | 'T' | 'X' | 'b' | 'N' | 'K' | 'g')).count();
+            let wanted = first
+                .text
+                .chars()
+                .filter(|c| matches!(c, 'f' | 'C' | 'T' | 'X' | 'b' | 'N' | 'K' | 'g'))
+                .count();
             files_after = args[1..].iter().take(wanted).cloned().collect();
             rest_start += wanted;
         }
@@ -780,7 +1066,12 @@ fn tar(args: &[Word]) -> Result<Class, Refusal> {
         }
     }
     let long = |n: &str| rest.iter().any(|a| a.text == n);
-    let create = letters.contains('c') || letters.contains('r') || letters.contains('u') || long("--create") || long("--append") || long("--update");
+    let create = letters.contains('c')
+        || letters.contains('r')
+        || letters.contains('u')
+        || long("--create")
+        || long("--append")
+        || long("--update");
     let extract = letters.contains('x') || long("--extract") || long("--get");
     if letters.contains('F') || letters.contains('I') {
         return always("`tar -F/-I` runs a program");
@@ -789,7 +1080,10 @@ fn tar(args: &[Word]) -> Result<Class, Refusal> {
     let mut dirs = values(rest, &["-C", "--directory"]);
     // Old-style values follow the cluster in the order of their letters.
     if !files_after.is_empty() {
-        let order: Vec<char> = letters.chars().filter(|c| matches!(c, 'f' | 'C' | 'T' | 'X' | 'b' | 'N' | 'K' | 'g')).collect();
+        let order: Vec<char> = letters
+            .chars()
+            .filter(|c| matches!(c, 'f' | 'C' | 'T' | 'X' | 'b' | 'N' | 'K' | 'g'))
+            .collect();
         for (c, w) in order.iter().zip(files_after) {
             match c {
                 'f' => archives.push(w),
@@ -798,43 +1092,75 @@ fn tar(args: &[Word]) -> Result<Class, Refusal> {
             }
         }
     }
-    let ops = pick(rest, &operands(rest, &["-f", "--file", "-C", "--directory", "-T", "-X", "-b", "-N", "-K", "-g", "--exclude", "-H", "--format"]));
+    let ops = pick(
+        rest,
+        &operands(
+            rest,
+            &[
+                "-f",
+                "--file",
+                "-C",
+                "--directory",
+                "-T",
+                "-X",
+                "-b",
+                "-N",
+                "-K",
+                "-g",
+                "--exclude",
+                "-H",
+                "--format",
+            ],
+        ),
+    );
     let mut c;
     if create {
         c = Class::new(Level::ProjectWrite, "`tar` creates an archive");
-        c.paths.extend(archives.into_iter().map(|w| (w, Access::Write)));
+        c.paths
+            .extend(archives.into_iter().map(|w| (w, Access::Write)));
         c.paths.extend(dirs.into_iter().map(|w| (w, Access::Read)));
         c.paths.extend(ops.into_iter().map(|w| (w, Access::Read)));
     } else if extract {
         c = Class::new(Level::ProjectWrite, "`tar -x` writes the archive's files");
-        c.paths.extend(archives.into_iter().map(|w| (w, Access::Read)));
+        c.paths
+            .extend(archives.into_iter().map(|w| (w, Access::Read)));
         if dirs.is_empty() {
             c.paths.push((Word::literal("."), Access::Write));
         }
         c.paths.extend(dirs.into_iter().map(|w| (w, Access::Write)));
     } else {
         c = Class::new(Level::ReadOnly, "`tar -t` only lists");
-        c.paths.extend(archives.into_iter().map(|w| (w, Access::Read)));
+        c.paths
+            .extend(archives.into_iter().map(|w| (w, Access::Read)));
     }
     Ok(c)
 }
 
 fn curl(args: &[Word]) -> Result<Class, Refusal> {
     if has(args, &["-K", "--config"]) || !glued_values(args, &["--config", "-K"]).is_empty() {
-        return unjudgeable("`curl -K/--config` reads more options from a file the policy cannot see");
+        return unjudgeable(
+            "`curl -K/--config` reads more options from a file the policy cannot see",
+        );
     }
     let mut c = Class::new(Level::Network, "`curl` reaches the network");
     c.io.network_output = true;
     // Data options: `@file` (or `<file` for -F) sends a file.
     // `--data-raw` takes `@` literally.
-    for v in values(args, &["-d", "--data", "--data-binary", "--data-ascii", "--json"]) {
+    for v in values(
+        args,
+        &["-d", "--data", "--data-binary", "--data-ascii", "--json"],
+    ) {
         if let Some(file) = v.text.strip_prefix('@') {
             upload(&mut c, file, "`curl -d @FILE` sends a file");
         }
     }
     for v in values(args, &["--data-urlencode"]) {
         if let Some((_, file)) = v.text.split_once('@') {
-            upload(&mut c, file, "`curl --data-urlencode NAME@FILE` sends a file");
+            upload(
+                &mut c,
+                file,
+                "`curl --data-urlencode NAME@FILE` sends a file",
+            );
         }
     }
     for v in values(args, &["-F", "--form"]) {
@@ -848,13 +1174,38 @@ fn curl(args: &[Word]) -> Result<Class, Refusal> {
     for v in values(args, &["-T", "--upload-file"]) {
         upload(&mut c, &v.text.clone(), "`curl -T FILE` uploads a file");
     }
-    for v in values(args, &["-o", "--output", "-D", "--dump-header", "-c", "--cookie-jar", "--trace", "--trace-ascii", "--stderr", "--output-dir"]) {
+    for v in values(
+        args,
+        &[
+            "-o",
+            "--output",
+            "-D",
+            "--dump-header",
+            "-c",
+            "--cookie-jar",
+            "--trace",
+            "--trace-ascii",
+            "--stderr",
+            "--output-dir",
+        ],
+    ) {
         c.paths.push((v, Access::Write));
     }
     if has(args, &["-O", "--remote-name", "--remote-name-all", "-J"]) {
         c.paths.push((Word::literal("."), Access::Write));
     }
-    for v in values(args, &["-b", "--cookie", "--cacert", "--cert", "--key", "--netrc-file", "-E"]) {
+    for v in values(
+        args,
+        &[
+            "-b",
+            "--cookie",
+            "--cacert",
+            "--cert",
+            "--key",
+            "--netrc-file",
+            "-E",
+        ],
+    ) {
         if path_like(&v) {
             c.paths.push((v, Access::Read));
         }
@@ -870,23 +1221,45 @@ fn upload(c: &mut Class, file: &str, why: &str) {
         return;
     }
     c.paths.push((
-        Word { text: file.to_string(), tilde: file.starts_with('~'), glob: false },
+        Word {
+            text: file.to_string(),
+            tilde: file.starts_with('~'),
+            glob: false,
+        },
         Access::Read,
     ));
     c.uploads = Some(format!("{why} (`{file}`)"));
 }
 
 fn wget(args: &[Word]) -> Result<Class, Refusal> {
-    if has(args, &["-e", "--execute", "--use-askpass", "--config"]) || !glued_values(args, &["--execute", "--use-askpass", "--config"]).is_empty() {
+    if has(args, &["-e", "--execute", "--use-askpass", "--config"])
+        || !glued_values(args, &["--execute", "--use-askpass", "--config"]).is_empty()
+    {
         return always("`wget -e/--execute/--use-askpass/--config` can run programs or read options the policy cannot see");
     }
     let mut c = Class::new(Level::Network, "`wget` reaches the network");
-    let out = values(args, &["-O", "--output-document", "-P", "--directory-prefix", "-o", "--output-file", "-a", "--append-output"]);
+    let out = values(
+        args,
+        &[
+            "-O",
+            "--output-document",
+            "-P",
+            "--directory-prefix",
+            "-o",
+            "--output-file",
+            "-a",
+            "--append-output",
+        ],
+    );
     // Its output may reach a pipe in forms the table does not spell out (`-qO-`): count it
     // as network output always.
     c.io.network_output = true;
     let writes_cwd = out.is_empty();
-    c.paths.extend(out.into_iter().filter(|w| w.text != "-").map(|w| (w, Access::Write)));
+    c.paths.extend(
+        out.into_iter()
+            .filter(|w| w.text != "-")
+            .map(|w| (w, Access::Write)),
+    );
     if writes_cwd {
         c.paths.push((Word::literal("."), Access::Write));
     }
@@ -901,20 +1274,37 @@ fn wget(args: &[Word]) -> Result<Class, Refusal> {
 }
 
 fn ssh_options_run(name: &str, args: &[Word]) -> Result<(), Refusal> {
-    const RUNS: &[&str] = &["proxycommand", "localcommand", "permitlocalcommand", "knownhostscommand", "proxyuseFdpass", "remotecommand", "match"];
+    const RUNS: &[&str] = &[
+        "proxycommand",
+        "localcommand",
+        "permitlocalcommand",
+        "knownhostscommand",
+        "proxyuseFdpass",
+        "remotecommand",
+        "match",
+    ];
     let mut opts = values(args, &["-o"]);
     opts.extend(glued_values(args, &["-o"]));
     for o in opts {
-        let key = o.text.split(['=', ' ']).next().unwrap_or("").to_ascii_lowercase();
+        let key = o
+            .text
+            .split(['=', ' '])
+            .next()
+            .unwrap_or("")
+            .to_ascii_lowercase();
         if RUNS.iter().any(|r| r.eq_ignore_ascii_case(&key)) {
             return Err(Refusal::Always(format!("`{name} -o {key}` runs a program")));
         }
     }
     if has(args, &["-F"]) || !glued_values(args, &["-F"]).is_empty() {
-        return Err(Refusal::Unjudgeable(format!("`{name} -F` reads a configuration the policy cannot see (it can run programs)")));
+        return Err(Refusal::Unjudgeable(format!(
+            "`{name} -F` reads a configuration the policy cannot see (it can run programs)"
+        )));
     }
     if name != "ssh" && (has(args, &["-S"]) || !glued_values(args, &["-S"]).is_empty()) {
-        return Err(Refusal::Always(format!("`{name} -S` runs a program in place of ssh")));
+        return Err(Refusal::Always(format!(
+            "`{name} -S` runs a program in place of ssh"
+        )));
     }
     Ok(())
 }
@@ -949,21 +1339,54 @@ fn is_remote(arg: &str) -> bool {
     if arg.starts_with('/') || arg.starts_with("./") {
         return false;
     }
-    arg.contains("::") || arg.starts_with("rsync://") || arg.split('/').next().is_some_and(|head| head.contains(':'))
+    arg.contains("::")
+        || arg.starts_with("rsync://")
+        || arg.split('/').next().is_some_and(|head| head.contains(':'))
 }
 
 fn rsync(args: &[Word]) -> Result<Class, Refusal> {
-    if has(args, &["-e", "--rsh", "--rsync-path"]) || !glued_values(args, &["-e", "--rsh", "--rsync-path"]).is_empty() {
+    if has(args, &["-e", "--rsh", "--rsync-path"])
+        || !glued_values(args, &["-e", "--rsh", "--rsync-path"]).is_empty()
+    {
         return always("`rsync -e/--rsh/--rsync-path` runs a program");
     }
-    if args.iter().any(|a| a.text.starts_with('-') && !a.text.starts_with("--") && a.text.contains('e') && a.text.len() > 1 && a.text[1..].chars().all(|c| c.is_ascii_alphabetic()) && a.text[1..].contains('e')) {
+    if args.iter().any(|a| {
+        a.text.starts_with('-')
+            && !a.text.starts_with("--")
+            && a.text.contains('e')
+            && a.text.len() > 1
+            && a.text[1..].chars().all(|c| c.is_ascii_alphabetic())
+            && a.text[1..].contains('e')
+    }) {
         return always("`rsync -e` runs a program");
     }
-    let idx = operands(args, &["--exclude", "--include", "--filter", "-f", "--port", "--files-from", "--exclude-from", "--include-from", "-T", "--temp-dir", "--partial-dir", "--chmod", "--bwlimit", "-M", "--remote-option"]);
+    let idx = operands(
+        args,
+        &[
+            "--exclude",
+            "--include",
+            "--filter",
+            "-f",
+            "--port",
+            "--files-from",
+            "--exclude-from",
+            "--include-from",
+            "-T",
+            "--temp-dir",
+            "--partial-dir",
+            "--chmod",
+            "--bwlimit",
+            "-M",
+            "--remote-option",
+        ],
+    );
     let ops = pick(args, &idx);
     let remote = ops.iter().any(|w| is_remote(&w.text));
     let mut c = if remote {
-        let mut c = Class::new(Level::Network, "`rsync` to or from another host reaches the network");
+        let mut c = Class::new(
+            Level::Network,
+            "`rsync` to or from another host reaches the network",
+        );
         c.io.network_output = true;
         c
     } else {
@@ -980,56 +1403,140 @@ fn rsync(args: &[Word]) -> Result<Class, Refusal> {
             c.paths.push((dest.clone(), Access::Write));
         }
     }
-    if has(args, &["--delete", "--delete-after", "--delete-before", "--remove-source-files"]) {
+    if has(
+        args,
+        &[
+            "--delete",
+            "--delete-after",
+            "--delete-before",
+            "--remove-source-files",
+        ],
+    ) {
         c.level = c.level.max(Level::Destructive);
     }
     Ok(c)
 }
 
 fn package_manager(name: &str, args: &[Word]) -> Class {
-    let sub = args.iter().find(|a| !a.text.starts_with('-')).map(|a| a.text.as_str()).unwrap_or("");
-    let network = ["install", "i", "add", "ci", "publish", "update", "upgrade", "download", "fetch", "login", "adduser", "unpublish", "deprecate", "dist-tag", "owner", "exec", "dlx", "create", "init", "outdated", "search", "view", "info", "audit", "sync", "lock", "push", "tag", "access"];
+    let sub = args
+        .iter()
+        .find(|a| !a.text.starts_with('-'))
+        .map(|a| a.text.as_str())
+        .unwrap_or("");
+    let network = [
+        "install",
+        "i",
+        "add",
+        "ci",
+        "publish",
+        "update",
+        "upgrade",
+        "download",
+        "fetch",
+        "login",
+        "adduser",
+        "unpublish",
+        "deprecate",
+        "dist-tag",
+        "owner",
+        "exec",
+        "dlx",
+        "create",
+        "init",
+        "outdated",
+        "search",
+        "view",
+        "info",
+        "audit",
+        "sync",
+        "lock",
+        "push",
+        "tag",
+        "access",
+    ];
     if network.contains(&sub) {
-        return Class::new(Level::Network, format!("`{name} {sub}` reaches the package registry"));
+        return Class::new(
+            Level::Network,
+            format!("`{name} {sub}` reaches the package registry"),
+        );
     }
     match sub {
-        "test" | "t" | "run" | "run-script" | "build" | "start" | "lint" | "check" | "exec-script" => {
-            Class::new(Level::Build, format!("`{name} {sub}` builds or tests"))
-        }
-        "list" | "ls" | "show" | "freeze" | "help" | "version" | "--version" | "config" | "why" | "explain" | "root" | "bin" | "prefix" => {
+        "test" | "t" | "run" | "run-script" | "build" | "start" | "lint" | "check"
+        | "exec-script" => Class::new(Level::Build, format!("`{name} {sub}` builds or tests")),
+        "list" | "ls" | "show" | "freeze" | "help" | "version" | "--version" | "config" | "why"
+        | "explain" | "root" | "bin" | "prefix" => {
             Class::new(Level::ReadOnly, format!("`{name} {sub}` only reads"))
         }
-        "uninstall" | "remove" | "rm" | "prune" | "cache" | "clean" => Class::new(Level::Destructive, format!("`{name} {sub}` deletes packages")),
-        _ => Class::new(Level::Destructive, format!("`{name} {sub}` is not in the classification table")),
+        "uninstall" | "remove" | "rm" | "prune" | "cache" | "clean" => Class::new(
+            Level::Destructive,
+            format!("`{name} {sub}` deletes packages"),
+        ),
+        _ => Class::new(
+            Level::Destructive,
+            format!("`{name} {sub}` is not in the classification table"),
+        ),
     }
 }
 
 fn cargo(args: &[Word]) -> Class {
-    let sub = args.iter().find(|a| !a.text.starts_with('-') && !a.text.starts_with('+')).map(|a| a.text.as_str()).unwrap_or("");
+    let sub = args
+        .iter()
+        .find(|a| !a.text.starts_with('-') && !a.text.starts_with('+'))
+        .map(|a| a.text.as_str())
+        .unwrap_or("");
     match sub {
-        "build" | "b" | "check" | "c" | "test" | "t" | "bench" | "run" | "r" | "clippy" | "doc" | "d" | "metadata"
-        | "tree" | "nextest" | "miri" | "llvm-cov" | "expand" | "version" | "help" | "locate-project" | "pkgid" | "verify-project" => {
+        "build" | "b" | "check" | "c" | "test" | "t" | "bench" | "run" | "r" | "clippy" | "doc"
+        | "d" | "metadata" | "tree" | "nextest" | "miri" | "llvm-cov" | "expand" | "version"
+        | "help" | "locate-project" | "pkgid" | "verify-project" => {
             Class::new(Level::Build, format!("`cargo {sub}` builds or tests"))
         }
-        "fmt" | "fix" | "new" | "init" | "vendor" | "generate-lockfile" => Class::new(Level::ProjectWrite, format!("`cargo {sub}` writes within the project")),
-        "install" | "publish" | "login" | "logout" | "owner" | "yank" | "search" | "fetch" | "update" | "add" | "remove" | "uninstall" | "info" => {
-            Class::new(Level::Network, format!("`cargo {sub}` reaches the registry"))
-        }
+        "fmt" | "fix" | "new" | "init" | "vendor" | "generate-lockfile" => Class::new(
+            Level::ProjectWrite,
+            format!("`cargo {sub}` writes within the project"),
+        ),
+        "install" | "publish" | "login" | "logout" | "owner" | "yank" | "search" | "fetch"
+        | "update" | "add" | "remove" | "uninstall" | "info" => Class::new(
+            Level::Network,
+            format!("`cargo {sub}` reaches the registry"),
+        ),
         "clean" => Class::new(Level::Destructive, "`cargo clean` deletes build outputs"),
-        _ => Class::new(Level::Destructive, format!("`cargo {sub}` is not in the classification table")),
+        _ => Class::new(
+            Level::Destructive,
+            format!("`cargo {sub}` is not in the classification table"),
+        ),
     }
 }
 
 fn privileged(name: &str, args: &[Word]) -> Result<Class, Refusal> {
-    let mut c = Class::new(Level::Privileged, format!("`{name}` runs with other privileges"));
+    let mut c = Class::new(
+        Level::Privileged,
+        format!("`{name}` runs with other privileges"),
+    );
     match name {
         "su" | "runuser" => {
             if let Some(cmd) = values(args, &["-c", "--command"]).into_iter().next() {
                 c.inner = Some(Inner::Shell(cmd.text));
             }
         }
-        "sudo" | "doas" | "pkexec" | "chroot" | "setpriv" | "unshare" | "nsenter" | "capsh" | "sg" => {
-            let value_opts = ["-u", "-g", "-C", "-D", "-h", "-p", "-r", "-t", "-U", "--user", "--group", "--chdir", "--prompt", "-T", "--close-from"];
+        "sudo" | "doas" | "pkexec" | "chroot" | "setpriv" | "unshare" | "nsenter" | "capsh"
+        | "sg" => {
+            let value_opts = [
+                "-u",
+                "-g",
+                "-C",
+                "-D",
+                "-h",
+                "-p",
+                "-r",
+                "-t",
+                "-U",
+                "--user",
+                "--group",
+                "--chdir",
+                "--prompt",
+                "-T",
+                "--close-from",
+            ];
             if let Some(&start) = operands(args, &value_opts).first() {
                 let start = if name == "chroot" { start + 1 } else { start };
                 if start < args.len() {
@@ -1046,7 +1553,12 @@ fn shell(name: &str, args: &[Word]) -> Result<Class, Refusal> {
     let args = if name == "busybox" {
         match args.first() {
             Some(a) if matches!(a.text.as_str(), "sh" | "ash" | "bash") => &args[1..],
-            Some(_) => return Ok(Class::new(Level::Destructive, "`busybox` applets are not in the classification table")),
+            Some(_) => {
+                return Ok(Class::new(
+                    Level::Destructive,
+                    "`busybox` applets are not in the classification table",
+                ))
+            }
             None => args,
         }
     } else {
@@ -1060,7 +1572,8 @@ fn shell(name: &str, args: &[Word]) -> Result<Class, Refusal> {
             i += 1;
             break;
         }
-        if a == "-o" || a == "+o" || a == "-O" || a == "+O" || a == "--rcfile" || a == "--init-file" {
+        if a == "-o" || a == "+o" || a == "-O" || a == "+O" || a == "--rcfile" || a == "--init-file"
+        {
             if matches!(a, "--rcfile" | "--init-file") {
                 return unjudgeable(format!("`{name} {a}` runs a file the policy cannot see"));
             }
@@ -1086,12 +1599,21 @@ fn shell(name: &str, args: &[Word]) -> Result<Class, Refusal> {
     }
     match args.get(i) {
         Some(script) if !stdin_mode => {
-            let mut c = Class::new(Level::Destructive, format!("`{name} {}` runs a script the policy cannot see; scripts count as level 3", script.text));
+            let mut c = Class::new(
+                Level::Destructive,
+                format!(
+                    "`{name} {}` runs a script the policy cannot see; scripts count as level 3",
+                    script.text
+                ),
+            );
             c.paths.push((script.clone(), Access::Read));
             Ok(c)
         }
         _ => {
-            let mut c = Class::new(Level::Destructive, format!("`{name}` runs the program on its standard input"));
+            let mut c = Class::new(
+                Level::Destructive,
+                format!("`{name}` runs the program on its standard input"),
+            );
             c.io.runs_stdin = true;
             Ok(c)
         }
@@ -1102,31 +1624,57 @@ fn interpreter(name: &str, args: &[Word]) -> Result<Class, Refusal> {
     let module = values(args, &["-m"]).into_iter().next();
     if let Some(m) = module {
         return Ok(match m.text.as_str() {
-            "pytest" | "unittest" | "mypy" | "black" | "ruff" | "tox" | "nox" | "compileall" | "py_compile" | "doctest" => {
-                Class::new(Level::Build, format!("`{name} -m {}` builds or tests", m.text))
-            }
+            "pytest" | "unittest" | "mypy" | "black" | "ruff" | "tox" | "nox" | "compileall"
+            | "py_compile" | "doctest" => Class::new(
+                Level::Build,
+                format!("`{name} -m {}` builds or tests", m.text),
+            ),
             "pip" | "ensurepip" | "http.server" | "smtplib" | "ftplib" | "urllib.request" => {
-                Class::new(Level::Network, format!("`{name} -m {}` reaches the network", m.text))
+                Class::new(
+                    Level::Network,
+                    format!("`{name} -m {}` reaches the network", m.text),
+                )
             }
-            "json.tool" | "tokenize" | "pydoc" | "site" | "platform" | "sysconfig" => {
-                Class::new(Level::ReadOnly, format!("`{name} -m {}` only reads", m.text))
-            }
-            other => Class::new(Level::Destructive, format!("`{name} -m {other}` is not in the classification table")),
+            "json.tool" | "tokenize" | "pydoc" | "site" | "platform" | "sysconfig" => Class::new(
+                Level::ReadOnly,
+                format!("`{name} -m {}` only reads", m.text),
+            ),
+            other => Class::new(
+                Level::Destructive,
+                format!("`{name} -m {other}` is not in the classification table"),
+            ),
         });
     }
     let inline = has(args, &["-c", "-e", "-E", "--eval", "-r", "-p", "--print"]);
-    let idx = operands(args, &["-c", "-e", "-E", "--eval", "-W", "-X", "-I", "-r", "-p", "-M", "-x"]);
+    let idx = operands(
+        args,
+        &[
+            "-c", "-e", "-E", "--eval", "-W", "-X", "-I", "-r", "-p", "-M", "-x",
+        ],
+    );
     if inline {
-        return Ok(Class::new(Level::Destructive, format!("inline `{name}` code is not judged; it counts as level 3")));
+        return Ok(Class::new(
+            Level::Destructive,
+            format!("inline `{name}` code is not judged; it counts as level 3"),
+        ));
     }
     match idx.first() {
         Some(&i) if args[i].text != "-" => {
-            let mut c = Class::new(Level::Destructive, format!("`{name} {}` runs a script the policy cannot see; scripts count as level 3", args[i].text));
+            let mut c = Class::new(
+                Level::Destructive,
+                format!(
+                    "`{name} {}` runs a script the policy cannot see; scripts count as level 3",
+                    args[i].text
+                ),
+            );
             c.paths.push((args[i].clone(), Access::Read));
             Ok(c)
         }
         _ => {
-            let mut c = Class::new(Level::Destructive, format!("`{name}` runs the program on its standard input"));
+            let mut c = Class::new(
+                Level::Destructive,
+                format!("`{name}` runs the program on its standard input"),
+            );
             c.io.runs_stdin = true;
             Ok(c)
         }
@@ -1141,7 +1689,25 @@ fn wrapper_or(name: &str, args: &[Word], alone: impl FnOnce() -> Class) -> Resul
         "timeout" => &["-s", "--signal", "-k", "--kill-after"],
         "stdbuf" => &["-i", "-o", "-e"],
         "ionice" => &["-c", "-n", "-p", "-P", "-u"],
-        "xargs" => &["-I", "-i", "-n", "-P", "-d", "-a", "-E", "-L", "-s", "--arg-file", "--delimiter", "--max-args", "--max-procs", "--replace", "--max-lines", "--max-chars", "--eof"],
+        "xargs" => &[
+            "-I",
+            "-i",
+            "-n",
+            "-P",
+            "-d",
+            "-a",
+            "-E",
+            "-L",
+            "-s",
+            "--arg-file",
+            "--delimiter",
+            "--max-args",
+            "--max-procs",
+            "--replace",
+            "--max-lines",
+            "--max-chars",
+            "--eof",
+        ],
         "flock" => &["-w", "-E", "--timeout", "--conflict-exit-code"],
         "watch" => &["-n", "--interval", "-d"],
         "taskset" => &["-p"],
@@ -1149,21 +1715,34 @@ fn wrapper_or(name: &str, args: &[Word], alone: impl FnOnce() -> Class) -> Resul
         "script" => &["-c", "--command", "-O", "-I"],
         _ => &[],
     };
-    if name == "env" && (has(args, &["-S", "--split-string"]) || args.iter().any(|a| a.text.starts_with("-S") && a.text.len() > 2)) {
+    if name == "env"
+        && (has(args, &["-S", "--split-string"])
+            || args
+                .iter()
+                .any(|a| a.text.starts_with("-S") && a.text.len() > 2))
+    {
         return unjudgeable("`env -S` splits a string into a command the policy does not parse");
     }
     if name == "command" && has(args, &["-v", "-V"]) {
-        return Ok(Class::new(Level::ReadOnly, "`command -v` only looks a name up"));
+        return Ok(Class::new(
+            Level::ReadOnly,
+            "`command -v` only looks a name up",
+        ));
     }
     if matches!(name, "watch" | "script" | "gdb") {
-        return Ok(Class::new(Level::Destructive, format!("`{name}` runs commands the policy does not parse")));
+        return Ok(Class::new(
+            Level::Destructive,
+            format!("`{name}` runs commands the policy does not parse"),
+        ));
     }
     let mut idx = operands(args, value_opts).into_iter();
     let mut start = idx.next();
     if name == "env" {
         // `env NAME=VALUE... CMD`.
         while let Some(i) = start {
-            let Some((var, value)) = args[i].text.split_once('=') else { break };
+            let Some((var, value)) = args[i].text.split_once('=') else {
+                break;
+            };
             check_assignment(var, &Word::literal(value))?;
             start = idx.next();
         }
@@ -1177,10 +1756,57 @@ fn wrapper_or(name: &str, args: &[Word], alone: impl FnOnce() -> Class) -> Resul
     let Some(start) = start else {
         return Ok(alone());
     };
-    if matches!(name, "echo" | "printf" | "true" | "false" | ":" | "pwd" | "whoami" | "id" | "date" | "uname" | "seq" | "sleep" | "test" | "[" | "which" | "type" | "hostname" | "basename" | "dirname" | "expr" | "tr" | "yes" | "printenv" | "set" | "shopt" | "umask" | "wait" | "jobs" | "getopts" | "shift" | "read" | "unset" | "return" | "exit" | "break" | "continue" | "hash" | "nproc" | "locale" | "tty" | "groups" | "arch") {
+    if matches!(
+        name,
+        "echo"
+            | "printf"
+            | "true"
+            | "false"
+            | ":"
+            | "pwd"
+            | "whoami"
+            | "id"
+            | "date"
+            | "uname"
+            | "seq"
+            | "sleep"
+            | "test"
+            | "["
+            | "which"
+            | "type"
+            | "hostname"
+            | "basename"
+            | "dirname"
+            | "expr"
+            | "tr"
+            | "yes"
+            | "printenv"
+            | "set"
+            | "shopt"
+            | "umask"
+            | "wait"
+            | "jobs"
+            | "getopts"
+            | "shift"
+            | "read"
+            | "unset"
+            | "return"
+            | "exit"
+            | "break"
+            | "continue"
+            | "hash"
+            | "nproc"
+            | "locale"
+            | "tty"
+            | "groups"
+            | "arch"
+    ) {
         return Ok(alone());
     }
-    let mut c = Class::new(Level::ReadOnly, format!("`{name}` runs the command after it"));
+    let mut c = Class::new(
+        Level::ReadOnly,
+        format!("`{name}` runs the command after it"),
+    );
     c.inner = Some(Inner::Argv(args[start..].to_vec()));
     if name == "xargs" {
         c.why = "`xargs` runs its command with arguments read from its input".into();

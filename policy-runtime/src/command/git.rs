@@ -71,7 +71,9 @@ pub(crate) fn key_runs_program(key: &str) -> bool {
         match (p.as_slice(), parts.as_slice()) {
             ([s, n], [ks, .., kn]) if *n == "*" => s == ks && !kn.is_empty(),
             ([s, n], [ks, kn]) => s == ks && n == kn,
-            ([s, m, n], [ks, middle @ .., kn]) if *m == "*" => s == ks && n == kn && !middle.is_empty(),
+            ([s, m, n], [ks, middle @ .., kn]) if *m == "*" => {
+                s == ks && n == kn && !middle.is_empty()
+            }
             _ => false,
         }
     })
@@ -134,7 +136,11 @@ pub(crate) fn classify(args: &[Word]) -> Result<Class, Refusal> {
             }
             _ if a.starts_with("--git-dir=") || a.starts_with("--work-tree=") => {
                 let v = &a[a.find('=').unwrap_or(0) + 1..];
-                dirs.push(Word { text: v.into(), tilde: v.starts_with('~'), glob: false });
+                dirs.push(Word {
+                    text: v.into(),
+                    tilde: v.starts_with('~'),
+                    glob: false,
+                });
                 i += 1;
             }
             _ if a.starts_with('-') => i += 1,
@@ -143,8 +149,16 @@ pub(crate) fn classify(args: &[Word]) -> Result<Class, Refusal> {
     }
     let sub = args.get(i).map(|w| w.text.as_str()).unwrap_or("");
     let rest = args.get(i + 1..).unwrap_or(&[]);
-    let has = |names: &[&str]| rest.iter().take_while(|a| a.text != "--").any(|a| names.contains(&a.text.as_str()));
-    let starts = |prefix: &str| rest.iter().take_while(|a| a.text != "--").any(|a| a.text.starts_with(prefix));
+    let has = |names: &[&str]| {
+        rest.iter()
+            .take_while(|a| a.text != "--")
+            .any(|a| names.contains(&a.text.as_str()))
+    };
+    let starts = |prefix: &str| {
+        rest.iter()
+            .take_while(|a| a.text != "--")
+            .any(|a| a.text.starts_with(prefix))
+    };
 
     for a in rest {
         if a.text.starts_with("ext::") || a.text.starts_with("fd::") {
@@ -154,8 +168,16 @@ pub(crate) fn classify(args: &[Word]) -> Result<Class, Refusal> {
             )));
         }
     }
-    let runs = |what: &str| Err(Refusal::Always(format!("`git {sub} {what}` runs a program")));
-    if has(&["--upload-pack", "--receive-pack", "--exec"]) || starts("--upload-pack=") || starts("--receive-pack=") || starts("--exec=") {
+    let runs = |what: &str| {
+        Err(Refusal::Always(format!(
+            "`git {sub} {what}` runs a program"
+        )))
+    };
+    if has(&["--upload-pack", "--receive-pack", "--exec"])
+        || starts("--upload-pack=")
+        || starts("--receive-pack=")
+        || starts("--exec=")
+    {
         return runs("--upload-pack/--receive-pack/--exec");
     }
     match sub {
@@ -166,14 +188,25 @@ pub(crate) fn classify(args: &[Word]) -> Result<Class, Refusal> {
             )))
         }
         "rebase" if has(&["-x", "--exec"]) => return runs("--exec"),
-        "difftool" | "mergetool" if has(&["-x", "--extcmd"]) || starts("--extcmd=") => return runs("--extcmd"),
-        "grep" if has(&["-O", "--open-files-in-pager"]) || starts("--open-files-in-pager=") || starts("-O") => {
+        "difftool" | "mergetool" if has(&["-x", "--extcmd"]) || starts("--extcmd=") => {
+            return runs("--extcmd")
+        }
+        "grep"
+            if has(&["-O", "--open-files-in-pager"])
+                || starts("--open-files-in-pager=")
+                || starts("-O") =>
+        {
             return runs("--open-files-in-pager")
         }
         "submodule" if rest.iter().any(|a| a.text == "foreach") => return runs("foreach"),
         "bisect" if rest.first().is_some_and(|a| a.text == "run") => return runs("run"),
         "filter-branch" | "filter-repo" => return runs("(its filters)"),
-        "send-email" if starts("--sendmail-cmd") || starts("--smtp-server=/") || starts("--to-cmd") || starts("--cc-cmd") => {
+        "send-email"
+            if starts("--sendmail-cmd")
+                || starts("--smtp-server=/")
+                || starts("--to-cmd")
+                || starts("--cc-cmd") =>
+        {
             return runs("--sendmail-cmd/--to-cmd")
         }
         _ => {}
@@ -248,7 +281,11 @@ pub(crate) fn classify(args: &[Word]) -> Result<Class, Refusal> {
             format!("`git {other}` is not in the classification table (it may be an alias, which can run any program)"),
         ),
     };
-    let access = if level == Level::ReadOnly { Access::Read } else { Access::Write };
+    let access = if level == Level::ReadOnly {
+        Access::Read
+    } else {
+        Access::Write
+    };
     let mut c = Class::with(level, why);
     c.base = dirs.first().cloned();
     for d in dirs.iter().skip(1) {
@@ -267,7 +304,12 @@ pub(crate) fn classify(args: &[Word]) -> Result<Class, Refusal> {
             after_dashdash = true;
             continue;
         }
-        if !after_dashdash && matches!(a.text.as_str(), "-m" | "-F" | "--file" | "-o" | "--output" | "-C" | "-c") {
+        if !after_dashdash
+            && matches!(
+                a.text.as_str(),
+                "-m" | "-F" | "--file" | "-o" | "--output" | "-C" | "-c"
+            )
+        {
             if matches!(a.text.as_str(), "-F" | "--file") {
                 c.paths.push((rest_value(rest, a), Access::Read));
             }
@@ -278,10 +320,19 @@ pub(crate) fn classify(args: &[Word]) -> Result<Class, Refusal> {
             continue;
         }
         if let Some(v) = a.text.strip_prefix("--output=") {
-            c.paths.push((Word { text: v.into(), tilde: v.starts_with('~'), glob: false }, Access::Write));
+            c.paths.push((
+                Word {
+                    text: v.into(),
+                    tilde: v.starts_with('~'),
+                    glob: false,
+                },
+                Access::Write,
+            ));
             continue;
         }
-        if a.text.contains("://") || (sub == "clone" && a.text.contains(':') && !a.text.starts_with('/')) {
+        if a.text.contains("://")
+            || (sub == "clone" && a.text.contains(':') && !a.text.starts_with('/'))
+        {
             continue;
         }
         if (after_dashdash || !a.text.starts_with('-')) && (path_like(a) || after_dashdash) {

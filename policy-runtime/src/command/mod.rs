@@ -180,9 +180,15 @@ pub fn check_command(
     let mut paths = Vec::new();
     // A pattern that can match `..` escapes every role: refused with or without `fs`.
     if let Some((w, _, _)) = walk.pending.iter().find(|(w, _, _)| {
-        w.glob && w.text.split('/').any(|c| c.starts_with('.') && c.contains(['*', '?', '[']))
+        w.glob
+            && w.text
+                .split('/')
+                .any(|c| c.starts_with('.') && c.contains(['*', '?', '[']))
     }) {
-        return Err(unjudgeable(&format!("the pattern `{}` could match `..`", w.text)));
+        return Err(unjudgeable(&format!(
+            "the pattern `{}` could match `..`",
+            w.text
+        )));
     }
     // Like the gate, paths are judged only when the policy declares `fs`.
     let pending = if policy.gates_paths() {
@@ -353,7 +359,8 @@ impl Walk<'_> {
             io: class.io,
             reads_file: false,
             network: class.level == Level::Network,
-            uploads_stdin: class.uploads.as_deref() == Some("it sends its standard input to the network"),
+            uploads_stdin: class.uploads.as_deref()
+                == Some("it sends its standard input to the network"),
         };
         if let Some(program) = s.words.first() {
             self.check_deny_args(&program.text, &s.words[1..])?;
@@ -366,19 +373,39 @@ impl Walk<'_> {
         self.raise(class.level, &class.why);
         for r in &s.redirects {
             let t = &r.target.text;
-            if matches!(t.as_str(), "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/stdin" | "/dev/tty")
-                || t.starts_with("/dev/fd/")
+            if matches!(
+                t.as_str(),
+                "/dev/null" | "/dev/stdout" | "/dev/stderr" | "/dev/stdin" | "/dev/tty"
+            ) || t.starts_with("/dev/fd/")
             {
                 continue;
             }
             if r.kind != RedirectKind::Read && classify::is_block_device(t) {
-                return Err(always_denied(&format!("a redirection writes to the block device `{t}`")));
+                return Err(always_denied(&format!(
+                    "a redirection writes to the block device `{t}`"
+                )));
             }
             let (level, why, access) = match r.kind {
-                RedirectKind::Read => (Level::ReadOnly, format!("`< {t}` reads a file"), Access::Read),
-                RedirectKind::Append => (Level::ProjectWrite, format!("`>> {t}` appends to a file"), Access::Write),
-                RedirectKind::Truncate => (Level::Destructive, format!("`> {t}` truncates a file"), Access::Write),
-                RedirectKind::ReadWrite => (Level::Destructive, format!("`<> {t}` opens a file for writing"), Access::Write),
+                RedirectKind::Read => (
+                    Level::ReadOnly,
+                    format!("`< {t}` reads a file"),
+                    Access::Read,
+                ),
+                RedirectKind::Append => (
+                    Level::ProjectWrite,
+                    format!("`>> {t}` appends to a file"),
+                    Access::Write,
+                ),
+                RedirectKind::Truncate => (
+                    Level::Destructive,
+                    format!("`> {t}` truncates a file"),
+                    Access::Write,
+                ),
+                RedirectKind::ReadWrite => (
+                    Level::Destructive,
+                    format!("`<> {t}` opens a file for writing"),
+                    Access::Write,
+                ),
             };
             if r.kind == RedirectKind::Read {
                 summary.reads_file = true;
@@ -387,7 +414,8 @@ impl Walk<'_> {
                 }
             }
             self.raise(level, &why);
-            self.pending.push((r.target.clone(), access, self.cwd.clone()));
+            self.pending
+                .push((r.target.clone(), access, self.cwd.clone()));
         }
         if let Some(why) = &class.uploads {
             if !summary.uploads_stdin {
@@ -464,12 +492,18 @@ impl Walk<'_> {
         Ok(PathBuf::from(crate::path::normalize(&raw)))
     }
 
-    fn judge_path(&self, w: &Word, access: Access, base: Option<&Path>) -> Result<CheckedPath, Denial> {
+    fn judge_path(
+        &self,
+        w: &Word,
+        access: Access,
+        base: Option<&Path>,
+    ) -> Result<CheckedPath, Denial> {
         let text = expand_home(w)?;
-        let path = crate::gate::check_path(self.policy, &text, access, base).map_err(|d| Denial {
-            reason: format!("In this command, `{}`: {}", w.text, d.reason),
-            ..d
-        })?;
+        let path =
+            crate::gate::check_path(self.policy, &text, access, base).map_err(|d| Denial {
+                reason: format!("In this command, `{}`: {}", w.text, d.reason),
+                ..d
+            })?;
         Ok(CheckedPath {
             argument: String::new(),
             path,

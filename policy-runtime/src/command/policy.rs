@@ -125,9 +125,7 @@ impl CommandPolicy {
         }
         let mut denied = BTreeMap::new();
         for (program, args) in deny_args {
-            let name: ProgramName = program
-                .parse()
-                .map_err(|e| format!("`deny_args`: {e}"))?;
+            let name: ProgramName = program.parse().map_err(|e| format!("`deny_args`: {e}"))?;
             if name.is_path() {
                 return Err(format!(
                     "`deny_args`: key `{program}` must be a bare program name (`git`), not a path"

@@ -202,7 +202,8 @@ fn command(c: &ast::Command) -> Result<Node, Unjudgeable> {
         ast::Command::Function(f) => {
             let name = f.fname.value.as_str();
             let body = f.body.0.to_string();
-            if body.split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':' || c == '-'))
+            if body
+                .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == ':' || c == '-'))
                 .any(|w| w == name)
             {
                 return Ok(Node::ForkBomb(name.to_string()));
@@ -211,7 +212,9 @@ fn command(c: &ast::Command) -> Result<Node, Unjudgeable> {
                 "it defines a function `{name}`; function and alias definitions are not judged"
             ))
         }
-        ast::Command::ExtendedTest(..) => unjudgeable("`[[ ... ]]` tests are not judged; use `test`"),
+        ast::Command::ExtendedTest(..) => {
+            unjudgeable("`[[ ... ]]` tests are not judged; use `test`")
+        }
     }
 }
 
@@ -248,7 +251,9 @@ fn simple(s: &ast::SimpleCommand) -> Result<Simple, Unjudgeable> {
                 let value = match &a.value {
                     ast::AssignmentValue::Scalar(w) => parse_word(&w.value)?,
                     ast::AssignmentValue::Array(_) => {
-                        return unjudgeable(format!("array assignment `{name}=(...)` is not judged"))
+                        return unjudgeable(format!(
+                            "array assignment `{name}=(...)` is not judged"
+                        ))
                     }
                 };
                 if a.append {
@@ -256,9 +261,9 @@ fn simple(s: &ast::SimpleCommand) -> Result<Simple, Unjudgeable> {
                 }
                 out.assignments.push((name, value));
             }
-            ast::CommandPrefixOrSuffixItem::ProcessSubstitution(..) => {
-                return unjudgeable("process substitution `<(...)` / `>(...)` runs a command whose output is not known")
-            }
+            ast::CommandPrefixOrSuffixItem::ProcessSubstitution(..) => return unjudgeable(
+                "process substitution `<(...)` / `>(...)` runs a command whose output is not known",
+            ),
             ast::CommandPrefixOrSuffixItem::IoRedirect(r) => redirect(r, &mut out)?,
         }
     }
@@ -276,7 +281,8 @@ fn redirect(r: &ast::IoRedirect, out: &mut Simple) -> Result<(), Unjudgeable> {
                 ast::IoFileRedirectKind::Append => RedirectKind::Append,
                 ast::IoFileRedirectKind::ReadAndWrite => RedirectKind::ReadWrite,
                 // `2>&1`, `<&3`: no file is named.
-                ast::IoFileRedirectKind::DuplicateInput | ast::IoFileRedirectKind::DuplicateOutput => {
+                ast::IoFileRedirectKind::DuplicateInput
+                | ast::IoFileRedirectKind::DuplicateOutput => {
                     return match target {
                         ast::IoFileRedirectTarget::Fd(_) => Ok(()),
                         ast::IoFileRedirectTarget::Duplicate(w) => {
@@ -285,7 +291,10 @@ fn redirect(r: &ast::IoRedirect, out: &mut Simple) -> Result<(), Unjudgeable> {
                                 Ok(())
                             } else {
                                 // `>& file` is bash's `&> file`.
-                                out.redirects.push(Redirect { kind: RedirectKind::Truncate, target: w });
+                                out.redirects.push(Redirect {
+                                    kind: RedirectKind::Truncate,
+                                    target: w,
+                                });
                                 Ok(())
                             }
                         }
@@ -350,7 +359,9 @@ fn brace_expansion(t: &str) -> bool {
     while let Some(open) = rest.find('{') {
         let after = &rest[open + 1..];
         match after.find('}') {
-            Some(close) if after[..close].contains(',') || after[..close].contains("..") => return true,
+            Some(close) if after[..close].contains(',') || after[..close].contains("..") => {
+                return true
+            }
             Some(close) => rest = &after[close + 1..],
             None => return false,
         }

@@ -451,7 +451,10 @@ impl Validator {
                     "chains" => chains = self.boolean(value, &text),
                     _ => unreachable!("checked against COMMAND_KEYS"),
                 },
-                _ => self.errors.at(key, format!("write `{text} = ...`, e.g. {}", example(&text))),
+                _ => self.errors.at(
+                    key,
+                    format!("write `{text} = ...`, e.g. {}", example(&text)),
+                ),
             }
         }
         let Some(max_level) = max_level else {
@@ -911,7 +914,9 @@ fn example(key: &str) -> &'static str {
         "policy" => "`policy(fs.read = [\"/data/**\"], net = deny)`",
         "constraints" => "`constraints(max_invocations = 3, only_after = [fetch])`",
         "limits" => "`limits(timeout_ms = 5000)`",
-        "commands" => "`commands(max_level = 2, deny_args(git = [\"-c\"]), chains = true, approve_from = 2)`",
+        "commands" => {
+            "`commands(max_level = 2, deny_args(git = [\"-c\"]), chains = true, approve_from = 2)`"
+        }
         "max_level" | "approve_from" => "`max_level = 2`",
         "chains" => "`chains = true`",
         "paths" => "`paths(dest = write, src = read)`",
