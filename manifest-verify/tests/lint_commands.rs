@@ -37,8 +37,8 @@ fn the_lint_reads_command_policies() {
             "needs `max_level`",
         ),
         (
-            quote_attr(r#"policy(max_level = 2)"#),
-            "`max_level` belongs in `commands(...)`",
+            quote_attr(r#"constraints(max_level = 2)"#),
+            "`max_level` belongs in `commands(...)`, not in `constraints(...)`",
         ),
     ] {
         let err = manifest_verify::lint::tool_of_attributes("t", &attr)
@@ -53,7 +53,7 @@ fn the_lint_reads_command_policies() {
 }
 
 fn quote_attr(inner: &str) -> Vec<syn::Attribute> {
-    let src = format!("#[tool({inner})] fn t(command: ShellCommand) {{}}");
+    let src = format!("#[tool(policy(exec = [\"sh\"]), {inner})] fn t(command: ShellCommand) {{}}");
     let f: syn::ItemFn = syn::parse_str(&src).unwrap();
     f.attrs
 }
