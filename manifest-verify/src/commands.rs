@@ -19,7 +19,9 @@ use crate::findings::{Code, Finding};
 /// let new = Manifest::from_json_str("new.json", r#"{"manifest_version": 1, "tools": {
 ///     "sh": {"exec": {"allow": ["sh"]}, "commands": {"max_level": 5, "chains": true}}}}"#)?;
 /// let report = diff_manifests(&old, &new);
-/// assert_eq!(report.codes(), [Code::CommandsChainsAllowed, Code::CommandsLevelRaised]);
+/// assert!(report.widened());
+/// assert!(report.codes().contains(&Code::CommandsLevelRaised));
+/// assert!(report.codes().contains(&Code::CommandsChainsAllowed));
 /// # Ok::<(), policy_runtime::LoadError>(())
 /// ```
 pub fn diff(tool: &str, old: &ToolPolicy, new: &ToolPolicy) -> Vec<Finding> {
