@@ -616,7 +616,7 @@ pub(crate) fn classify(words: &[Word]) -> Result<Class, Refusal> {
             let idx = operands(args, &["--reference", "-m", "-x"]);
             let targets: Vec<Word> = pick(args, idx.get(1..).unwrap_or(&[]));
             let recursive = has_short(args, 'R', "--recursive");
-            if recursive && targets.iter().any(|t| is_root_or_home(t)) {
+            if recursive && targets.iter().any(is_root_or_home) {
                 return always(format!("`{name} -R` on `/` or the home directory"));
             }
             Class::new(

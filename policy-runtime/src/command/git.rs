@@ -248,7 +248,7 @@ pub(crate) fn classify(args: &[Word]) -> Result<Class, Refusal> {
         "reset" | "clean" | "rm" | "gc" | "prune" | "update-ref" | "reflog" if !(sub == "reflog" && rest.first().is_none_or(|a| a.text == "show")) => {
             (Level::Destructive, format!("`git {sub}` can discard work"))
         }
-        "restore" if !(has(&["--staged", "-S"]) && !has(&["--worktree", "-W"])) => {
+        "restore" if !has(&["--staged", "-S"]) || has(&["--worktree", "-W"]) => {
             (Level::Destructive, "`git restore` discards changes in the working tree".into())
         }
         "checkout" | "switch" if has(&["-f", "--force", "--discard-changes", "."]) || rest.iter().any(|a| a.text == "--" || a.text == ".") => {
@@ -335,7 +335,7 @@ pub(crate) fn classify(args: &[Word]) -> Result<Class, Refusal> {
         {
             continue;
         }
-        if (after_dashdash || !a.text.starts_with('-')) && (path_like(a) || after_dashdash) {
+        if after_dashdash || (!a.text.starts_with('-') && path_like(a)) {
             c.paths.push((a.clone(), access));
         }
     }
