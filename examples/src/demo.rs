@@ -119,6 +119,7 @@ impl Outcome {
                 Some("net") => "net gate",
                 Some("constraint") => "constraints",
                 Some("approval") => "approval",
+                Some("command") => "command policy",
                 _ => "registry",
             },
             (CallStatus::Error(e), _) if e.kind() == ToolErrorKind::Refused => "sandbox (refused)",

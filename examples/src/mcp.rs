@@ -8,7 +8,7 @@
 //! 2. the body hands the call to this MCP session's [`Invocation`] of a [`Registry`] of
 //!    [`crate::tools::all`], which gates again, applies the constraints (`max_invocations`,
 //!    `only_after`) per session, writes the audit log and runs the tool;
-//! 3. the subprocess tools (`grep`, `run_tests`, `fetch_url`) run in the sandbox under their
+//! 3. the subprocess tools (`grep`, `run_tests`, `run_shell`, `fetch_url`) run in the sandbox under their
 //!    declared policy, exactly as in the agent demo (see [`crate::sandboxed`]).
 //!
 //! The audit goes to a JSONL file ([`ServerOptions::audit`]) and, as OpenTelemetry spans, to an
@@ -182,6 +182,14 @@ pub struct SuiteArgs {
     pub suite: String,
 }
 
+/// The arguments of `run_shell`.
+#[derive(Debug, Serialize, Deserialize, rmcp::schemars::JsonSchema)]
+#[schemars(crate = "rmcp::schemars")]
+pub struct ShellArgs {
+    /// The command line, run as `sh -c COMMAND` in the project.
+    pub command: String,
+}
+
 /// The arguments of `fetch_url`.
 #[derive(Debug, Serialize, Deserialize, rmcp::schemars::JsonSchema)]
 #[schemars(crate = "rmcp::schemars")]
@@ -343,7 +351,7 @@ impl Session {
     }
 }
 
-/// The MCP server of the agent's six tools. One value serves one MCP session (over stdio, one
+/// The MCP server of the agent's seven tools. One value serves one MCP session (over stdio, one
 /// per process): its constraint counters and audit invocation id belong to that session.
 #[derive(Clone)]
 pub struct PolicyServer {
@@ -397,6 +405,17 @@ impl PolicyServer {
         self.session.run("run_tests", args).await
     }
 
+    /// Run a shell command in the project (`sh -c COMMAND` in the sandbox), judged first by
+    /// its command policy.
+    #[tool_policy(policy(fs.read = ["/tmp/toolpolicy-demo/project/**"], fs.write = ["/tmp/toolpolicy-demo/project/target/**"],
+                         net = deny, exec = ["/bin/sh", "make"], env = ["HOME", "PATH", "LANG"], risk = medium),
+                  commands(max_level = 2, deny_args(git = ["--no-verify"]), chains = true),
+                  limits(timeout_ms = 20000, max_output_bytes = 65536, max_processes = 32, memory_bytes = 1073741824, cpu_seconds = 10))]
+    #[tool(title = "Run a shell command")]
+    async fn run_shell(&self, Parameters(args): Parameters<ShellArgs>) -> Reply {
+        self.session.run("run_shell", args).await
+    }
+
     /// Fetch a URL from the status API (runs `curl` in the sandbox; only the API is reachable).
     #[tool_policy(policy(net = ["api.example.com:8080"], exec = ["curl"], env = deny, risk = medium),
                   limits(timeout_ms = 10000, max_output_bytes = 1048576, max_processes = 8, memory_bytes = 1073741824))]
@@ -415,6 +434,7 @@ impl PolicyServer {
             Self::write_report_tool_spec(),
             Self::grep_tool_spec(),
             Self::run_tests_tool_spec(),
+            Self::run_shell_tool_spec(),
             Self::fetch_url_tool_spec(),
         ]
     }

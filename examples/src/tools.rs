@@ -5,6 +5,7 @@ use std::ffi::OsString;
 use std::sync::Arc;
 
 use policy_macros::tool;
+use policy_runtime::command::ShellCommand;
 use policy_runtime::tool::{CallContext, Tool, ToolError, ToolOutput};
 use policy_runtime::{ReadPath, WritePath};
 
@@ -71,6 +72,19 @@ pub fn run_tests(suite: String, ctx: &CallContext) -> Result<ToolOutput, ToolErr
     sandboxed::run(run_tests::tool_spec(), argv, Some(PROJECT.into()), ctx)
 }
 
+/// Run a shell command in the project (`sh -c COMMAND` in the sandbox). Its command policy
+/// judges the command line first: build and test commands and writes within the project (up
+/// to level 2) run; pushes, downloads piped into a shell and git options that run programs are
+/// denied before anything starts.
+#[tool(policy(fs.read = ["/tmp/toolpolicy-demo/project/**"], fs.write = ["/tmp/toolpolicy-demo/project/target/**"],
+              net = deny, exec = ["/bin/sh", "make"], env = ["HOME", "PATH", "LANG"], risk = medium),
+       commands(max_level = 2, deny_args(git = ["--no-verify"]), chains = true),
+       limits(timeout_ms = 20000, max_output_bytes = 65536, max_processes = 32, memory_bytes = 1073741824, cpu_seconds = 10))]
+pub fn run_shell(command: ShellCommand, ctx: &CallContext) -> Result<ToolOutput, ToolError> {
+    let argv: Vec<OsString> = vec!["/bin/sh".into(), "-c".into(), command.into_string().into()];
+    sandboxed::run(run_shell::tool_spec(), argv, Some(PROJECT.into()), ctx)
+}
+
 /// Fetch a URL from the status API (runs `curl` in the sandbox; only the API is reachable).
 #[tool(policy(net = ["api.example.com:8080"], exec = ["curl"], env = deny, risk = medium),
        limits(timeout_ms = 10000, max_output_bytes = 1048576, max_processes = 8, memory_bytes = 1073741824))]
@@ -99,12 +113,14 @@ pub fn all() -> Vec<Arc<dyn Tool>> {
         write_report,
         grep,
         run_tests,
+        run_shell,
         fetch_url
     ]
 }
 
 /// "Version 2" of the tools, as a pull request might propose it: `write_report` may now write
-/// anywhere under the demo root, and `fetch_url` may reach any subdomain of `example.com`.
+/// anywhere under the demo root, `fetch_url` may reach any subdomain of `example.com`, and
+/// `run_shell` may run commands up to level 5 with no denied arguments.
 /// The other tools are unchanged. The demo runs the verifier on this diff.
 pub mod v2 {
     use super::*;
@@ -147,6 +163,15 @@ pub mod v2 {
         super::run_tests(suite, ctx)
     }
 
+    /// Run a shell command in the project; version 2 lets it push and pipe.
+    #[tool(policy(fs.read = ["/tmp/toolpolicy-demo/project/**"], fs.write = ["/tmp/toolpolicy-demo/project/target/**"],
+                  net = deny, exec = ["/bin/sh", "make"], env = ["HOME", "PATH", "LANG"], risk = medium),
+           commands(max_level = 5, chains = true),
+           limits(timeout_ms = 20000, max_output_bytes = 65536, max_processes = 32, memory_bytes = 1073741824, cpu_seconds = 10))]
+    pub fn run_shell(command: ShellCommand, ctx: &CallContext) -> Result<ToolOutput, ToolError> {
+        super::run_shell(command, ctx)
+    }
+
     /// Fetch a URL from any example.com API.
     #[tool(policy(net = ["*.example.com:8080"], exec = ["curl"], env = deny, risk = medium),
            limits(timeout_ms = 10000, max_output_bytes = 1048576, max_processes = 8, memory_bytes = 1073741824))]
@@ -162,6 +187,7 @@ pub mod v2 {
             write_report,
             grep,
             run_tests,
+            run_shell,
             fetch_url
         ]
     }

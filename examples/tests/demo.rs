@@ -82,6 +82,10 @@ fn demo_meets_every_expectation() {
         ("fetch_url", "denied"),
         ("write_report", "executed"),
         ("write_report", "denied"),
+        ("run_shell", "executed"),
+        ("run_shell", "denied"),
+        ("run_shell", "denied"),
+        ("run_shell", "denied"),
         ("bash", "denied"),
     ];
     let expected_ends: Vec<(String, String)> = expected_ends
@@ -98,6 +102,10 @@ fn demo_meets_every_expectation() {
         "/bin/bash: Permission denied",
         "home/.ssh/id_rsa: No such file or directory",
         "\"status\":\"ok\"",
+        "building and testing the project",
+        "level 5 (outbound network): `git push` reaches the network",
+        "level 6 (always denied): network output or decoded data is piped into a shell",
+        "`git -c core.sshCommand=...` makes git run another program",
     ] {
         assert!(stdout.contains(needle), "missing `{needle}` in:\n{stdout}");
     }
@@ -120,6 +128,7 @@ fn demo_meets_every_expectation() {
         "tool.net.widened",
         "tool.fs.write.widened",
         "tool.constraints.loosened",
+        "tool.commands.level_raised",
     ] {
         assert!(stdout.contains(code), "missing {code}:\n{stdout}");
     }

@@ -1,5 +1,5 @@
 //! The MCP server as a client sees it: the `mcp-server` binary started as a subprocess, spoken
-//! to in JSON-RPC over its stdin and stdout. It lists the six tools with annotations derived
+//! to in JSON-RPC over its stdin and stdout. It lists the seven tools with annotations derived
 //! from their policies and the policies in `_meta`, runs allowed calls, refuses the denied ones
 //! (path escapes, the session's constraints), runs `grep` in the sandbox, and writes the audit
 //! log.
@@ -130,7 +130,7 @@ fn mcp_server_over_stdio() {
     assert!(init["capabilities"]["tools"].is_object(), "{init}");
     client.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
 
-    // tools/list: the six tools, annotations derived from the policy, policy in _meta.
+    // tools/list: the seven tools, annotations derived from the policy, policy in _meta.
     let listed = client.request("tools/list", json!({}));
     let tools = listed["tools"].as_array().expect("a tools array");
     let mut names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
@@ -142,6 +142,7 @@ fn mcp_server_over_stdio() {
             "grep",
             "list_dir",
             "read_file",
+            "run_shell",
             "run_tests",
             "write_report"
         ]
@@ -159,6 +160,7 @@ fn mcp_server_over_stdio() {
         ("fetch_url", (true, None, None, true)),
         ("write_report", (false, Some(true), Some(false), false)),
         ("run_tests", (false, Some(true), Some(false), false)),
+        ("run_shell", (false, Some(true), Some(false), false)),
     ];
     let specs = PolicyServer::tool_specs();
     for (name, (read_only, destructive, idempotent, open_world)) in expected {
@@ -497,7 +499,7 @@ fn official_python_sdk_client() {
     let report: Value = serde_json::from_slice(&out.stdout).expect("the client's JSON report");
     assert_eq!(
         report["tools"].as_array().map(Vec::len),
-        Some(6),
+        Some(7),
         "{report}"
     );
     assert_eq!(report["problems"], json!([]), "{report}");

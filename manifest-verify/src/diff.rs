@@ -7,7 +7,7 @@ use crate::escalation::Scope;
 use crate::findings::{Code, Finding, Report};
 use crate::fs::{GlobCache, Operation};
 use crate::inclusion::Budget;
-use crate::{args, constraints, env, escalation, exec, fs, hosts, limits, risk};
+use crate::{args, commands, constraints, env, escalation, exec, fs, hosts, limits, risk};
 
 /// Compares manifests; keeps compiled glob sets between comparisons.
 ///
@@ -108,6 +108,9 @@ impl Verifier {
         if o.exec != n.exec {
             out.extend(exec::diff(name, o, n));
         }
+        if o.commands != n.commands {
+            out.extend(commands::diff(name, o, n));
+        }
         if o.env != n.env {
             out.extend(env::diff(name, o, n));
         }
@@ -199,12 +202,13 @@ fn summary(p: &ToolPolicy) -> String {
         )
     };
     format!(
-        "risk {}, fs.read {}, fs.write {}, net {}, exec {}, env {}",
+        "risk {}, fs.read {}, fs.write {}, net {}, exec {}, commands {}, env {}",
         p.effective_risk(),
         show(p.fs.read.as_ref().map(json), read_unspecified),
         show(p.fs.write.as_ref().map(json), write_unspecified),
         show(p.net.as_ref().map(json), "unspecified (deny)"),
         show(p.exec.as_ref().map(json), "unspecified (allow)"),
+        show(p.commands.as_ref().map(json), "unspecified (not judged)"),
         show(p.env.as_ref().map(json), "unspecified (inherit)"),
     )
 }

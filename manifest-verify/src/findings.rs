@@ -96,6 +96,16 @@ codes! {
     ExecWidened = "tool.exec.widened", Error, "The tool may start a program it could not start before.";
     /// The tool sees an environment variable it could not.
     EnvWidened = "tool.env.widened", Error, "The tool may see an environment variable it could not see before.";
+    /// The command policy was removed: command lines are no longer judged.
+    CommandsRemoved = "tool.commands.removed", Error, "The tool's command policy was removed, so its command lines are no longer judged.";
+    /// The command policy's `max_level` was raised.
+    CommandsLevelRaised = "tool.commands.level_raised", Error, "The tool may run commands of a higher level than before.";
+    /// A `deny_args` rule was removed.
+    CommandsDenyRemoved = "tool.commands.deny_removed", Error, "A denied argument of the tool's command policy was removed.";
+    /// Chains are newly allowed.
+    CommandsChainsAllowed = "tool.commands.chains_allowed", Error, "The tool may now run chains of commands in one call.";
+    /// `approve_from` was raised or removed.
+    CommandsApprovalLoosened = "tool.commands.approval_loosened", Error, "Fewer command levels of the tool need approval.";
     /// The risk class decreased.
     RiskLowered = "tool.risk.lowered", Error, "The tool's risk class decreased, so fewer approval hooks apply.";
     /// A per-invocation constraint was relaxed or removed.
@@ -114,6 +124,8 @@ codes! {
     NetNarrowed = "tool.net.narrowed", Info, "The tool may no longer reach some endpoint (information).";
     /// The exec policy was narrowed.
     ExecNarrowed = "tool.exec.narrowed", Info, "The tool may no longer start some program (information).";
+    /// The command policy was added or tightened.
+    CommandsNarrowed = "tool.commands.narrowed", Info, "The tool's command policy was added or tightened (information).";
     /// The env policy was narrowed.
     EnvNarrowed = "tool.env.narrowed", Info, "The tool may no longer see some environment variable (information).";
     /// The risk class increased.
@@ -285,7 +297,7 @@ mod tests {
             let narrowed = code.as_str().ends_with(".narrowed") || *code == Code::ToolRemoved;
             assert_eq!(code.severity() == Severity::Info, narrowed, "{code}");
         }
-        assert_eq!(Code::ALL.len(), 21);
+        assert_eq!(Code::ALL.len(), 27);
     }
 
     #[test]

@@ -29,6 +29,7 @@
 
 pub mod args;
 pub mod cli;
+pub mod commands;
 pub mod constraints;
 pub mod diff;
 pub mod env;

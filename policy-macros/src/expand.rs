@@ -444,14 +444,24 @@ fn model(attr: &Attr, ident: &Ident, attrs: &[Attribute], sig: &Sig) -> syn::Res
             }
         }
     }
-    Ok(Model {
+    let model = Model {
         name,
         description,
         checked,
         line: ident.span().start().line,
         path_candidates,
         schema: sig::input_schema(sig),
-    })
+    };
+    if sig.knows_arguments
+        && model.checked.policy.commands.is_some()
+        && command_args(&model).is_empty()
+    {
+        return Err(syn::Error::new(
+            ident.span(),
+            "`commands(...)` judges the command this tool runs, but no parameter carries it: give the tool a `policy_runtime::command::ShellCommand` (a shell string) or `CommandLine` (an argv) parameter",
+        ));
+    }
+    Ok(model)
 }
 
 /// The doc comment, one paragraph per blank line, lines trimmed.
@@ -596,6 +606,13 @@ fn spec_tokens(model: &Model, path_args: TokenStream) -> TokenStream {
     } else {
         quote!(#line)
     };
+    let commands = command_args(model).into_iter().map(|(key, form)| {
+        let form = match form {
+            CommandArgForm::Shell => quote!(::policy_runtime::command::CommandForm::Shell),
+            CommandArgForm::Argv => quote!(::policy_runtime::command::CommandForm::Argv),
+        };
+        quote!(.command_arg(#key, #form))
+    });
     quote! {{
         #[allow(unused_imports)]
         use ::policy_runtime::macro_support::{ViaAnyType as _, ViaPathArgument as _};
@@ -608,8 +625,30 @@ fn spec_tokens(model: &Model, path_args: TokenStream) -> TokenStream {
             #schema_json,
             #path_args,
             #roles,
-        )
+        )#(#commands)*
     }}
+}
+
+/// How a parameter carries the tool's command.
+enum CommandArgForm {
+    Shell,
+    Argv,
+}
+
+/// The parameters typed `ShellCommand` or `CommandLine`: the tool's command arguments.
+fn command_args(model: &Model) -> Vec<(String, CommandArgForm)> {
+    model
+        .path_candidates
+        .iter()
+        .filter_map(|(key, ty)| match strip_ref(ty) {
+            Type::Path(p) => match p.path.segments.last()?.ident.to_string().as_str() {
+                "ShellCommand" => Some((key.clone(), CommandArgForm::Shell)),
+                "CommandLine" => Some((key.clone(), CommandArgForm::Argv)),
+                _ => None,
+            },
+            _ => None,
+        })
+        .collect()
 }
 
 fn spec_body(model: &Model) -> TokenStream {

@@ -244,6 +244,15 @@ pub fn schema_of(ty: &Type) -> Value {
             json!({"type": "string", "description": "A path the tool creates, modifies or deletes."})
         }
         "PathBuf" | "Path" => json!({"type": "string"}),
+        "ShellCommand" => {
+            json!({"type": "string", "description": "A shell command line, judged by the tool's command policy."})
+        }
+        "CommandLine" => json!({
+            "type": "array",
+            "items": {"type": "string"},
+            "minItems": 1,
+            "description": "A command as an argument vector (program first), judged by the tool's command policy."
+        }),
         "bool" => json!({"type": "boolean"}),
         "u8" | "u16" | "u32" | "u64" | "u128" | "usize" => {
             json!({"type": "integer", "minimum": 0})

@@ -1,7 +1,8 @@
 //! Approval hooks: a human or a rule says yes or no before a risky call runs.
 //!
-//! A call needs approval when its policy says `requires_approval = true`, or when its risk is at
-//! or above the registry's threshold. With no approver configured such a call is denied: the
+//! A call needs approval when its policy says `requires_approval = true`, when its risk is at
+//! or above the registry's threshold, or when its command line needs it (its level is at or
+//! above the command policy's `approve_from`, or it sends a file to the network). With no approver configured such a call is denied: the
 //! runtime fails closed.
 //!
 //! ```
@@ -18,6 +19,7 @@
 
 use serde_json::Value;
 
+use crate::command::Level;
 use crate::policy::Risk;
 
 /// Why a call is asking for approval.
@@ -27,6 +29,9 @@ pub enum ApprovalReason {
     Required,
     /// The tool's risk is at or above the registry's threshold.
     Risk(Risk),
+    /// The command line's level is at or above the command policy's `approve_from`, or it
+    /// sends a file to the network (see [`crate::command`]).
+    Command(Level),
 }
 
 /// What the approver sees.

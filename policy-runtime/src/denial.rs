@@ -51,6 +51,14 @@ pub enum DenialCode {
     /// The approval hook said no (or none is configured for a call that needs one).
     #[serde(rename = "approval.denied")]
     ApprovalDenied,
+    /// The command is above the tool's command level, always denied, a chain where chains
+    /// are not allowed, or has an argument the policy denies.
+    #[serde(rename = "command.not_allowed")]
+    CommandNotAllowed,
+    /// The command has a construct whose effect is only known when it runs (`$(…)`, a
+    /// variable, `eval`, a here-document feeding a shell, …).
+    #[serde(rename = "command.unjudgeable")]
+    CommandUnjudgeable,
 }
 
 impl DenialCode {
@@ -68,6 +76,8 @@ impl DenialCode {
             DenialCode::MaxInvocations => "constraint.max_invocations",
             DenialCode::OnlyAfter => "constraint.only_after",
             DenialCode::ApprovalDenied => "approval.denied",
+            DenialCode::CommandNotAllowed => "command.not_allowed",
+            DenialCode::CommandUnjudgeable => "command.unjudgeable",
         }
     }
 }
@@ -91,6 +101,7 @@ impl DenialCode {
                 Layer::Constraints
             }
             DenialCode::ApprovalDenied => Layer::Approval,
+            DenialCode::CommandNotAllowed | DenialCode::CommandUnjudgeable => Layer::CommandPolicy,
         }
     }
 }
@@ -105,6 +116,8 @@ pub enum Layer {
     PathGate,
     /// The URL gate: every URL argument against the policy's `net` stance.
     NetGate,
+    /// The command policy of an exec tool: the command line its arguments carry.
+    CommandPolicy,
     /// The per-invocation constraints (`forbidden`, `max_invocations`, `only_after`).
     Constraints,
     /// The approval hook.
@@ -120,6 +133,7 @@ impl Layer {
             Layer::Registry => "registry",
             Layer::PathGate => "path_gate",
             Layer::NetGate => "net_gate",
+            Layer::CommandPolicy => "command_policy",
             Layer::Constraints => "constraints",
             Layer::Approval => "approval",
             Layer::Sandbox => "sandbox",

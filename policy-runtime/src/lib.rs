@@ -31,6 +31,7 @@ pub mod args;
 pub mod audit;
 pub mod beneath;
 pub mod capability;
+pub mod command;
 pub mod conflict;
 pub mod denial;
 pub mod diagnostics;

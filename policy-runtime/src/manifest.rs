@@ -28,6 +28,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use crate::command::CommandPolicy;
 use crate::error::LoadError;
 use crate::objects::{map_only, MapOnly, Object};
 use crate::policy::consistent_constraints;
@@ -152,6 +153,8 @@ struct EntryRepr {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     exec: Option<ExecPolicy>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    commands: Option<CommandPolicy>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
     env: Option<EnvPolicy>,
     #[serde(
         default,
@@ -177,7 +180,7 @@ struct EntryRepr {
 
 impl Object for EntryRepr {
     const EXPECTED: &'static str =
-        "a tool object (with `risk`, `fs`, `net`, `exec`, `env`, `constraints`, `limits`, `args`, `source`)";
+        "a tool object (with `risk`, `fs`, `net`, `exec`, `commands`, `env`, `constraints`, `limits`, `args`, `source`)";
 }
 
 impl Object for SourceLocation {
@@ -196,6 +199,7 @@ impl Serialize for ToolEntry {
             fs: p.fs,
             net: p.net,
             exec: p.exec,
+            commands: p.commands,
             env: p.env,
             constraints: p.constraints,
             limits: p.limits,
@@ -215,6 +219,7 @@ impl<'de> Deserialize<'de> for ToolEntry {
                 fs: r.fs,
                 net: r.net,
                 exec: r.exec,
+                commands: r.commands,
                 env: r.env,
                 constraints: r.constraints,
                 limits: r.limits,

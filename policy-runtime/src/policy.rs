@@ -21,6 +21,7 @@ use std::str::FromStr;
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
+use crate::command::CommandPolicy;
 use crate::glob::GlobList;
 use crate::host::HostPattern;
 use crate::objects::{map_only, Object};
@@ -45,6 +46,10 @@ pub struct ToolPolicy {
     /// Starting other programs.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub exec: Option<ExecPolicy>,
+    /// What the command lines an exec tool runs may do (its part of the exec stance that
+    /// judges arguments; see [`crate::command`]). Unspecified: no command is judged.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub commands: Option<CommandPolicy>,
     /// Environment variables; unspecified inherits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub env: Option<EnvPolicy>,
@@ -66,7 +71,7 @@ pub struct ToolPolicy {
 
 impl Object for ToolPolicy {
     const EXPECTED: &'static str =
-        "a tool policy object (with `risk`, `fs`, `net`, `exec`, `env`, `constraints`, `limits`)";
+        "a tool policy object (with `risk`, `fs`, `net`, `exec`, `commands`, `env`, `constraints`, `limits`)";
 }
 
 impl Object for FsPolicy {

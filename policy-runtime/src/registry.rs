@@ -36,6 +36,7 @@ use serde_json::Value;
 
 use crate::approval::{Approval, ApprovalReason, ApprovalRequest, Approver};
 use crate::audit::EventSink;
+use crate::command::{check_command, Command, CommandForm, Level};
 use crate::denial::{Denial, DenialCode};
 use crate::event::{Event, EventKind};
 use crate::gate::check_args;
@@ -331,7 +332,7 @@ impl Invocation<'_> {
         }));
 
         let outcome = self.admit(&call);
-        let (tool, args) = match outcome {
+        let (tool, args, command) = match outcome {
             Ok(admitted) => admitted,
             Err(denial) => {
                 registry.emit(&event(EventKind::Denied {
@@ -352,7 +353,7 @@ impl Invocation<'_> {
                 };
             }
         };
-        match self.approval(&*tool, &call.name, &args) {
+        match self.approval(&*tool, &call.name, &args, command.as_ref()) {
             Ok(Some(approver)) => registry.emit(&event(EventKind::Approved { approver })),
             Ok(None) => {}
             Err(denial) => {
@@ -434,8 +435,8 @@ impl Invocation<'_> {
     /// # Ok::<(), policy_runtime::LoadError>(())
     /// ```
     pub fn decide(&self, call: &ToolCall) -> Result<Value, Denial> {
-        let (tool, args) = self.admit(call)?;
-        self.approval(&*tool, &call.name, &args)?;
+        let (tool, args, command) = self.admit(call)?;
+        self.approval(&*tool, &call.name, &args, command.as_ref())?;
         Ok(args)
     }
 
@@ -447,17 +448,21 @@ impl Invocation<'_> {
         tool: &dyn Tool,
         name: &str,
         args: &Value,
+        command: Option<&CommandApproval>,
     ) -> Result<Option<String>, Denial> {
-        let Some(approver) = self.needs_approval(tool) else {
+        let Some(approver) = self
+            .needs_approval(tool)
+            .or_else(|| command.map(|_| self.registry.approver.as_ref()))
+        else {
             return Ok(None);
         };
         let policy = &tool.spec().policy;
         let risk = policy.effective_risk();
         let redacted = self.registry.redactor.redact_json(args);
-        let reason = if policy.constraints.requires_approval == Some(true) {
-            ApprovalReason::Required
-        } else {
-            ApprovalReason::Risk(risk)
+        let reason = match command {
+            _ if policy.constraints.requires_approval == Some(true) => ApprovalReason::Required,
+            Some(c) => ApprovalReason::Command(c.level),
+            None => ApprovalReason::Risk(risk),
         };
         let decision = match approver {
             Some(a) => (
@@ -478,13 +483,20 @@ impl Invocation<'_> {
             (approver, Approval::Approve) => Ok(Some(approver)),
             (_, Approval::Deny(why)) => Err(Denial::new(
                 DenialCode::ApprovalDenied,
-                format!("Approval was refused: {why}."),
+                match command {
+                    Some(c) => format!(
+                        "This command needs approval ({}): {}. Approval was refused: {why}.",
+                        c.level, c.why
+                    ),
+                    None => format!("Approval was refused: {why}."),
+                },
             )),
         }
     }
 
-    /// Gate and constraints: the tool and its (rewritten) arguments, or why not.
-    fn admit(&self, call: &ToolCall) -> Result<(Arc<dyn Tool>, Value), Denial> {
+    /// Gate, command policy and constraints: the tool, its (rewritten) arguments and whether
+    /// its command needs approval, or why not.
+    fn admit(&self, call: &ToolCall) -> Result<Admitted, Denial> {
         let registry = self.registry;
         let tool = registry.tools.get(&call.name).cloned().ok_or_else(|| {
             let known: Vec<&str> = registry.tools.keys().map(String::as_str).collect();
@@ -511,6 +523,7 @@ impl Invocation<'_> {
             &mut args,
             registry.cwd.as_deref(),
         )?;
+        let command = check_commands(spec, &args, registry.cwd.as_deref())?;
 
         let c = &spec.policy.constraints;
         if c.forbidden == Some(true) {
@@ -544,7 +557,7 @@ impl Invocation<'_> {
                 ));
             }
         }
-        Ok((tool, args))
+        Ok((tool, args, command))
     }
 
     /// `None`: no approval needed; `Some(None)`: needed but no approver (deny).
@@ -558,6 +571,77 @@ impl Invocation<'_> {
             .is_some_and(|t| policy.effective_risk() >= t);
         (by_policy || by_risk).then_some(self.registry.approver.as_ref())
     }
+}
+
+/// What [`Invocation::admit`] lets through.
+type Admitted = (Arc<dyn Tool>, Value, Option<CommandApproval>);
+
+/// A command line that needs approval: its level and why.
+struct CommandApproval {
+    level: Level,
+    why: String,
+}
+
+/// Judges every command argument of a call under the tool's command policy.
+fn check_commands(
+    spec: &crate::tool::ToolSpec,
+    args: &Value,
+    cwd: Option<&std::path::Path>,
+) -> Result<Option<CommandApproval>, Denial> {
+    if spec.policy.commands.is_none() {
+        return Ok(None);
+    }
+    if spec.command_args.is_empty() {
+        return Err(Denial::new(
+            DenialCode::CommandNotAllowed,
+            "This tool declares a command policy but no argument that carries its command, so no command can be judged.",
+        ));
+    }
+    let mut approval = None;
+    for arg in &spec.command_args {
+        let value = args.get(&arg.name);
+        let argv: Vec<String>;
+        let command = match (arg.form, value) {
+            (_, None | Some(Value::Null)) => continue,
+            (CommandForm::Shell, Some(Value::String(s))) => Command::Shell(s),
+            (CommandForm::Argv, Some(Value::Array(items)))
+                if !items.is_empty() && items.iter().all(Value::is_string) =>
+            {
+                argv = items
+                    .iter()
+                    .filter_map(|v| v.as_str().map(str::to_string))
+                    .collect();
+                Command::Argv(&argv)
+            }
+            (form, Some(_)) => {
+                return Err(Denial {
+                    argument: Some(format!("/{}", arg.name)),
+                    ..Denial::new(
+                        DenialCode::InvalidArguments,
+                        format!(
+                            "Argument `{}` must be {}.",
+                            arg.name,
+                            match form {
+                                CommandForm::Shell => "a command line (a string)",
+                                CommandForm::Argv => "a non-empty array of strings (program first)",
+                            }
+                        ),
+                    )
+                })
+            }
+        };
+        let verdict = check_command(&spec.policy, command, cwd).map_err(|d| Denial {
+            argument: Some(format!("/{}", arg.name)),
+            ..d
+        })?;
+        if let Some(why) = verdict.approval {
+            approval = Some(CommandApproval {
+                level: verdict.level,
+                why,
+            });
+        }
+    }
+    Ok(approval)
 }
 
 fn quoted(names: &[&str]) -> String {

@@ -28,6 +28,7 @@ use std::pin::Pin;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
+use crate::command::{CommandArg, CommandForm};
 use crate::manifest::SourceLocation;
 use crate::policy::ToolPolicy;
 use crate::role::Role;
@@ -121,6 +122,9 @@ pub struct ToolSpec {
     /// Roles of arguments that are not typed path arguments: other path types (`any`) and URLs
     /// (`url`). With `path_args`, they are the manifest's `"args"` ([`ToolSpec::arg_roles`]).
     pub roles: BTreeMap<String, Role>,
+    /// Arguments that carry a command line, judged by the policy's
+    /// [command policy](crate::command) before the body runs.
+    pub command_args: Vec<CommandArg>,
     /// Where the tool is declared.
     pub source: Option<SourceLocation>,
     /// JSON Schema of the arguments object.
@@ -136,6 +140,7 @@ impl ToolSpec {
             policy,
             path_args: Vec::new(),
             roles: BTreeMap::new(),
+            command_args: Vec::new(),
             source: None,
             input_schema: serde_json::json!({"type": "object"}),
         }
@@ -184,6 +189,28 @@ impl ToolSpec {
             roles.insert(arg.name.clone(), Role::of_access(arg.access));
         }
         roles
+    }
+
+    /// Declares an argument that carries the command the tool runs: a shell string or an
+    /// argv. With a command policy declared, every call's command is judged before the body
+    /// runs; a tool with a command policy and no command argument is denied every call.
+    ///
+    /// ```
+    /// use policy_runtime::command::CommandForm;
+    /// use policy_runtime::policy::ToolPolicy;
+    /// use policy_runtime::tool::ToolSpec;
+    ///
+    /// let policy = ToolPolicy::from_json_str("p", r#"{"exec": {"allow": ["sh"]}, "commands": {"max_level": 1}}"#)?;
+    /// let spec = ToolSpec::new("run_shell", policy).command_arg("command", CommandForm::Shell);
+    /// assert_eq!(spec.command_args[0].name, "command");
+    /// # Ok::<(), policy_runtime::LoadError>(())
+    /// ```
+    pub fn command_arg(mut self, name: impl Into<String>, form: CommandForm) -> ToolSpec {
+        self.command_args.push(CommandArg {
+            name: name.into(),
+            form,
+        });
+        self
     }
 
     /// Sets the source location.

@@ -8,8 +8,8 @@
 //! inherits everything; an unspecified limit is no limit. The union keeps a part unspecified
 //! only when every input leaves it unspecified.
 //!
-//! Constraints (`max_invocations`, `only_after`, ...) are per call, not per process: the union
-//! has none. Its risk is the highest declared.
+//! Constraints (`max_invocations`, `only_after`, ...) and command policies are judged per call,
+//! not by the kernel for a process: the union has none. Its risk is the highest declared.
 //!
 //! ```
 //! use policy_runtime::union::union;
@@ -43,6 +43,7 @@ pub fn union<'a>(policies: impl IntoIterator<Item = &'a ToolPolicy>) -> ToolPoli
         exec: exec(&policies),
         env: env(&policies),
         constraints: Constraints::default(),
+        commands: None,
         limits: limits(&policies),
     }
 }

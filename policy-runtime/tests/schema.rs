@@ -70,6 +70,12 @@ env = { allow = ["HOME", "AWS_*"] }
 read = ["/data/**/*.csv", "/d/[a-c]/{x,y}.txt"]
 write = []
 
+[commands]
+max_level = 3
+deny_args = { git = ["-c", "--upload-pack"], cargo = ["publish"] }
+chains = true
+approve_from = 2
+
 [constraints]
 max_invocations = 3
 only_after = ["fetch-url", "read_file"]
@@ -155,6 +161,23 @@ fn what_the_loader_rejects_for_its_shape_the_schemas_reject() {
             tool(json!({"env": {"allow": ["BAD-NAME"]}})),
         ),
         ("unknown risk", tool(json!({"risk": "severe"}))),
+        (
+            "command level 6",
+            tool(json!({"commands": {"max_level": 6}})),
+        ),
+        ("command level missing", tool(json!({"commands": {}}))),
+        (
+            "unknown command key",
+            tool(json!({"commands": {"max_level": 1, "chain": true}})),
+        ),
+        (
+            "deny_args on a path",
+            tool(json!({"commands": {"max_level": 1, "deny_args": {"/bin/git": ["-c"]}}})),
+        ),
+        (
+            "deny_args not a list",
+            tool(json!({"commands": {"max_level": 1, "deny_args": {"git": "-c"}}})),
+        ),
         (
             "negative limit",
             tool(json!({"limits": {"timeout_ms": -1}})),

@@ -103,7 +103,7 @@ fn serve(args: Args) -> Result<(), String> {
         otlp: args.otlp,
     })?;
     eprintln!(
-        "mcp-server: serving 6 tools on stdio, manifest hash {}",
+        "mcp-server: serving 7 tools on stdio, manifest hash {}",
         server.manifest_hash()
     );
     let runtime = tokio::runtime::Builder::new_multi_thread()

@@ -6,6 +6,7 @@
 
 use std::collections::HashMap;
 
+use policy_runtime::command::{CommandPolicy, Level};
 use policy_runtime::conflict::Conflict;
 use policy_runtime::glob::{Glob, GlobError, GlobList};
 use policy_runtime::host::HostPattern;
@@ -23,6 +24,7 @@ use super::suggest;
 
 const TOP_KEYS: &[&str] = &[
     "policy",
+    "commands",
     "constraints",
     "limits",
     "paths",
@@ -36,6 +38,7 @@ const CONSTRAINT_KEYS: &[&str] = &[
     "forbidden",
     "requires_approval",
 ];
+const COMMAND_KEYS: &[&str] = &["max_level", "deny_args", "chains", "approve_from"];
 const LIMIT_KEYS: &[&str] = &[
     "timeout_ms",
     "memory_bytes",
@@ -186,7 +189,7 @@ impl Validator {
             let well_formed = matches!(
                 (text.as_str(), entry),
                 (
-                    "policy" | "constraints" | "limits" | "paths",
+                    "policy" | "commands" | "constraints" | "limits" | "paths",
                     Entry::Group { .. }
                 ) | ("name" | "description", Entry::Assign { .. })
             );
@@ -196,6 +199,9 @@ impl Validator {
             match (text.as_str(), entry) {
                 ("policy", Entry::Group { entries, .. }) => self.policy_group(entries),
                 ("constraints", Entry::Group { entries, .. }) => self.constraints_group(entries),
+                ("commands", Entry::Group { entries, .. }) => {
+                    self.commands_group(key, entries)
+                }
                 ("limits", Entry::Group { entries, .. }) => self.limits_group(entries),
                 ("paths", Entry::Group { entries, .. }) => self.paths_group(entries),
                 ("name", Entry::Assign { value, .. }) => {
@@ -211,7 +217,7 @@ impl Validator {
                         ),
                     ),
                 },
-                ("policy" | "constraints" | "limits" | "paths", _) => self.errors.at(
+                ("policy" | "commands" | "constraints" | "limits" | "paths", _) => self.errors.at(
                     key,
                     format!(
                         "`{text}` is a group: write `{text}(...)`, e.g. {}",
@@ -395,6 +401,89 @@ impl Validator {
             }
         }
         self.policy.constraints = c;
+    }
+
+    /// `commands(max_level = 2, deny_args(git = ["-c"]), chains = true, approve_from = 2)`:
+    /// the command policy, checked by the runtime's own [`CommandPolicy::build`].
+    fn commands_group(&mut self, group: &Key, entries: &[Entry]) {
+        let mut seen = Seen::default();
+        let mut max_level = None;
+        let mut deny_args = Vec::new();
+        let mut chains = None;
+        let mut approve_from = None;
+        for entry in entries {
+            let key = entry.key();
+            let text = key.text();
+            if !COMMAND_KEYS.contains(&text.as_str()) {
+                self.errors
+                    .at(key, misplaced(&text, "`commands(...)`", COMMAND_KEYS));
+                continue;
+            }
+            if !seen.first(key, &mut self.errors) {
+                continue;
+            }
+            match (text.as_str(), entry) {
+                ("deny_args", Entry::Group { entries: rules, .. }) => {
+                    for rule in rules {
+                        let program = rule.key();
+                        match rule {
+                            Entry::Assign { value, .. } => {
+                                if let Some(args) = self.strings(value, "deny_args", "argument") {
+                                    deny_args.push((
+                                        program.text(),
+                                        args.iter().map(LitStr::value).collect(),
+                                    ));
+                                }
+                            }
+                            _ => self.errors.at(
+                                program,
+                                format!("write `{} = [\"--flag\", ...]`", program.text()),
+                            ),
+                        }
+                    }
+                }
+                ("deny_args", _) => self.errors.at(
+                    key,
+                    "`deny_args` is a group: write `deny_args(git = [\"-c\", \"--upload-pack\"])`",
+                ),
+                (_, Entry::Assign { value, .. }) => match text.as_str() {
+                    "max_level" => max_level = self.level(value, &text),
+                    "approve_from" => approve_from = self.level(value, &text),
+                    "chains" => chains = self.boolean(value, &text),
+                    _ => unreachable!("checked against COMMAND_KEYS"),
+                },
+                _ => self.errors.at(
+                    key,
+                    format!("write `{text} = ...`, e.g. {}", example(&text)),
+                ),
+            }
+        }
+        let Some(max_level) = max_level else {
+            if !seen.0.contains_key("max_level") {
+                self.errors.at(
+                    group,
+                    "`commands(...)` needs `max_level`: write e.g. `commands(max_level = 2)` (0 read-only, 1 build or test, 2 writes within the project, 3 destructive, 4 privileged, 5 outbound network)",
+                );
+            }
+            return;
+        };
+        match CommandPolicy::build(max_level, deny_args, chains, approve_from) {
+            Ok(p) => self.policy.commands = Some(p),
+            Err(e) => self.errors.at(group, format!("in `commands(...)`: {e}")),
+        }
+    }
+
+    /// A command level, 0 to 6.
+    fn level(&mut self, value: &Value, key: &str) -> Option<Level> {
+        let n = self.number::<u64>(value, key)?;
+        let level = Level::from_number(n);
+        if level.is_none() {
+            self.errors.at(
+                value.span(),
+                format!("command level {n} does not exist: `{key}` takes 0 (read-only) to 5 (outbound network)"),
+            );
+        }
+        level
     }
 
     fn limits_group(&mut self, entries: &[Entry]) {
@@ -816,6 +905,8 @@ fn misplaced(key: &str, place: &str, here: &[&str]) -> String {
         Some("constraints")
     } else if LIMIT_KEYS.contains(&key) {
         Some("limits")
+    } else if COMMAND_KEYS.contains(&key) {
+        Some("commands")
     } else if TOP_KEYS.contains(&key) {
         None
     } else {
@@ -839,6 +930,11 @@ fn example(key: &str) -> &'static str {
         "policy" => "`policy(fs.read = [\"/data/**\"], net = deny)`",
         "constraints" => "`constraints(max_invocations = 3, only_after = [fetch])`",
         "limits" => "`limits(timeout_ms = 5000)`",
+        "commands" => {
+            "`commands(max_level = 2, deny_args(git = [\"-c\"]), chains = true, approve_from = 2)`"
+        }
+        "max_level" | "approve_from" => "`max_level = 2`",
+        "chains" => "`chains = true`",
         "paths" => "`paths(dest = write, src = read)`",
         "fs.read" | "fs.write" => "`fs.read = [\"/data/**\"]`",
         "net" => "`net = [\"api.example.com:443\"]`",
