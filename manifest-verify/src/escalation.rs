@@ -284,8 +284,9 @@ fn reached(
 
 /// Whether `glob` might reach a path target of this access (`write`: the targets reached by
 /// writing); `false` only when its components show it cannot, without building an automaton.
-/// Every target lies in one of [`TARGET_TREES`] (for reads, in `/proc/**`), except the git
-/// hooks, which are a run of components anywhere (`.git/hooks`): the test
+/// Every target lies in one of [`TARGET_TREES`] (for reads, in `/proc/**`), except a
+/// repository's hooks and config, which are a run of components anywhere (`.git/hooks`,
+/// `.git/config`): the test
 /// `target_trees_hold_every_target` checks this against the targets' own languages.
 fn may_reach(glob: &Glob, write: bool) -> bool {
     static TREES: OnceLock<Vec<Glob>> = OnceLock::new();
@@ -296,10 +297,13 @@ fn may_reach(glob: &Glob, write: bool) -> bool {
             .collect()
     });
     let trees = if write { &trees[..] } else { &trees[..1] };
-    trees.iter().any(|t| glob.may_overlap(t)) || (write && glob.may_contain(&[".git", "hooks"]))
+    trees.iter().any(|t| glob.may_overlap(t))
+        || (write
+            && (glob.may_contain(&[".git", "hooks"]) || glob.may_contain(&[".git", "config"])))
 }
 
-/// Trees that hold the targets other than git hooks; the first holds every read target.
+/// Trees that hold the targets other than git hooks and config; the first holds every read
+/// target.
 const TARGET_TREES: [&str; 6] = [
     "/proc/**",
     "/root/**",
@@ -437,7 +441,7 @@ mod tests {
     }
 
     /// `may_reach` skips a set only when no glob of it meets the trees or the `.git/hooks` run:
-    /// every target other than git hooks must lie inside those trees (the read targets inside
+    /// every target other than git hooks and config must lie inside those trees (the read targets inside
     /// the first), or the shortcut would hide an escalation.
     #[test]
     fn target_trees_hold_every_target() {
@@ -449,7 +453,8 @@ mod tests {
             Language::from_regexes(&regexes).unwrap()
         };
         let (all, proc) = (trees(TARGET_TREES.len()), trees(1));
-        for target in targets().each.iter().filter(|t| t.name != "git hooks") {
+        let anywhere = ["git hooks", "git config"];
+        for target in targets().each.iter().filter(|t| !anywhere.contains(&t.name)) {
             let within = if target.write { &all } else { &proc };
             let outside = find_witness(
                 &[
@@ -471,6 +476,7 @@ mod tests {
         assert!(!may_reach(&Glob::new("/srv/app/*.log").unwrap(), true));
         assert!(!may_reach(&Glob::new("/var/lib/svc/*/x.db").unwrap(), true));
         assert!(may_reach(&Glob::new("/srv/*/hooks/x").unwrap(), true));
+        assert!(may_reach(&Glob::new("/srv/**/config").unwrap(), true));
         assert!(may_reach(&Glob::new("/*/x/environ").unwrap(), false));
     }
 
