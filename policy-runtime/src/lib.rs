@@ -11,8 +11,8 @@
 //! then the [`approval`] hook, then the tool body; each step is an [`event::Event`] for the
 //! [`audit`] sinks, with secrets [`redact`]ed.
 //!
-//! The capability catalog of the build lints is [`capability`]; with the `lint-syntax` feature,
-//! `lint_syntax` adds the syn-level readings that the macro's lint and `toolpolicy-lint` share.
+//! The capability lint that reads tool bodies (its catalog, its syntax helpers) lives in the
+//! `policy-analysis` crate, so that this crate stays free of syn.
 //!
 //! The [reference](mod@reference) (the Markdown pages of `policy-runtime/docs/`) is the contract every crate
 //! follows: the policy model, the glob dialect, the manifest format, the finding codes and the
@@ -24,7 +24,6 @@ pub mod approval;
 pub mod args;
 pub mod audit;
 pub mod beneath;
-pub mod capability;
 pub mod denial;
 pub mod diagnostics;
 pub mod error;
@@ -32,8 +31,6 @@ pub mod event;
 pub mod gate;
 pub mod glob;
 pub mod host;
-#[cfg(feature = "lint-syntax")]
-pub mod lint_syntax;
 pub mod macro_support;
 pub mod manifest;
 mod objects;

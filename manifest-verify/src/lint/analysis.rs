@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
-use policy_runtime::capability::{literal_outside, violation_message, Effect, Grants};
+use policy_analysis::lint::capability::{literal_outside, violation_message, Effect, Grants};
 use policy_runtime::ToolPolicy;
 
 use super::body::{sites, Site, SiteKind};

@@ -3,11 +3,11 @@
 
 use std::collections::{HashMap, HashSet};
 
-use policy_runtime::capability::{
+use policy_analysis::lint::capability::{
     classify_path, distinctive_method, is_unanalysable_macro, type_methods, type_yielded_by,
     Capability, Effect, TypeMethods, COMPILE_TIME_MACROS,
 };
-use policy_runtime::lint_syntax::{
+use policy_analysis::lint::syntax::{
     bind_names, chain_has_write, first_literal, is_literal_false, segment_names, strip_type, Args,
 };
 use proc_macro2::{Delimiter, Span, TokenStream, TokenTree};
@@ -713,7 +713,7 @@ impl Collector<'_, '_> {
                 let base = self.w.program.resolve(module, prefix, absolute);
                 if let Target::External(base) = base {
                     // Recorded as pseudo-aliases for every catalogued name under `base`.
-                    for entry in policy_runtime::capability::CATALOG {
+                    for entry in policy_analysis::lint::capability::CATALOG {
                         if let Some(rest) = entry.path.strip_prefix(&format!("{base}::")) {
                             if !rest.contains("::") {
                                 let mut full: Vec<String> =

@@ -15,8 +15,8 @@
 //!   their functions join the graph.
 //!
 //! What a call does comes from the catalog shared with tier 1
-//! ([`policy_runtime::capability`]), what a policy grants from
-//! [`policy_runtime::capability::Grants::from_policy`]. Each tool's policy is read from its
+//! ([`policy_analysis::lint::capability`]), what a policy grants from
+//! [`policy_analysis::lint::capability::Grants::from_policy`]. Each tool's policy is read from its
 //! `#[tool(policy(...))]` or `#[tool_policy(...)]` attribute, or from a manifest given with
 //! [`Options::manifest`] (matched by tool name).
 //!
@@ -75,7 +75,7 @@ pub fn tool_of_attributes(
 ) -> Result<Option<(String, policy_runtime::ToolPolicy)>, String> {
     Ok(toolattr::tool_decl(fn_name, attrs)?.map(|t| (t.name, t.policy)))
 }
-use policy_runtime::capability::Capability;
+use policy_analysis::lint::capability::Capability;
 use policy_runtime::Manifest;
 use serde::Serialize;
 

@@ -1,10 +1,10 @@
 //! How deeply a token stream may make the parser and the walkers recurse, estimated before
 //! anything recursive touches it: the estimator is
-//! [`policy_runtime::lint_syntax::nesting`], shared with `#[tool]`'s pre-parse check; the
+//! [`policy_analysis::lint::nesting`], shared with `#[tool]`'s pre-parse check; the
 //! lint's limits live here. A file that exceeds [`MAX_NESTING`] is reported as unanalysable
 //! instead of being parsed.
 
-pub(crate) use policy_runtime::lint_syntax::nesting::{estimate, Depth};
+pub(crate) use policy_analysis::lint::nesting::{estimate, Depth};
 
 /// The largest estimate the lint parses. The lint runs on a thread whose stack (see
 /// `LINT_STACK_BYTES` in `lint/mod.rs`) holds this many levels four times over in an

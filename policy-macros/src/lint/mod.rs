@@ -2,8 +2,8 @@
 //! the offending call, every capability the policy does not grant.
 //!
 //! What a call does comes from the catalog shared with tier 2
-//! ([`policy_runtime::capability`]); what the policy grants from
-//! [`policy_runtime::capability::Grants::from_policy`]. The body is resolved on its own
+//! ([`policy_analysis::lint::capability`]); what the policy grants from
+//! [`policy_analysis::lint::capability::Grants::from_policy`]. The body is resolved on its own
 //! ([`scope`]): `use` declarations inside the body, `::std::` and other absolute paths, and
 //! method calls on values whose type is decidable from the body (`OpenOptions::new().write(true)`,
 //! a `let` bound to one). Names imported at module level are not visible to an attribute; tier 2
@@ -21,7 +21,7 @@ pub(crate) mod walk;
 
 pub(crate) use path_args::std_fs_on_path_args;
 
-use policy_runtime::capability::{literal_outside, violation_message, Grants};
+use policy_analysis::lint::capability::{literal_outside, violation_message, Grants};
 
 /// Errors for capabilities the body uses that `policy` does not grant, naming the tool `name`
 /// in each message.

@@ -9,8 +9,8 @@
 
 use std::collections::{HashMap, HashSet};
 
-use policy_runtime::capability::{type_yielded_by, TypeMethods};
-use policy_runtime::lint_syntax::{bind_names, segment_names, strip_type};
+use policy_analysis::lint::capability::{type_yielded_by, TypeMethods};
+use policy_analysis::lint::syntax::{bind_names, segment_names, strip_type};
 use syn::visit::Visit;
 
 use super::walk::MAX_DEPTH;
@@ -80,7 +80,7 @@ impl Scope {
                 .globs
                 .iter()
                 .map(|g| join(g, segments))
-                .find(|p| policy_runtime::capability::classify_path(p).is_some());
+                .find(|p| policy_analysis::lint::capability::classify_path(p).is_some());
         }
         None
     }

@@ -1,10 +1,10 @@
 //! The walk over a tool body: every path, method call and macro that the catalog classifies.
 
-use policy_runtime::capability::{
+use policy_analysis::lint::capability::{
     classify_path, distinctive_method, is_unanalysable_macro, Capability, Effect,
     COMPILE_TIME_MACROS,
 };
-use policy_runtime::lint_syntax::{
+use policy_analysis::lint::syntax::{
     chain_has_write, first_literal, is_literal_false, segment_names, Args,
 };
 use proc_macro2::{Span, TokenStream};
