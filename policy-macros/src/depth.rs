@@ -66,7 +66,10 @@ pub fn check(item: &TokenStream, attr_span: Span, attribute: &str) -> syn::Resul
             ),
         ));
     }
-    let (depth, _) = nesting::estimate(item.clone(), crate::lint::walk::MAX_PARSED_MACRO_DEPTH);
+    let (depth, _) = nesting::estimate(
+        item.clone(),
+        policy_analysis::lint::walk::Limits::ATTRIBUTE.max_parsed_macro_depth,
+    );
     if depth.weighted > MAX_NESTING {
         return Err(syn::Error::new(
             attr_span,
@@ -279,7 +282,7 @@ mod tests {
         };
         let estimate = nesting::estimate(
             src.parse().unwrap(),
-            crate::lint::walk::MAX_PARSED_MACRO_DEPTH,
+            policy_analysis::lint::walk::Limits::ATTRIBUTE.max_parsed_macro_depth,
         )
         .0;
         println!(

@@ -6,7 +6,9 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use policy_analysis::lint::capability::{literal_outside, violation_message, Effect, Grants};
 use policy_runtime::ToolPolicy;
 
-use super::body::{sites, Site, SiteKind};
+use policy_analysis::lint::walk::{Site, SiteKind, Use};
+
+use super::body::{position, sites};
 use super::program::{NodeId, Program};
 use super::{Finding, Step};
 
@@ -21,7 +23,7 @@ pub(crate) fn check(
         let unit = program.modules[program.nodes[node].module].unit;
         trusted.contains(&program.units[unit].name)
     };
-    let mut cache: HashMap<NodeId, Vec<Site>> = HashMap::new();
+    let mut cache: HashMap<NodeId, Vec<Site<NodeId>>> = HashMap::new();
     let mut findings = Vec::new();
     let mut tools = 0;
     for (id, node) in program.nodes.iter().enumerate() {
@@ -41,12 +43,13 @@ pub(crate) fn check(
                 .or_insert_with(|| sites(program, current))
                 .clone();
             for s in &current_sites {
+                let (line, _) = position(s);
                 match &s.kind {
-                    SiteKind::Uses {
+                    SiteKind::Uses(Use {
                         call,
                         effect,
                         literal,
-                    } => {
+                    }) => {
                         let message = if !grants.allows_effect(*effect) {
                             violation_message(call, *effect, Some(&decl.name), &policy)
                         } else {
@@ -58,7 +61,7 @@ pub(crate) fn check(
                                 None => continue,
                             }
                         };
-                        let steps = path_to(program, &parent, current, s.line);
+                        let steps = path_to(program, &parent, current, line);
                         findings.push(finding(
                             program, &decl.name, current, s, call, *effect, message, steps,
                         ));
@@ -66,7 +69,7 @@ pub(crate) fn check(
                     SiteKind::Calls(targets) => {
                         for t in targets {
                             if !is_trusted(*t) && seen.insert(*t) {
-                                parent.insert(*t, (current, s.line));
+                                parent.insert(*t, (current, line));
                                 queue.push_back(*t);
                             }
                         }
@@ -111,7 +114,7 @@ fn finding(
     program: &Program,
     tool: &str,
     node: NodeId,
-    site: &Site,
+    site: &Site<NodeId>,
     call: &str,
     effect: Effect,
     mut message: String,
@@ -138,8 +141,8 @@ fn finding(
         call: call.to_string(),
         message,
         file: program.files[n.file].display.clone(),
-        line: site.line,
-        column: site.column,
+        line: position(site).0,
+        column: position(site).1,
         len: site.len,
         call_path,
     }

@@ -13,7 +13,7 @@ pub(crate) use policy_analysis::lint::nesting::{estimate, Depth};
 pub(crate) const MAX_NESTING: usize = 4_000;
 
 /// The deepest nesting of delimiters the lint reads inside macro invocations that it scans
-/// token by token rather than parses (see `MAX_PARSED_MACRO_DEPTH`): cheap levels, about
+/// token by token rather than parses (see `Limits::WORKSPACE` of the engine's walker): cheap levels, about
 /// 2 KiB of stack each.
 pub(crate) const MAX_GROUP_DEPTH: usize = 50_000;
 

@@ -6,5 +6,8 @@
 //! - [`nesting`]: how deeply a token stream nests, measured before anything recursive parses it.
 
 pub mod capability;
+pub mod names;
 pub mod nesting;
+pub mod scope;
 pub mod syntax;
+pub mod walk;
