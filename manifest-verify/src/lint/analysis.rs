@@ -3,10 +3,11 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
-use policy_analysis::lint::capability::{literal_outside, violation_message, Effect, Grants};
+use policy_analysis::lint::capability::Grants;
+use policy_analysis::lint::findings::{judge, Location};
 use policy_runtime::ToolPolicy;
 
-use policy_analysis::lint::walk::{Site, SiteKind, Use};
+use policy_analysis::lint::walk::{Site, SiteKind};
 
 use super::body::{position, sites};
 use super::program::{NodeId, Program};
@@ -45,26 +46,14 @@ pub(crate) fn check(
             for s in &current_sites {
                 let (line, _) = position(s);
                 match &s.kind {
-                    SiteKind::Uses(Use {
-                        call,
-                        effect,
-                        literal,
-                    }) => {
-                        let message = if !grants.allows_effect(*effect) {
-                            violation_message(call, *effect, Some(&decl.name), &policy)
-                        } else {
-                            let outside = literal.as_deref().and_then(|l| {
-                                literal_outside(call, *effect, l, Some(&decl.name), &policy)
-                            });
-                            match outside {
-                                Some(m) => m,
-                                None => continue,
-                            }
-                        };
-                        let steps = path_to(program, &parent, current, line);
-                        findings.push(finding(
-                            program, &decl.name, current, s, call, *effect, message, steps,
-                        ));
+                    SiteKind::Uses(used) => {
+                        let verdict = judge(&policy, &grants, &decl.name, used);
+                        let at = location(program, current, s);
+                        if let Some(mut f) = Finding::of(verdict, &decl.name, used, at) {
+                            f.call_path = path_to(program, &parent, current, line);
+                            explain(&mut f);
+                            findings.push(f);
+                        }
                     }
                     SiteKind::Calls(targets) => {
                         for t in targets {
@@ -109,41 +98,26 @@ fn path_to(
     steps
 }
 
-#[allow(clippy::too_many_arguments)]
-fn finding(
-    program: &Program,
-    tool: &str,
-    node: NodeId,
-    site: &Site<NodeId>,
-    call: &str,
-    effect: Effect,
-    mut message: String,
-    call_path: Vec<Step>,
-) -> Finding {
-    if call_path.len() > 1 {
-        let chain: Vec<String> = call_path
+/// Where a site of `node` is.
+fn location(program: &Program, node: NodeId, site: &Site<NodeId>) -> Location {
+    let (line, column) = position(site);
+    Location {
+        file: program.files[program.nodes[node].file].display.clone(),
+        line,
+        column,
+        len: site.len,
+    }
+}
+
+/// Adds the call path to the message of a finding reached through other functions.
+fn explain(f: &mut Finding) {
+    if f.call_path.len() > 1 {
+        let chain: Vec<String> = f
+            .call_path
             .iter()
             .map(|s| format!("`{}`", s.function))
             .collect();
-        message.push_str(&format!(" (reached through {})", chain.join(" → ")));
-    }
-    let n = &program.nodes[node];
-    Finding {
-        code: match effect {
-            Effect::Uses(c) => format!("lint.{}", c.key()),
-            Effect::Unanalysable => "lint.unanalysable".into(),
-        },
-        tool: tool.to_string(),
-        capability: match effect {
-            Effect::Uses(c) => Some(c),
-            Effect::Unanalysable => None,
-        },
-        call: call.to_string(),
-        message,
-        file: program.files[n.file].display.clone(),
-        line: position(site).0,
-        column: position(site).1,
-        len: site.len,
-        call_path,
+        f.message
+            .push_str(&format!(" (reached through {})", chain.join(" → ")));
     }
 }

@@ -18,39 +18,49 @@ mod path_args;
 
 pub(crate) use path_args::std_fs_on_path_args;
 
-use policy_analysis::lint::capability::{literal_outside, violation_message, Grants};
+use policy_analysis::lint::capability::Grants;
+use policy_analysis::lint::findings::{judge, Finding};
 use policy_analysis::lint::names::BodyOnly;
 use policy_analysis::lint::scope::Params;
 use policy_analysis::lint::walk::{fn_sites, Limits, SiteKind};
+use proc_macro2::Span;
 
 /// Errors for capabilities the body uses that `policy` does not grant, naming the tool `name`
-/// in each message.
+/// in each message: the engine's findings, each at the span of its call.
 pub(crate) fn check_tool(
     name: &str,
     sig: &syn::Signature,
     block: &syn::Block,
     policy: &policy_runtime::ToolPolicy,
 ) -> Vec<syn::Error> {
+    findings(name, sig, block, policy)
+        .into_iter()
+        .map(|f| error_at(f.at, f.message))
+        .collect()
+}
+
+/// The engine's findings for the body, located by the first and last span of each call.
+fn findings(
+    name: &str,
+    sig: &syn::Signature,
+    block: &syn::Block,
+    policy: &policy_runtime::ToolPolicy,
+) -> Vec<Finding<(Span, Span)>> {
     let grants = Grants::from_policy(policy);
     fn_sites(&BodyOnly, &Params::of(sig), block, Limits::ATTRIBUTE)
         .into_iter()
         .filter_map(|site| {
-            let SiteKind::Uses(u) = site.kind else {
+            let SiteKind::Uses(used) = &site.kind else {
                 return None;
             };
-            let message = if !grants.allows_effect(u.effect) {
-                violation_message(&u.call, u.effect, Some(name), policy)
-            } else {
-                literal_outside(&u.call, u.effect, u.literal.as_deref()?, Some(name), policy)?
-            };
-            Some(error_at(site.range, message))
+            Finding::of(judge(policy, &grants, name, used), name, used, site.range)
         })
         .collect()
 }
 
 /// An error underlining `first..=last`, as [`syn::Error::new_spanned`] does for the tokens of
 /// a path.
-fn error_at((first, last): (proc_macro2::Span, proc_macro2::Span), message: String) -> syn::Error {
+fn error_at((first, last): (Span, Span), message: String) -> syn::Error {
     let tokens: proc_macro2::TokenStream = [
         proc_macro2::TokenTree::Ident(proc_macro2::Ident::new("call", first)),
         proc_macro2::TokenTree::Ident(proc_macro2::Ident::new("call", last)),
