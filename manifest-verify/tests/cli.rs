@@ -634,3 +634,104 @@ fn locations_are_relative_to_the_repository_root() {
     assert!(uris.contains(&"vendor/ws/wide.json"), "{uris:?}");
     assert!(uris.contains(&"vendor/ws/src/tools.rs"), "{uris:?}");
 }
+
+/// `toolpolicy-lint --format sarif` on the crate `src` (files under `src/`), with its exit code.
+fn lint_sarif(src: &[(&str, &str)]) -> (Option<i32>, serde_json::Value) {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::create_dir(dir.path().join("src")).unwrap();
+    for (name, text) in src {
+        std::fs::write(dir.path().join("src").join(name), text).unwrap();
+    }
+    let o = Command::new(env!("CARGO_BIN_EXE_toolpolicy-lint"))
+        .arg(dir.path())
+        .args(["--format", "sarif"])
+        .output()
+        .unwrap();
+    (o.status.code(), serde_json::from_slice(&o.stdout).unwrap())
+}
+
+const LINT_HELPER: &str =
+    "pub fn save(text: &str) {\n    std::fs::write(\"/out/x\", text).unwrap();\n}\n";
+const LINT_TOOL: &str = "mod helpers;\n\n/// Exports.\n#[tool(policy(fs.read = [\"/data/**\"]))]\nfn export(text: String) {\n    crate::helpers::save(&text);\n    unsafe { libc::syscall(1) };\n}\n";
+
+/// The lint's SARIF comes from the same renderer as the verifier's and passes the same checks:
+/// the OASIS schema, and what code scanning requires of a result.
+#[test]
+fn lint_sarif_matches_the_oasis_schema() {
+    let cases: [(&[(&str, &str)], i32); 3] = [
+        (&[("lib.rs", LINT_TOOL), ("helpers.rs", LINT_HELPER)], 1),
+        (
+            &[(
+                "lib.rs",
+                "#[tool(policy(fs.read = [\"/d/**\"]))]\nfn t() { std::fs::read(\"/d/a\"); }\n",
+            )],
+            0,
+        ),
+        (&[("lib.rs", "mod gone;\nfn f( {\n")], 2),
+    ];
+    for (src, code) in cases {
+        let (exit, log) = lint_sarif(src);
+        assert_eq!(exit, Some(code), "{log}");
+        let errors = sarif_schema_errors(&log);
+        assert!(errors.is_empty(), "{}\n{log}", errors.join("\n"));
+        assert_github_accepts(&log);
+        let rules = log["runs"][0]["tool"]["driver"]["rules"]
+            .as_array()
+            .unwrap();
+        assert_eq!(rules.len(), 7);
+        for rule in rules {
+            for field in ["shortDescription", "fullDescription"] {
+                assert!(
+                    rule[field]["text"].as_str().is_some_and(|t| !t.is_empty()),
+                    "{rule}"
+                );
+            }
+            assert!(rule["help"]["text"].is_string() && rule["help"]["markdown"].is_string());
+        }
+        for result in log["runs"][0]["results"].as_array().unwrap() {
+            let index = result["ruleIndex"].as_u64().unwrap() as usize;
+            assert_eq!(rules[index]["id"], result["ruleId"]);
+        }
+    }
+}
+
+/// A lint finding keeps its fingerprint when lines above it move, and two findings differ.
+#[test]
+fn lint_fingerprints_follow_the_code_not_the_line() {
+    let prints = |tool: &str| {
+        let (_, log) = lint_sarif(&[("lib.rs", tool), ("helpers.rs", LINT_HELPER)]);
+        log["runs"][0]["results"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|r| {
+                let line = &r["locations"][0]["physicalLocation"]["region"]["startLine"];
+                (
+                    r["ruleId"].as_str().unwrap().to_string(),
+                    line.as_u64().unwrap(),
+                    r["partialFingerprints"]["toolpolicyFinding/v1"]
+                        .as_str()
+                        .unwrap()
+                        .to_string(),
+                )
+            })
+            .collect::<Vec<_>>()
+    };
+    let before = prints(LINT_TOOL);
+    let after = prints(&format!("// a new comment\n\n{LINT_TOOL}"));
+    assert_eq!(before.len(), 2, "{before:?}");
+    let rules: Vec<&str> = before.iter().map(|(r, _, _)| r.as_str()).collect();
+    assert!(rules.contains(&"lint.fs.write") && rules.contains(&"lint.unanalysable"));
+    assert_ne!(before[0].2, before[1].2);
+    let lines_moved = before
+        .iter()
+        .zip(&after)
+        .any(|((_, a, _), (_, b, _))| a != b);
+    assert!(lines_moved, "{before:?} {after:?}");
+    let unchanged = |v: &[(String, u64, String)]| -> Vec<(String, String)> {
+        let mut v: Vec<_> = v.iter().map(|(r, _, p)| (r.clone(), p.clone())).collect();
+        v.sort();
+        v
+    };
+    assert_eq!(unchanged(&before), unchanged(&after));
+}

@@ -116,7 +116,7 @@ fn helpers_in_other_modules_are_explained_by_their_call_path() {
     .unwrap();
     let f = &report.findings[0];
     assert_eq!(f.call, "std::fs::File::create");
-    assert_eq!(f.file, "src/helpers.rs");
+    assert_eq!(f.at.file, "src/helpers.rs");
     let path: Vec<&str> = f.call_path.iter().map(|s| s.function.as_str()).collect();
     assert_eq!(path, ["export", "helpers::save"]);
     assert!(

@@ -332,7 +332,7 @@ fn raw_identifier_modules_are_found_without_the_prefix() {
     let report = lint_within(dir.path(), Duration::from_secs(20));
     assert!(report.problems.is_empty(), "{:?}", problems(&report));
     assert_eq!(report.findings.len(), 1);
-    assert_eq!(report.findings[0].file, "src/ref.rs");
+    assert_eq!(report.findings[0].at.file, "src/ref.rs");
 }
 
 #[test]
@@ -361,7 +361,7 @@ fn a_label_past_column_65535_is_printed_without_its_source() {
     let dir = krate(&[("src/lib.rs", &src)]);
     let report = lint_within(dir.path(), Duration::from_secs(20));
     assert_eq!(report.findings.len(), 1);
-    assert!(report.findings[0].column > 65_535);
+    assert!(report.findings[0].at.column > 65_535);
     let human = render::human(&report);
     assert!(human.contains("at src/lib.rs:2:70010"), "{human}");
     // A short line keeps its source excerpt and label.
@@ -399,7 +399,12 @@ fn sarif_carries_files_that_do_not_parse() {
         .unwrap()
         .ends_with("src/broken.rs"));
     assert_eq!(location["region"]["startLine"], 1);
-    assert_eq!(run["tool"]["driver"]["rules"][0]["id"], "lint.incomplete");
+    // Every rule is listed, so indices are stable; the result points at its own.
+    let index = result["ruleIndex"].as_u64().unwrap() as usize;
+    assert_eq!(
+        run["tool"]["driver"]["rules"][index]["id"],
+        "lint.incomplete"
+    );
     // The binary still exits 2: the verdict is incomplete.
     let out = std::process::Command::new(env!("CARGO_BIN_EXE_toolpolicy-lint"))
         .arg(dir.path())

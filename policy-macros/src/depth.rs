@@ -7,7 +7,7 @@
 //! with an explicit stack, and an item nested deeper than [`MAX_DEPTH`] is refused with a
 //! `compile_error!` instead of being parsed (fail closed: the lint cannot analyse it).
 
-use policy_runtime::lint_syntax::nesting;
+use policy_analysis::lint::nesting;
 use proc_macro2::{Span, TokenStream, TokenTree};
 
 /// The deepest nesting of delimiters the macro parses.
@@ -21,7 +21,7 @@ use proc_macro2::{Span, TokenStream, TokenTree};
 /// expansion at this depth. Real code nests a few dozen levels.
 pub const MAX_DEPTH: usize = 128;
 
-/// The largest nesting estimate ([`policy_runtime::lint_syntax::nesting::estimate`], the one
+/// The largest nesting estimate ([`policy_analysis::lint::nesting::estimate`], the one
 /// tier 2 uses) the macro parses: it also counts what nests without delimiters (`!!!!x`,
 /// `|| || x`, `Vec<Vec<u8>>`, `else if` chains), which syn parses by recursion too.
 ///
@@ -66,7 +66,10 @@ pub fn check(item: &TokenStream, attr_span: Span, attribute: &str) -> syn::Resul
             ),
         ));
     }
-    let (depth, _) = nesting::estimate(item.clone(), crate::lint::walk::MAX_PARSED_MACRO_DEPTH);
+    let (depth, _) = nesting::estimate(
+        item.clone(),
+        policy_analysis::lint::walk::Limits::ATTRIBUTE.max_parsed_macro_depth,
+    );
     if depth.weighted > MAX_NESTING {
         return Err(syn::Error::new(
             attr_span,
@@ -286,7 +289,7 @@ mod tests {
         };
         let estimate = nesting::estimate(
             src.parse().unwrap(),
-            crate::lint::walk::MAX_PARSED_MACRO_DEPTH,
+            policy_analysis::lint::walk::Limits::ATTRIBUTE.max_parsed_macro_depth,
         )
         .0;
         println!(

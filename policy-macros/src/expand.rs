@@ -39,7 +39,7 @@ pub fn tool(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream> {
         ));
     }
     let model = model(&attr, &func.sig.ident, &func.attrs, &sig)?;
-    let lint = lint_errors(&func.block, &model);
+    let lint = lint_errors(&func.sig, &func.block, &model);
 
     let fn_name = func.sig.ident.clone();
     let vis = func.vis.clone();
@@ -153,7 +153,7 @@ pub fn toolset(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStream>
             let parsed: Attr = syn::parse2(args)?;
             let sig = sig::analyze(&method.sig, "`#[tool]`")?;
             let model = model(&parsed, &method.sig.ident, &method.attrs, &sig)?;
-            let lint = lint_errors(&method.block, &model);
+            let lint = lint_errors(&method.sig, &method.block, &model);
             let method_name = &method.sig.ident;
             let tool_ty = format_ident!("__ToolpolicyTool_{}_{}", type_name, method_name);
             let spec_body = spec_body(&model);
@@ -297,7 +297,7 @@ pub fn tool_policy(attr: TokenStream, item: TokenStream) -> syn::Result<TokenStr
     model.path_candidates = candidates;
     // The arguments' schema belongs to the framework that dispatches the function.
     model.schema = serde_json::json!({"type": "object"});
-    let lint = lint_errors(&func.block, &model);
+    let lint = lint_errors(&func.sig, &func.block, &model);
     let spec_body = spec_body(&model);
     // In the spec function's own body (not a closure), so rustc names the warning's item
     // `<fn>_tool_spec::glob_widened_by_sandbox`.
@@ -509,8 +509,8 @@ fn tool_impl(ty: &TokenStream, call_body: &TokenStream) -> TokenStream {
     }
 }
 
-fn lint_errors(block: &syn::Block, model: &Model) -> TokenStream {
-    let mut errors = crate::lint::check_tool(&model.name, block, &model.checked.policy);
+fn lint_errors(sig: &syn::Signature, block: &syn::Block, model: &Model) -> TokenStream {
+    let mut errors = crate::lint::check_tool(&model.name, sig, block, &model.checked.policy);
     errors.extend(crate::lint::std_fs_on_path_args(
         block,
         &path_parameters(model),

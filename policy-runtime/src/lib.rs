@@ -15,8 +15,8 @@
 //! then the [`approval`] hook, then the tool body; each step is an [`event::Event`] for the
 //! [`audit`] sinks, with secrets [`redact`]ed.
 //!
-//! The capability catalog of the build lints is [`capability`]; with the `lint-syntax` feature,
-//! `lint_syntax` adds the syn-level readings that the macro's lint and `toolpolicy-lint` share.
+//! The capability lint that reads tool bodies (its catalog, its syntax helpers) lives in the
+//! `policy-analysis` crate, so that this crate stays free of syn.
 //!
 //! The [reference](mod@reference) (the Markdown pages of `policy-runtime/docs/`) is the contract every crate
 //! follows: the policy model, the glob dialect, the manifest format, the finding codes and the
@@ -30,7 +30,6 @@ pub mod approval;
 pub mod args;
 pub mod audit;
 pub mod beneath;
-pub mod capability;
 pub mod command;
 pub mod conflict;
 pub mod denial;
@@ -42,8 +41,6 @@ pub mod glob;
 pub mod host;
 #[cfg(feature = "http")]
 pub mod http;
-#[cfg(feature = "lint-syntax")]
-pub mod lint_syntax;
 pub mod macro_support;
 pub mod manifest;
 pub mod net;

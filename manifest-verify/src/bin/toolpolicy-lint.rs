@@ -74,11 +74,5 @@ fn main() -> ExitCode {
         Format::Sarif => render::sarif(&report),
     };
     print!("{text}");
-    if !report.problems.is_empty() {
-        ExitCode::from(2)
-    } else if report.violated() {
-        ExitCode::from(1)
-    } else {
-        ExitCode::SUCCESS
-    }
+    ExitCode::from(report.exit_code())
 }

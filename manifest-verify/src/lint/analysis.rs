@@ -3,10 +3,13 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
-use policy_runtime::capability::{literal_outside, violation_message, Effect, Grants};
+use policy_analysis::lint::capability::Grants;
+use policy_analysis::lint::findings::{judge, Location};
 use policy_runtime::ToolPolicy;
 
-use super::body::{sites, Site, SiteKind};
+use policy_analysis::lint::walk::{Site, SiteKind};
+
+use super::body::{position, sites};
 use super::program::{NodeId, Program};
 use super::{Finding, Step};
 
@@ -21,7 +24,7 @@ pub(crate) fn check(
         let unit = program.modules[program.nodes[node].module].unit;
         trusted.contains(&program.units[unit].name)
     };
-    let mut cache: HashMap<NodeId, Vec<Site>> = HashMap::new();
+    let mut cache: HashMap<NodeId, Vec<Site<NodeId>>> = HashMap::new();
     let mut findings = Vec::new();
     let mut tools = 0;
     for (id, node) in program.nodes.iter().enumerate() {
@@ -41,32 +44,21 @@ pub(crate) fn check(
                 .or_insert_with(|| sites(program, current))
                 .clone();
             for s in &current_sites {
+                let (line, _) = position(s);
                 match &s.kind {
-                    SiteKind::Uses {
-                        call,
-                        effect,
-                        literal,
-                    } => {
-                        let message = if !grants.allows_effect(*effect) {
-                            violation_message(call, *effect, Some(&decl.name), &policy)
-                        } else {
-                            let outside = literal.as_deref().and_then(|l| {
-                                literal_outside(call, *effect, l, Some(&decl.name), &policy)
-                            });
-                            match outside {
-                                Some(m) => m,
-                                None => continue,
-                            }
-                        };
-                        let steps = path_to(program, &parent, current, s.line);
-                        findings.push(finding(
-                            program, &decl.name, current, s, call, *effect, message, steps,
-                        ));
+                    SiteKind::Uses(used) => {
+                        let verdict = judge(&policy, &grants, &decl.name, used);
+                        let at = location(program, current, s);
+                        if let Some(mut f) = Finding::of(verdict, &decl.name, used, at) {
+                            f.call_path = path_to(program, &parent, current, line);
+                            explain(&mut f);
+                            findings.push(f);
+                        }
                     }
                     SiteKind::Calls(targets) => {
                         for t in targets {
                             if !is_trusted(*t) && seen.insert(*t) {
-                                parent.insert(*t, (current, s.line));
+                                parent.insert(*t, (current, line));
                                 queue.push_back(*t);
                             }
                         }
@@ -106,41 +98,26 @@ fn path_to(
     steps
 }
 
-#[allow(clippy::too_many_arguments)]
-fn finding(
-    program: &Program,
-    tool: &str,
-    node: NodeId,
-    site: &Site,
-    call: &str,
-    effect: Effect,
-    mut message: String,
-    call_path: Vec<Step>,
-) -> Finding {
-    if call_path.len() > 1 {
-        let chain: Vec<String> = call_path
+/// Where a site of `node` is.
+fn location(program: &Program, node: NodeId, site: &Site<NodeId>) -> Location {
+    let (line, column) = position(site);
+    Location {
+        file: program.files[program.nodes[node].file].display.clone(),
+        line,
+        column,
+        len: site.len,
+    }
+}
+
+/// Adds the call path to the message of a finding reached through other functions.
+fn explain(f: &mut Finding) {
+    if f.call_path.len() > 1 {
+        let chain: Vec<String> = f
+            .call_path
             .iter()
             .map(|s| format!("`{}`", s.function))
             .collect();
-        message.push_str(&format!(" (reached through {})", chain.join(" → ")));
-    }
-    let n = &program.nodes[node];
-    Finding {
-        code: match effect {
-            Effect::Uses(c) => format!("lint.{}", c.key()),
-            Effect::Unanalysable => "lint.unanalysable".into(),
-        },
-        tool: tool.to_string(),
-        capability: match effect {
-            Effect::Uses(c) => Some(c),
-            Effect::Unanalysable => None,
-        },
-        call: call.to_string(),
-        message,
-        file: program.files[n.file].display.clone(),
-        line: site.line,
-        column: site.column,
-        len: site.len,
-        call_path,
+        f.message
+            .push_str(&format!(" (reached through {})", chain.join(" → ")));
     }
 }

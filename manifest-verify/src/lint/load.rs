@@ -11,9 +11,9 @@ use std::path::Path;
 
 use proc_macro2::TokenStream;
 
-use super::body::MAX_PARSED_MACRO_DEPTH;
 use super::nesting::{self, MAX_GROUP_DEPTH, MAX_NESTING};
 use super::LintError;
+use policy_analysis::lint::walk::Limits;
 
 /// The largest source file the lint reads (4 MiB; the largest file among the 318 crates of
 /// the local registry that `scripts/lint-registry-bench.sh` reads is 1.5 MB of tables).
@@ -70,7 +70,7 @@ pub(crate) fn parse(text: &str, path: &Path) -> Result<Vec<syn::Item>, LintError
     let tokens: TokenStream = text
         .parse()
         .map_err(|e: proc_macro2::LexError| parse_error(e.span(), e.to_string()))?;
-    let (depth, at) = nesting::estimate(tokens.clone(), MAX_PARSED_MACRO_DEPTH);
+    let (depth, at) = nesting::estimate(tokens.clone(), Limits::WORKSPACE.max_parsed_macro_depth);
     if !nesting::within_limits(depth) {
         return Err(LintError::TooDeep {
             file: path.to_path_buf(),

@@ -14,9 +14,11 @@
 //! * **path dependencies**: crates reached through `path = ...` in `Cargo.toml` are loaded and
 //!   their functions join the graph.
 //!
-//! What a call does comes from the catalog shared with tier 1
-//! ([`policy_runtime::capability`]), what a policy grants from
-//! [`policy_runtime::capability::Grants::from_policy`]. Each tool's policy is read from its
+//! The bodies are walked by the lint engine shared with tier 1 ([`policy_analysis::lint`]): the
+//! same walker ([`policy_analysis::lint::walk`]) with this crate's name resolution (the loaded
+//! `program` and its resolution in `resolve`, plugged in by `body`), the same catalog, the same verdict
+//! ([`policy_analysis::lint::findings::judge`]) and the same [`Finding`] type; only the call
+//! graph (`analysis`) and the loading are tier 2's own. Each tool's policy is read from its
 //! `#[tool(policy(...))]` or `#[tool_policy(...)]` attribute, or from a manifest given with
 //! [`Options::manifest`] (matched by tool name).
 //!
@@ -27,7 +29,7 @@
 //! as the sandbox runner) are not followed.
 //!
 //! Code that cannot be analysed (`libc::syscall`, `asm!`, calls to `extern` functions,
-//! `libloading`) is a finding of its own, [`Finding::code`] `lint.unanalysable`, unless the tool
+//! `libloading`) is a finding of its own, [`Rule::Unanalysable`] (`lint.unanalysable`), unless the tool
 //! grants every capability.
 //!
 //! ```no_run
@@ -35,7 +37,7 @@
 //!
 //! let report = lint(std::path::Path::new("."), &Options::default())?;
 //! for finding in &report.findings {
-//!     println!("{}:{}: {}", finding.file, finding.line, finding.message);
+//!     println!("{}:{}: {}", finding.at.file, finding.at.line, finding.message);
 //! }
 //! std::process::exit(if report.violated() { 1 } else { 0 });
 //! # Ok::<(), manifest_verify::lint::LintError>(())
@@ -75,9 +77,7 @@ pub fn tool_of_attributes(
 ) -> Result<Option<(String, policy_runtime::ToolPolicy)>, syn::Error> {
     Ok(toolattr::tool_decl(fn_name, attrs)?.map(|t| (t.name, t.policy)))
 }
-use policy_runtime::capability::Capability;
 use policy_runtime::Manifest;
-use serde::Serialize;
 
 /// Why the lint could not run, or could not see all of the code.
 #[derive(Debug, thiserror::Error)]
@@ -210,51 +210,12 @@ pub struct Options {
     pub trusted: Vec<String>,
 }
 
-/// One step of the call path from a tool to an offending call.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Step {
-    /// The function, as `module::function` or `module::Type::method`.
-    pub function: String,
-    /// Its file.
-    pub file: String,
-    /// The line where it makes the next call (for the last step: the offending call).
-    pub line: usize,
-}
+pub use policy_analysis::lint::findings::{Location, Rule, Step};
 
-/// A capability a tool uses without declaring it.
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct Finding {
-    /// `lint.fs.read`, `lint.fs.write`, `lint.net`, `lint.exec`, `lint.env` or
-    /// `lint.unanalysable`.
-    pub code: String,
-    /// The tool's name.
-    pub tool: String,
-    /// The capability used, or `None` for unanalysable code.
-    #[serde(serialize_with = "capability_key")]
-    pub capability: Option<Capability>,
-    /// The call, fully qualified (`std::fs::write`).
-    pub call: String,
-    /// The widen-or-remove message.
-    pub message: String,
-    /// File of the offending call.
-    pub file: String,
-    /// 1-based line.
-    pub line: usize,
-    /// 1-based column.
-    pub column: usize,
-    /// Length of the call's name, for highlighting.
-    #[serde(skip)]
-    pub len: usize,
-    /// From the tool to the function making the call.
-    pub call_path: Vec<Step>,
-}
-
-fn capability_key<S: serde::Serializer>(c: &Option<Capability>, s: S) -> Result<S::Ok, S::Error> {
-    match c {
-        Some(c) => s.serialize_str(c.key()),
-        None => s.serialize_none(),
-    }
-}
+/// A capability a tool uses without declaring it, or code it calls that cannot be analysed:
+/// the engine's one findings type (shared with the `#[tool]` attribute), located in the
+/// analysed source.
+pub type Finding = policy_analysis::lint::findings::Finding<Location>;
 
 /// The result of a run.
 #[derive(Debug, Default)]
@@ -273,6 +234,18 @@ impl Report {
     /// Whether any tool uses more than it declares.
     pub fn violated(&self) -> bool {
         !self.findings.is_empty()
+    }
+
+    /// The exit code of `toolpolicy-lint`: 2 when part of the code could not be read, else 1
+    /// on any finding, else 0.
+    pub fn exit_code(&self) -> u8 {
+        if !self.problems.is_empty() {
+            2
+        } else if self.violated() {
+            1
+        } else {
+            0
+        }
     }
 }
 
@@ -315,7 +288,12 @@ fn lint_here(path: &Path, options: &Options) -> Result<Report, LintError> {
     };
     let (tools, mut findings) = analysis::check(&program, &policy_of, &options.trusted);
     findings.sort_by(|a, b| {
-        (&a.file, a.line, a.column, &a.tool).cmp(&(&b.file, b.line, b.column, &b.tool))
+        (&a.at.file, a.at.line, a.at.column, &a.tool).cmp(&(
+            &b.at.file,
+            b.at.line,
+            b.at.column,
+            &b.tool,
+        ))
     });
     findings.dedup();
     Ok(Report {

@@ -1,10 +1,10 @@
 //! How deeply a token stream may make the parser and the walkers recurse, estimated before
 //! anything recursive touches it: the estimator is
-//! [`policy_runtime::lint_syntax::nesting`], shared with `#[tool]`'s pre-parse check; the
+//! [`policy_analysis::lint::nesting`], shared with `#[tool]`'s pre-parse check; the
 //! lint's limits live here. A file that exceeds [`MAX_NESTING`] is reported as unanalysable
 //! instead of being parsed.
 
-pub(crate) use policy_runtime::lint_syntax::nesting::{estimate, Depth};
+pub(crate) use policy_analysis::lint::nesting::{estimate, Depth};
 
 /// The largest estimate the lint parses. The lint runs on a thread whose stack (see
 /// `LINT_STACK_BYTES` in `lint/mod.rs`) holds this many levels four times over in an
@@ -13,7 +13,7 @@ pub(crate) use policy_runtime::lint_syntax::nesting::{estimate, Depth};
 pub(crate) const MAX_NESTING: usize = 4_000;
 
 /// The deepest nesting of delimiters the lint reads inside macro invocations that it scans
-/// token by token rather than parses (see `MAX_PARSED_MACRO_DEPTH`): cheap levels, about
+/// token by token rather than parses (see `Limits::WORKSPACE` of the engine's walker): cheap levels, about
 /// 2 KiB of stack each.
 pub(crate) const MAX_GROUP_DEPTH: usize = 50_000;
 

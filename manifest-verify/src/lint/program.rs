@@ -5,6 +5,7 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
+use policy_analysis::lint::scope::{type_path, Params};
 use proc_macro2::TokenStream;
 
 use syn::ext::IdentExt;
@@ -67,9 +68,9 @@ pub(crate) enum NodeKind {
     Fn {
         block: Box<syn::Block>,
         self_ty: Option<String>,
-        /// Parameters bound to a plain identifier, with their type's path (references
-        /// stripped), so that `p: &Path` gives `p.exists()` a receiver type.
-        params: Vec<(String, syn::Path)>,
+        /// Its parameters: locals of the body, and typed receivers (`p: &Path` gives
+        /// `p.exists()` a receiver type).
+        params: Params,
     },
     Macro {
         bodies: Vec<TokenStream>,
@@ -472,7 +473,7 @@ impl Program {
             kind: NodeKind::Fn {
                 block: Box::new(block),
                 self_ty: self_ty.map(str::to_string),
-                params: typed_params(sig),
+                params: Params::of(sig),
             },
             module,
             display,
@@ -516,29 +517,6 @@ fn type_name(ty: &syn::Type) -> Option<String> {
         syn::Type::Reference(r) => type_name(&r.elem),
         _ => None,
     }
-}
-
-/// The path of a type, through references (`&Path` is `Path`).
-fn type_path(ty: &syn::Type) -> Option<&syn::Path> {
-    match ty {
-        syn::Type::Path(p) if p.qself.is_none() => Some(&p.path),
-        syn::Type::Reference(r) => type_path(&r.elem),
-        _ => None,
-    }
-}
-
-fn typed_params(sig: &syn::Signature) -> Vec<(String, syn::Path)> {
-    let path_of = type_path;
-    sig.inputs
-        .iter()
-        .filter_map(|input| match input {
-            syn::FnArg::Typed(t) => match (t.pat.as_ref(), path_of(&t.ty)) {
-                (syn::Pat::Ident(id), Some(path)) => Some((id.ident.to_string(), path.clone())),
-                _ => None,
-            },
-            syn::FnArg::Receiver(_) => None,
-        })
-        .collect()
 }
 
 fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {

@@ -1,4 +1,5 @@
-//! Printing a lint [`Report`]: human (miette, with the offending line), JSON and SARIF 2.1.0.
+//! Printing a lint [`Report`]: human (miette, with the offending line), JSON, and SARIF 2.1.0
+//! through the one SARIF renderer of the crate ([`crate::render::sarif`]).
 
 use std::collections::HashMap;
 
@@ -8,7 +9,8 @@ use miette::{
 };
 use serde_json::{json, Value};
 
-use super::{Finding, LintError, Report};
+use super::{Finding, LintError, Report, Rule};
+use crate::render::sarif::{fingerprint, physical_location, RuleDoc, Run};
 
 /// The longest source line shown under a finding, in bytes: the workspace's one snippet rule,
 /// [`policy_runtime::diagnostics::MAX_SNIPPET_LINE`] (counted in bytes here, which is never
@@ -131,23 +133,23 @@ pub fn human(report: &Report) -> String {
         .collect();
     let mut out = String::new();
     for f in &report.findings {
-        let mut diagnostic = MietteDiagnostic::new(f.message.clone()).with_code(f.code.clone());
+        let mut diagnostic = MietteDiagnostic::new(f.message.clone()).with_code(f.code.id());
         let mut help = Vec::new();
         let shown = indexed
-            .get(f.file.as_str())
-            .and_then(|index| Some((index, excerpt(&f.file, index, f.line)?)));
+            .get(f.at.file.as_str())
+            .and_then(|index| Some((index, excerpt(&f.at.file, index, f.at.line)?)));
         if let Some((index, _)) = &shown {
-            let line = index.line(f.line).unwrap_or(0..0);
+            let line = index.line(f.at.line).unwrap_or(0..0);
             let text = &index.text[line.clone()];
             let column = text
                 .char_indices()
-                .nth(f.column.saturating_sub(1))
+                .nth(f.at.column.saturating_sub(1))
                 .map_or(text.len(), |(i, _)| i);
             let start = line.start + column;
-            let len = f.len.min(line.end - start);
-            diagnostic = diagnostic.with_label(LabeledSpan::at(start..start + len, f.code.clone()));
+            let len = f.at.len.min(line.end - start);
+            diagnostic = diagnostic.with_label(LabeledSpan::at(start..start + len, f.code.id()));
         } else {
-            help.push(format!("at {}:{}:{}", f.file, f.line, f.column));
+            help.push(format!("at {}:{}:{}", f.at.file, f.at.line, f.at.column));
         }
         if f.call_path.len() > 1 {
             let steps: Vec<String> = f
@@ -189,117 +191,119 @@ pub fn json(report: &Report) -> String {
     serde_json::to_string_pretty(&value).expect("a report serializes") + "\n"
 }
 
-/// SARIF 2.1.0: one rule per finding code, one result per finding with the call path as a
+/// SARIF 2.1.0: every [`Rule`] of the lint, one result per finding with the call path as a
 /// code flow. Code that could not be read is a result too (rule `lint.incomplete`, the verdict
 /// does not cover it), and a tool execution notification of an unsuccessful invocation.
+///
+/// A finding's fingerprint is made of its rule, tool, file, call and source line with its
+/// whitespace collapsed (and which occurrence of that line it is), so that code scanning keeps
+/// tracking it when lines above it move.
 pub fn sarif(report: &Report) -> String {
-    let mut codes: Vec<&str> = report.findings.iter().map(|f| f.code.as_str()).collect();
-    if !report.problems.is_empty() {
-        codes.push(INCOMPLETE);
-    }
-    codes.sort_unstable();
-    codes.dedup();
-    let rules: Vec<Value> = codes
-        .iter()
-        .map(|c| {
-            json!({
-                "id": c,
-                "shortDescription": { "text": rule_text(c) },
+    let run = Run {
+        tool: "toolpolicy-lint",
+        rules: Rule::ALL.iter().map(|r| rule(*r)).collect(),
+        success: report.problems.is_empty(),
+        exit_code: i32::from(report.exit_code()),
+        notifications: report
+            .problems
+            .iter()
+            .map(|p| {
+                let mut n = json!({
+                    "level": "error",
+                    "message": { "text": p.to_string() },
+                });
+                if let Some(location) = problem_location(p) {
+                    n["locations"] = json!([location]);
+                }
+                n
             })
-        })
-        .collect();
-    let mut results: Vec<Value> = report.findings.iter().map(result).collect();
-    results.extend(report.problems.iter().map(problem_result));
-    let notifications: Vec<Value> = report
-        .problems
+            .collect(),
+    };
+    let indexed: HashMap<&str, Indexed<'_>> = report
+        .sources
         .iter()
-        .map(|p| {
-            let mut n = json!({
-                "level": "error",
-                "message": { "text": p.to_string() },
-            });
-            if let Some(location) = problem_location(p) {
-                n["locations"] = json!([location]);
-            }
-            n
+        .map(|(name, text)| (name.as_str(), Indexed::new(text)))
+        .collect();
+    let mut seen: HashMap<String, usize> = HashMap::new();
+    let mut results: Vec<Value> = report
+        .findings
+        .iter()
+        .map(|f| {
+            let snippet = indexed
+                .get(f.at.file.as_str())
+                .and_then(|index| Some(&index.text[index.line(f.at.line)?]))
+                .map(normalized)
+                .unwrap_or_default();
+            let key = fingerprint(&[f.code.id(), &f.tool, &f.at.file, &f.call, &snippet]);
+            let occurrence = seen.entry(key.clone()).or_default();
+            *occurrence += 1;
+            let print = fingerprint(&[&key, &occurrence.to_string()]);
+            result(&run, f, print)
         })
         .collect();
-    let value = json!({
-        "$schema": "https://json.schemastore.org/sarif-2.1.0.json",
-        "version": "2.1.0",
-        "runs": [{
-            "tool": { "driver": {
-                "name": "toolpolicy-lint",
-                "rules": rules,
-            }},
-            "invocations": [{
-                "executionSuccessful": report.problems.is_empty(),
-                "toolExecutionNotifications": notifications,
-            }],
-            "results": results,
-        }],
-    });
-    serde_json::to_string_pretty(&value).expect("a report serializes") + "\n"
+    results.extend(report.problems.iter().map(|p| problem_result(&run, p)));
+    run.render(results.into_iter())
 }
 
-/// The rule of results for code the lint could not read.
-const INCOMPLETE: &str = "lint.incomplete";
+/// A source line with its whitespace collapsed: what a fingerprint keeps of the location.
+fn normalized(line: &str) -> String {
+    line.split_whitespace().collect::<Vec<_>>().join(" ")
+}
 
-fn problem_result(p: &LintError) -> Value {
-    let mut r = json!({
-        "ruleId": INCOMPLETE,
+fn rule(rule: Rule) -> RuleDoc {
+    RuleDoc::new(
+        rule.id(),
+        rule.summary(),
+        rule.description(),
+        rule.help_markdown(),
+        rule.anchor(),
+        "error",
+    )
+}
+
+fn problem_result(run: &Run, p: &LintError) -> Value {
+    // Code scanning wants a location for every result: the problem's file, else the crate's
+    // manifest.
+    let location = problem_location(p).unwrap_or_else(
+        || json!({ "physicalLocation": physical_location("Cargo.toml", Some(1), None) }),
+    );
+    let file = p
+        .location()
+        .map(|(path, _)| path.display().to_string())
+        .unwrap_or_default();
+    // The message without its digits: a line number must not make a new alert.
+    let text = p.to_string();
+    let message: String = text.chars().filter(|c| !c.is_ascii_digit()).collect();
+    json!({
+        "ruleId": Rule::Incomplete.id(),
+        "ruleIndex": run.rule_index(Rule::Incomplete.id()),
         "level": "error",
-        "message": { "text": p.to_string() },
-    });
-    if let Some(location) = problem_location(p) {
-        r["locations"] = json!([location]);
-    }
-    r
+        "message": { "text": text },
+        "locations": [location],
+        "partialFingerprints": {
+            "toolpolicyFinding/v1": fingerprint(&[Rule::Incomplete.id(), &file, &message]),
+        },
+    })
 }
 
 fn problem_location(p: &LintError) -> Option<Value> {
     let (path, line) = p.location()?;
-    let uri = if path.is_absolute() {
-        format!("file://{}", path.display())
-    } else {
-        path.display().to_string()
-    };
-    let mut physical = json!({ "artifactLocation": { "uri": uri } });
-    if let Some(line) = line.filter(|l| *l > 0) {
-        physical["region"] = json!({ "startLine": line });
-    }
-    Some(json!({ "physicalLocation": physical }))
+    let line = line.filter(|l| *l > 0).unwrap_or(1);
+    let file = path.display().to_string();
+    Some(json!({ "physicalLocation": physical_location(&file, Some(line), None) }))
 }
 
-fn rule_text(code: &str) -> &'static str {
-    match code {
-        "lint.fs.read" => "A tool reads files without declaring fs.read",
-        "lint.fs.write" => "A tool writes files without declaring fs.write",
-        "lint.net" => "A tool uses the network without declaring net",
-        "lint.exec" => "A tool starts programs although exec is denied",
-        "lint.env" => "A tool reads or changes environment variables although env is denied",
-        INCOMPLETE => "Code that the lint could not read, so the verdict does not cover it",
-        _ => "A tool calls code that cannot be analysed",
-    }
-}
-
-fn location(file: &str, line: usize, column: Option<usize>) -> Value {
-    let mut region = json!({ "startLine": line });
-    if let Some(c) = column {
-        region["startColumn"] = json!(c);
-    }
-    json!({ "physicalLocation": {
-        "artifactLocation": { "uri": file },
-        "region": region,
-    }})
-}
-
-fn result(f: &Finding) -> Value {
+fn result(run: &Run, f: &Finding, print: String) -> Value {
     let mut r = json!({
-        "ruleId": f.code,
+        "ruleId": f.code.id(),
+        "ruleIndex": run.rule_index(f.code.id()),
         "level": "error",
         "message": { "text": f.message },
-        "locations": [location(&f.file, f.line, Some(f.column))],
+        "locations": [{
+            "physicalLocation": physical_location(&f.at.file, Some(f.at.line), Some(f.at.column)),
+            "logicalLocations": [{ "fullyQualifiedName": f.tool, "kind": "function" }],
+        }],
+        "partialFingerprints": { "toolpolicyFinding/v1": print },
         "properties": { "tool": f.tool, "call": f.call },
     });
     if f.call_path.len() > 1 {
@@ -309,7 +313,7 @@ fn result(f: &Finding) -> Value {
             .map(|s| {
                 json!({
                     "location": {
-                        "physicalLocation": location(&s.file, s.line, None)["physicalLocation"],
+                        "physicalLocation": physical_location(&s.file, Some(s.line), None),
                         "message": { "text": s.function },
                     }
                 })

@@ -15,7 +15,7 @@
 use std::cell::RefCell;
 use std::collections::HashMap;
 
-use policy_runtime::capability::classify_path;
+use policy_analysis::lint::capability::classify_path;
 
 use super::program::{Def, ModId, NodeId, Program, UsePath};
 

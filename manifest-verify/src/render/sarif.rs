@@ -1,12 +1,16 @@
-//! `--format sarif`: SARIF 2.1.0 as GitHub code scanning accepts it.
+//! SARIF 2.1.0 as GitHub code scanning accepts it: the one renderer of both command lines,
+//! `manifest-verify --format sarif` (the verifier's findings, [`render`]) and
+//! `toolpolicy-lint --format sarif` (the capability lint's, `lint::render::sarif`).
 //!
-//! One rule per finding code (`tool.driver.rules`, all of them, so rule indices are stable),
-//! one result per finding with `ruleId`, `ruleIndex`, `level` (`error` for widenings, `note`
-//! for information), the message with its witness, a physical location (see
-//! [`Inputs::locate`]) and a partial fingerprint that stays put when unrelated lines move.
-//! Notices about the inputs and the error of a run that could not compare are
-//! `invocations[0].toolExecutionNotifications`. Artifact URIs are percent-encoded per RFC 3986.
-//! The output is checked against the OASIS SARIF 2.1.0 schema in `tests/cli.rs`.
+//! A log is one [`Run`]: every rule of the tool (`tool.driver.rules`, all of them, so rule
+//! indices are stable) with `shortDescription`, `fullDescription`, `help` (text and Markdown)
+//! and, when the crate names its repository, a `helpUri` into the finding codes reference; one
+//! result per finding with `ruleId`, `ruleIndex`, `level`, the message, a physical location and
+//! a partial fingerprint ([`fingerprint`]) made of what the finding is about rather than its
+//! line, so that it stays put when unrelated lines move. Notices and errors of the run are
+//! `invocations[0].toolExecutionNotifications`. Artifact URIs are percent-encoded per RFC 3986
+//! ([`uri`]). Both tools' output is checked against the OASIS SARIF 2.1.0 schema in
+//! `tests/cli.rs`.
 
 use policy_runtime::LoadError;
 use serde_json::{json, Value};
@@ -18,68 +22,213 @@ use crate::findings::{Code, Finding, Report, Severity};
 const SCHEMA: &str =
     "https://docs.oasis-open.org/sarif/sarif/v2.1.0/errata01/os/schemas/sarif-schema-2.1.0.json";
 
-/// The SARIF log, pretty-printed, with a trailing newline.
-///
-/// The results are written one at a time into the log's text: a JSON value of the whole log
-/// would hold every result at once, several times the size of the output.
-pub fn render(report: &Report, inputs: Inputs<'_>) -> String {
-    let mut skeleton = log(
-        &Report {
-            findings: Vec::new(),
-        },
-        inputs,
-    );
-    // The skeleton has no results, but its invocation reports the real run's exit code.
-    skeleton["runs"][0]["invocations"][0]["exitCode"] = json!(report.exit_code());
-    let text = serde_json::to_string_pretty(&skeleton).expect("values serialize");
-    let empty = "\"results\": []";
-    let at = text.find(empty).expect("the log has a results array");
-    let mut out = String::with_capacity(text.len() + report.findings.len() * 600);
-    out.push_str(&text[..at]);
-    out.push_str("\"results\": [");
-    for (i, f) in report.findings.iter().enumerate() {
-        out.push_str(if i == 0 { "\n" } else { ",\n" });
-        let one = serde_json::to_string_pretty(&result(f, inputs)).expect("values serialize");
-        for (j, line) in one.lines().enumerate() {
-            if j > 0 {
-                out.push('\n');
-            }
-            out.push_str("        ");
-            out.push_str(line);
+/// One rule of a run, with the texts code scanning shows for it.
+#[derive(Clone, Debug)]
+pub struct RuleDoc {
+    /// The rule id (`tool.net.widened`, `lint.fs.write`).
+    pub id: String,
+    /// The id in UpperCamelCase (`ToolNetWidened`).
+    pub name: String,
+    /// One line.
+    pub short: String,
+    /// What it checks and why.
+    pub full: String,
+    /// What to do about it, in Markdown (its text form drops the backticks).
+    pub help: String,
+    /// The heading in `policy-runtime/docs/findings.md` that documents it.
+    pub anchor: &'static str,
+    /// `error` or `note`.
+    pub level: &'static str,
+}
+
+impl RuleDoc {
+    /// A rule named after its id.
+    pub fn new(
+        id: &str,
+        short: &str,
+        full: String,
+        help: String,
+        anchor: &'static str,
+        level: &'static str,
+    ) -> Self {
+        RuleDoc {
+            name: camel_case(id),
+            id: id.to_string(),
+            short: short.to_string(),
+            full,
+            help,
+            anchor,
+            level,
         }
     }
-    out.push_str(if report.findings.is_empty() {
-        "]"
-    } else {
-        "\n      ]"
-    });
-    out.push_str(&text[at + empty.len()..]);
-    out.push('\n');
-    out
+
+    fn to_json(&self) -> Value {
+        let mut rule = json!({
+            "id": self.id,
+            "name": self.name,
+            "shortDescription": { "text": self.short },
+            "fullDescription": { "text": self.full },
+            "help": { "text": self.help.replace('`', ""), "markdown": self.help },
+            "defaultConfiguration": { "level": self.level },
+            "properties": { "tags": ["security", "toolpolicy"] },
+        });
+        if let Some(uri) = doc_uri(
+            option_env!("CARGO_PKG_REPOSITORY").unwrap_or(""),
+            self.anchor,
+        ) {
+            rule["helpUri"] = json!(uri);
+        }
+        rule
+    }
+}
+
+/// `tool.fs.read.widened` → `ToolFsReadWidened`.
+fn camel_case(id: &str) -> String {
+    id.split('.')
+        .map(|w| {
+            let mut c = w.chars();
+            c.next()
+                .map(|first| first.to_ascii_uppercase().to_string() + c.as_str())
+                .unwrap_or_default()
+        })
+        .collect()
+}
+
+/// The address of the finding codes reference at `anchor`, in the repository the crate's
+/// manifest names (`repository = "https://github.com/…"`); `None` when it names none, since
+/// a `helpUri` must be absolute and the reference is not published anywhere else.
+///
+/// ```
+/// use manifest_verify::render::sarif::doc_uri;
+///
+/// assert_eq!(
+///     doc_uri("https://github.com/o/toolpolicy", "capability-lint-codes").as_deref(),
+///     Some("https://github.com/o/toolpolicy/blob/HEAD/policy-runtime/docs/findings.md#capability-lint-codes")
+/// );
+/// assert_eq!(doc_uri("", "capability-lint-codes"), None);
+/// ```
+pub fn doc_uri(repository: &str, anchor: &str) -> Option<String> {
+    let repository = repository.trim_end_matches('/');
+    repository
+        .starts_with("https://")
+        .then(|| format!("{repository}/blob/HEAD/policy-runtime/docs/findings.md#{anchor}"))
+}
+
+/// One run of a tool: its rules and how the invocation went. The results are given when the
+/// log is written.
+#[derive(Clone, Debug)]
+pub struct Run {
+    /// `tool.driver.name`.
+    pub tool: &'static str,
+    /// Every rule the tool has.
+    pub rules: Vec<RuleDoc>,
+    /// Whether the run could do its whole job.
+    pub success: bool,
+    /// The exit code of the command line.
+    pub exit_code: i32,
+    /// `toolExecutionNotifications`.
+    pub notifications: Vec<Value>,
+}
+
+impl Run {
+    /// The index of rule `id` in [`Run::rules`].
+    pub fn rule_index(&self, id: &str) -> usize {
+        self.rules
+            .iter()
+            .position(|r| r.id == id)
+            .expect("every result's rule is a rule of the run")
+    }
+
+    /// The log with `results`, as a JSON value.
+    pub fn log(&self, results: Vec<Value>) -> Value {
+        json!({
+            "$schema": SCHEMA,
+            "version": "2.1.0",
+            "runs": [{
+                "tool": {
+                    "driver": {
+                        "name": self.tool,
+                        "semanticVersion": env!("CARGO_PKG_VERSION"),
+                        "rules": self.rules.iter().map(RuleDoc::to_json).collect::<Vec<_>>(),
+                    }
+                },
+                "invocations": [{
+                    "executionSuccessful": self.success,
+                    "exitCode": self.exit_code,
+                    "toolExecutionNotifications": self.notifications,
+                }],
+                "columnKind": "unicodeCodePoints",
+                "results": results,
+            }]
+        })
+    }
+
+    /// The log, pretty-printed, with a trailing newline. The results are written one at a time
+    /// into the log's text: a JSON value of the whole log would hold every result at once,
+    /// several times the size of the output.
+    pub fn render(&self, results: impl ExactSizeIterator<Item = Value>) -> String {
+        let text = serde_json::to_string_pretty(&self.log(Vec::new())).expect("values serialize");
+        let empty = "\"results\": []";
+        let at = text.find(empty).expect("the log has a results array");
+        let mut out = String::with_capacity(text.len() + results.len() * 600);
+        out.push_str(&text[..at]);
+        out.push_str("\"results\": [");
+        let mut any = false;
+        for (i, r) in results.enumerate() {
+            any = true;
+            out.push_str(if i == 0 { "\n" } else { ",\n" });
+            let one = serde_json::to_string_pretty(&r).expect("values serialize");
+            for (j, line) in one.lines().enumerate() {
+                if j > 0 {
+                    out.push('\n');
+                }
+                out.push_str("        ");
+                out.push_str(line);
+            }
+        }
+        out.push_str(if any { "\n      ]" } else { "]" });
+        out.push_str(&text[at + empty.len()..]);
+        out.push('\n');
+        out
+    }
+}
+
+/// A physical location: `file` (made a URI by [`uri`]), 1-based `line` and `column` when known.
+pub fn physical_location(file: &str, line: Option<usize>, column: Option<usize>) -> Value {
+    let mut physical = json!({ "artifactLocation": { "uri": uri(file) } });
+    if let Some(line) = line.filter(|l| *l > 0) {
+        let mut region = json!({ "startLine": line });
+        if let Some(column) = column.filter(|c| *c > 0) {
+            region["startColumn"] = json!(column);
+        }
+        physical["region"] = region;
+    }
+    physical
+}
+
+/// The verifier's run: its rules, and an invocation that ends with the report's exit code.
+fn run(report: &Report, inputs: Inputs<'_>) -> Run {
+    Run {
+        tool: "manifest-verify",
+        rules: Code::ALL.iter().map(|c| rule(*c)).collect(),
+        success: true,
+        exit_code: report.exit_code(),
+        notifications: inputs
+            .notices()
+            .map(|text| json!({ "level": "note", "message": { "text": text } }))
+            .collect(),
+    }
+}
+
+/// The SARIF log, pretty-printed, with a trailing newline.
+pub fn render(report: &Report, inputs: Inputs<'_>) -> String {
+    run(report, inputs).render(report.findings.iter().map(|f| result(f, inputs)))
 }
 
 /// The SARIF log as a JSON value.
 pub fn log(report: &Report, inputs: Inputs<'_>) -> Value {
-    let rules: Vec<Value> = Code::ALL.iter().map(|c| rule(*c)).collect();
-    let results: Vec<Value> = report.findings.iter().map(|f| result(f, inputs)).collect();
-    let notices: Vec<Value> = inputs
-        .notices()
-        .map(|text| json!({ "level": "note", "message": { "text": text } }))
-        .collect();
-    json!({
-        "$schema": SCHEMA,
-        "version": "2.1.0",
-        "runs": [{
-            "tool": driver(rules),
-            "invocations": [{
-                "executionSuccessful": true,
-                "exitCode": report.exit_code(),
-                "toolExecutionNotifications": notices,
-            }],
-            "columnKind": "unicodeCodePoints",
-            "results": results,
-        }]
-    })
+    let results = report.findings.iter().map(|f| result(f, inputs)).collect();
+    run(report, inputs).log(results)
 }
 
 /// The SARIF log of a run that could not compare (exit 2): no results, and an invocation that
@@ -92,39 +241,23 @@ pub fn error(err: &LoadError) -> String {
     });
     if !err.file().is_empty() {
         let file = crate::source::location_file(err.file());
-        let mut physical = json!({ "artifactLocation": { "uri": uri(&file) } });
-        if let (Some(line), Some(column)) = (err.line(), err.column()) {
-            physical["region"] = json!({ "startLine": line, "startColumn": column });
-        }
-        notification["locations"] = json!([{ "physicalLocation": physical }]);
+        let (line, column) = match (err.line(), err.column()) {
+            (Some(line), Some(column)) => (Some(line), Some(column)),
+            _ => (None, None),
+        };
+        notification["locations"] =
+            json!([{ "physicalLocation": physical_location(&file, line, column) }]);
     }
-    let log = json!({
-        "$schema": SCHEMA,
-        "version": "2.1.0",
-        "runs": [{
-            "tool": driver(Vec::new()),
-            "invocations": [{
-                "executionSuccessful": false,
-                "exitCode": crate::cli::EXIT_INVALID,
-                "toolExecutionNotifications": [notification],
-            }],
-            "columnKind": "unicodeCodePoints",
-            "results": [],
-        }]
-    });
-    let mut text = serde_json::to_string_pretty(&log).expect("values serialize");
+    let run = Run {
+        tool: "manifest-verify",
+        rules: Vec::new(),
+        success: false,
+        exit_code: crate::cli::EXIT_INVALID,
+        notifications: vec![notification],
+    };
+    let mut text = serde_json::to_string_pretty(&run.log(Vec::new())).expect("values serialize");
     text.push('\n');
     text
-}
-
-fn driver(rules: Vec<Value>) -> Value {
-    json!({
-        "driver": {
-            "name": "manifest-verify",
-            "semanticVersion": env!("CARGO_PKG_VERSION"),
-            "rules": rules,
-        }
-    })
 }
 
 fn level(severity: Severity) -> &'static str {
@@ -134,32 +267,26 @@ fn level(severity: Severity) -> &'static str {
     }
 }
 
-fn rule(code: Code) -> Value {
-    // `tool.fs.read.widened` → `ToolFsReadWidened`.
-    let name: String = code
-        .as_str()
-        .split('.')
-        .map(|w| {
-            let mut c = w.chars();
-            c.next()
-                .map(|first| first.to_ascii_uppercase().to_string() + c.as_str())
-                .unwrap_or_default()
-        })
-        .collect();
-    json!({
-        "id": code.as_str(),
-        "name": name,
-        "shortDescription": { "text": code.summary() },
-        "fullDescription": { "text": code.summary() },
-        "help": { "text": format!("{} See the manifest-verify README, section `{}`.", code.summary(), code.as_str()) },
-        "defaultConfiguration": { "level": level(code.severity()) },
-        "properties": { "tags": ["security", "toolpolicy"] },
-    })
+fn rule(code: Code) -> RuleDoc {
+    RuleDoc::new(
+        code.as_str(),
+        code.summary(),
+        code.summary().to_string(),
+        format!(
+            "{} The manifest-verify README shows an example of `{}`; the finding codes \
+             reference explains when it is reported.",
+            code.summary(),
+            code.as_str()
+        ),
+        "widening-and-finding-codes",
+        level(code.severity()),
+    )
 }
 
 fn result(f: &Finding, inputs: Inputs<'_>) -> Value {
     let loc = inputs.locate(f);
     let text = f.text();
+    // `rule` lists `Code::ALL` in order.
     let index = Code::ALL
         .iter()
         .position(|c| *c == f.code)
@@ -170,10 +297,7 @@ fn result(f: &Finding, inputs: Inputs<'_>) -> Value {
         "level": level(f.severity()),
         "message": { "text": text },
         "locations": [{
-            "physicalLocation": {
-                "artifactLocation": { "uri": uri(&loc.file) },
-                "region": { "startLine": loc.line, "startColumn": loc.column },
-            },
+            "physicalLocation": physical_location(&loc.file, Some(loc.line), Some(loc.column)),
             "logicalLocations": [{ "fullyQualifiedName": f.path, "kind": "member" }],
         }],
         "partialFingerprints": {
@@ -206,8 +330,10 @@ pub fn uri(file: &str) -> String {
     }
 }
 
-/// FNV-1a over the parts, hex: stable across runs and platforms.
-fn fingerprint(parts: &[&str]) -> String {
+/// FNV-1a over the parts, hex: stable across runs and platforms. The parts name what a finding
+/// is about (rule, tool, the place in the manifest or the call and its normalized source line),
+/// never a line number alone.
+pub fn fingerprint(parts: &[&str]) -> String {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for part in parts {
         for b in part.bytes().chain([0]) {

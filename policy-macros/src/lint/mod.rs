@@ -1,13 +1,12 @@
 //! Tier 1 of the capability lint: the attribute walks the tool body and reports, at the span of
 //! the offending call, every capability the policy does not grant.
 //!
-//! What a call does comes from the catalog shared with tier 2
-//! ([`policy_runtime::capability`]); what the policy grants from
-//! [`policy_runtime::capability::Grants::from_policy`]. The body is resolved on its own
-//! ([`scope`]): `use` declarations inside the body, `::std::` and other absolute paths, and
-//! method calls on values whose type is decidable from the body (`OpenOptions::new().write(true)`,
-//! a `let` bound to one). Names imported at module level are not visible to an attribute; tier 2
-//! (`toolpolicy-lint`) resolves them.
+//! The walk is the engine's, shared with tier 2 ([`policy_analysis::lint::walk`]), with the
+//! body as all there is to resolve names in ([`BodyOnly`]): `use` declarations inside the body,
+//! `::std::` and other absolute paths, parameters and `let`s, and method calls on values whose
+//! type is decidable from the body (`OpenOptions::new().write(true)`, a `let` bound to one, a
+//! parameter `p: &std::path::Path`). Names imported at module level are not visible to an
+//! attribute; tier 2 (`toolpolicy-lint`) resolves them.
 //!
 //! A granted call with a string literal as its first argument is also judged on the literal
 //! (a path against the globs, a program, variable or `host:port` against the allow-lists).
@@ -16,40 +15,59 @@
 //! type's `.write()` or `.get()`, `stdout().write_all`, `process::exit`, `env!`, `env::args`.
 
 mod path_args;
-mod scope;
-pub(crate) mod walk;
 
 pub(crate) use path_args::std_fs_on_path_args;
 
-use policy_runtime::capability::{literal_outside, violation_message, Grants};
+use policy_analysis::lint::capability::Grants;
+use policy_analysis::lint::findings::{judge, Finding};
+use policy_analysis::lint::names::BodyOnly;
+use policy_analysis::lint::scope::Params;
+use policy_analysis::lint::walk::{fn_sites, Limits, SiteKind};
+use proc_macro2::Span;
 
 /// Errors for capabilities the body uses that `policy` does not grant, naming the tool `name`
-/// in each message.
+/// in each message: the engine's findings, each at the span of its call.
 pub(crate) fn check_tool(
     name: &str,
+    sig: &syn::Signature,
     block: &syn::Block,
     policy: &policy_runtime::ToolPolicy,
 ) -> Vec<syn::Error> {
-    check(block, policy, Some(name))
+    findings(name, sig, block, policy)
+        .into_iter()
+        .map(|f| error_at(f.at, f.message))
+        .collect()
 }
 
-fn check(
+/// The engine's findings for the body, located by the first and last span of each call.
+fn findings(
+    name: &str,
+    sig: &syn::Signature,
     block: &syn::Block,
     policy: &policy_runtime::ToolPolicy,
-    name: Option<&str>,
-) -> Vec<syn::Error> {
+) -> Vec<Finding<(Span, Span)>> {
     let grants = Grants::from_policy(policy);
-    walk::uses(block)
+    fn_sites(&BodyOnly, &Params::of(sig), block, Limits::ATTRIBUTE)
         .into_iter()
-        .filter_map(|u| {
-            let message = if !grants.allows_effect(u.effect) {
-                violation_message(&u.call, u.effect, name, policy)
-            } else {
-                literal_outside(&u.call, u.effect, u.literal.as_deref()?, name, policy)?
+        .filter_map(|site| {
+            let SiteKind::Uses(used) = &site.kind else {
+                return None;
             };
-            Some(syn::Error::new_spanned(&u.tokens, message))
+            Finding::of(judge(policy, &grants, name, used), name, used, site.range)
         })
         .collect()
+}
+
+/// An error underlining `first..=last`, as [`syn::Error::new_spanned`] does for the tokens of
+/// a path.
+fn error_at((first, last): (Span, Span), message: String) -> syn::Error {
+    let tokens: proc_macro2::TokenStream = [
+        proc_macro2::TokenTree::Ident(proc_macro2::Ident::new("call", first)),
+        proc_macro2::TokenTree::Ident(proc_macro2::Ident::new("call", last)),
+    ]
+    .into_iter()
+    .collect();
+    syn::Error::new_spanned(tokens, message)
 }
 
 #[cfg(test)]
@@ -64,9 +82,18 @@ mod tests {
     /// The messages for `body` under `json`.
     fn lint(json: &str, body: &str) -> Vec<String> {
         let block: syn::Block = syn::parse_str(&format!("{{ {body} }}")).unwrap();
-        check_tool("t", &block, &policy(json))
+        check_tool("t", &syn::parse_quote!(fn t()), &block, &policy(json))
             .into_iter()
             .map(|e| e.to_string())
+            .collect()
+    }
+
+    /// The calls flagged in the function `item` (signature and body) under `json`.
+    fn flagged_fn(json: &str, item: &str) -> Vec<String> {
+        let f: syn::ItemFn = syn::parse_str(item).unwrap();
+        check_tool("t", &f.sig, &f.block, &policy(json))
+            .into_iter()
+            .map(|e| e.to_string().split('`').nth(1).unwrap().to_string())
             .collect()
     }
 
@@ -182,6 +209,44 @@ mod tests {
         );
     }
 
+    /// Where the two walkers disagreed (tier 1 bound parameters of nested `fn`s only, tier 2 no
+    /// parameters at all), the engine follows rustc: a parameter shadows the module's names
+    /// but not the body's own imports, globs included; a `let` shadows both.
+    #[test]
+    fn parameters_resolve_as_rustc_resolves_them() {
+        assert_eq!(
+            flagged_fn(
+                NOTHING,
+                "fn t(read: impl Fn(&str)) { use std::fs::*; read(p); }"
+            ),
+            vec!["std::fs::read"]
+        );
+        assert!(flagged_fn(
+            NOTHING,
+            "fn t() { use std::fs::*; let read = |p: &str| p.len(); read(p); }"
+        )
+        .is_empty());
+        assert!(flagged_fn(NOTHING, "fn t(write: impl Fn(u8)) { write(1); }").is_empty());
+    }
+
+    /// A typed parameter gives its value a type, as it did in tier 2 alone.
+    #[test]
+    fn typed_parameters_type_their_receivers() {
+        assert_eq!(
+            flagged_fn(NOTHING, "fn t(p: &std::path::Path) -> bool { p.exists() }"),
+            vec!["std::path::Path::exists"]
+        );
+        assert_eq!(
+            flagged_fn(
+                NOTHING,
+                "fn t(p: std::path::PathBuf) -> bool { use std::path::PathBuf; p.is_file() }"
+            ),
+            vec!["std::path::Path::is_file"]
+        );
+        // A type the body cannot name (a module-level import) types nothing.
+        assert!(flagged_fn(NOTHING, "fn t(p: &Path) -> bool { p.exists() }").is_empty());
+    }
+
     #[test]
     fn the_not_flagged_list_passes_under_the_strictest_policy() {
         for body in [
@@ -276,7 +341,7 @@ mod tests {
                     found,
                     vec![format!(
                         "code nested more than {} levels deep",
-                        walk::MAX_DEPTH
+                        Limits::ATTRIBUTE.max_depth
                     )],
                     "{}",
                     &body[..20]
@@ -300,12 +365,14 @@ mod tests {
                 "{:?}",
                 start.elapsed()
             );
-            // Past the parsed depth the arguments are left to `toolpolicy-lint`.
-            assert!(found.is_empty(), "{found:?}");
+            // Past the parsed depth the arguments are scanned token by token, as tier 2 does:
+            // the call is still found, once.
+            assert_eq!(found.len(), 1, "{found:?}");
+            assert!(found[0].starts_with("`std::env::var`"), "{found:?}");
             let shallow = format!(
                 "{}std::env::var(\"X\"){};",
-                "m!(".repeat(walk::MAX_PARSED_MACRO_DEPTH),
-                ")".repeat(walk::MAX_PARSED_MACRO_DEPTH)
+                "m!(".repeat(Limits::ATTRIBUTE.max_parsed_macro_depth),
+                ")".repeat(Limits::ATTRIBUTE.max_parsed_macro_depth)
             );
             assert_eq!(flagged(NOTHING, &shallow), vec!["std::env::var"]);
         });

@@ -8,10 +8,11 @@
 //! `std::fs::OpenOptions::new().append(true).open(&path)`), and a parameter rebound inside the
 //! body is no longer taken for the argument.
 
+use policy_analysis::lint::names::{BodyOnly, Named};
+use policy_analysis::lint::scope::{Params, Scope};
+use policy_analysis::lint::walk::Limits;
 use quote::ToTokens;
 use syn::visit::Visit;
-
-use super::scope::Scope;
 
 /// Errors for `std::fs`/`tokio::fs` calls in `block` given one of `params` (the names of the
 /// function's `ReadPath`/`WritePath` parameters).
@@ -19,7 +20,13 @@ pub(crate) fn std_fs_on_path_args(block: &syn::Block, params: &[String]) -> Vec<
     if params.is_empty() {
         return Vec::new();
     }
-    let scope = Scope::of(block);
+    // The parameters are left out of the scope: a name the body binds is a parameter rebound.
+    let scope = Scope::of(
+        &BodyOnly,
+        &Params::default(),
+        block,
+        Limits::ATTRIBUTE.max_depth,
+    );
     let mut finder = Finder {
         scope: &scope,
         params,
@@ -30,7 +37,7 @@ pub(crate) fn std_fs_on_path_args(block: &syn::Block, params: &[String]) -> Vec<
 }
 
 struct Finder<'a> {
-    scope: &'a Scope,
+    scope: &'a Scope<'a, BodyOnly>,
     params: &'a [String],
     errors: Vec<syn::Error>,
 }
@@ -38,10 +45,14 @@ struct Finder<'a> {
 impl<'ast> Visit<'ast> for Finder<'_> {
     fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
         if let syn::Expr::Path(func) = call.func.as_ref() {
-            let full = self
-                .scope
-                .resolve(&func.path)
-                .filter(|f| f.starts_with("std::fs::") || f.starts_with("tokio::fs::"));
+            let full = match self.scope.resolve(&func.path) {
+                Named::External(f)
+                    if f.starts_with("std::fs::") || f.starts_with("tokio::fs::") =>
+                {
+                    Some(f)
+                }
+                _ => None,
+            };
             let param = call.args.iter().find_map(|a| self.param_in(a));
             if let (Some(full), Some(param)) = (full, param) {
                 self.errors.push(syn::Error::new_spanned(

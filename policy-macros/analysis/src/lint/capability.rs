@@ -27,7 +27,7 @@
 //!   `option_env!` and `include_str!` run at compile time and use nothing at run time.
 //!
 //! ```
-//! use policy_runtime::capability::{classify_path, Capability, Effect};
+//! use policy_analysis::lint::capability::{classify_path, Capability, Effect};
 //!
 //! assert_eq!(classify_path("std::fs::write"), Some(Effect::Uses(Capability::FsWrite)));
 //! assert_eq!(classify_path("std::fs::File::open"), Some(Effect::Uses(Capability::FsRead)));
@@ -39,7 +39,7 @@
 //!
 //! # Grant rules
 //!
-//! [`Grants::from_policy`] follows the runtime meaning of [the policy model](crate::reference::policy):
+//! [`Grants::from_policy`] follows the runtime meaning of [the policy model](policy_runtime::reference::policy):
 //!
 //! | capability | granted when |
 //! |---|---|
@@ -58,7 +58,7 @@
 //! `exec = ["git"]`, `TcpStream::connect("other:443")` under `net = ["api:443"]`.
 //!
 //! ```
-//! use policy_runtime::capability::{Capability, Grants};
+//! use policy_analysis::lint::capability::{Capability, Grants};
 //! use policy_runtime::ToolPolicy;
 //!
 //! let policy: ToolPolicy = serde_json::from_str(r#"{"fs": {"write": ["/out/**"]}, "env": "deny"}"#)?;
@@ -73,7 +73,7 @@
 
 use std::fmt;
 
-use crate::policy::{EnvPolicy, ExecPolicy, NetPolicy, Stance, ToolPolicy};
+use policy_runtime::policy::{EnvPolicy, ExecPolicy, NetPolicy, Stance, ToolPolicy};
 
 /// Something a tool can touch outside its own memory.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
@@ -442,7 +442,7 @@ impl TypeMethods {
     /// only argument is the literal `false`.
     ///
     /// ```
-    /// use policy_runtime::capability::{type_yielded_by, Capability, Effect};
+    /// use policy_analysis::lint::capability::{type_yielded_by, Capability, Effect};
     ///
     /// let options = type_yielded_by("std::fs::OpenOptions::new").unwrap();
     /// assert_eq!(options.effect_of("write", false), Some(Effect::Uses(Capability::FsWrite)));
@@ -592,10 +592,10 @@ pub struct Grants {
 }
 
 impl Grants {
-    /// What `policy` grants, by the runtime meaning of [the policy model](crate::reference::policy).
+    /// What `policy` grants, by the runtime meaning of [the policy model](policy_runtime::reference::policy).
     pub fn from_policy(policy: &ToolPolicy) -> Grants {
         let non_empty =
-            |list: &Option<crate::GlobList>| list.as_ref().is_some_and(|l| !l.is_empty());
+            |list: &Option<policy_runtime::GlobList>| list.as_ref().is_some_and(|l| !l.is_empty());
         let fs_write = non_empty(&policy.fs.write);
         Grants {
             fs_read: fs_write || non_empty(&policy.fs.read),
@@ -691,7 +691,7 @@ pub fn denial_phrase(policy: &ToolPolicy, capability: Capability) -> String {
 /// tool's name when known.
 ///
 /// ```
-/// use policy_runtime::capability::{violation_message, Effect, Capability};
+/// use policy_analysis::lint::capability::{violation_message, Effect, Capability};
 /// use policy_runtime::ToolPolicy;
 ///
 /// let msg = violation_message("std::fs::write", Effect::Uses(Capability::FsWrite),
@@ -761,7 +761,7 @@ fn literal_subject(call: &str) -> bool {
 /// `net = allow`).
 ///
 /// ```
-/// use policy_runtime::capability::{literal_outside, Capability, Effect};
+/// use policy_analysis::lint::capability::{literal_outside, Capability, Effect};
 /// use policy_runtime::ToolPolicy;
 ///
 /// let policy: ToolPolicy = serde_json::from_str(r#"{"fs": {"write": ["/out/**"]}, "env": {"allow": ["HOME"]}}"#)?;
@@ -795,9 +795,10 @@ pub fn literal_outside(
             if !literal.starts_with('/') {
                 return None;
             }
-            let path = crate::path::normalize(literal);
-            let in_list =
-                |l: &Option<crate::GlobList>| l.as_ref().is_some_and(|l| l.is_match(&path));
+            let path = policy_runtime::path::normalize(literal);
+            let in_list = |l: &Option<policy_runtime::GlobList>| {
+                l.as_ref().is_some_and(|l| l.is_match(&path))
+            };
             match capability {
                 FsWrite => in_list(&policy.fs.write),
                 _ => in_list(&policy.fs.read) || in_list(&policy.fs.write),

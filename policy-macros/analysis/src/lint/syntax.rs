@@ -1,18 +1,14 @@
 //! Syntax-tree pieces shared by the two capability lints: the build-time one in
 //! `#[tool]` (policy-macros) and `toolpolicy-lint` (manifest-verify). They differ in how far they
 //! resolve names (the body alone, or the whole workspace), but read calls, literals and
-//! bindings the same way, against the one catalog in [`crate::capability`].
-//!
-//! Only with the `lint-syntax` feature, so that the runtime itself does not depend on syn.
+//! bindings the same way, against the one catalog in [`super::capability`].
 
 use std::collections::HashSet;
 
 use syn::punctuated::Punctuated;
 use syn::visit::Visit;
 
-use crate::capability::{Capability, Effect, TypeMethods};
-
-pub mod nesting;
+use super::capability::{Capability, Effect, TypeMethods};
 
 /// Call arguments, as syn parses them.
 pub type Args = Punctuated<syn::Expr, syn::Token![,]>;
@@ -21,7 +17,7 @@ pub type Args = Punctuated<syn::Expr, syn::Token![,]>;
 /// `std::fs::write::<&str>`.
 ///
 /// ```
-/// use policy_runtime::lint_syntax::segment_names;
+/// use policy_analysis::lint::syntax::segment_names;
 ///
 /// let path: syn::Path = syn::parse_quote!(std::fs::write::<&str>);
 /// assert_eq!(segment_names(&path), ["std", "fs", "write"]);
@@ -34,7 +30,7 @@ pub fn segment_names(path: &syn::Path) -> Vec<String> {
 /// literal check compares with the declaration.
 ///
 /// ```
-/// use policy_runtime::lint_syntax::first_literal;
+/// use policy_analysis::lint::syntax::first_literal;
 ///
 /// let call: syn::ExprCall = syn::parse_quote!(std::fs::write(&"/etc/x", data));
 /// assert_eq!(first_literal(&call.args).as_deref(), Some("/etc/x"));
@@ -59,7 +55,7 @@ pub fn first_literal(args: &Args) -> Option<String> {
 /// does not ask for writing.
 ///
 /// ```
-/// use policy_runtime::lint_syntax::is_literal_false;
+/// use policy_analysis::lint::syntax::is_literal_false;
 ///
 /// let call: syn::ExprMethodCall = syn::parse_quote!(options.write(false));
 /// assert!(is_literal_false(&call.args));
@@ -77,7 +73,7 @@ pub fn is_literal_false(args: &Args) -> bool {
 /// The pattern under its type ascriptions: `x` for `x: T`.
 ///
 /// ```
-/// use policy_runtime::lint_syntax::strip_type;
+/// use policy_analysis::lint::syntax::strip_type;
 ///
 /// let local: syn::Stmt = syn::parse_quote!(let x: std::fs::File = open(););
 /// let syn::Stmt::Local(local) = local else { unreachable!() };
@@ -94,7 +90,7 @@ pub fn strip_type(pat: &syn::Pat) -> &syn::Pat {
 ///
 /// ```
 /// use std::collections::HashSet;
-/// use policy_runtime::lint_syntax::bind_names;
+/// use policy_analysis::lint::syntax::bind_names;
 ///
 /// let arm: syn::Arm = syn::parse_quote!((a, Some(b)) => ());
 /// let mut names = HashSet::new();
@@ -117,8 +113,8 @@ pub fn bind_names(pat: &syn::Pat, names: &mut HashSet<String>) {
 /// `type_of` says which catalogued type an expression has, as far as the caller can tell.
 ///
 /// ```
-/// use policy_runtime::capability::type_yielded_by;
-/// use policy_runtime::lint_syntax::chain_has_write;
+/// use policy_analysis::lint::capability::type_yielded_by;
+/// use policy_analysis::lint::syntax::chain_has_write;
 ///
 /// let type_of = |e: &syn::Expr| match e {
 ///     syn::Expr::Call(_) => type_yielded_by("std::fs::OpenOptions::new"),

@@ -1,0 +1,121 @@
+//! How names resolve outside the body being walked: the one thing the two tiers see
+//! differently, and so the one thing the [walker](super::walk) is generic over.
+//!
+//! The walker itself resolves what the body declares (its `use` declarations, local bindings,
+//! items and `extern` blocks, `Self`); a path that leaves the body is handed to a [`Names`]:
+//!
+//! * tier 1, the `#[tool]` attribute, sees the body alone: [`BodyOnly`] knows absolute paths
+//!   and the crates the catalog names (`std`, `tokio`, `libc`, ...), and nothing else, because a
+//!   guess about a module-level import would turn a user's own `fs::write` into a build error;
+//! * tier 2, `toolpolicy-lint`, sees the crate and its workspace: its [`Names`] follows module
+//!   `use` declarations, globs and re-exports to the functions, methods, types and
+//!   `macro_rules!` macros of the analysed code, which become edges of its call graph.
+
+use std::convert::Infallible;
+
+/// What a path names, as far as a [`Names`] can tell.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Named<N, T> {
+    /// Functions, methods or macros of the analysed code (edges of tier 2's call graph).
+    Nodes(Vec<N>),
+    /// A type of the analysed code.
+    Type(T),
+    /// A path outside the analysed code, fully qualified as far as known (`std::fs::write`),
+    /// for the [catalog](super::capability).
+    External(String),
+    /// A function declared in an `extern` block: unanalysable.
+    Foreign(String),
+    /// A module, or nothing known: not followed.
+    Unknown,
+}
+
+/// Name resolution beyond the body: see the [module documentation](self).
+///
+/// Only [`Names::resolve`] is required; a resolver that knows no code of its own (tier 1)
+/// keeps the defaults, which know nothing.
+pub trait Names {
+    /// A function, method or macro of the analysed code.
+    type Node: Clone;
+    /// A type of the analysed code.
+    type Type: Clone;
+
+    /// What `segments` (`["std", "fs", "write"]`) names as written in the body's module, after
+    /// the body's own declarations were consulted; `absolute` for a leading `::`.
+    fn resolve(&self, segments: &[String], absolute: bool) -> Named<Self::Node, Self::Type>;
+
+    /// The type `Self` stands for in the body (an `impl` block's type).
+    fn self_type(&self) -> Option<Self::Type> {
+        None
+    }
+
+    /// The associated functions and methods called `name` of `ty`.
+    fn associated(&self, ty: &Self::Type, name: &str) -> Option<&[Self::Node]> {
+        let _ = (ty, name);
+        None
+    }
+
+    /// Every method called `name` (taking `self`) of the analysed code: where a call on a
+    /// receiver of unknown type may go.
+    fn methods_named(&self, name: &str) -> Option<&[Self::Node]> {
+        let _ = name;
+        None
+    }
+
+    /// What the type of field `field` of `ty` names.
+    fn field(&self, ty: &Self::Type, field: &str) -> Named<Self::Node, Self::Type> {
+        let _ = (ty, field);
+        Named::Unknown
+    }
+
+    /// The `macro_rules!` macros called `name` of the analysed code.
+    fn macro_named(&self, name: &str) -> Option<&[Self::Node]> {
+        let _ = name;
+        None
+    }
+}
+
+/// Crates whose paths tier 1 takes as absolute when they start a path: the crates the catalog
+/// describes. A user crate or module of the same name is possible but rare; the attribute cannot
+/// tell, and these names are what the README promises the build catches.
+pub const EXTERNAL_ROOTS: &[&str] = &[
+    "std",
+    "core",
+    "alloc",
+    "tokio",
+    "reqwest",
+    "ureq",
+    "hyper",
+    "hyper_util",
+    "libc",
+    "libloading",
+    "nix",
+];
+
+/// Tier 1's resolution: the body alone. Absolute paths and paths starting with one of
+/// [`EXTERNAL_ROOTS`] are external; anything else (a module-level import, `crate::` helpers) is
+/// unknown and left to tier 2.
+///
+/// ```
+/// use policy_analysis::lint::names::{BodyOnly, Named, Names};
+///
+/// let path = |s: &str| s.split("::").map(str::to_string).collect::<Vec<_>>();
+/// assert_eq!(BodyOnly.resolve(&path("std::fs::write"), false), Named::External("std::fs::write".into()));
+/// assert_eq!(BodyOnly.resolve(&path("fs::write"), false), Named::Unknown);
+/// assert_eq!(BodyOnly.resolve(&path("my_crate::x"), true), Named::External("my_crate::x".into()));
+/// ```
+#[derive(Clone, Copy, Debug, Default)]
+pub struct BodyOnly;
+
+impl Names for BodyOnly {
+    type Node = Infallible;
+    type Type = Infallible;
+
+    fn resolve(&self, segments: &[String], absolute: bool) -> Named<Infallible, Infallible> {
+        match segments.first() {
+            Some(first) if absolute || EXTERNAL_ROOTS.contains(&first.as_str()) => {
+                Named::External(segments.join("::"))
+            }
+            _ => Named::Unknown,
+        }
+    }
+}
