@@ -48,6 +48,8 @@ mod validate;
 #[cfg(test)]
 mod dsl_fuzz;
 #[cfg(test)]
+mod lint_corpus;
+#[cfg(test)]
 #[path = "../../policy-runtime/tests/fuzz_support/mod.rs"]
 mod fuzz_support;
 
