@@ -3,7 +3,7 @@
 
 use std::collections::{HashMap, HashSet, VecDeque};
 
-use policy_runtime::capability::{literal_outside, violation_message, Effect, Grants};
+use policy_runtime::capability::{beyond_declaration, violation_message, Effect, Grants};
 use policy_runtime::ToolPolicy;
 
 use super::body::{sites, Site, SiteKind};
@@ -50,9 +50,13 @@ pub(crate) fn check(
                         let message = if !grants.allows_effect(*effect) {
                             violation_message(call, *effect, Some(&decl.name), &policy)
                         } else {
-                            let outside = literal.as_deref().and_then(|l| {
-                                literal_outside(call, *effect, l, Some(&decl.name), &policy)
-                            });
+                            let outside = beyond_declaration(
+                                call,
+                                *effect,
+                                literal.as_deref(),
+                                Some(&decl.name),
+                                &policy,
+                            );
                             match outside {
                                 Some(m) => m,
                                 None => continue,

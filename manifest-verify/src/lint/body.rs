@@ -276,6 +276,7 @@ impl Walker<'_> {
                 ty.chains_through(&m.method.to_string()).then_some(ty)
             }
             syn::Expr::Paren(p) => self.type_of(&p.expr),
+            syn::Expr::Try(t) => self.type_of(&t.expr),
             syn::Expr::Reference(r) => self.type_of(&r.expr),
             syn::Expr::Path(p) => self.typed.get(&p.path.get_ident()?.to_string()).copied(),
             syn::Expr::Field(f) => match self.field_type(f)? {

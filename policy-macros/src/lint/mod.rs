@@ -21,7 +21,7 @@ pub(crate) mod walk;
 
 pub(crate) use path_args::std_fs_on_path_args;
 
-use policy_runtime::capability::{literal_outside, violation_message, Grants};
+use policy_runtime::capability::{beyond_declaration, violation_message, Grants};
 
 /// Errors for capabilities the body uses that `policy` does not grant, naming the tool `name`
 /// in each message.
@@ -45,7 +45,7 @@ fn check(
             let message = if !grants.allows_effect(u.effect) {
                 violation_message(&u.call, u.effect, name, policy)
             } else {
-                literal_outside(&u.call, u.effect, u.literal.as_deref()?, name, policy)?
+                beyond_declaration(&u.call, u.effect, u.literal.as_deref(), name, policy)?
             };
             Some(syn::Error::new_spanned(&u.tokens, message))
         })

@@ -28,6 +28,7 @@ const EXTERNAL_ROOTS: &[&str] = &[
     "libc",
     "libloading",
     "nix",
+    "rusqlite",
 ];
 
 /// Name bindings of one body, collected in a first pass (scope-insensitive: a body is small and
@@ -255,6 +256,7 @@ impl Scope {
                 }
                 syn::Expr::Paren(p) => current = &p.expr,
                 syn::Expr::Reference(r) => current = &r.expr,
+                syn::Expr::Try(t) => current = &t.expr,
                 syn::Expr::Call(c) => match c.func.as_ref() {
                     syn::Expr::Path(p) if p.qself.is_none() => {
                         break type_yielded_by(&self.resolve(&p.path)?)?
