@@ -42,6 +42,7 @@
 //! ```
 
 mod analysis;
+mod as_test;
 mod body;
 mod load;
 mod nesting;
@@ -53,6 +54,7 @@ pub mod workspace;
 
 use std::path::{Path, PathBuf};
 
+pub use as_test::{lint_crate, LintFailure};
 pub use load::MAX_FILE_BYTES;
 
 /// The tool the lint reads from a function's attributes (`#[tool(policy(...))]` or
