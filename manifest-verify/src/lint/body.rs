@@ -21,10 +21,46 @@ use super::resolve::Target;
 enum Recv {
     /// A value of a type of the analysed code: `(unit, type name)`.
     Internal(usize, String),
-    /// A value of a type from elsewhere (std, a registry crate, a generic parameter).
+    /// A value of a type from elsewhere (std, a registry crate).
     External,
+    /// A value reached through traits (`dyn T`, `impl T`, a generic `S: T`): any impl of the
+    /// traits in the analysed code may run.
+    Dyn(Vec<String>),
     Unknown,
 }
+
+/// Names every Rust module sees without a `use`: the prelude's values and types, and the
+/// primitive types. A call to one of them is never a name an item-level macro defined.
+const PRELUDE: &[&str] = &[
+    "Some", "None", "Ok", "Err", "drop", "Box", "Vec", "String", "Option", "Result", "Default",
+    "Clone", "ToString", "ToOwned", "Iterator", "IntoIterator", "From", "Into", "TryFrom",
+    "TryInto", "PartialEq", "Eq", "PartialOrd", "Ord", "AsRef", "AsMut", "Fn", "FnMut",
+    "FnOnce", "Send", "Sync", "Sized", "Copy", "Drop", "Extend", "u8", "u16", "u32", "u64",
+    "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize", "f32", "f64", "bool", "char",
+    "str", "Self", "self", "super", "crate", "std", "core", "alloc", "proc_macro",
+];
+
+/// `E` of a declared `Result<T, E>`.
+fn result_error(ty: &syn::Type) -> Option<&syn::Type> {
+    let syn::Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    if last.ident != "Result" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(a) = &last.arguments else {
+        return None;
+    };
+    a.args
+        .iter()
+        .filter_map(|g| match g {
+            syn::GenericArgument::Type(t) => Some(t),
+            _ => None,
+        })
+        .nth(1)
+}
+
+/// How many `Deref` impls a receiver is followed through (`Outer` → `Inner` → `PathBuf`).
+const MAX_DEREF_STEPS: usize = 8;
 
 /// Method names of std traits and collections: on a receiver of unknown type, a call to one of
 /// these is taken as the std method, not as a same-named method of the analysed code (which
@@ -125,14 +161,34 @@ pub(crate) fn sites(program: &Program, id: NodeId) -> Vec<Site> {
         receivers: HashMap::new(),
         sites: Vec::new(),
         macro_depth: 0,
+        generics: Vec::new(),
+        ret: None,
     };
     match &node.kind {
         NodeKind::Fn {
             block,
             self_ty,
             params,
+            dyn_params,
+            generics,
+            ret,
+            rewritten_by,
         } => {
             walker.self_ty = self_ty.clone();
+            walker.generics = generics.clone();
+            walker.ret = ret.as_deref();
+            if let Some((attr, line, column)) = rewritten_by {
+                walker.sites.push(Site {
+                    kind: SiteKind::Uses {
+                        call: format!("{attr} (an attribute macro may rewrite the item)"),
+                        effect: Effect::Unanalysable,
+                        literal: None,
+                    },
+                    line: *line,
+                    column: *column,
+                    len: attr.len(),
+                });
+            }
             for (name, ty) in params {
                 let recv = walker.recv_of_type(ty);
                 walker.receivers.insert(name.clone(), recv);
@@ -143,6 +199,9 @@ pub(crate) fn sites(program: &Program, id: NodeId) -> Vec<Site> {
                         walker.typed.insert(name.clone(), methods);
                     }
                 }
+            }
+            for (name, traits) in dyn_params {
+                walker.receivers.insert(name.clone(), Recv::Dyn(traits.clone()));
             }
             let mut pre = Collector { w: &mut walker };
             pre.visit_block(block);
@@ -170,6 +229,10 @@ struct Walker<'p> {
     sites: Vec<Site>,
     /// Macro invocations whose arguments are being parsed around the current point.
     macro_depth: usize,
+    /// Generic parameters in scope, with their trait bounds' names.
+    generics: Vec<(String, Vec<String>)>,
+    /// The function's declared return type.
+    ret: Option<&'p syn::Type>,
 }
 
 /// What a macro invocation is to the lint.
@@ -224,8 +287,259 @@ impl Walker<'_> {
             if segs.len() == 1 && self.locals.contains(first) {
                 return Target::Unknown;
             }
+            // `S::create(..)` with `S: Store`: every impl's `create`.
+            if segs.len() == 2 {
+                if let Some((_, traits)) = self.generics.iter().find(|(g, _)| g == first) {
+                    let nodes = self.trait_methods(traits, &segs[1]);
+                    if !nodes.is_empty() {
+                        return Target::Nodes(nodes);
+                    }
+                }
+            }
         }
         self.program.resolve(self.module, segs, absolute)
+    }
+
+    /// The functions named `name` of every impl of `traits` in the analysed code, and the
+    /// traits' own default bodies.
+    fn trait_methods(&self, traits: &[String], name: &str) -> Vec<NodeId> {
+        let mut nodes = Vec::new();
+        for t in traits {
+            let impls = self.program.trait_impls.get(t).into_iter().flatten();
+            let defaults = (0..self.program.units.len()).map(|u| (u, t.clone()));
+            for key in impls.cloned().chain(defaults) {
+                if let Some(found) = self.program.assoc.get(&key).and_then(|a| a.get(name)) {
+                    nodes.extend(found.iter().copied());
+                }
+            }
+        }
+        nodes.sort_unstable();
+        nodes.dedup();
+        nodes
+    }
+
+    /// The `drop` of a type with an `impl Drop`: a value built here is dropped at the end of
+    /// its scope (or at once, for a temporary).
+    fn drop_edge(&mut self, unit: usize, ty: &str, span: Span) {
+        if !self.program.drops.contains(&(unit, ty.to_string())) {
+            return;
+        }
+        if let Some(nodes) = self
+            .program
+            .assoc
+            .get(&(unit, ty.to_string()))
+            .and_then(|a| a.get("drop"))
+        {
+            self.sites
+                .push(site(SiteKind::Calls(nodes.clone()), span, ty.len()));
+        }
+    }
+
+    /// Edges to the associated functions `names` of the type `recv` is (for `for`, `into`,
+    /// `?`): the type's own, or every impl's through traits.
+    fn implicit_edge(&mut self, recv: &Recv, names: &[&str], span: Span) {
+        let mut nodes = Vec::new();
+        for name in names {
+            match recv {
+                Recv::Internal(unit, ty) => {
+                    if let Some(found) = self
+                        .program
+                        .assoc
+                        .get(&(*unit, ty.clone()))
+                        .and_then(|a| a.get(*name))
+                    {
+                        nodes.extend(found.iter().copied());
+                    }
+                }
+                Recv::Dyn(traits) => nodes.extend(self.trait_methods(traits, name)),
+                Recv::External | Recv::Unknown => {}
+            }
+        }
+        if !nodes.is_empty() {
+            self.sites.push(site(SiteKind::Calls(nodes), span, 1));
+        }
+    }
+
+    /// Whether `segs`, written in this body, names nothing the analysed code defines while
+    /// the module holds item-level macros whose items are not analysed: the call may go to
+    /// one of those items. Returns the macros' description.
+    fn hidden_by_item_macros(&self, segs: &[String], absolute: bool) -> Option<String> {
+        let module = &self.program.modules[self.module];
+        if absolute || module.opaque.is_empty() {
+            return None;
+        }
+        let first = segs.first()?;
+        let unit = &self.program.units[module.unit];
+        if PRELUDE.contains(&first.as_str())
+            || self.uses.contains_key(first)
+            || self.locals.contains(first)
+            || self.receivers.contains_key(first)
+            || self.generics.iter().any(|(g, _)| g == first)
+            || unit.deps.contains(first)
+            || self.program.unit_named(first).is_some()
+        {
+            return None;
+        }
+        match self.program.resolve(self.module, &segs[..1], false) {
+            Target::External(p) if p == *first => Some(module.opaque.join(", ")),
+            _ => None,
+        }
+    }
+
+    /// Reports `expr`, resolved to `target`, when only an item-level macro of the module can
+    /// define it.
+    fn hidden_call(&mut self, target: &Target, expr: &syn::ExprPath, span: Span, len: usize) {
+        let Target::External(path) = target else { return };
+        if classify_path(path).is_some() || expr.qself.is_some() {
+            return;
+        }
+        let segs = segment_names(&expr.path);
+        let Some(macros) = self.hidden_by_item_macros(&segs, expr.path.leading_colon.is_some())
+        else {
+            return;
+        };
+        self.sites.push(site(
+            SiteKind::Uses {
+                call: format!(
+                    "{}, which only an item-level macro can define ({macros}, not analysed)",
+                    segs.join("::")
+                ),
+                effect: Effect::Unanalysable,
+                literal: None,
+            },
+            span,
+            len,
+        ));
+    }
+
+    /// What a call to `nodes` returns, as a receiver.
+    fn returned(&self, nodes: &[NodeId]) -> Recv {
+        let mut found: Option<Recv> = None;
+        for n in nodes {
+            let node = &self.program.nodes[*n];
+            let NodeKind::Fn { ret, self_ty, generics, .. } = &node.kind else {
+                return Recv::Unknown;
+            };
+            let Some(ret) = ret else { return Recv::Unknown };
+            let recv = self.recv_of_syn_type(ret, node.module, self_ty.as_deref(), generics);
+            match (&found, &recv) {
+                (_, Recv::Unknown) => return Recv::Unknown,
+                (None, _) => found = Some(recv),
+                (Some(Recv::Internal(u1, t1)), Recv::Internal(u2, t2)) if u1 == u2 && t1 == t2 => {}
+                (Some(Recv::External), Recv::External) => {}
+                _ => return Recv::Unknown,
+            }
+        }
+        found.unwrap_or(Recv::Unknown)
+    }
+
+    /// A value of type `ty` as written in `module`, looking through references, `Result`,
+    /// `Option`, `Box`, `Arc` and `Rc` to the type that carries the methods.
+    fn recv_of_syn_type(
+        &self,
+        ty: &syn::Type,
+        module: ModId,
+        self_ty: Option<&str>,
+        generics: &[(String, Vec<String>)],
+    ) -> Recv {
+        let traits = super::program::traits_of(ty, generics);
+        if !traits.is_empty() {
+            return Recv::Dyn(traits);
+        }
+        match ty {
+            syn::Type::Reference(r) => self.recv_of_syn_type(&r.elem, module, self_ty, generics),
+            syn::Type::Paren(p) => self.recv_of_syn_type(&p.elem, module, self_ty, generics),
+            syn::Type::Path(p) if p.qself.is_none() => {
+                let Some(last) = p.path.segments.last() else {
+                    return Recv::Unknown;
+                };
+                if p.path.is_ident("Self") {
+                    return match self_ty {
+                        Some(t) => Recv::Internal(self.program.modules[module].unit, t.to_string()),
+                        None => Recv::Unknown,
+                    };
+                }
+                let wrapper = ["Result", "Option", "Box", "Arc", "Rc", "Cow"]
+                    .contains(&last.ident.to_string().as_str());
+                if wrapper {
+                    if let syn::PathArguments::AngleBracketed(a) = &last.arguments {
+                        if let Some(syn::GenericArgument::Type(inner)) = a.args.first() {
+                            return self.recv_of_syn_type(inner, module, self_ty, generics);
+                        }
+                    }
+                }
+                let segs = segment_names(&p.path);
+                match self.program.resolve(module, &segs, p.path.leading_colon.is_some()) {
+                    Target::Type(unit, t) => Recv::Internal(unit, t),
+                    Target::External(_) => Recv::External,
+                    _ => Recv::Unknown,
+                }
+            }
+            _ => Recv::Unknown,
+        }
+    }
+
+    /// The catalogued methods of the type a call to `nodes` returns (`-> PathBuf`,
+    /// `-> reqwest::Client`).
+    fn returned_methods(&self, nodes: &[NodeId]) -> Option<&'static TypeMethods> {
+        let mut found = None;
+        for n in nodes {
+            let node = &self.program.nodes[*n];
+            let NodeKind::Fn { ret: Some(ret), .. } = &node.kind else {
+                return None;
+            };
+            let methods = self.external_methods(ret, node.module)?;
+            if found.is_some_and(|f: &TypeMethods| f.type_path != methods.type_path) {
+                return None;
+            }
+            found = Some(methods);
+        }
+        found
+    }
+
+    /// The catalogued methods of the external type `ty` written in `module`, through
+    /// references, `Result` and `Option`.
+    fn external_methods(&self, ty: &syn::Type, module: ModId) -> Option<&'static TypeMethods> {
+        match ty {
+            syn::Type::Reference(r) => self.external_methods(&r.elem, module),
+            syn::Type::Path(p) if p.qself.is_none() => {
+                let last = p.path.segments.last()?;
+                if ["Result", "Option"].contains(&last.ident.to_string().as_str()) {
+                    if let syn::PathArguments::AngleBracketed(a) = &last.arguments {
+                        if let Some(syn::GenericArgument::Type(inner)) = a.args.first() {
+                            return self.external_methods(inner, module);
+                        }
+                    }
+                }
+                let segs = segment_names(&p.path);
+                match self.program.resolve(module, &segs, p.path.leading_colon.is_some()) {
+                    Target::External(path) => type_methods(&path),
+                    _ => None,
+                }
+            }
+            _ => None,
+        }
+    }
+
+    /// The catalogued methods a value of our type reaches through `Deref` (a newtype over
+    /// `PathBuf`, or over such a newtype).
+    fn deref_methods(&self, recv: Recv) -> Option<&'static TypeMethods> {
+        let Recv::Internal(mut unit, mut ty) = recv else {
+            return None;
+        };
+        for _ in 0..MAX_DEREF_STEPS {
+            let (module, target) = self.program.derefs.get(&(unit, ty.clone()))?;
+            let segs = segment_names(target);
+            match self.program.resolve(*module, &segs, target.leading_colon.is_some()) {
+                Target::External(path) => return type_methods(&path),
+                Target::Type(u, t) => {
+                    unit = u;
+                    ty = t;
+                }
+                _ => return None,
+            }
+        }
+        None
     }
 
     fn path_target(&self, path: &syn::Path) -> Target {
@@ -258,15 +572,23 @@ impl Walker<'_> {
                 span,
                 len,
             )),
-            Target::Module(_) | Target::Type(..) | Target::Unknown => {}
+            // A value of our type is built (`Lock(p)`, a unit struct): its `drop` runs.
+            Target::Type(unit, ty) => self.drop_edge(unit, &ty, span),
+            Target::Module(_) | Target::Unknown => {}
         }
     }
 
     fn type_of(&self, expr: &syn::Expr) -> Option<&'static TypeMethods> {
+        self.type_of_value(expr)
+            .or_else(|| self.deref_methods(self.receiver(expr)))
+    }
+
+    fn type_of_value(&self, expr: &syn::Expr) -> Option<&'static TypeMethods> {
         match expr {
             syn::Expr::Call(c) => match c.func.as_ref() {
                 syn::Expr::Path(p) if p.qself.is_none() => match self.path_target(&p.path) {
                     Target::External(path) => type_yielded_by(&path),
+                    Target::Nodes(nodes) => self.returned_methods(&nodes),
                     _ => None,
                 },
                 _ => None,
@@ -310,6 +632,21 @@ impl Walker<'_> {
         ))
     }
 
+    /// The traits a field of one of our structs is reached through (`Box<dyn T>`, `S: T`).
+    fn field_traits(&self, f: &syn::ExprField) -> Option<Vec<String>> {
+        let Recv::Internal(unit, ty) = self.receiver(&f.base) else {
+            return None;
+        };
+        let syn::Member::Named(name) = &f.member else {
+            return None;
+        };
+        self.program
+            .trait_fields
+            .get(&(unit, ty))?
+            .get(&name.to_string())
+            .cloned()
+    }
+
     /// What the receiver of a method call is, as far as the body says.
     fn receiver(&self, expr: &syn::Expr) -> Recv {
         match expr {
@@ -330,11 +667,33 @@ impl Walker<'_> {
             syn::Expr::Call(c) => match c.func.as_ref() {
                 syn::Expr::Path(p) if p.qself.is_none() => match self.path_target(&p.path) {
                     Target::Type(unit, ty) => Recv::Internal(unit, ty),
+                    // What the function is declared to return.
+                    Target::Nodes(nodes) => self.returned(&nodes),
                     _ => Recv::Unknown,
                 },
                 _ => Recv::Unknown,
             },
+            syn::Expr::MethodCall(m) => {
+                let method = m.method.to_string();
+                let inner = self.receiver(&m.receiver);
+                if ["unwrap", "expect", "clone", "to_owned"].contains(&method.as_str()) {
+                    return inner;
+                }
+                match inner {
+                    Recv::Internal(unit, ty) => {
+                        match self.program.assoc.get(&(unit, ty)).and_then(|a| a.get(&method)) {
+                            Some(nodes) => self.returned(nodes),
+                            None => Recv::Unknown,
+                        }
+                    }
+                    _ => Recv::Unknown,
+                }
+            }
+            syn::Expr::Try(t) => self.receiver(&t.expr),
             syn::Expr::Lit(_) => Recv::External,
+            syn::Expr::Field(f) if self.field_traits(f).is_some() => {
+                Recv::Dyn(self.field_traits(f).unwrap_or_default())
+            }
             syn::Expr::Field(f) => match self.field_type(f) {
                 Some((_, Target::Type(unit, ty))) => Recv::Internal(unit, ty),
                 Some((_, Target::External(_))) => Recv::External,
@@ -370,14 +729,18 @@ impl Walker<'_> {
     fn method_edge(&mut self, receiver: Recv, name: &str, span: Span) {
         let nodes = match receiver {
             Recv::External => return,
+            Recv::Dyn(traits) => {
+                let nodes = self.trait_methods(&traits, name);
+                if nodes.is_empty() {
+                    // A trait from elsewhere: any method of that name may be an impl of it.
+                    self.program.methods.get(name).cloned()
+                } else {
+                    Some(nodes)
+                }
+            }
             Recv::Internal(unit, ty) => {
-                match self
-                    .program
-                    .assoc
-                    .get(&(unit, ty))
-                    .and_then(|a| a.get(name))
-                {
-                    Some(nodes) => Some(nodes.clone()),
+                match self.internal_method(unit, ty, name) {
+                    Some(nodes) => Some(nodes),
                     // Not an inherent method: a trait method, found by name.
                     None => self.program.methods.get(name).cloned(),
                 }
@@ -389,6 +752,30 @@ impl Walker<'_> {
             self.sites
                 .push(site(SiteKind::Calls(nodes), span, name.len()));
         }
+    }
+
+    /// The method `name` of our type `ty`, or of the type it derefs to.
+    fn internal_method(&self, mut unit: usize, mut ty: String, name: &str) -> Option<Vec<NodeId>> {
+        for _ in 0..MAX_DEREF_STEPS {
+            if let Some(nodes) = self
+                .program
+                .assoc
+                .get(&(unit, ty.clone()))
+                .and_then(|a| a.get(name))
+            {
+                return Some(nodes.clone());
+            }
+            let (module, target) = self.program.derefs.get(&(unit, ty.clone()))?;
+            let segs = segment_names(target);
+            match self.program.resolve(*module, &segs, target.leading_colon.is_some()) {
+                Target::Type(u, t) => {
+                    unit = u;
+                    ty = t;
+                }
+                _ => return None,
+            }
+        }
+        None
     }
 
     fn macro_call(&mut self, path: &syn::Path, tokens: TokenStream) {
@@ -569,6 +956,13 @@ impl Walker<'_> {
 
 impl<'ast> Visit<'ast> for Walker<'_> {
     fn visit_expr_call(&mut self, call: &'ast syn::ExprCall) {
+        if let syn::Expr::Path(p) = call.func.as_ref() {
+            if p.path.segments.len() == 1 && p.qself.is_none() {
+                let target = self.path_target(&p.path);
+                let span = p.path.segments[0].ident.span();
+                self.hidden_call(&target, p, span, p.path.segments[0].ident.to_string().len());
+            }
+        }
         syn::visit::visit_expr_call(self, call);
         // The callee was just recorded by `visit_expr_path`; attach a literal first argument.
         if let syn::Expr::Path(p) = call.func.as_ref() {
@@ -615,8 +1009,73 @@ impl<'ast> Visit<'ast> for Walker<'_> {
             },
             _ => self.path_target(&expr.path),
         };
+        // A bare name is judged where it is called (`visit_expr_call`): as a value it is far
+        // more often a variable than an item.
+        if expr.path.segments.len() > 1 {
+            self.hidden_call(&target, expr, span, len);
+        }
         self.record(target, span, len);
         syn::visit::visit_expr_path(self, expr);
+    }
+
+    fn visit_expr_struct(&mut self, expr: &'ast syn::ExprStruct) {
+        if let Recv::Internal(unit, ty) = self.recv_of_type(&expr.path) {
+            let span = expr
+                .path
+                .segments
+                .first()
+                .map_or_else(Span::call_site, |s| s.ident.span());
+            self.drop_edge(unit, &ty, span);
+        }
+        syn::visit::visit_expr_struct(self, expr);
+    }
+
+    fn visit_expr_for_loop(&mut self, f: &'ast syn::ExprForLoop) {
+        // `for x in e` calls `into_iter` and then `next` of what `e` is.
+        let recv = self.receiver(&f.expr);
+        self.implicit_edge(&recv, &["into_iter", "next"], f.for_token.span);
+        syn::visit::visit_expr_for_loop(self, f);
+    }
+
+    fn visit_local(&mut self, local: &'ast syn::Local) {
+        // `let c: Cfg = x.into()` runs `From for Cfg`; `try_into` runs `TryFrom`.
+        if let (syn::Pat::Type(t), Some(init)) = (&local.pat, &local.init) {
+            let mut value = init.expr.as_ref();
+            if let syn::Expr::Try(t) = value {
+                value = &t.expr;
+            }
+            if let syn::Expr::MethodCall(m) = value {
+                let conversion = match m.method.to_string().as_str() {
+                    "into" => Some("from"),
+                    "try_into" => Some("try_from"),
+                    _ => None,
+                };
+                if let Some(conversion) = conversion {
+                    let recv = self.recv_of_syn_type(
+                        &t.ty,
+                        self.module,
+                        self.self_ty.as_deref(),
+                        &self.generics,
+                    );
+                    self.implicit_edge(&recv, &[conversion], m.method.span());
+                }
+            }
+        }
+        syn::visit::visit_local(self, local);
+    }
+
+    fn visit_expr_try(&mut self, e: &'ast syn::ExprTry) {
+        // `?` converts the error with `From` into the function's declared error type.
+        if let Some(error) = self.ret.and_then(result_error) {
+            let recv = self.recv_of_syn_type(
+                error,
+                self.module,
+                self.self_ty.as_deref(),
+                &self.generics,
+            );
+            self.implicit_edge(&recv, &["from"], e.question_token.span);
+        }
+        syn::visit::visit_expr_try(self, e);
     }
 
     fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {
@@ -755,6 +1214,14 @@ impl<'ast> Visit<'ast> for Collector<'_, '_> {
             if let (syn::Pat::Ident(id), syn::Type::Path(tp)) = (t.pat.as_ref(), t.ty.as_ref()) {
                 let recv = self.w.recv_of_type(&tp.path);
                 self.w.receivers.insert(id.ident.to_string(), recv);
+            }
+            if let syn::Pat::Ident(id) = t.pat.as_ref() {
+                let traits = super::program::traits_of(&t.ty, &self.w.generics);
+                if !traits.is_empty() {
+                    self.w
+                        .receivers
+                        .insert(id.ident.to_string(), Recv::Dyn(traits));
+                }
             }
         }
         if let (syn::Pat::Ident(id), Some(init)) = (pat, &local.init) {
