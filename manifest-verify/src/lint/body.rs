@@ -579,8 +579,31 @@ impl Walker<'_> {
     }
 
     fn type_of(&self, expr: &syn::Expr) -> Option<&'static TypeMethods> {
-        self.type_of_value(expr)
-            .or_else(|| self.deref_methods(self.receiver(expr)))
+        // Down the receivers to the value the chain starts from, then back up through the
+        // methods: a loop, since a chain can be thousands of calls long and each level of it
+        // asks again.
+        let mut methods = Vec::new();
+        let mut current = expr;
+        loop {
+            match current {
+                syn::Expr::MethodCall(m) => {
+                    methods.push(&m.method);
+                    current = &m.receiver;
+                }
+                syn::Expr::Paren(p) => current = &p.expr,
+                syn::Expr::Try(t) => current = &t.expr,
+                syn::Expr::Reference(r) => current = &r.expr,
+                _ => break,
+            }
+        }
+        let chained = self.type_of_value(current).filter(|base| {
+            methods
+                .iter()
+                .rev()
+                .all(|m| base.chains_through(&m.to_string()))
+        });
+        // Else a value of our own type that derefs to a catalogued one.
+        chained.or_else(|| self.deref_methods(self.receiver(expr)))
     }
 
     fn type_of_value(&self, expr: &syn::Expr) -> Option<&'static TypeMethods> {
@@ -593,13 +616,6 @@ impl Walker<'_> {
                 },
                 _ => None,
             },
-            syn::Expr::MethodCall(m) => {
-                let ty = self.type_of(&m.receiver)?;
-                ty.chains_through(&m.method.to_string()).then_some(ty)
-            }
-            syn::Expr::Paren(p) => self.type_of(&p.expr),
-            syn::Expr::Try(t) => self.type_of(&t.expr),
-            syn::Expr::Reference(r) => self.type_of(&r.expr),
             syn::Expr::Path(p) => self.typed.get(&p.path.get_ident()?.to_string()).copied(),
             syn::Expr::Field(f) => match self.field_type(f)? {
                 (_, Target::External(path)) => {
