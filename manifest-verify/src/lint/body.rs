@@ -389,13 +389,30 @@ impl Walker<'_> {
     /// Reports `expr`, resolved to `target`, when only an item-level macro of the module can
     /// define it.
     fn hidden_call(&mut self, target: &Target, expr: &syn::ExprPath, span: Span, len: usize) {
-        let Target::External(path) = target else { return };
-        if classify_path(path).is_some() || expr.qself.is_some() {
+        if expr.qself.is_some() {
             return;
         }
         let segs = segment_names(&expr.path);
-        let Some(macros) = self.hidden_by_item_macros(&segs, expr.path.leading_colon.is_some())
-        else {
+        let absolute = expr.path.leading_colon.is_some();
+        let macros = match target {
+            Target::External(path) if classify_path(path).is_none() => {
+                self.hidden_by_item_macros(&segs, absolute)
+            }
+            // `gen::save` where module `gen` holds item-level macros and no `save`.
+            Target::Unknown => (1..segs.len()).rev().find_map(|k| {
+                match self.resolve(&segs[..k], absolute) {
+                    Target::Module(m) => Some(
+                        Some(&self.program.modules[m].opaque)
+                            .filter(|o| !o.is_empty())
+                            .map(|o| o.join(", ")),
+                    ),
+                    _ => None,
+                }
+            })
+            .flatten(),
+            _ => None,
+        };
+        let Some(macros) = macros else {
             return;
         };
         self.sites.push(site(
@@ -747,11 +764,17 @@ impl Walker<'_> {
             Recv::External => return,
             Recv::Dyn(traits) => {
                 let nodes = self.trait_methods(&traits, name);
-                if nodes.is_empty() {
-                    // A trait from elsewhere: any method of that name may be an impl of it.
+                let ours = traits.iter().any(|t| self.program.traits.contains(t));
+                if !nodes.is_empty() {
+                    Some(nodes)
+                } else if ours && !COMMON_STD_METHODS.contains(&name) {
+                    // A method of one of our traits' supertraits (or an impl the lint did not
+                    // place): any method of that name may be it.
                     self.program.methods.get(name).cloned()
                 } else {
-                    Some(nodes)
+                    // Only traits from elsewhere, none implemented here: whatever runs is an
+                    // impl from elsewhere too.
+                    None
                 }
             }
             Recv::Internal(unit, ty) => {

@@ -118,6 +118,8 @@ pub(crate) struct Program {
     pub(crate) fields: HashMap<(usize, String), HashMap<String, (ModId, syn::Path)>>,
     /// Named fields reached through traits (`Box<dyn T>`, a generic `S: T`), with the traits.
     pub(crate) trait_fields: HashMap<(usize, String), HashMap<String, Vec<String>>>,
+    /// The names of the traits the analysed code defines.
+    pub(crate) traits: HashSet<String>,
     /// `impl Trait for Type`: the implementing types, by the trait's name.
     pub(crate) trait_impls: HashMap<String, Vec<(usize, String)>>,
     /// Types with an `impl Drop`: a value built runs its `drop` when it goes out of scope.
@@ -350,6 +352,7 @@ impl Program {
                 }
                 syn::Item::Trait(t) => {
                     let name = t.ident.to_string();
+                    self.traits.insert(name.clone());
                     self.define(module, name.clone(), Def::Type(name.clone()));
                     let outer = Outer {
                         generics: generic_bounds(&t.generics),
@@ -703,10 +706,21 @@ fn type_name(ty: &syn::Type) -> Option<String> {
     }
 }
 
-/// The path of a type, through references (`&Path` is `Path`).
+/// The path of a type, through references (`&Path` is `Path`) and the smart pointers whose
+/// methods are their content's (`Box<T>`, `Arc<T>`, `Rc<T>`).
 fn type_path(ty: &syn::Type) -> Option<&syn::Path> {
     match ty {
-        syn::Type::Path(p) if p.qself.is_none() => Some(&p.path),
+        syn::Type::Path(p) if p.qself.is_none() => {
+            let last = p.path.segments.last()?;
+            if ["Box", "Arc", "Rc"].contains(&last.ident.to_string().as_str()) {
+                if let syn::PathArguments::AngleBracketed(a) = &last.arguments {
+                    if let Some(syn::GenericArgument::Type(inner)) = a.args.first() {
+                        return type_path(inner);
+                    }
+                }
+            }
+            Some(&p.path)
+        }
         syn::Type::Reference(r) => type_path(&r.elem),
         _ => None,
     }
