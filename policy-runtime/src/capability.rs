@@ -1091,6 +1091,34 @@ mod tests {
     }
 
     #[test]
+    fn client_types_and_path_builders_carry_their_methods() {
+        let client = type_yielded_by("reqwest::Client::new").unwrap();
+        assert_eq!(client.effect_of("get", false), Some(N));
+        assert!(!client.chains_through("get"));
+        assert!(client.chains_through("clone"));
+        let path = type_yielded_by("std::path::Path::new").unwrap();
+        for carried in ["join", "with_extension", "parent", "unwrap"] {
+            assert!(path.chains_through(carried), "{carried}");
+        }
+        assert!(!path.chains_through("display"));
+        let path_buf = type_methods("std::path::PathBuf").unwrap();
+        assert_eq!(path_buf.effect_of("exists", false), Some(R));
+        assert_eq!(classify_path("dirs::home_dir"), Some(E));
+        assert_eq!(classify_path("nix::sys::socket::connect"), Some(N));
+        assert_eq!(classify_path("rusqlite::Connection::open"), Some(W));
+        assert_eq!(classify_path("rusqlite::Connection::open_in_memory"), None);
+    }
+
+    #[test]
+    fn reading_every_variable_exceeds_an_allow_list() {
+        let allow = policy(r#"{"env": {"allow": ["HOME"]}}"#);
+        assert!(beyond_declaration("std::env::vars_os", E, None, None, &allow).is_some());
+        assert!(beyond_declaration("std::env::var", E, None, None, &allow).is_none());
+        // Inherited or denied environments are judged by the grant alone.
+        assert!(beyond_declaration("std::env::vars", E, None, None, &ToolPolicy::default()).is_none());
+    }
+
+    #[test]
     fn grant_rules_follow_the_runtime_meaning() {
         let g = Grants::from_policy(&ToolPolicy::default());
         assert_eq!(
