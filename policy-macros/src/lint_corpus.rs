@@ -84,7 +84,10 @@ fn single_file_case(path: &Path) -> Case {
     std::fs::create_dir(temp.path().join("src")).unwrap();
     std::fs::write(
         temp.path().join("Cargo.toml"),
-        format!("[package]\nname = \"case_{}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n", name.replace('-', "_")),
+        format!(
+            "[package]\nname = \"case_{}\"\nversion = \"0.1.0\"\nedition = \"2021\"\n",
+            name.replace('-', "_")
+        ),
     )
     .unwrap();
     std::fs::write(temp.path().join("src/lib.rs"), &text).unwrap();
@@ -173,10 +176,7 @@ fn compile_errors(tokens: TokenStream, out: &mut Vec<String>) {
 }
 
 /// The `#[name(...)]` attribute of `attrs` and the attributes without it.
-fn take_attr(
-    attrs: &[syn::Attribute],
-    name: &str,
-) -> Option<(TokenStream, Vec<syn::Attribute>)> {
+fn take_attr(attrs: &[syn::Attribute], name: &str) -> Option<(TokenStream, Vec<syn::Attribute>)> {
     let at = attrs.iter().position(|a| {
         a.path().is_ident(name)
             && (name != "tool"
@@ -201,7 +201,14 @@ fn expand_items(items: &[syn::Item], out: &mut Vec<(String, String)>) {
                 if let Some((args, attrs)) = take_attr(&f.attrs, "tool") {
                     let mut f = f.clone();
                     f.attrs = attrs;
-                    run_tier1(&f.sig.ident.to_string(), &f.attrs, &args, crate::expand::tool, f.to_token_stream(), out);
+                    run_tier1(
+                        &f.sig.ident.to_string(),
+                        &f.attrs,
+                        &args,
+                        crate::expand::tool,
+                        f.to_token_stream(),
+                        out,
+                    );
                 }
             }
             syn::Item::Impl(imp) => {
@@ -220,7 +227,14 @@ fn expand_items(items: &[syn::Item], out: &mut Vec<(String, String)>) {
                         if let Some((args, attrs)) = take_attr(&f.attrs, "tool_policy") {
                             let mut f = f.clone();
                             f.attrs = attrs;
-                            run_tier1(&f.sig.ident.to_string(), &f.attrs, &args, crate::expand::tool_policy, f.to_token_stream(), out);
+                            run_tier1(
+                                &f.sig.ident.to_string(),
+                                &f.attrs,
+                                &args,
+                                crate::expand::tool_policy,
+                                f.to_token_stream(),
+                                out,
+                            );
                         }
                     }
                 }
@@ -294,7 +308,11 @@ fn tier1(case: &Case) -> BTreeSet<String> {
         .into_iter()
         .filter_map(|(tool, m)| {
             let key = message_key(&m)?;
-            Some(if case.with_tool { format!("{tool} {key}") } else { key })
+            Some(if case.with_tool {
+                format!("{tool} {key}")
+            } else {
+                key
+            })
         })
         .collect()
 }
@@ -366,7 +384,11 @@ fn on_compiler_stack<T: Send>(f: impl FnOnce() -> T + Send) -> T {
 #[test]
 fn every_case_meets_its_stated_expectation_in_both_tiers() {
     let cases = cases();
-    assert!(cases.len() >= 120, "the corpus has {} cases, wants at least 120", cases.len());
+    assert!(
+        cases.len() >= 120,
+        "the corpus has {} cases, wants at least 120",
+        cases.len()
+    );
     let (mut one, mut two) = (Score::default(), Score::default());
     let mut failures = Vec::new();
     for case in &cases {
@@ -375,14 +397,25 @@ fn every_case_meets_its_stated_expectation_in_both_tiers() {
         one.add(&first, &case.truth);
         two.add(&second, &case.truth);
         if first != case.tier1 {
-            failures.push(format!("{}: tier 1 must report {:?}, reported {first:?}", case.name, case.tier1));
+            failures.push(format!(
+                "{}: tier 1 must report {:?}, reported {first:?}",
+                case.name, case.tier1
+            ));
         }
         if second != case.tier2 {
-            failures.push(format!("{}: tier 2 must report {:?}, reported {second:?}", case.name, case.tier2));
+            failures.push(format!(
+                "{}: tier 2 must report {:?}, reported {second:?}",
+                case.name, case.tier2
+            ));
         }
     }
     println!("shared lint corpus: {} cases", cases.len());
     println!("{}", one.line("tier 1 (#[tool])"));
     println!("{}", two.line("tier 2 (toolpolicy-lint)"));
-    assert!(failures.is_empty(), "{} failures:\n{}", failures.len(), failures.join("\n"));
+    assert!(
+        failures.is_empty(),
+        "{} failures:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
 }

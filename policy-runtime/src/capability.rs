@@ -662,7 +662,11 @@ pub static TYPE_METHODS: &[TypeMethods] = &[
     },
     TypeMethods {
         type_path: "ureq::Agent",
-        constructors: &["ureq::Agent::new", "ureq::agent", "ureq::AgentBuilder::build"],
+        constructors: &[
+            "ureq::Agent::new",
+            "ureq::agent",
+            "ureq::AgentBuilder::build",
+        ],
         builder: false,
         terminals: &[],
         methods: UREQ_AGENT_METHODS,
@@ -1115,7 +1119,9 @@ mod tests {
         assert!(beyond_declaration("std::env::vars_os", E, None, None, &allow).is_some());
         assert!(beyond_declaration("std::env::var", E, None, None, &allow).is_none());
         // Inherited or denied environments are judged by the grant alone.
-        assert!(beyond_declaration("std::env::vars", E, None, None, &ToolPolicy::default()).is_none());
+        assert!(
+            beyond_declaration("std::env::vars", E, None, None, &ToolPolicy::default()).is_none()
+        );
     }
 
     #[test]

@@ -46,7 +46,10 @@ impl std::error::Error for LintFailure {}
 /// functions and modules, trait impls reached through `dyn` or generics, workspace crates.
 pub fn lint_crate(dir: impl AsRef<Path>) -> Result<(), LintFailure> {
     let report = lint(dir.as_ref(), &Options::default()).map_err(|e| LintFailure {
-        text: format!("toolpolicy-lint could not run on {}: {e}", dir.as_ref().display()),
+        text: format!(
+            "toolpolicy-lint could not run on {}: {e}",
+            dir.as_ref().display()
+        ),
         report: None,
     })?;
     if !report.violated() && report.problems.is_empty() {
@@ -96,10 +99,15 @@ mod tests {
             );
             let failure = lint_crate(dir.path()).unwrap_err();
             assert!(
-                failure.text.contains("`std::fs::write` writes files but `t` declares no `fs.write`"),
+                failure
+                    .text
+                    .contains("`std::fs::write` writes files but `t` declares no `fs.write`"),
                 "{import}: {failure}"
             );
-            assert!(format!("{failure:?}").contains("src/lib.rs:4"), "{failure:?}");
+            assert!(
+                format!("{failure:?}").contains("src/lib.rs:4"),
+                "{failure:?}"
+            );
         }
     }
 

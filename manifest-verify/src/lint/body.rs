@@ -32,12 +32,66 @@ enum Recv {
 /// Names every Rust module sees without a `use`: the prelude's values and types, and the
 /// primitive types. A call to one of them is never a name an item-level macro defined.
 const PRELUDE: &[&str] = &[
-    "Some", "None", "Ok", "Err", "drop", "Box", "Vec", "String", "Option", "Result", "Default",
-    "Clone", "ToString", "ToOwned", "Iterator", "IntoIterator", "From", "Into", "TryFrom",
-    "TryInto", "PartialEq", "Eq", "PartialOrd", "Ord", "AsRef", "AsMut", "Fn", "FnMut",
-    "FnOnce", "Send", "Sync", "Sized", "Copy", "Drop", "Extend", "u8", "u16", "u32", "u64",
-    "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize", "f32", "f64", "bool", "char",
-    "str", "Self", "self", "super", "crate", "std", "core", "alloc", "proc_macro",
+    "Some",
+    "None",
+    "Ok",
+    "Err",
+    "drop",
+    "Box",
+    "Vec",
+    "String",
+    "Option",
+    "Result",
+    "Default",
+    "Clone",
+    "ToString",
+    "ToOwned",
+    "Iterator",
+    "IntoIterator",
+    "From",
+    "Into",
+    "TryFrom",
+    "TryInto",
+    "PartialEq",
+    "Eq",
+    "PartialOrd",
+    "Ord",
+    "AsRef",
+    "AsMut",
+    "Fn",
+    "FnMut",
+    "FnOnce",
+    "Send",
+    "Sync",
+    "Sized",
+    "Copy",
+    "Drop",
+    "Extend",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "u128",
+    "usize",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "i128",
+    "isize",
+    "f32",
+    "f64",
+    "bool",
+    "char",
+    "str",
+    "Self",
+    "self",
+    "super",
+    "crate",
+    "std",
+    "core",
+    "alloc",
+    "proc_macro",
 ];
 
 /// `E` of a declared `Result<T, E>`.
@@ -201,7 +255,9 @@ pub(crate) fn sites(program: &Program, id: NodeId) -> Vec<Site> {
                 }
             }
             for (name, traits) in dyn_params {
-                walker.receivers.insert(name.clone(), Recv::Dyn(traits.clone()));
+                walker
+                    .receivers
+                    .insert(name.clone(), Recv::Dyn(traits.clone()));
             }
             let mut pre = Collector { w: &mut walker };
             pre.visit_block(block);
@@ -399,17 +455,17 @@ impl Walker<'_> {
                 self.hidden_by_item_macros(&segs, absolute)
             }
             // `gen::save` where module `gen` holds item-level macros and no `save`.
-            Target::Unknown => (1..segs.len()).rev().find_map(|k| {
-                match self.resolve(&segs[..k], absolute) {
+            Target::Unknown => (1..segs.len())
+                .rev()
+                .find_map(|k| match self.resolve(&segs[..k], absolute) {
                     Target::Module(m) => Some(
                         Some(&self.program.modules[m].opaque)
                             .filter(|o| !o.is_empty())
                             .map(|o| o.join(", ")),
                     ),
                     _ => None,
-                }
-            })
-            .flatten(),
+                })
+                .flatten(),
             _ => None,
         };
         let Some(macros) = macros else {
@@ -434,7 +490,13 @@ impl Walker<'_> {
         let mut found: Option<Recv> = None;
         for n in nodes {
             let node = &self.program.nodes[*n];
-            let NodeKind::Fn { ret, self_ty, generics, .. } = &node.kind else {
+            let NodeKind::Fn {
+                ret,
+                self_ty,
+                generics,
+                ..
+            } = &node.kind
+            else {
                 return Recv::Unknown;
             };
             let Some(ret) = ret else { return Recv::Unknown };
@@ -486,7 +548,10 @@ impl Walker<'_> {
                     }
                 }
                 let segs = segment_names(&p.path);
-                match self.program.resolve(module, &segs, p.path.leading_colon.is_some()) {
+                match self
+                    .program
+                    .resolve(module, &segs, p.path.leading_colon.is_some())
+                {
                     Target::Type(unit, t) => Recv::Internal(unit, t),
                     Target::External(_) => Recv::External,
                     _ => Recv::Unknown,
@@ -529,7 +594,10 @@ impl Walker<'_> {
                     }
                 }
                 let segs = segment_names(&p.path);
-                match self.program.resolve(module, &segs, p.path.leading_colon.is_some()) {
+                match self
+                    .program
+                    .resolve(module, &segs, p.path.leading_colon.is_some())
+                {
                     Target::External(path) => type_methods(&path),
                     _ => None,
                 }
@@ -547,7 +615,10 @@ impl Walker<'_> {
         for _ in 0..MAX_DEREF_STEPS {
             let (module, target) = self.program.derefs.get(&(unit, ty.clone()))?;
             let segs = segment_names(target);
-            match self.program.resolve(*module, &segs, target.leading_colon.is_some()) {
+            match self
+                .program
+                .resolve(*module, &segs, target.leading_colon.is_some())
+            {
                 Target::External(path) => return type_methods(&path),
                 Target::Type(u, t) => {
                     unit = u;
@@ -714,7 +785,12 @@ impl Walker<'_> {
                 }
                 match inner {
                     Recv::Internal(unit, ty) => {
-                        match self.program.assoc.get(&(unit, ty)).and_then(|a| a.get(&method)) {
+                        match self
+                            .program
+                            .assoc
+                            .get(&(unit, ty))
+                            .and_then(|a| a.get(&method))
+                        {
                             Some(nodes) => self.returned(nodes),
                             None => Recv::Unknown,
                         }
@@ -806,7 +882,10 @@ impl Walker<'_> {
             }
             let (module, target) = self.program.derefs.get(&(unit, ty.clone()))?;
             let segs = segment_names(target);
-            match self.program.resolve(*module, &segs, target.leading_colon.is_some()) {
+            match self
+                .program
+                .resolve(*module, &segs, target.leading_colon.is_some())
+            {
                 Target::Type(u, t) => {
                     unit = u;
                     ty = t;
@@ -1106,12 +1185,8 @@ impl<'ast> Visit<'ast> for Walker<'_> {
     fn visit_expr_try(&mut self, e: &'ast syn::ExprTry) {
         // `?` converts the error with `From` into the function's declared error type.
         if let Some(error) = self.ret.and_then(result_error) {
-            let recv = self.recv_of_syn_type(
-                error,
-                self.module,
-                self.self_ty.as_deref(),
-                &self.generics,
-            );
+            let recv =
+                self.recv_of_syn_type(error, self.module, self.self_ty.as_deref(), &self.generics);
             self.implicit_edge(&recv, &["from"], e.question_token.span);
         }
         syn::visit::visit_expr_try(self, e);

@@ -209,7 +209,10 @@ impl Program {
                 .unwrap_or_default();
             for alias in &aliases {
                 for (name, nodes) in self.assoc.get(&(unit, alias.clone())).into_iter().flatten() {
-                    merged.entry(name.clone()).or_default().extend(nodes.iter().copied());
+                    merged
+                        .entry(name.clone())
+                        .or_default()
+                        .extend(nodes.iter().copied());
                 }
                 if self.drops.contains(&(unit, alias.clone())) {
                     self.drops.insert((unit, canonical.clone()));
@@ -374,7 +377,8 @@ impl Program {
                     };
                     let unit = self.modules[module].unit;
                     if let Some(target) = &target {
-                        self.aliases.push((unit, t.ident.to_string(), target.clone()));
+                        self.aliases
+                            .push((unit, t.ident.to_string(), target.clone()));
                     }
                     self.define(
                         module,
@@ -784,17 +788,18 @@ fn generic_bounds(generics: &syn::Generics) -> Vec<(String, Vec<String>)> {
 /// The traits through which a value of type `ty` is used: `dyn T`, `impl T`, a generic
 /// parameter bounded by `T`, through references and `Box`/`Arc`/`Rc`.
 pub(crate) fn traits_of(ty: &syn::Type, generics: &[(String, Vec<String>)]) -> Vec<String> {
-    let bound_names = |bounds: &syn::punctuated::Punctuated<syn::TypeParamBound, syn::Token![+]>| {
-        bounds
-            .iter()
-            .filter_map(|b| match b {
-                syn::TypeParamBound::Trait(t) => {
-                    t.path.segments.last().map(|s| s.ident.to_string())
-                }
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-    };
+    let bound_names =
+        |bounds: &syn::punctuated::Punctuated<syn::TypeParamBound, syn::Token![+]>| {
+            bounds
+                .iter()
+                .filter_map(|b| match b {
+                    syn::TypeParamBound::Trait(t) => {
+                        t.path.segments.last().map(|s| s.ident.to_string())
+                    }
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        };
     match ty {
         syn::Type::Reference(r) => traits_of(&r.elem, generics),
         syn::Type::Paren(p) => traits_of(&p.elem, generics),
@@ -828,7 +833,10 @@ pub(crate) fn traits_of(ty: &syn::Type, generics: &[(String, Vec<String>)]) -> V
     }
 }
 
-fn dyn_params(sig: &syn::Signature, generics: &[(String, Vec<String>)]) -> Vec<(String, Vec<String>)> {
+fn dyn_params(
+    sig: &syn::Signature,
+    generics: &[(String, Vec<String>)],
+) -> Vec<(String, Vec<String>)> {
     sig.inputs
         .iter()
         .filter_map(|input| match input {
