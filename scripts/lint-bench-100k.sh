@@ -6,7 +6,7 @@
 # `--keep DIR` writes the workspace to DIR and leaves it there.
 #
 # Generates, in a temporary directory (nothing is committed), a workspace of N member crates
-# (default 10) that depend on each other by path, each with M modules (default 21) of about 500
+# (default 10) that depend on each other by path, each with M modules (default 22) of about 500
 # lines: structs, impls, traits with impls, `use` aliases and globs, helpers calling across
 # modules and crates, `macro_rules!`, and annotated tools (one violating per module). Builds the
 # release binary, then runs the lint three times and reports, from `/usr/bin/time -v`: wall
@@ -15,7 +15,7 @@
 set -euo pipefail
 
 crates=10
-modules=21
+modules=22
 keep=""
 while (($#)); do
     case "$1" in
