@@ -81,6 +81,7 @@ pub(crate) fn sites(program: &Program, id: NodeId) -> Vec<Site<NodeId>> {
             block,
             self_ty,
             params,
+            ..
         } => {
             names.self_ty = self_ty.as_deref();
             fn_sites(&names, params, block, Limits::WORKSPACE)

@@ -89,6 +89,7 @@ pub const EXTERNAL_ROOTS: &[&str] = &[
     "libc",
     "libloading",
     "nix",
+    "rusqlite",
 ];
 
 /// Tier 1's resolution: the body alone. Absolute paths and paths starting with one of

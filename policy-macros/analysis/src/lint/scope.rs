@@ -61,10 +61,21 @@ impl Params {
     }
 }
 
-/// The path of a type, through references (`&Path` is `Path`).
+/// The path of a type, through references (`&Path` is `Path`) and the smart pointers whose
+/// methods are their content's (`Box<T>`, `Arc<T>`, `Rc<T>`).
 pub fn type_path(ty: &syn::Type) -> Option<&syn::Path> {
     match ty {
-        syn::Type::Path(p) if p.qself.is_none() => Some(&p.path),
+        syn::Type::Path(p) if p.qself.is_none() => {
+            let last = p.path.segments.last()?;
+            if ["Box", "Arc", "Rc"].contains(&last.ident.to_string().as_str()) {
+                if let syn::PathArguments::AngleBracketed(a) = &last.arguments {
+                    if let Some(syn::GenericArgument::Type(inner)) = a.args.first() {
+                        return type_path(inner);
+                    }
+                }
+            }
+            Some(&p.path)
+        }
         syn::Type::Reference(r) => type_path(&r.elem),
         syn::Type::Paren(p) => type_path(&p.elem),
         _ => None,
@@ -225,6 +236,7 @@ impl<'n, R: Names> Scope<'n, R> {
                 }
                 syn::Expr::Paren(p) => current = &p.expr,
                 syn::Expr::Reference(r) => current = &r.expr,
+                syn::Expr::Try(t) => current = &t.expr,
                 syn::Expr::Call(c) => match c.func.as_ref() {
                     syn::Expr::Path(p) if p.qself.is_none() => match self.resolve(&p.path) {
                         Named::External(path) => break type_yielded_by(&path)?,
