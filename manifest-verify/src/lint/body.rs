@@ -3,9 +3,10 @@
 //! loaded in [`Program`], so that paths, methods, fields and macros lead to the functions of the
 //! analysed code (the edges of the call graph).
 
+use policy_analysis::lint::capability::Effect;
 use policy_analysis::lint::names::{Named, Names};
 use policy_analysis::lint::syntax::segment_names;
-use policy_analysis::lint::walk::{fn_sites, macro_sites, Limits, Site};
+use policy_analysis::lint::walk::{fn_sites, macro_sites, Limits, Site, SiteKind, Use};
 
 use super::program::{ModId, NodeId, NodeKind, Program};
 use super::resolve::Target;
@@ -81,10 +82,28 @@ pub(crate) fn sites(program: &Program, id: NodeId) -> Vec<Site<NodeId>> {
             block,
             self_ty,
             params,
+            rewritten_by,
             ..
         } => {
             names.self_ty = self_ty.as_deref();
-            fn_sites(&names, params, block, Limits::WORKSPACE)
+            let mut sites = fn_sites(&names, params, block, Limits::WORKSPACE);
+            if let Some((attr, span)) = rewritten_by {
+                // The code analysed may not be the code that runs.
+                sites.insert(
+                    0,
+                    Site {
+                        kind: SiteKind::Uses(Use {
+                            call: format!("{attr} (an attribute macro may rewrite the item)"),
+                            effect: Effect::Unanalysable,
+                            literal: None,
+                        }),
+                        span: *span,
+                        range: (*span, *span),
+                        len: attr.len(),
+                    },
+                );
+            }
+            sites
         }
         NodeKind::Macro { bodies } => macro_sites(&names, bodies, Limits::WORKSPACE),
     }

@@ -84,8 +84,8 @@ pub(crate) enum NodeKind {
         /// The declared return type.
         ret: Option<Box<syn::Type>>,
         /// An attribute macro on the item (or its impl block) that may rewrite it: the code
-        /// analysed may not be the code that runs. `(attribute, line, column)`.
-        rewritten_by: Option<(String, usize, usize)>,
+        /// analysed may not be the code that runs: the attribute as written, and where it is.
+        rewritten_by: Option<(String, proc_macro2::Span)>,
     },
     Macro {
         bodies: Vec<TokenStream>,
@@ -633,7 +633,6 @@ impl Program {
             .chain(&outer.attrs)
             .find(|a| !is_known_attribute(a))
             .map(|a| {
-                let start = a.pound_token.span.start();
                 let name = a
                     .path()
                     .segments
@@ -641,7 +640,7 @@ impl Program {
                     .map(|s| s.ident.to_string())
                     .collect::<Vec<_>>()
                     .join("::");
-                (format!("#[{name}]"), start.line, start.column + 1)
+                (format!("#[{name}]"), a.pound_token.span)
             });
         self.push_node(Node {
             kind: NodeKind::Fn {

@@ -1,6 +1,6 @@
 // truth: unanalysable
 // tier1: clean
-// tier2: clean
+// tier2: unanalysable
 // why: an attribute proc macro on a helper may rewrite its body
 
 #[my_macros::rewrite]

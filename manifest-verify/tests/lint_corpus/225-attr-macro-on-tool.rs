@@ -1,6 +1,6 @@
 // truth: unanalysable
 // tier1: clean
-// tier2: clean
+// tier2: unanalysable
 // why: an attribute macro under `#[tool]` may rewrite the tool itself
 
 #[tool(policy(fs.read = ["/data/**"], net = deny, exec = deny, env = deny))]

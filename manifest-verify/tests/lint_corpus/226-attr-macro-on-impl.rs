@@ -1,6 +1,6 @@
 // truth: unanalysable
 // tier1: clean
-// tier2: clean
+// tier2: unanalysable
 // why: an attribute macro on an impl block may rewrite its methods
 
 pub struct Helper;
