@@ -53,6 +53,30 @@ impl Names for NodeNames<'_> {
         self.program.methods.get(name).map(Vec::as_slice)
     }
 
+    fn returns(&self, nodes: &[NodeId]) -> Named<NodeId, TypeId> {
+        let mut found: Option<Named<NodeId, TypeId>> = None;
+        for n in nodes {
+            let node = &self.program.nodes[*n];
+            let NodeKind::Fn {
+                ret: Some(ret),
+                self_ty,
+                generics,
+                ..
+            } = &node.kind
+            else {
+                return Named::Unknown;
+            };
+            let named = returned(self.program, ret, node.module, self_ty.as_deref(), generics);
+            match (&found, &named) {
+                (_, Named::Unknown) => return Named::Unknown,
+                (None, _) => found = Some(named),
+                (Some(a), b) if a == b => {}
+                _ => return Named::Unknown,
+            }
+        }
+        found.unwrap_or(Named::Unknown)
+    }
+
     fn field(&self, ty: &TypeId, field: &str) -> Named<NodeId, TypeId> {
         let Some((module, path)) = self.program.fields.get(ty).and_then(|f| f.get(field)) else {
             return Named::Unknown;
@@ -66,6 +90,54 @@ impl Names for NodeNames<'_> {
 
     fn macro_named(&self, name: &str) -> Option<&[NodeId]> {
         self.program.macros.get(name).map(Vec::as_slice)
+    }
+}
+
+/// What a value of type `ty`, as written in `module`, is: through references, `Result`,
+/// `Option`, `Cow` and smart pointers to the type that carries the methods. A generic
+/// parameter or a trait object is unknown here.
+fn returned(
+    program: &Program,
+    ty: &syn::Type,
+    module: ModId,
+    self_ty: Option<&str>,
+    generics: &[(String, Vec<String>)],
+) -> Named<NodeId, TypeId> {
+    match ty {
+        syn::Type::Reference(r) => returned(program, &r.elem, module, self_ty, generics),
+        syn::Type::Paren(p) => returned(program, &p.elem, module, self_ty, generics),
+        syn::Type::Path(p) if p.qself.is_none() => {
+            let Some(last) = p.path.segments.last() else {
+                return Named::Unknown;
+            };
+            if p.path.is_ident("Self") {
+                let unit = program.modules[module].unit;
+                return match self_ty {
+                    Some(t) => Named::Type((unit, t.to_string())),
+                    None => Named::Unknown,
+                };
+            }
+            if let Some(ident) = p.path.get_ident() {
+                if generics.iter().any(|(g, _)| ident == g) {
+                    return Named::Unknown;
+                }
+            }
+            let wrapper = ["Result", "Option", "Box", "Arc", "Rc", "Cow"]
+                .contains(&last.ident.to_string().as_str());
+            if wrapper {
+                if let syn::PathArguments::AngleBracketed(a) = &last.arguments {
+                    if let Some(syn::GenericArgument::Type(inner)) = a.args.first() {
+                        return returned(program, inner, module, self_ty, generics);
+                    }
+                }
+            }
+            let segs = segment_names(&p.path);
+            match named(program.resolve(module, &segs, p.path.leading_colon.is_some())) {
+                found @ (Named::Type(_) | Named::External(_)) => found,
+                _ => Named::Unknown,
+            }
+        }
+        _ => Named::Unknown,
     }
 }
 

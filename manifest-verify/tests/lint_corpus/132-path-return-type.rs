@@ -1,6 +1,6 @@
 // truth: fs.read
 // tier1: clean
-// tier2: clean
+// tier2: fs.read
 // why: a function returning `PathBuf`: `cache_dir().exists()` reads
 
 use std::path::PathBuf;

@@ -1,6 +1,6 @@
 // truth: net
 // tier1: clean
-// tier2: clean
+// tier2: net
 // why: a helper returns a `reqwest::Client`; the tool calls `.get`
 
 fn client() -> reqwest::Client {

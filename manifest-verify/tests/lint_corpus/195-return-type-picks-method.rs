@@ -1,6 +1,6 @@
 // truth: clean
 // tier1: clean
-// tier2: fs.read
+// tier2: clean
 // why: `table().lookup()`: the return type picks `MemTable::lookup`, not `DiskIndex::lookup`
 
 pub struct MemTable;

@@ -1,6 +1,6 @@
 // truth: clean
 // tier1: clean
-// tier2: fs.write
+// tier2: clean
 // why: `Mem::new().flush_to()` picks `Mem`'s method through `new`'s `Self`
 
 pub struct Mem;

@@ -1,6 +1,6 @@
 // truth: clean
 // tier1: clean
-// tier2: fs.write
+// tier2: clean
 // why: a `let` bound to a function's result keeps its type
 
 pub struct Mem;

@@ -1,6 +1,6 @@
 // truth: net
 // tier1: clean
-// tier2: clean
+// tier2: net
 // why: `.post` on an `Arc<reqwest::Client>` field
 
 use std::sync::Arc;

@@ -61,6 +61,14 @@ pub trait Names {
         None
     }
 
+    /// What a call to any of `nodes` returns, by their declared return type (through
+    /// references, `Result`, `Option` and smart pointers): a type of the analysed code, an
+    /// external type, or [`Named::Unknown`] when they disagree or do not say.
+    fn returns(&self, nodes: &[Self::Node]) -> Named<Self::Node, Self::Type> {
+        let _ = nodes;
+        Named::Unknown
+    }
+
     /// What the type of field `field` of `ty` names.
     fn field(&self, ty: &Self::Type, field: &str) -> Named<Self::Node, Self::Type> {
         let _ = (ty, field);

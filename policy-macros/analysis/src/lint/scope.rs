@@ -8,7 +8,9 @@ use std::collections::{HashMap, HashSet};
 
 use syn::visit::Visit;
 
-use super::capability::{classify_path, type_methods, type_yielded_by, TypeMethods};
+use super::capability::{
+    classify_path, type_methods, type_yielded_by, TypeMethods, TRANSPARENT_METHODS,
+};
 use super::names::{Named, Names};
 use super::syntax::{bind_names, segment_names, strip_type};
 
@@ -240,6 +242,11 @@ impl<'n, R: Names> Scope<'n, R> {
                 syn::Expr::Call(c) => match c.func.as_ref() {
                     syn::Expr::Path(p) if p.qself.is_none() => match self.resolve(&p.path) {
                         Named::External(path) => break type_yielded_by(&path)?,
+                        // A function of ours declared to return a catalogued type.
+                        Named::Nodes(nodes) => match self.names.returns(&nodes) {
+                            Named::External(path) => break methods_of_type(&path)?,
+                            _ => return None,
+                        },
                         _ => return None,
                     },
                     _ => return None,
@@ -274,14 +281,41 @@ impl<'n, R: Names> Scope<'n, R> {
         Some(self.names.field(&ty, &name.to_string()))
     }
 
-    /// What the receiver of a method call is, as far as the body says.
+    /// What the receiver of a method call is, as far as the body says: down the chain of
+    /// method calls to the value it starts from, then back up through the declared return
+    /// types (a loop, since a chain can be thousands of calls long).
     pub(crate) fn receiver(&self, expr: &syn::Expr) -> Recv<R::Type> {
+        let mut methods = Vec::new();
         let mut expr = expr;
-        while let syn::Expr::Paren(syn::ExprParen { expr: inner, .. })
-        | syn::Expr::Reference(syn::ExprReference { expr: inner, .. }) = expr
-        {
-            expr = inner;
+        loop {
+            match expr {
+                syn::Expr::Paren(syn::ExprParen { expr: inner, .. })
+                | syn::Expr::Reference(syn::ExprReference { expr: inner, .. })
+                | syn::Expr::Try(syn::ExprTry { expr: inner, .. }) => expr = inner,
+                syn::Expr::MethodCall(m) => {
+                    methods.push(m.method.to_string());
+                    expr = &m.receiver;
+                }
+                _ => break,
+            }
         }
+        let mut recv = self.base_receiver(expr);
+        for method in methods.iter().rev() {
+            if TRANSPARENT_METHODS.contains(&method.as_str()) {
+                continue;
+            }
+            recv = match recv {
+                Recv::Internal(ty) => match self.names.associated(&ty, method) {
+                    Some(nodes) => recv_of(self.names.returns(nodes)),
+                    None => Recv::Unknown,
+                },
+                _ => Recv::Unknown,
+            };
+        }
+        recv
+    }
+
+    fn base_receiver(&self, expr: &syn::Expr) -> Recv<R::Type> {
         match expr {
             syn::Expr::Path(p) if p.qself.is_none() => match p.path.get_ident() {
                 Some(id) if id == "self" => match self.names.self_type() {
@@ -300,15 +334,16 @@ impl<'n, R: Names> Scope<'n, R> {
             syn::Expr::Call(c) => match c.func.as_ref() {
                 syn::Expr::Path(p) if p.qself.is_none() => match self.resolve(&p.path) {
                     Named::Type(ty) => Recv::Internal(ty),
+                    // What the function is declared to return.
+                    Named::Nodes(nodes) => recv_of(self.names.returns(&nodes)),
                     _ => Recv::Unknown,
                 },
                 _ => Recv::Unknown,
             },
             syn::Expr::Lit(_) => Recv::External,
             syn::Expr::Field(f) => match self.field_type(f) {
-                Some(Named::Type(ty)) => Recv::Internal(ty),
-                Some(Named::External(_)) => Recv::External,
-                _ => Recv::Unknown,
+                Some(named) => recv_of(named),
+                None => Recv::Unknown,
             },
             _ => Recv::Unknown,
         }
@@ -339,6 +374,15 @@ impl<'n, R: Names> Scope<'n, R> {
                 self.typed.insert(name.to_string(), methods);
             }
         }
+    }
+}
+
+/// A value of what `named` names.
+fn recv_of<N, T>(named: Named<N, T>) -> Recv<T> {
+    match named {
+        Named::Type(ty) => Recv::Internal(ty),
+        Named::External(_) => Recv::External,
+        _ => Recv::Unknown,
     }
 }
 
