@@ -20,6 +20,10 @@ struct NodeNames<'p> {
     program: &'p Program,
     module: ModId,
     self_ty: Option<&'p str>,
+    /// The function's generic parameters (and its impl's), with their bounds' traits.
+    generics: &'p [(String, Vec<String>)],
+    /// Its parameters reached through traits.
+    dyn_params: &'p [(String, Vec<String>)],
 }
 
 fn named(target: Target) -> Named<NodeId, TypeId> {
@@ -37,7 +41,44 @@ impl Names for NodeNames<'_> {
     type Type = TypeId;
 
     fn resolve(&self, segments: &[String], absolute: bool) -> Named<NodeId, TypeId> {
+        // `S::create(..)` with `S: Store`: every impl's `create`.
+        if let (false, [first, name]) = (absolute, segments) {
+            if let Some((_, traits)) = self.generics.iter().find(|(g, _)| g == first) {
+                let nodes = self.trait_methods(traits, name);
+                if !nodes.is_empty() {
+                    return Named::Nodes(nodes);
+                }
+            }
+        }
         named(self.program.resolve(self.module, segments, absolute))
+    }
+
+    fn trait_params(&self) -> &[(String, Vec<String>)] {
+        self.dyn_params
+    }
+
+    fn field_traits(&self, ty: &TypeId, field: &str) -> Option<Vec<String>> {
+        self.program.trait_fields.get(ty)?.get(field).cloned()
+    }
+
+    fn trait_methods(&self, traits: &[String], name: &str) -> Vec<NodeId> {
+        let mut nodes = Vec::new();
+        for t in traits {
+            let impls = self.program.trait_impls.get(t).into_iter().flatten();
+            let defaults = (0..self.program.units.len()).map(|u| (u, t.clone()));
+            for key in impls.cloned().chain(defaults) {
+                if let Some(found) = self.program.assoc.get(&key).and_then(|a| a.get(name)) {
+                    nodes.extend(found.iter().copied());
+                }
+            }
+        }
+        nodes.sort_unstable();
+        nodes.dedup();
+        nodes
+    }
+
+    fn declares_trait(&self, name: &str) -> bool {
+        self.program.traits.contains(name)
     }
 
     fn self_type(&self) -> Option<TypeId> {
@@ -148,6 +189,8 @@ pub(crate) fn sites(program: &Program, id: NodeId) -> Vec<Site<NodeId>> {
         program,
         module: node.module,
         self_ty: None,
+        generics: &[],
+        dyn_params: &[],
     };
     match &node.kind {
         NodeKind::Fn {
@@ -155,9 +198,13 @@ pub(crate) fn sites(program: &Program, id: NodeId) -> Vec<Site<NodeId>> {
             self_ty,
             params,
             rewritten_by,
+            generics,
+            dyn_params,
             ..
         } => {
             names.self_ty = self_ty.as_deref();
+            names.generics = generics;
+            names.dyn_params = dyn_params;
             let mut sites = fn_sites(&names, params, block, Limits::WORKSPACE);
             if let Some((attr, span)) = rewritten_by {
                 // The code analysed may not be the code that runs.

@@ -1,6 +1,6 @@
 // truth: fs.write
 // tier1: clean
-// tier2: clean
+// tier2: fs.write
 // why: a struct generic over `S: Sink` calls its field
 
 pub trait Sink {

@@ -1,6 +1,6 @@
 // truth: fs.write
 // tier1: clean
-// tier2: clean
+// tier2: fs.write
 // why: a trait's associated function called through a generic parameter
 
 pub trait Store {

@@ -1,6 +1,6 @@
 // truth: clean
 // tier1: clean
-// tier2: fs.write
+// tier2: clean
 // why: `dyn Sink` reaches the impls of `Sink`, not an unrelated type's inherent `put`
 
 pub trait Sink {

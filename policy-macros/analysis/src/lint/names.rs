@@ -69,6 +69,31 @@ pub trait Names {
         Named::Unknown
     }
 
+    /// Parameters of the walked function whose value is reached through traits (`&dyn T`,
+    /// `Box<dyn T>`, `impl T`, a generic `S: T`), with the traits' names.
+    fn trait_params(&self) -> &[(String, Vec<String>)] {
+        &[]
+    }
+
+    /// The traits through which field `field` of `ty` is reached (`Box<dyn T>`, `S: T`).
+    fn field_traits(&self, ty: &Self::Type, field: &str) -> Option<Vec<String>> {
+        let _ = (ty, field);
+        None
+    }
+
+    /// The functions called `name` of every impl of `traits` in the analysed code, and the
+    /// traits' own default bodies: what a call through `dyn T` or `S: T` may run.
+    fn trait_methods(&self, traits: &[String], name: &str) -> Vec<Self::Node> {
+        let _ = (traits, name);
+        Vec::new()
+    }
+
+    /// Whether the analysed code declares a trait called `name`.
+    fn declares_trait(&self, name: &str) -> bool {
+        let _ = name;
+        false
+    }
+
     /// What the type of field `field` of `ty` names.
     fn field(&self, ty: &Self::Type, field: &str) -> Named<Self::Node, Self::Type> {
         let _ = (ty, field);

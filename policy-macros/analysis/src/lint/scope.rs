@@ -98,6 +98,9 @@ pub(crate) enum Recv<T> {
     Internal(T),
     /// A value of a type from elsewhere (std, a registry crate, a generic parameter).
     External,
+    /// A value reached through traits (`dyn T`, `impl T`, a generic `S: T`): any impl of the
+    /// traits in the analysed code may run.
+    Dyn(Vec<String>),
     Unknown,
 }
 
@@ -136,6 +139,11 @@ impl<'n, R: Names> Scope<'n, R> {
         .visit_block(block);
         for (name, ty) in &params.typed {
             scope.bind_type(name, ty);
+        }
+        for (name, traits) in names.trait_params() {
+            scope
+                .receivers
+                .insert(name.clone(), Recv::Dyn(traits.clone()));
         }
         scope
     }
@@ -281,6 +289,18 @@ impl<'n, R: Names> Scope<'n, R> {
         Some(self.names.field(&ty, &name.to_string()))
     }
 
+    /// The traits through which `base.field` is reached, when `base` is a value of a type of
+    /// the analysed code.
+    fn field_traits(&self, f: &syn::ExprField) -> Option<Vec<String>> {
+        let Recv::Internal(ty) = self.receiver(&f.base) else {
+            return None;
+        };
+        let syn::Member::Named(name) = &f.member else {
+            return None;
+        };
+        self.names.field_traits(&ty, &name.to_string())
+    }
+
     /// What the receiver of a method call is, as far as the body says: down the chain of
     /// method calls to the value it starts from, then back up through the declared return
     /// types (a loop, since a chain can be thousands of calls long).
@@ -341,10 +361,15 @@ impl<'n, R: Names> Scope<'n, R> {
                 _ => Recv::Unknown,
             },
             syn::Expr::Lit(_) => Recv::External,
-            syn::Expr::Field(f) => match self.field_type(f) {
-                Some(named) => recv_of(named),
-                None => Recv::Unknown,
-            },
+            syn::Expr::Field(f) => {
+                if let Some(traits) = self.field_traits(f) {
+                    return Recv::Dyn(traits);
+                }
+                match self.field_type(f) {
+                    Some(named) => recv_of(named),
+                    None => Recv::Unknown,
+                }
+            }
             _ => Recv::Unknown,
         }
     }
@@ -374,6 +399,42 @@ impl<'n, R: Names> Scope<'n, R> {
                 self.typed.insert(name.to_string(), methods);
             }
         }
+    }
+}
+
+/// The traits of a trait-object or `impl Trait` type, through references and
+/// `Box`/`Arc`/`Rc`: `Box<dyn Sink>` is reached through `Sink`.
+pub fn trait_objects(ty: &syn::Type) -> Vec<String> {
+    let names = |bounds: &syn::punctuated::Punctuated<syn::TypeParamBound, syn::Token![+]>| {
+        bounds
+            .iter()
+            .filter_map(|b| match b {
+                syn::TypeParamBound::Trait(t) => {
+                    t.path.segments.last().map(|s| s.ident.to_string())
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    match ty {
+        syn::Type::Reference(r) => trait_objects(&r.elem),
+        syn::Type::Paren(p) => trait_objects(&p.elem),
+        syn::Type::TraitObject(t) => names(&t.bounds),
+        syn::Type::ImplTrait(t) => names(&t.bounds),
+        syn::Type::Path(p) if p.qself.is_none() => {
+            let Some(last) = p.path.segments.last() else {
+                return Vec::new();
+            };
+            let wrapper = ["Box", "Arc", "Rc"].contains(&last.ident.to_string().as_str());
+            match &last.arguments {
+                syn::PathArguments::AngleBracketed(a) if wrapper => match a.args.first() {
+                    Some(syn::GenericArgument::Type(inner)) => trait_objects(inner),
+                    _ => Vec::new(),
+                },
+                _ => Vec::new(),
+            }
+        }
+        _ => Vec::new(),
     }
 }
 
@@ -480,8 +541,19 @@ impl<'ast, R: Names> Visit<'ast> for Collector<'_, '_, R> {
     fn visit_local(&mut self, local: &'ast syn::Local) {
         self.bind(&local.pat);
         if let syn::Pat::Type(t) = &local.pat {
-            if let (syn::Pat::Ident(id), Some(ty)) = (t.pat.as_ref(), type_path(&t.ty)) {
-                self.scope.bind_type(&id.ident.to_string(), ty);
+            if let syn::Pat::Ident(id) = t.pat.as_ref() {
+                let traits = trait_objects(&t.ty);
+                if !traits.is_empty() {
+                    // `let s: Box<dyn Sink> = ..`: the impls of `Sink`, whatever the value.
+                    self.scope
+                        .receivers
+                        .insert(id.ident.to_string(), Recv::Dyn(traits));
+                    syn::visit::visit_local(self, local);
+                    return;
+                }
+                if let Some(ty) = type_path(&t.ty) {
+                    self.scope.bind_type(&id.ident.to_string(), ty);
+                }
             }
         }
         if let (syn::Pat::Ident(id), Some(init)) = (strip_type(&local.pat), &local.init) {

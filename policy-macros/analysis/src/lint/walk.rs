@@ -337,6 +337,24 @@ impl<'n, R: Names> Walker<'n, R> {
         let names = self.scope.names;
         let nodes = match receiver {
             Recv::External => return,
+            Recv::Dyn(traits) => {
+                let nodes = names.trait_methods(&traits, name);
+                if !nodes.is_empty() {
+                    self.push(SiteKind::Calls(nodes), span, (span, span), name.len());
+                    return;
+                }
+                if traits.iter().any(|t| names.declares_trait(t))
+                    && !COMMON_STD_METHODS.contains(&name)
+                {
+                    // A method of one of our traits' supertraits (or an impl the lint did not
+                    // place): any method of that name may be it.
+                    names.methods_named(name)
+                } else {
+                    // Only traits from elsewhere, none implemented here: whatever runs is an
+                    // impl from elsewhere too.
+                    return;
+                }
+            }
             // Not an inherent method: a trait method, found by name.
             Recv::Internal(ty) => names
                 .associated(&ty, name)
