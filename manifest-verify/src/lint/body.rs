@@ -3,7 +3,7 @@
 //! loaded in [`Program`], so that paths, methods, fields and macros lead to the functions of the
 //! analysed code (the edges of the call graph).
 
-use policy_analysis::lint::capability::Effect;
+use policy_analysis::lint::capability::{classify_path, Effect};
 use policy_analysis::lint::names::{Named, Names};
 use policy_analysis::lint::syntax::segment_names;
 use policy_analysis::lint::walk::{fn_sites, macro_sites, Limits, Site, SiteKind, Use};
@@ -50,7 +50,15 @@ impl Names for NodeNames<'_> {
                 }
             }
         }
-        named(self.program.resolve(self.module, segments, absolute))
+        let target = self.program.resolve(self.module, segments, absolute);
+        if let Some(macros) = self.hidden_by_item_macros(&target, segments, absolute) {
+            // Code the lint cannot see: reported as unanalysable, never passed.
+            return Named::Foreign(format!(
+                "{}, which only an item-level macro can define ({macros}, not analysed)",
+                segments.join("::")
+            ));
+        }
+        named(target)
     }
 
     fn trait_params(&self) -> &[(String, Vec<String>)] {
@@ -131,6 +139,122 @@ impl Names for NodeNames<'_> {
 
     fn macro_named(&self, name: &str) -> Option<&[NodeId]> {
         self.program.macros.get(name).map(Vec::as_slice)
+    }
+}
+
+/// Names every Rust module sees without a `use`: the prelude's values and types, and the
+/// primitive types. A call to one of them is never a name an item-level macro defined.
+const PRELUDE: &[&str] = &[
+    "Some",
+    "None",
+    "Ok",
+    "Err",
+    "drop",
+    "Box",
+    "Vec",
+    "String",
+    "Option",
+    "Result",
+    "Default",
+    "Clone",
+    "ToString",
+    "ToOwned",
+    "Iterator",
+    "IntoIterator",
+    "From",
+    "Into",
+    "TryFrom",
+    "TryInto",
+    "PartialEq",
+    "Eq",
+    "PartialOrd",
+    "Ord",
+    "AsRef",
+    "AsMut",
+    "Fn",
+    "FnMut",
+    "FnOnce",
+    "Send",
+    "Sync",
+    "Sized",
+    "Copy",
+    "Drop",
+    "Extend",
+    "u8",
+    "u16",
+    "u32",
+    "u64",
+    "u128",
+    "usize",
+    "i8",
+    "i16",
+    "i32",
+    "i64",
+    "i128",
+    "isize",
+    "f32",
+    "f64",
+    "bool",
+    "char",
+    "str",
+    "Self",
+    "self",
+    "super",
+    "crate",
+    "std",
+    "core",
+    "alloc",
+    "proc_macro",
+];
+
+impl NodeNames<'_> {
+    /// The item-level macros (`include!`, `cfg_if!`, a macro generating a `mod`) that alone can
+    /// define what `segments` names, when the analysed code defines nothing of that name: a
+    /// path left unresolved in a module holding such macros, or `m::f` into such a module `m`.
+    fn hidden_by_item_macros(
+        &self,
+        target: &Target,
+        segments: &[String],
+        absolute: bool,
+    ) -> Option<String> {
+        let first = segments.first()?;
+        if absolute {
+            return None;
+        }
+        match target {
+            Target::External(path) if classify_path(path).is_none() => {
+                let module = &self.program.modules[self.module];
+                let unit = &self.program.units[module.unit];
+                // A bare name in upper case is a constant, a static or a unit type (by
+                // convention): evaluated at compile time or doing nothing by itself.
+                let constant =
+                    segments.len() == 1 && first.starts_with(|c: char| c.is_ascii_uppercase());
+                if module.opaque.is_empty()
+                    || constant
+                    || PRELUDE.contains(&first.as_str())
+                    || self.generics.iter().any(|(g, _)| g == first)
+                    || unit.deps.contains(first)
+                    || self.program.unit_named(first).is_some()
+                {
+                    return None;
+                }
+                match self.program.resolve(self.module, &segments[..1], false) {
+                    Target::External(p) if p == *first => Some(module.opaque.join(", ")),
+                    _ => None,
+                }
+            }
+            // `gen::save` where module `gen` holds item-level macros and no `save`.
+            Target::Unknown => (1..segments.len()).rev().find_map(|k| {
+                match self.program.resolve(self.module, &segments[..k], false) {
+                    Target::Module(m) => {
+                        let opaque = &self.program.modules[m].opaque;
+                        Some((!opaque.is_empty()).then(|| opaque.join(", ")))
+                    }
+                    _ => None,
+                }
+            })?,
+            _ => None,
+        }
     }
 }
 

@@ -1,6 +1,6 @@
 // truth: unanalysable
 // tier1: clean
-// tier2: clean
+// tier2: unanalysable
 // why: a helper defined by an item-level `include!`
 
 include!("generated.rs");

@@ -23,7 +23,8 @@ pub enum Named<N, T> {
     /// A path outside the analysed code, fully qualified as far as known (`std::fs::write`),
     /// for the [catalog](super::capability).
     External(String),
-    /// A function declared in an `extern` block: unanalysable.
+    /// Code the lint cannot see, described: a function declared in an `extern` block, or (in
+    /// tier 2) a name only an item-level macro can define. Unanalysable.
     Foreign(String),
     /// A module, or nothing known: not followed.
     Unknown,
