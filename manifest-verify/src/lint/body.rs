@@ -24,6 +24,8 @@ struct NodeNames<'p> {
     generics: &'p [(String, Vec<String>)],
     /// Its parameters reached through traits.
     dyn_params: &'p [(String, Vec<String>)],
+    /// Its declared return type.
+    ret: Option<&'p syn::Type>,
 }
 
 fn named(target: Target) -> Named<NodeId, TypeId> {
@@ -83,6 +85,26 @@ impl Names for NodeNames<'_> {
         nodes.sort_unstable();
         nodes.dedup();
         nodes
+    }
+
+    fn drop_of(&self, ty: &TypeId) -> Option<&[NodeId]> {
+        if !self.program.drops.contains(ty) {
+            return None;
+        }
+        self.associated(ty, "drop")
+    }
+
+    fn error_type(&self) -> Named<NodeId, TypeId> {
+        match self.ret.and_then(result_error) {
+            Some(error) => returned(
+                self.program,
+                error,
+                self.module,
+                self.self_ty,
+                self.generics,
+            ),
+            None => Named::Unknown,
+        }
     }
 
     fn declares_trait(&self, name: &str) -> bool {
@@ -207,6 +229,25 @@ const PRELUDE: &[&str] = &[
     "proc_macro",
 ];
 
+/// `E` of a declared `Result<T, E>`.
+fn result_error(ty: &syn::Type) -> Option<&syn::Type> {
+    let syn::Type::Path(p) = ty else { return None };
+    let last = p.path.segments.last()?;
+    if last.ident != "Result" {
+        return None;
+    }
+    let syn::PathArguments::AngleBracketed(a) = &last.arguments else {
+        return None;
+    };
+    a.args
+        .iter()
+        .filter_map(|g| match g {
+            syn::GenericArgument::Type(t) => Some(t),
+            _ => None,
+        })
+        .nth(1)
+}
+
 impl NodeNames<'_> {
     /// The item-level macros (`include!`, `cfg_if!`, a macro generating a `mod`) that alone can
     /// define what `segments` names, when the analysed code defines nothing of that name: a
@@ -315,6 +356,7 @@ pub(crate) fn sites(program: &Program, id: NodeId) -> Vec<Site<NodeId>> {
         self_ty: None,
         generics: &[],
         dyn_params: &[],
+        ret: None,
     };
     match &node.kind {
         NodeKind::Fn {
@@ -324,8 +366,10 @@ pub(crate) fn sites(program: &Program, id: NodeId) -> Vec<Site<NodeId>> {
             rewritten_by,
             generics,
             dyn_params,
+            ret,
             ..
         } => {
+            names.ret = ret.as_deref();
             names.self_ty = self_ty.as_deref();
             names.generics = generics;
             names.dyn_params = dyn_params;

@@ -1,6 +1,6 @@
 // truth: fs.write
 // tier1: clean
-// tier2: clean
+// tier2: fs.write
 // why: a temporary whose `Drop` deletes a file
 
 pub struct Lock(String);

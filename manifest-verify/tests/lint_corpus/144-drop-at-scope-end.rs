@@ -1,6 +1,6 @@
 // truth: fs.write
 // tier1: clean
-// tier2: clean
+// tier2: fs.write
 // why: a guard built by `new` whose `Drop` writes at the end of the scope
 
 pub struct Guard {

@@ -1,6 +1,6 @@
 // truth: fs.read
 // tier1: clean
-// tier2: clean
+// tier2: fs.read
 // why: `for` calls `next` of the analysed code's iterator
 
 pub struct Lines {

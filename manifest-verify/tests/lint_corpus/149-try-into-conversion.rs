@@ -1,6 +1,6 @@
 // truth: fs.read
 // tier1: clean
-// tier2: clean
+// tier2: fs.read
 // why: `let c: Cfg = p.try_into()?` runs `TryFrom<&str> for Cfg`
 
 pub struct Cfg(String);

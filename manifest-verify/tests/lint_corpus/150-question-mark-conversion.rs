@@ -1,6 +1,6 @@
 // truth: fs.write
 // tier1: clean
-// tier2: clean
+// tier2: fs.write
 // why: `?` converts the error with `From<io::Error> for LogErr`, which writes a log
 
 pub struct LogErr;

@@ -95,6 +95,19 @@ pub trait Names {
         false
     }
 
+    /// The `drop` of `ty` when it has an `impl Drop`: building a value of it runs that at
+    /// the end of its scope (or at once, for a temporary).
+    fn drop_of(&self, ty: &Self::Type) -> Option<&[Self::Node]> {
+        let _ = ty;
+        None
+    }
+
+    /// The error type the walked function declares (`E` of `-> Result<T, E>`): `?` converts
+    /// into it with `From`.
+    fn error_type(&self) -> Named<Self::Node, Self::Type> {
+        Named::Unknown
+    }
+
     /// What the type of field `field` of `ty` names.
     fn field(&self, ty: &Self::Type, field: &str) -> Named<Self::Node, Self::Type> {
         let _ = (ty, field);
