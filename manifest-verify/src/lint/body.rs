@@ -107,6 +107,17 @@ impl Names for NodeNames<'_> {
         }
     }
 
+    fn deref_target(&self, ty: &TypeId) -> Named<NodeId, TypeId> {
+        let Some((module, target)) = self.program.derefs.get(ty) else {
+            return Named::Unknown;
+        };
+        let segs = segment_names(target);
+        named(
+            self.program
+                .resolve(*module, &segs, target.leading_colon.is_some()),
+        )
+    }
+
     fn declares_trait(&self, name: &str) -> bool {
         self.program.traits.contains(name)
     }

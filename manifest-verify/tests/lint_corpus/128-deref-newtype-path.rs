@@ -1,6 +1,6 @@
 // truth: fs.read
 // tier1: clean
-// tier2: clean
+// tier2: fs.read
 // why: a newtype that derefs to `Path`: `root.exists()` reads
 
 use std::ops::Deref;

@@ -1,6 +1,6 @@
 // truth: fs.read
 // tier1: clean
-// tier2: clean
+// tier2: fs.read
 // why: a newtype over a newtype over `PathBuf`
 
 use std::ops::Deref;

@@ -1,6 +1,6 @@
 // truth: fs.read
 // tier1: clean
-// tier2: clean
+// tier2: fs.read
 // why: a struct field of a `Deref<Target = Path>` newtype
 
 use std::ops::Deref;

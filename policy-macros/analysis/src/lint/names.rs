@@ -108,6 +108,12 @@ pub trait Names {
         Named::Unknown
     }
 
+    /// What `ty` derefs to, when it has an `impl Deref` (a newtype over `PathBuf`).
+    fn deref_target(&self, ty: &Self::Type) -> Named<Self::Node, Self::Type> {
+        let _ = ty;
+        Named::Unknown
+    }
+
     /// What the type of field `field` of `ty` names.
     fn field(&self, ty: &Self::Type, field: &str) -> Named<Self::Node, Self::Type> {
         let _ = (ty, field);

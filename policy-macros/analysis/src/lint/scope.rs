@@ -234,6 +234,28 @@ impl<'n, R: Names> Scope<'n, R> {
     /// (a `let`, a typed parameter) or a field of such a type. `None` when unknown, which makes
     /// every method call on it unflagged.
     pub fn type_of(&self, expr: &syn::Expr) -> Option<&'static TypeMethods> {
+        // Else a value of our own type that derefs to a catalogued one.
+        self.chain_type(expr)
+            .or_else(|| self.deref_methods(self.receiver(expr)))
+    }
+
+    /// The catalogued methods a value of our type reaches through `Deref` (a newtype over
+    /// `PathBuf`, or over such a newtype).
+    fn deref_methods(&self, recv: Recv<R::Type>) -> Option<&'static TypeMethods> {
+        let Recv::Internal(mut ty) = recv else {
+            return None;
+        };
+        for _ in 0..MAX_HOPS {
+            match self.names.deref_target(&ty) {
+                Named::External(path) => return methods_of_type(&path),
+                Named::Type(next) => ty = next,
+                _ => return None,
+            }
+        }
+        None
+    }
+
+    fn chain_type(&self, expr: &syn::Expr) -> Option<&'static TypeMethods> {
         // Down the receivers to the value the chain starts from, then back up through the
         // methods: a loop, since a chain can be thousands of calls long.
         let mut methods = Vec::new();
