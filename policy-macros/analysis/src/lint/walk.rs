@@ -8,6 +8,14 @@
 //! bindings, builder chains, literal arguments, macro arguments, the catalog) is read here
 //! once, so a call one tier reports the other reports too, wherever both can name it.
 //!
+//! Receivers are typed from what the code declares, where the tier's [`Names`] knows the types
+//! (tier 2): functions' return types (so a known receiver reaches its own type's method and no
+//! other of the same name), trait objects, `impl Trait` and bounded generics (every impl of
+//! the trait in the analysed code), and `Deref` newtypes. Calls made without being written are
+//! followed too: `drop` of a built value whose type has `impl Drop`, `into_iter`/`next` of a
+//! `for` loop, `From`/`TryFrom` behind a let-annotated `into`/`try_into`, and `From` of the
+//! declared error type behind `?`.
+//!
 //! What the tiers can afford differs too, and is a parameter ([`Limits`]): the attribute runs
 //! on the compiler's stack and stops at a depth, reporting the rest as unanalysable;
 //! `toolpolicy-lint` measures nesting before it parses and walks on a stack of its own.
