@@ -1,12 +1,9 @@
-//! The tier 2 lint corpus: small crates under `tests/lint_corpus/`, each with an `expect.toml`
-//! holding the ground truth (what the code really does, as `"tool capability"`), run through
-//! `toolpolicy-lint`'s analysis. Prints precision and recall over the whole corpus.
+//! Reports of `toolpolicy-lint` on cases of the shared lint corpus (`tests/lint_corpus/`): call
+//! paths, JSON and SARIF, manifests, trusted crates and the binary's exit codes.
 //!
-//! A case may carry `limitation = "..."`: the analysis is known to disagree with the ground
-//! truth there. Such a case must still disagree (if it starts agreeing, drop the note), and its
-//! error counts against the figures.
+//! Every case's expected findings, in both tiers, are checked by the corpus harness in
+//! `policy-macros` (`src/lint_corpus.rs`), which also prints precision and recall per tier.
 
-use std::collections::BTreeSet;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
@@ -14,97 +11,6 @@ use manifest_verify::lint::{lint, render, Options};
 
 fn corpus() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/lint_corpus")
-}
-
-fn cases() -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(corpus())
-        .unwrap()
-        .map(|e| e.unwrap().path())
-        .filter(|p| p.join("expect.toml").exists())
-        .collect();
-    dirs.sort();
-    dirs
-}
-
-struct Expect {
-    violations: BTreeSet<String>,
-    limitation: Option<String>,
-}
-
-fn expect(dir: &Path) -> Expect {
-    let text = std::fs::read_to_string(dir.join("expect.toml")).unwrap();
-    let table: toml::Table = text.parse().unwrap();
-    Expect {
-        violations: table["violations"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|v| v.as_str().unwrap().to_string())
-            .collect(),
-        limitation: table
-            .get("limitation")
-            .and_then(|l| l.as_str())
-            .map(str::to_string),
-    }
-}
-
-fn found(dir: &Path) -> BTreeSet<String> {
-    let report = lint(dir, &Options::default()).unwrap();
-    assert!(
-        report.problems.is_empty(),
-        "{}: {:?}",
-        dir.display(),
-        report.problems
-    );
-    assert!(report.tools > 0, "{}: no tool found", dir.display());
-    report
-        .findings
-        .iter()
-        .map(|f| {
-            let what = f.capability.map_or("unanalysable", |c| c.key());
-            format!("{} {what}", f.tool)
-        })
-        .collect()
-}
-
-#[test]
-fn corpus_matches_ground_truth_and_reports_precision_and_recall() {
-    let cases = cases();
-    assert!(cases.len() >= 25, "the corpus needs at least 25 cases");
-    let (mut tp, mut fp, mut fn_) = (0usize, 0usize, 0usize);
-    let (mut verdict_right, mut failures) = (0usize, Vec::new());
-    for dir in &cases {
-        let name = dir.file_name().unwrap().to_string_lossy().to_string();
-        let want = expect(dir);
-        let got = found(dir);
-        tp += got.intersection(&want.violations).count();
-        fp += got.difference(&want.violations).count();
-        fn_ += want.violations.difference(&got).count();
-        if got.is_empty() == want.violations.is_empty() {
-            verdict_right += 1;
-        }
-        match (&want.limitation, got == want.violations) {
-            (None, false) => failures.push(format!(
-                "{name}: expected {:?}, found {:?}",
-                want.violations, got
-            )),
-            (Some(note), true) => failures.push(format!(
-                "{name}: now matches the ground truth; remove `limitation = {note:?}`"
-            )),
-            _ => {}
-        }
-    }
-    let precision = tp as f64 / (tp + fp).max(1) as f64;
-    let recall = tp as f64 / (tp + fn_).max(1) as f64;
-    println!(
-        "lint corpus: {} cases, {tp} true positives, {fp} false positives, {fn_} false negatives; \
-         precision {:.3}, recall {:.3}; verdict right in {verdict_right}/{}",
-        cases.len(),
-        precision,
-        recall,
-        cases.len()
-    );
-    assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
 
 #[test]

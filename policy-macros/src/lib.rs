@@ -48,6 +48,8 @@ mod dsl_fuzz;
 #[cfg(test)]
 #[path = "../../policy-runtime/tests/fuzz_support/mod.rs"]
 mod fuzz_support;
+#[cfg(test)]
+mod lint_corpus;
 
 /// Expands one attribute: `expand` runs on the item unless the item is nested too deeply for
 /// syn (see [`depth`]), which is refused before anything parses it. On error the error stands

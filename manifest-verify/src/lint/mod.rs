@@ -12,7 +12,21 @@
 //! * **`macro_rules!`** macros defined in the analysed code: their transcribers are scanned
 //!   conservatively, token by token, in the defining module;
 //! * **path dependencies**: crates reached through `path = ...` in `Cargo.toml` are loaded and
-//!   their functions join the graph.
+//!   their functions join the graph;
+//! * **types of values**: parameters, `let` annotations, struct fields and the declared return
+//!   types of functions and methods, so that `table().lookup(k)` reaches the `lookup` of the
+//!   type `table` returns and no other; catalogued types carry through builders and
+//!   `Path::join`, and through `Deref` newtypes;
+//! * **calls through traits**: a receiver typed `Box<dyn T>`, `&dyn T`, `impl T` or a generic
+//!   `S: T` reaches the method of every impl of `T` in the analysed code;
+//! * **implicit calls**: building a value of a type with `impl Drop` reaches its `drop`; `for`
+//!   reaches `into_iter`/`next`; `let c: Cfg = x.into()` (`try_into`) reaches `Cfg`'s `from`
+//!   (`try_from`); `?` reaches the `from` of the function's declared error type.
+//!
+//! Code the lint cannot see is reported as unanalysable, never passed: an attribute macro on a
+//! function or its impl block (other than built-in and well-known attributes that keep the
+//! body), and a call that only an item-level macro of its module (`include!`, `cfg_if!`, a
+//! macro generating a `mod`) can define.
 //!
 //! The bodies are walked by the lint engine shared with tier 1 ([`policy_analysis::lint`]): the
 //! same walker ([`policy_analysis::lint::walk`]) with this crate's name resolution (the loaded
@@ -44,6 +58,7 @@
 //! ```
 
 mod analysis;
+mod as_test;
 mod body;
 mod load;
 mod nesting;
@@ -55,6 +70,7 @@ pub mod workspace;
 
 use std::path::{Path, PathBuf};
 
+pub use as_test::{lint_crate, LintFailure};
 pub use load::MAX_FILE_BYTES;
 
 /// The tool the lint reads from a function's attributes (`#[tool(policy(...))]` or

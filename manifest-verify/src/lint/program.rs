@@ -2,7 +2,7 @@
 //! `#[path]`), and the nodes of the call graph (functions, methods, `macro_rules!` macros) with
 //! the names each module defines.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
 use policy_analysis::lint::scope::{type_path, Params};
@@ -34,6 +34,8 @@ pub(crate) struct Unit {
     pub(crate) name: String,
     pub(crate) root: ModId,
     pub(crate) member: bool,
+    /// The names of its dependencies, as code writes them.
+    pub(crate) deps: Vec<String>,
 }
 
 /// What a name defined in a module stands for.
@@ -61,6 +63,9 @@ pub(crate) struct Module {
     pub(crate) path: Vec<String>,
     pub(crate) defs: HashMap<String, Vec<Def>>,
     pub(crate) globs: Vec<UsePath>,
+    /// Item-level macro invocations (`include!`, `cfg_if!`, any `m! { .. }` other than
+    /// `macro_rules!`): the items they define are not analysed. Described as "m! at file:line".
+    pub(crate) opaque: Vec<String>,
 }
 
 /// What a node of the call graph is.
@@ -71,6 +76,16 @@ pub(crate) enum NodeKind {
         /// Its parameters: locals of the body, and typed receivers (`p: &Path` gives
         /// `p.exists()` a receiver type).
         params: Params,
+        /// Parameters whose value is reached through traits (`&dyn T`, `Box<dyn T>`,
+        /// `impl T`, a generic `S: T`), with the traits' names.
+        dyn_params: Vec<(String, Vec<String>)>,
+        /// Generic parameters of the function and its impl, with their trait bounds' names.
+        generics: Vec<(String, Vec<String>)>,
+        /// The declared return type.
+        ret: Option<Box<syn::Type>>,
+        /// An attribute macro on the item (or its impl block) that may rewrite it: the code
+        /// analysed may not be the code that runs: the attribute as written, and where it is.
+        rewritten_by: Option<(String, proc_macro2::Span)>,
     },
     Macro {
         bodies: Vec<TokenStream>,
@@ -102,6 +117,18 @@ pub(crate) struct Program {
     /// Named fields of structs by `(unit, type name)`: the field's type path and the module
     /// to resolve it in.
     pub(crate) fields: HashMap<(usize, String), HashMap<String, (ModId, syn::Path)>>,
+    /// Named fields reached through traits (`Box<dyn T>`, a generic `S: T`), with the traits.
+    pub(crate) trait_fields: HashMap<(usize, String), HashMap<String, Vec<String>>>,
+    /// The names of the traits the analysed code defines.
+    pub(crate) traits: HashSet<String>,
+    /// `impl Trait for Type`: the implementing types, by the trait's name.
+    pub(crate) trait_impls: HashMap<String, Vec<(usize, String)>>,
+    /// Types with an `impl Drop`: a value built runs its `drop` when it goes out of scope.
+    pub(crate) drops: HashSet<(usize, String)>,
+    /// `impl Deref for Type { type Target = T; }`: the target's path and its module.
+    pub(crate) derefs: HashMap<(usize, String), (ModId, syn::Path)>,
+    /// `type Alias = Target;`: `(unit, alias, target's name)`.
+    aliases: Vec<(usize, String, String)>,
     /// Problems met while loading (unreadable module files, policies that do not parse).
     pub(crate) problems: Vec<LintError>,
     base: PathBuf,
@@ -136,6 +163,7 @@ impl Program {
                     name: krate.name.clone(),
                     root: module,
                     member: krate.member,
+                    deps: krate.deps.clone(),
                 });
                 let dir = root.parent().unwrap_or(Path::new(".")).to_path_buf();
                 match program.load_file(root) {
@@ -144,7 +172,60 @@ impl Program {
                 }
             }
         }
+        program.merge_aliases();
         Ok(program)
+    }
+
+    /// Makes the associated functions of a type and of its aliases (`type B = A; type A =
+    /// Disk;`, with impls on any of them) one set, found under every one of the names.
+    fn merge_aliases(&mut self) {
+        let target: HashMap<(usize, String), String> = self
+            .aliases
+            .iter()
+            .map(|(u, a, t)| ((*u, a.clone()), t.clone()))
+            .collect();
+        let last = |unit: usize, name: &str| {
+            let mut name = name.to_string();
+            // Bounded: an alias cycle does not compile, but the lint reads any input.
+            for _ in 0..16 {
+                match target.get(&(unit, name.clone())) {
+                    Some(t) if *t != name => name = t.clone(),
+                    _ => break,
+                }
+            }
+            name
+        };
+        let mut groups: HashMap<(usize, String), Vec<String>> = HashMap::new();
+        for (unit, alias, _) in &self.aliases {
+            groups
+                .entry((*unit, last(*unit, alias)))
+                .or_default()
+                .push(alias.clone());
+        }
+        for ((unit, canonical), aliases) in groups {
+            let mut merged = self
+                .assoc
+                .get(&(unit, canonical.clone()))
+                .cloned()
+                .unwrap_or_default();
+            for alias in &aliases {
+                for (name, nodes) in self.assoc.get(&(unit, alias.clone())).into_iter().flatten() {
+                    merged
+                        .entry(name.clone())
+                        .or_default()
+                        .extend(nodes.iter().copied());
+                }
+                if self.drops.contains(&(unit, alias.clone())) {
+                    self.drops.insert((unit, canonical.clone()));
+                }
+            }
+            for name in aliases.iter().chain([&canonical]) {
+                self.assoc.insert((unit, name.clone()), merged.clone());
+                if self.drops.contains(&(unit, canonical.clone())) {
+                    self.drops.insert((unit, name.clone()));
+                }
+            }
+        }
     }
 
     /// Reads and parses one file.
@@ -201,6 +282,7 @@ impl Program {
             path,
             defs: HashMap::new(),
             globs: Vec::new(),
+            opaque: Vec::new(),
         });
         self.modules.len() - 1
     }
@@ -224,7 +306,15 @@ impl Program {
         for item in items {
             match item {
                 syn::Item::Fn(f) => {
-                    let node = self.fn_node(module, file, &f.sig, *f.block, None, &f.attrs);
+                    let node = self.fn_node(
+                        module,
+                        file,
+                        &f.sig,
+                        *f.block,
+                        None,
+                        &f.attrs,
+                        &Outer::default(),
+                    );
                     self.define(module, f.sig.ident.to_string(), Def::Node(node));
                 }
                 syn::Item::Mod(m) => {
@@ -238,7 +328,17 @@ impl Program {
                     let name = s.ident.to_string();
                     self.define(module, name.clone(), Def::Type(name.clone()));
                     let unit = self.modules[module].unit;
+                    let generics = generic_bounds(&s.generics);
                     for field in &s.fields {
+                        if let Some(ident) = &field.ident {
+                            let traits = traits_of(&field.ty, &generics);
+                            if !traits.is_empty() {
+                                self.trait_fields
+                                    .entry((unit, name.clone()))
+                                    .or_default()
+                                    .insert(ident.to_string(), traits);
+                            }
+                        }
                         if let (Some(ident), Some(ty)) = (&field.ident, type_path(&field.ty)) {
                             self.fields
                                 .entry((unit, name.clone()))
@@ -255,11 +355,16 @@ impl Program {
                 }
                 syn::Item::Trait(t) => {
                     let name = t.ident.to_string();
+                    self.traits.insert(name.clone());
                     self.define(module, name.clone(), Def::Type(name.clone()));
+                    let outer = Outer {
+                        generics: generic_bounds(&t.generics),
+                        attrs: Vec::new(),
+                    };
                     for ti in t.items {
                         if let syn::TraitItem::Fn(f) = ti {
                             if let Some(block) = f.default {
-                                self.method(module, file, &name, &f.sig, block, &f.attrs);
+                                self.method(module, file, &name, &f.sig, block, &f.attrs, &outer);
                             }
                         }
                     }
@@ -270,6 +375,11 @@ impl Program {
                         syn::Type::Path(p) => p.path.segments.last().map(|s| s.ident.to_string()),
                         _ => None,
                     };
+                    let unit = self.modules[module].unit;
+                    if let Some(target) = &target {
+                        self.aliases
+                            .push((unit, t.ident.to_string(), target.clone()));
+                    }
                     self.define(
                         module,
                         t.ident.to_string(),
@@ -280,9 +390,42 @@ impl Program {
                     let Some(ty) = type_name(&i.self_ty) else {
                         continue;
                     };
+                    let unit = self.modules[module].unit;
+                    if let Some((_, trait_path, _)) = &i.trait_ {
+                        let trait_name = trait_path
+                            .segments
+                            .last()
+                            .map(|s| s.ident.to_string())
+                            .unwrap_or_default();
+                        match trait_name.as_str() {
+                            "Drop" => {
+                                self.drops.insert((unit, ty.clone()));
+                            }
+                            "Deref" => {
+                                let target = i.items.iter().find_map(|ii| match ii {
+                                    syn::ImplItem::Type(t) if t.ident == "Target" => {
+                                        type_path(&t.ty).cloned()
+                                    }
+                                    _ => None,
+                                });
+                                if let Some(target) = target {
+                                    self.derefs.insert((unit, ty.clone()), (module, target));
+                                }
+                            }
+                            _ => {}
+                        }
+                        self.trait_impls
+                            .entry(trait_name)
+                            .or_default()
+                            .push((unit, ty.clone()));
+                    }
+                    let outer = Outer {
+                        generics: generic_bounds(&i.generics),
+                        attrs: i.attrs.clone(),
+                    };
                     for ii in i.items {
                         if let syn::ImplItem::Fn(f) = ii {
-                            self.method(module, file, &ty, &f.sig, f.block, &f.attrs);
+                            self.method(module, file, &ty, &f.sig, f.block, &f.attrs, &outer);
                         }
                     }
                 }
@@ -305,6 +448,23 @@ impl Program {
                         tool: None,
                     });
                     self.macros.entry(ident.to_string()).or_default().push(node);
+                }
+                syn::Item::Macro(m) => {
+                    let name = m
+                        .mac
+                        .path
+                        .segments
+                        .last()
+                        .map(|s| s.ident.to_string())
+                        .unwrap_or_default();
+                    let line = m
+                        .mac
+                        .path
+                        .segments
+                        .first()
+                        .map_or(0, |s| s.ident.span().start().line);
+                    let at = format!("{name}! at {}:{line}", self.files[file].display);
+                    self.modules[module].opaque.push(at);
                 }
                 _ => {}
             }
@@ -439,6 +599,7 @@ impl Program {
         block: syn::Block,
         self_ty: Option<&str>,
         attrs: &[syn::Attribute],
+        outer: &Outer,
     ) -> NodeId {
         let mut display = self.modules[module].path[1..].join("::");
         if let Some(ty) = self_ty {
@@ -469,11 +630,34 @@ impl Program {
                 None
             }
         };
+        let mut generics = outer.generics.clone();
+        generics.extend(generic_bounds(&sig.generics));
+        let rewritten_by = attrs
+            .iter()
+            .chain(&outer.attrs)
+            .find(|a| !is_known_attribute(a))
+            .map(|a| {
+                let name = a
+                    .path()
+                    .segments
+                    .iter()
+                    .map(|s| s.ident.to_string())
+                    .collect::<Vec<_>>()
+                    .join("::");
+                (format!("#[{name}]"), a.pound_token.span)
+            });
         self.push_node(Node {
             kind: NodeKind::Fn {
                 block: Box::new(block),
                 self_ty: self_ty.map(str::to_string),
                 params: Params::of(sig),
+                dyn_params: dyn_params(sig, &generics),
+                ret: match &sig.output {
+                    syn::ReturnType::Type(_, ty) => Some(ty.clone()),
+                    syn::ReturnType::Default => None,
+                },
+                generics,
+                rewritten_by,
             },
             module,
             display,
@@ -482,6 +666,7 @@ impl Program {
         })
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn method(
         &mut self,
         module: ModId,
@@ -490,8 +675,9 @@ impl Program {
         sig: &syn::Signature,
         block: syn::Block,
         attrs: &[syn::Attribute],
+        outer: &Outer,
     ) {
-        let node = self.fn_node(module, file, sig, block, Some(ty), attrs);
+        let node = self.fn_node(module, file, sig, block, Some(ty), attrs, outer);
         let unit = self.modules[module].unit;
         let name = sig.ident.to_string();
         self.assoc
@@ -517,6 +703,171 @@ fn type_name(ty: &syn::Type) -> Option<String> {
         syn::Type::Reference(r) => type_name(&r.elem),
         _ => None,
     }
+}
+
+/// What an item inside an impl block or trait takes from it.
+#[derive(Default)]
+pub(crate) struct Outer {
+    /// Generic parameters of the impl or trait, with their trait bounds' names.
+    generics: Vec<(String, Vec<String>)>,
+    /// The impl block's attributes.
+    attrs: Vec<syn::Attribute>,
+}
+
+/// Each generic type parameter with the names of the traits that bound it, inline
+/// (`<S: Sink>`) or in the where clause.
+fn generic_bounds(generics: &syn::Generics) -> Vec<(String, Vec<String>)> {
+    let names = |bounds: &syn::punctuated::Punctuated<syn::TypeParamBound, syn::Token![+]>| {
+        bounds
+            .iter()
+            .filter_map(|b| match b {
+                syn::TypeParamBound::Trait(t) => {
+                    t.path.segments.last().map(|s| s.ident.to_string())
+                }
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+    };
+    let mut out: Vec<(String, Vec<String>)> = generics
+        .type_params()
+        .map(|p| (p.ident.to_string(), names(&p.bounds)))
+        .collect();
+    for predicate in generics.where_clause.iter().flat_map(|w| &w.predicates) {
+        if let syn::WherePredicate::Type(t) = predicate {
+            if let syn::Type::Path(p) = &t.bounded_ty {
+                if let Some(ident) = p.path.get_ident() {
+                    if let Some(entry) = out.iter_mut().find(|(n, _)| ident == n) {
+                        entry.1.extend(names(&t.bounds));
+                    }
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The traits through which a value of type `ty` is used: `dyn T`, `impl T`, a generic
+/// parameter bounded by `T`, through references and `Box`/`Arc`/`Rc`.
+pub(crate) fn traits_of(ty: &syn::Type, generics: &[(String, Vec<String>)]) -> Vec<String> {
+    let bound_names =
+        |bounds: &syn::punctuated::Punctuated<syn::TypeParamBound, syn::Token![+]>| {
+            bounds
+                .iter()
+                .filter_map(|b| match b {
+                    syn::TypeParamBound::Trait(t) => {
+                        t.path.segments.last().map(|s| s.ident.to_string())
+                    }
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+        };
+    match ty {
+        syn::Type::Reference(r) => traits_of(&r.elem, generics),
+        syn::Type::Paren(p) => traits_of(&p.elem, generics),
+        syn::Type::TraitObject(t) => bound_names(&t.bounds),
+        syn::Type::ImplTrait(t) => bound_names(&t.bounds),
+        syn::Type::Path(p) if p.qself.is_none() => {
+            if let Some(ident) = p.path.get_ident() {
+                return generics
+                    .iter()
+                    .find(|(n, _)| ident == n)
+                    .map(|(_, b)| b.clone())
+                    .unwrap_or_default();
+            }
+            let Some(last) = p.path.segments.last() else {
+                return Vec::new();
+            };
+            let wrapper = ["Box", "Arc", "Rc"].contains(&last.ident.to_string().as_str());
+            match &last.arguments {
+                syn::PathArguments::AngleBracketed(a) if wrapper => a
+                    .args
+                    .iter()
+                    .find_map(|g| match g {
+                        syn::GenericArgument::Type(t) => Some(traits_of(t, generics)),
+                        _ => None,
+                    })
+                    .unwrap_or_default(),
+                _ => Vec::new(),
+            }
+        }
+        _ => Vec::new(),
+    }
+}
+
+fn dyn_params(
+    sig: &syn::Signature,
+    generics: &[(String, Vec<String>)],
+) -> Vec<(String, Vec<String>)> {
+    sig.inputs
+        .iter()
+        .filter_map(|input| match input {
+            syn::FnArg::Typed(t) => match t.pat.as_ref() {
+                syn::Pat::Ident(id) => {
+                    let traits = traits_of(&t.ty, generics);
+                    (!traits.is_empty()).then(|| (id.ident.to_string(), traits))
+                }
+                _ => None,
+            },
+            syn::FnArg::Receiver(_) => None,
+        })
+        .collect()
+}
+
+/// Attributes that leave the item's code as written: built-in ones, lint tools', toolpolicy's
+/// own and rmcp's, and the common wrappers that keep the body (`tracing::instrument`,
+/// `async_trait`, tokio's entry points). Any other attribute macro may replace the body.
+fn is_known_attribute(attr: &syn::Attribute) -> bool {
+    const KNOWN: &[&str] = &[
+        "inline",
+        "cold",
+        "must_use",
+        "allow",
+        "warn",
+        "deny",
+        "forbid",
+        "expect",
+        "doc",
+        "cfg",
+        "cfg_attr",
+        "track_caller",
+        "deprecated",
+        "no_mangle",
+        "export_name",
+        "link_section",
+        "target_feature",
+        "test",
+        "ignore",
+        "should_panic",
+        "automatically_derived",
+        "non_exhaustive",
+        "instruction_set",
+        "coverage",
+        "optimize",
+        "unsafe",
+        "tool",
+        "tool_policy",
+        "toolset",
+        "tool_router",
+        "tool_handler",
+        "prompt",
+        "prompt_router",
+        "instrument",
+        "async_trait",
+        "main",
+        "bench",
+    ];
+    let path = attr.path();
+    let first = path
+        .segments
+        .first()
+        .map(|s| s.ident.to_string())
+        .unwrap_or_default();
+    if ["rustfmt", "clippy", "rustdoc", "diagnostic"].contains(&first.as_str()) {
+        return true;
+    }
+    path.segments
+        .last()
+        .is_some_and(|s| KNOWN.contains(&s.ident.to_string().as_str()))
 }
 
 fn is_cfg_test(attrs: &[syn::Attribute]) -> bool {

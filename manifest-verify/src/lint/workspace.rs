@@ -18,6 +18,9 @@ pub struct CrateSource {
     /// Whether a member of the analysed package or workspace (tools are checked only there),
     /// rather than a path dependency followed for its code.
     pub member: bool,
+    /// The names code uses for its dependencies (`serde-json` is `serde_json`): a path whose
+    /// first segment is one of them is that crate's, not an item an item-level macro defines.
+    pub deps: Vec<String>,
 }
 
 /// The crates under `path`: a directory holding `Cargo.toml` (a package, a workspace, or both),
@@ -38,6 +41,7 @@ pub fn discover(path: &Path) -> Result<Vec<CrateSource>, LintError> {
             name: "crate_under_lint".into(),
             roots: vec![root],
             member: true,
+            deps: Vec::new(),
         }]);
     }
     let table = read_toml(&manifest)?;
@@ -79,19 +83,13 @@ pub fn discover(path: &Path) -> Result<Vec<CrateSource>, LintError> {
             .and_then(|n| n.as_str())
             .unwrap_or("unnamed")
             .replace('-', "_");
-        found.insert(
-            dir.clone(),
-            CrateSource {
-                name,
-                roots: roots(&dir, &table),
-                member,
-            },
-        );
+        let mut dep_names = Vec::new();
         for section in ["dependencies", "dev-dependencies", "build-dependencies"] {
             let Some(deps) = table.get(section).and_then(|d| d.as_table()) else {
                 continue;
             };
             for (key, spec) in deps {
+                dep_names.push(key.replace('-', "_"));
                 let from_workspace = spec.get("workspace").and_then(|w| w.as_bool()) == Some(true);
                 let spec = if from_workspace {
                     match workspace_deps.as_ref().and_then(|w| w.get(key.as_str())) {
@@ -107,6 +105,15 @@ pub fn discover(path: &Path) -> Result<Vec<CrateSource>, LintError> {
                 }
             }
         }
+        found.insert(
+            dir.clone(),
+            CrateSource {
+                name,
+                roots: roots(&dir, &table),
+                member,
+                deps: dep_names,
+            },
+        );
     }
     Ok(found.into_values().collect())
 }

@@ -358,6 +358,66 @@ pub static CATALOG: &[Entry] = &[
     row("libc::ptrace", Exact, U),
     row("libloading", Prefix, U),
     row("nix::unistd::syscall", Exact, U),
+    // nix: sockets, exec, unistd and the other file calls
+    row("nix::sys::socket::socket", Exact, N),
+    row("nix::sys::socket::connect", Exact, N),
+    row("nix::sys::socket::bind", Exact, N),
+    row("nix::sys::socket::listen", Exact, N),
+    row("nix::sys::socket::accept", Exact, N),
+    row("nix::sys::socket::accept4", Exact, N),
+    row("nix::sys::socket::send", Exact, N),
+    row("nix::sys::socket::sendto", Exact, N),
+    row("nix::sys::socket::sendmsg", Exact, N),
+    row("nix::sys::socket::recv", Exact, N),
+    row("nix::sys::socket::recvfrom", Exact, N),
+    row("nix::sys::socket::recvmsg", Exact, N),
+    row("nix::spawn::posix_spawn", Exact, X),
+    row("nix::spawn::posix_spawnp", Exact, X),
+    row("nix::unistd::unlink", Exact, W),
+    row("nix::unistd::unlinkat", Exact, W),
+    row("nix::unistd::mkdir", Exact, W),
+    row("nix::unistd::mkfifo", Exact, W),
+    row("nix::unistd::mkfifoat", Exact, W),
+    row("nix::unistd::chown", Exact, W),
+    row("nix::unistd::fchownat", Exact, W),
+    row("nix::unistd::truncate", Exact, W),
+    row("nix::unistd::symlinkat", Exact, W),
+    row("nix::unistd::linkat", Exact, W),
+    row("nix::unistd::chroot", Exact, W),
+    row("nix::unistd::access", Exact, R),
+    row("nix::unistd::faccessat", Exact, R),
+    row("nix::fcntl::readlink", Exact, R),
+    row("nix::fcntl::readlinkat", Exact, R),
+    row("nix::fcntl::renameat", Exact, W),
+    row("nix::fcntl::renameat2", Exact, W),
+    row("nix::sys::stat::stat", Exact, R),
+    row("nix::sys::stat::lstat", Exact, R),
+    row("nix::sys::stat::fstatat", Exact, R),
+    row("nix::sys::stat::mkdirat", Exact, W),
+    row("nix::sys::stat::mknod", Exact, W),
+    row("nix::sys::stat::mknodat", Exact, W),
+    row("nix::sys::stat::fchmodat", Exact, W),
+    row("nix::sys::stat::utimensat", Exact, W),
+    row("nix::sys::stat::utimes", Exact, W),
+    row("nix::dir::Dir::open", Exact, R),
+    row("nix::dir::Dir::openat", Exact, R),
+    row("nix::env::clearenv", Exact, E),
+    // nix's `open` family: the flags decide read or write, at run time
+    row("nix::fcntl::open", Exact, U),
+    row("nix::fcntl::openat", Exact, U),
+    row("nix::fcntl::openat2", Exact, U),
+    // home and XDG directory lookups read `HOME` and `XDG_*`
+    row("dirs", Prefix, E),
+    row("dirs_next", Prefix, E),
+    row("directories", Prefix, E),
+    row("home::home_dir", Exact, E),
+    // rusqlite: opening a database creates its file unless the flags say read-only, which the
+    // lint does not evaluate (fail closed: a write)
+    row("rusqlite::Connection::open", Exact, W),
+    row("rusqlite::Connection::open_with_flags", Exact, W),
+    row("rusqlite::Connection::open_with_flags_and_vfs", Exact, W),
+    row("rusqlite::Connection::backup", Exact, W),
+    row("rusqlite::Connection::restore", Exact, W),
 ];
 
 /// Paths that are explicitly **not** capabilities. They win over any [`CATALOG`] prefix row and
@@ -386,6 +446,8 @@ pub static NOT_FLAGGED: &[&str] = &[
     "std::path::Path::new",
     "std::path::PathBuf::from",
     "std::path::PathBuf::new",
+    "rusqlite::Connection::open_in_memory",
+    "rusqlite::Connection::open_in_memory_with_flags",
 ];
 
 /// Macros that cannot be analysed: inline assembly may do anything.
@@ -435,7 +497,11 @@ pub struct TypeMethods {
 impl TypeMethods {
     /// Whether calling `method` on a value of this type returns the same type again.
     pub fn chains_through(&self, method: &str) -> bool {
-        self.builder && !self.terminals.contains(&method)
+        (self.builder && !self.terminals.contains(&method))
+            || TRANSPARENT_METHODS.contains(&method)
+            || CARRYING_METHODS
+                .iter()
+                .any(|(ty, methods)| *ty == self.type_path && methods.contains(&method))
     }
 
     /// The effect of calling `method` on a value of this type; `literal_false` says whether the
@@ -483,6 +549,58 @@ const PATH_METHODS: &[(&str, Effect)] = &[
     ("is_symlink", R),
 ];
 
+const HTTP_CLIENT_METHODS: &[(&str, Effect)] = &[
+    ("get", N),
+    ("post", N),
+    ("put", N),
+    ("patch", N),
+    ("delete", N),
+    ("head", N),
+    ("request", N),
+    ("execute", N),
+];
+const UREQ_AGENT_METHODS: &[(&str, Effect)] = &[
+    ("get", N),
+    ("post", N),
+    ("put", N),
+    ("patch", N),
+    ("delete", N),
+    ("head", N),
+    ("options", N),
+    ("trace", N),
+    ("request", N),
+    ("request_url", N),
+    ("run", N),
+];
+
+/// Methods that hand back the value they are called on, or the `Option`/`Result` around it,
+/// whatever its type: `.unwrap()` after `.parent()`, `.clone()` of a client.
+pub static TRANSPARENT_METHODS: &[&str] = &["unwrap", "expect", "clone", "to_owned"];
+
+const PATH_CARRIERS: &[&str] = &[
+    "join",
+    "with_extension",
+    "with_file_name",
+    "with_added_extension",
+    "parent",
+    "to_path_buf",
+    "into_path_buf",
+    "as_path",
+    "canonicalize",
+    "read_link",
+];
+
+/// Methods of a [`TYPE_METHODS`] type that are not builder methods but return a value of the
+/// same type again (or one whose methods are the same): `Path::join` returns a `PathBuf`, so
+/// `Path::new(a).join(b).exists()` reads.
+pub static CARRYING_METHODS: &[(&str, &[&str])] = &[
+    ("std::path::Path", PATH_CARRIERS),
+    ("std::path::PathBuf", PATH_CARRIERS),
+];
+
+/// Calls that read every environment variable at once: an `env` allow-list cannot admit them.
+pub static READS_EVERY_VARIABLE: &[&str] = &["std::env::vars", "std::env::vars_os"];
+
 /// Types whose methods decide the effect. See [`TypeMethods`].
 pub static TYPE_METHODS: &[TypeMethods] = &[
     TypeMethods {
@@ -511,6 +629,47 @@ pub static TYPE_METHODS: &[TypeMethods] = &[
         builder: false,
         terminals: &[],
         methods: PATH_METHODS,
+        disarmed_by_false: &[],
+    },
+    TypeMethods {
+        type_path: "std::path::PathBuf",
+        constructors: &[],
+        builder: false,
+        terminals: &[],
+        methods: PATH_METHODS,
+        disarmed_by_false: &[],
+    },
+    // Clients: a value of the type, however obtained (a field, a parameter, a helper's
+    // result), uses the network through these methods.
+    TypeMethods {
+        type_path: "reqwest::Client",
+        constructors: &["reqwest::Client::new", "reqwest::ClientBuilder::build"],
+        builder: false,
+        terminals: &[],
+        methods: HTTP_CLIENT_METHODS,
+        disarmed_by_false: &[],
+    },
+    TypeMethods {
+        type_path: "reqwest::blocking::Client",
+        constructors: &[
+            "reqwest::blocking::Client::new",
+            "reqwest::blocking::ClientBuilder::build",
+        ],
+        builder: false,
+        terminals: &[],
+        methods: HTTP_CLIENT_METHODS,
+        disarmed_by_false: &[],
+    },
+    TypeMethods {
+        type_path: "ureq::Agent",
+        constructors: &[
+            "ureq::Agent::new",
+            "ureq::agent",
+            "ureq::AgentBuilder::build",
+        ],
+        builder: false,
+        terminals: &[],
+        methods: UREQ_AGENT_METHODS,
         disarmed_by_false: &[],
     },
 ];
@@ -731,6 +890,44 @@ pub fn violation_message(
     }
 }
 
+/// Whether a call whose effect `policy` grants still goes beyond what it declares: a literal
+/// first argument outside the declared globs, programs, variables or hosts
+/// ([`literal_outside`]), or a call that reads every environment variable
+/// ([`READS_EVERY_VARIABLE`]) under an `env` allow-list. Returns the message.
+///
+/// ```
+/// use policy_analysis::lint::capability::{beyond_declaration, Capability, Effect};
+/// use policy_runtime::ToolPolicy;
+///
+/// let policy: ToolPolicy = serde_json::from_str(r#"{"env": {"allow": ["HOME"]}}"#)?;
+/// let env = Effect::Uses(Capability::Env);
+/// assert!(beyond_declaration("std::env::var", env, Some("HOME"), Some("t"), &policy).is_none());
+/// let msg = beyond_declaration("std::env::vars", env, None, Some("t"), &policy).unwrap();
+/// assert!(msg.contains("every environment variable"), "{msg}");
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+pub fn beyond_declaration(
+    call: &str,
+    effect: Effect,
+    literal: Option<&str>,
+    tool: Option<&str>,
+    policy: &ToolPolicy,
+) -> Option<String> {
+    let reads_all = READS_EVERY_VARIABLE.contains(&canonical(call).as_str());
+    if reads_all && matches!(policy.env, Some(EnvPolicy::Allow(_))) {
+        let tool = match tool {
+            Some(name) => format!("`{name}`"),
+            None => "the tool".to_string(),
+        };
+        return Some(format!(
+            "`{call}` {}: it reads every environment variable, but {tool} declares an `env` \
+             allow-list; read the declared variables with `std::env::var` or remove the call",
+            Env.verb()
+        ));
+    }
+    literal_outside(call, effect, literal?, tool, policy)
+}
+
 /// Calls whose first argument is the one path, program, variable or address they touch;
 /// two-path calls (`copy`, `rename`, links) are left out because their first argument is not
 /// the one the capability is about.
@@ -892,6 +1089,36 @@ mod tests {
             assert!(seen.insert(e.path), "duplicate row {}", e.path);
             assert_eq!(classify_path(e.path), Some(e.effect), "{}", e.path);
         }
+    }
+
+    #[test]
+    fn client_types_and_path_builders_carry_their_methods() {
+        let client = type_yielded_by("reqwest::Client::new").unwrap();
+        assert_eq!(client.effect_of("get", false), Some(N));
+        assert!(!client.chains_through("get"));
+        assert!(client.chains_through("clone"));
+        let path = type_yielded_by("std::path::Path::new").unwrap();
+        for carried in ["join", "with_extension", "parent", "unwrap"] {
+            assert!(path.chains_through(carried), "{carried}");
+        }
+        assert!(!path.chains_through("display"));
+        let path_buf = type_methods("std::path::PathBuf").unwrap();
+        assert_eq!(path_buf.effect_of("exists", false), Some(R));
+        assert_eq!(classify_path("dirs::home_dir"), Some(E));
+        assert_eq!(classify_path("nix::sys::socket::connect"), Some(N));
+        assert_eq!(classify_path("rusqlite::Connection::open"), Some(W));
+        assert_eq!(classify_path("rusqlite::Connection::open_in_memory"), None);
+    }
+
+    #[test]
+    fn reading_every_variable_exceeds_an_allow_list() {
+        let allow = policy(r#"{"env": {"allow": ["HOME"]}}"#);
+        assert!(beyond_declaration("std::env::vars_os", E, None, None, &allow).is_some());
+        assert!(beyond_declaration("std::env::var", E, None, None, &allow).is_none());
+        // Inherited or denied environments are judged by the grant alone.
+        assert!(
+            beyond_declaration("std::env::vars", E, None, None, &ToolPolicy::default()).is_none()
+        );
     }
 
     #[test]

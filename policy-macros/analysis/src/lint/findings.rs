@@ -11,7 +11,7 @@ use serde::Serialize;
 
 use policy_runtime::ToolPolicy;
 
-use super::capability::{literal_outside, violation_message, Capability, Effect, Grants};
+use super::capability::{beyond_declaration, violation_message, Capability, Effect, Grants};
 use super::walk::Use;
 
 /// What the policy says about one use.
@@ -59,10 +59,13 @@ impl Verdict {
 /// ```
 pub fn judge(policy: &ToolPolicy, grants: &Grants, tool: &str, used: &Use) -> Verdict {
     if grants.allows_effect(used.effect) {
-        let outside = used
-            .literal
-            .as_deref()
-            .and_then(|l| literal_outside(&used.call, used.effect, l, Some(tool), policy));
+        let outside = beyond_declaration(
+            &used.call,
+            used.effect,
+            used.literal.as_deref(),
+            Some(tool),
+            policy,
+        );
         return outside.map_or(Verdict::Allowed, Verdict::Violated);
     }
     let message = violation_message(&used.call, used.effect, Some(tool), policy);

@@ -23,7 +23,8 @@ pub enum Named<N, T> {
     /// A path outside the analysed code, fully qualified as far as known (`std::fs::write`),
     /// for the [catalog](super::capability).
     External(String),
-    /// A function declared in an `extern` block: unanalysable.
+    /// Code the lint cannot see, described: a function declared in an `extern` block, or (in
+    /// tier 2) a name only an item-level macro can define. Unanalysable.
     Foreign(String),
     /// A module, or nothing known: not followed.
     Unknown,
@@ -61,6 +62,58 @@ pub trait Names {
         None
     }
 
+    /// What a call to any of `nodes` returns, by their declared return type (through
+    /// references, `Result`, `Option` and smart pointers): a type of the analysed code, an
+    /// external type, or [`Named::Unknown`] when they disagree or do not say.
+    fn returns(&self, nodes: &[Self::Node]) -> Named<Self::Node, Self::Type> {
+        let _ = nodes;
+        Named::Unknown
+    }
+
+    /// Parameters of the walked function whose value is reached through traits (`&dyn T`,
+    /// `Box<dyn T>`, `impl T`, a generic `S: T`), with the traits' names.
+    fn trait_params(&self) -> &[(String, Vec<String>)] {
+        &[]
+    }
+
+    /// The traits through which field `field` of `ty` is reached (`Box<dyn T>`, `S: T`).
+    fn field_traits(&self, ty: &Self::Type, field: &str) -> Option<Vec<String>> {
+        let _ = (ty, field);
+        None
+    }
+
+    /// The functions called `name` of every impl of `traits` in the analysed code, and the
+    /// traits' own default bodies: what a call through `dyn T` or `S: T` may run.
+    fn trait_methods(&self, traits: &[String], name: &str) -> Vec<Self::Node> {
+        let _ = (traits, name);
+        Vec::new()
+    }
+
+    /// Whether the analysed code declares a trait called `name`.
+    fn declares_trait(&self, name: &str) -> bool {
+        let _ = name;
+        false
+    }
+
+    /// The `drop` of `ty` when it has an `impl Drop`: building a value of it runs that at
+    /// the end of its scope (or at once, for a temporary).
+    fn drop_of(&self, ty: &Self::Type) -> Option<&[Self::Node]> {
+        let _ = ty;
+        None
+    }
+
+    /// The error type the walked function declares (`E` of `-> Result<T, E>`): `?` converts
+    /// into it with `From`.
+    fn error_type(&self) -> Named<Self::Node, Self::Type> {
+        Named::Unknown
+    }
+
+    /// What `ty` derefs to, when it has an `impl Deref` (a newtype over `PathBuf`).
+    fn deref_target(&self, ty: &Self::Type) -> Named<Self::Node, Self::Type> {
+        let _ = ty;
+        Named::Unknown
+    }
+
     /// What the type of field `field` of `ty` names.
     fn field(&self, ty: &Self::Type, field: &str) -> Named<Self::Node, Self::Type> {
         let _ = (ty, field);
@@ -89,6 +142,7 @@ pub const EXTERNAL_ROOTS: &[&str] = &[
     "libc",
     "libloading",
     "nix",
+    "rusqlite",
 ];
 
 /// Tier 1's resolution: the body alone. Absolute paths and paths starting with one of

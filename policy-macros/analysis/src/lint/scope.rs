@@ -8,7 +8,9 @@ use std::collections::{HashMap, HashSet};
 
 use syn::visit::Visit;
 
-use super::capability::{classify_path, type_methods, type_yielded_by, TypeMethods};
+use super::capability::{
+    classify_path, type_methods, type_yielded_by, TypeMethods, TRANSPARENT_METHODS,
+};
 use super::names::{Named, Names};
 use super::syntax::{bind_names, segment_names, strip_type};
 
@@ -61,10 +63,21 @@ impl Params {
     }
 }
 
-/// The path of a type, through references (`&Path` is `Path`).
+/// The path of a type, through references (`&Path` is `Path`) and the smart pointers whose
+/// methods are their content's (`Box<T>`, `Arc<T>`, `Rc<T>`).
 pub fn type_path(ty: &syn::Type) -> Option<&syn::Path> {
     match ty {
-        syn::Type::Path(p) if p.qself.is_none() => Some(&p.path),
+        syn::Type::Path(p) if p.qself.is_none() => {
+            let last = p.path.segments.last()?;
+            if ["Box", "Arc", "Rc"].contains(&last.ident.to_string().as_str()) {
+                if let syn::PathArguments::AngleBracketed(a) = &last.arguments {
+                    if let Some(syn::GenericArgument::Type(inner)) = a.args.first() {
+                        return type_path(inner);
+                    }
+                }
+            }
+            Some(&p.path)
+        }
         syn::Type::Reference(r) => type_path(&r.elem),
         syn::Type::Paren(p) => type_path(&p.elem),
         _ => None,
@@ -85,6 +98,9 @@ pub(crate) enum Recv<T> {
     Internal(T),
     /// A value of a type from elsewhere (std, a registry crate, a generic parameter).
     External,
+    /// A value reached through traits (`dyn T`, `impl T`, a generic `S: T`): any impl of the
+    /// traits in the analysed code may run.
+    Dyn(Vec<String>),
     Unknown,
 }
 
@@ -123,6 +139,11 @@ impl<'n, R: Names> Scope<'n, R> {
         .visit_block(block);
         for (name, ty) in &params.typed {
             scope.bind_type(name, ty);
+        }
+        for (name, traits) in names.trait_params() {
+            scope
+                .receivers
+                .insert(name.clone(), Recv::Dyn(traits.clone()));
         }
         scope
     }
@@ -213,6 +234,28 @@ impl<'n, R: Names> Scope<'n, R> {
     /// (a `let`, a typed parameter) or a field of such a type. `None` when unknown, which makes
     /// every method call on it unflagged.
     pub fn type_of(&self, expr: &syn::Expr) -> Option<&'static TypeMethods> {
+        // Else a value of our own type that derefs to a catalogued one.
+        self.chain_type(expr)
+            .or_else(|| self.deref_methods(self.receiver(expr)))
+    }
+
+    /// The catalogued methods a value of our type reaches through `Deref` (a newtype over
+    /// `PathBuf`, or over such a newtype).
+    fn deref_methods(&self, recv: Recv<R::Type>) -> Option<&'static TypeMethods> {
+        let Recv::Internal(mut ty) = recv else {
+            return None;
+        };
+        for _ in 0..MAX_HOPS {
+            match self.names.deref_target(&ty) {
+                Named::External(path) => return methods_of_type(&path),
+                Named::Type(next) => ty = next,
+                _ => return None,
+            }
+        }
+        None
+    }
+
+    fn chain_type(&self, expr: &syn::Expr) -> Option<&'static TypeMethods> {
         // Down the receivers to the value the chain starts from, then back up through the
         // methods: a loop, since a chain can be thousands of calls long.
         let mut methods = Vec::new();
@@ -225,9 +268,15 @@ impl<'n, R: Names> Scope<'n, R> {
                 }
                 syn::Expr::Paren(p) => current = &p.expr,
                 syn::Expr::Reference(r) => current = &r.expr,
+                syn::Expr::Try(t) => current = &t.expr,
                 syn::Expr::Call(c) => match c.func.as_ref() {
                     syn::Expr::Path(p) if p.qself.is_none() => match self.resolve(&p.path) {
                         Named::External(path) => break type_yielded_by(&path)?,
+                        // A function of ours declared to return a catalogued type.
+                        Named::Nodes(nodes) => match self.names.returns(&nodes) {
+                            Named::External(path) => break methods_of_type(&path)?,
+                            _ => return None,
+                        },
                         _ => return None,
                     },
                     _ => return None,
@@ -262,14 +311,53 @@ impl<'n, R: Names> Scope<'n, R> {
         Some(self.names.field(&ty, &name.to_string()))
     }
 
-    /// What the receiver of a method call is, as far as the body says.
+    /// The traits through which `base.field` is reached, when `base` is a value of a type of
+    /// the analysed code.
+    fn field_traits(&self, f: &syn::ExprField) -> Option<Vec<String>> {
+        let Recv::Internal(ty) = self.receiver(&f.base) else {
+            return None;
+        };
+        let syn::Member::Named(name) = &f.member else {
+            return None;
+        };
+        self.names.field_traits(&ty, &name.to_string())
+    }
+
+    /// What the receiver of a method call is, as far as the body says: down the chain of
+    /// method calls to the value it starts from, then back up through the declared return
+    /// types (a loop, since a chain can be thousands of calls long).
     pub(crate) fn receiver(&self, expr: &syn::Expr) -> Recv<R::Type> {
+        let mut methods = Vec::new();
         let mut expr = expr;
-        while let syn::Expr::Paren(syn::ExprParen { expr: inner, .. })
-        | syn::Expr::Reference(syn::ExprReference { expr: inner, .. }) = expr
-        {
-            expr = inner;
+        loop {
+            match expr {
+                syn::Expr::Paren(syn::ExprParen { expr: inner, .. })
+                | syn::Expr::Reference(syn::ExprReference { expr: inner, .. })
+                | syn::Expr::Try(syn::ExprTry { expr: inner, .. }) => expr = inner,
+                syn::Expr::MethodCall(m) => {
+                    methods.push(m.method.to_string());
+                    expr = &m.receiver;
+                }
+                _ => break,
+            }
         }
+        let mut recv = self.base_receiver(expr);
+        for method in methods.iter().rev() {
+            if TRANSPARENT_METHODS.contains(&method.as_str()) {
+                continue;
+            }
+            recv = match recv {
+                Recv::Internal(ty) => match self.names.associated(&ty, method) {
+                    Some(nodes) => recv_of(self.names.returns(nodes)),
+                    None => Recv::Unknown,
+                },
+                _ => Recv::Unknown,
+            };
+        }
+        recv
+    }
+
+    fn base_receiver(&self, expr: &syn::Expr) -> Recv<R::Type> {
         match expr {
             syn::Expr::Path(p) if p.qself.is_none() => match p.path.get_ident() {
                 Some(id) if id == "self" => match self.names.self_type() {
@@ -288,16 +376,22 @@ impl<'n, R: Names> Scope<'n, R> {
             syn::Expr::Call(c) => match c.func.as_ref() {
                 syn::Expr::Path(p) if p.qself.is_none() => match self.resolve(&p.path) {
                     Named::Type(ty) => Recv::Internal(ty),
+                    // What the function is declared to return.
+                    Named::Nodes(nodes) => recv_of(self.names.returns(&nodes)),
                     _ => Recv::Unknown,
                 },
                 _ => Recv::Unknown,
             },
             syn::Expr::Lit(_) => Recv::External,
-            syn::Expr::Field(f) => match self.field_type(f) {
-                Some(Named::Type(ty)) => Recv::Internal(ty),
-                Some(Named::External(_)) => Recv::External,
-                _ => Recv::Unknown,
-            },
+            syn::Expr::Field(f) => {
+                if let Some(traits) = self.field_traits(f) {
+                    return Recv::Dyn(traits);
+                }
+                match self.field_type(f) {
+                    Some(named) => recv_of(named),
+                    None => Recv::Unknown,
+                }
+            }
             _ => Recv::Unknown,
         }
     }
@@ -327,6 +421,51 @@ impl<'n, R: Names> Scope<'n, R> {
                 self.typed.insert(name.to_string(), methods);
             }
         }
+    }
+}
+
+/// The traits of a trait-object or `impl Trait` type, through references and
+/// `Box`/`Arc`/`Rc`: `Box<dyn Sink>` is reached through `Sink`.
+pub fn trait_objects(ty: &syn::Type) -> Vec<String> {
+    let names = |bounds: &syn::punctuated::Punctuated<syn::TypeParamBound, syn::Token![+]>| {
+        bounds
+            .iter()
+            .filter_map(|b| match b {
+                syn::TypeParamBound::Trait(t) => {
+                    t.path.segments.last().map(|s| s.ident.to_string())
+                }
+                _ => None,
+            })
+            .collect()
+    };
+    match ty {
+        syn::Type::Reference(r) => trait_objects(&r.elem),
+        syn::Type::Paren(p) => trait_objects(&p.elem),
+        syn::Type::TraitObject(t) => names(&t.bounds),
+        syn::Type::ImplTrait(t) => names(&t.bounds),
+        syn::Type::Path(p) if p.qself.is_none() => {
+            let Some(last) = p.path.segments.last() else {
+                return Vec::new();
+            };
+            let wrapper = ["Box", "Arc", "Rc"].contains(&last.ident.to_string().as_str());
+            match &last.arguments {
+                syn::PathArguments::AngleBracketed(a) if wrapper => match a.args.first() {
+                    Some(syn::GenericArgument::Type(inner)) => trait_objects(inner),
+                    _ => Vec::new(),
+                },
+                _ => Vec::new(),
+            }
+        }
+        _ => Vec::new(),
+    }
+}
+
+/// A value of what `named` names.
+fn recv_of<N, T>(named: Named<N, T>) -> Recv<T> {
+    match named {
+        Named::Type(ty) => Recv::Internal(ty),
+        Named::External(_) => Recv::External,
+        _ => Recv::Unknown,
     }
 }
 
@@ -424,8 +563,19 @@ impl<'ast, R: Names> Visit<'ast> for Collector<'_, '_, R> {
     fn visit_local(&mut self, local: &'ast syn::Local) {
         self.bind(&local.pat);
         if let syn::Pat::Type(t) = &local.pat {
-            if let (syn::Pat::Ident(id), Some(ty)) = (t.pat.as_ref(), type_path(&t.ty)) {
-                self.scope.bind_type(&id.ident.to_string(), ty);
+            if let syn::Pat::Ident(id) = t.pat.as_ref() {
+                let traits = trait_objects(&t.ty);
+                if !traits.is_empty() {
+                    // `let s: Box<dyn Sink> = ..`: the impls of `Sink`, whatever the value.
+                    self.scope
+                        .receivers
+                        .insert(id.ident.to_string(), Recv::Dyn(traits));
+                    syn::visit::visit_local(self, local);
+                    return;
+                }
+                if let Some(ty) = type_path(&t.ty) {
+                    self.scope.bind_type(&id.ident.to_string(), ty);
+                }
             }
         }
         if let (syn::Pat::Ident(id), Some(init)) = (strip_type(&local.pat), &local.init) {

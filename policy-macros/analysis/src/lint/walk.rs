@@ -8,6 +8,14 @@
 //! bindings, builder chains, literal arguments, macro arguments, the catalog) is read here
 //! once, so a call one tier reports the other reports too, wherever both can name it.
 //!
+//! Receivers are typed from what the code declares, where the tier's [`Names`] knows the types
+//! (tier 2): functions' return types (so a known receiver reaches its own type's method and no
+//! other of the same name), trait objects, `impl Trait` and bounded generics (every impl of
+//! the trait in the analysed code), and `Deref` newtypes. Calls made without being written are
+//! followed too: `drop` of a built value whose type has `impl Drop`, `into_iter`/`next` of a
+//! `for` loop, `From`/`TryFrom` behind a let-annotated `into`/`try_into`, and `From` of the
+//! declared error type behind `?`.
+//!
 //! What the tiers can afford differs too, and is a parameter ([`Limits`]): the attribute runs
 //! on the compiler's stack and stops at a depth, reporting the rest as unanalysable;
 //! `toolpolicy-lint` measures nesting before it parses and walks on a stack of its own.
@@ -21,7 +29,7 @@ use super::capability::{
     COMPILE_TIME_MACROS,
 };
 use super::names::{Named, Names};
-use super::scope::{Params, Recv, Scope};
+use super::scope::{type_path, Params, Recv, Scope};
 use super::syntax::{chain_has_write, first_literal, is_literal_false, segment_names, Args};
 
 /// How far the walker goes.
@@ -296,7 +304,12 @@ impl<'n, R: Names> Walker<'n, R> {
                 effect: Effect::Unanalysable,
                 literal: None,
             }),
-            Named::Type(_) | Named::Unknown => return,
+            // A value of our type is built (`Lock(p)`, a unit struct): its `drop` runs.
+            Named::Type(ty) => {
+                self.drop_edge(&ty, span);
+                return;
+            }
+            Named::Unknown => return,
         };
         self.push(kind, span, range, len);
     }
@@ -337,6 +350,24 @@ impl<'n, R: Names> Walker<'n, R> {
         let names = self.scope.names;
         let nodes = match receiver {
             Recv::External => return,
+            Recv::Dyn(traits) => {
+                let nodes = names.trait_methods(&traits, name);
+                if !nodes.is_empty() {
+                    self.push(SiteKind::Calls(nodes), span, (span, span), name.len());
+                    return;
+                }
+                if traits.iter().any(|t| names.declares_trait(t))
+                    && !COMMON_STD_METHODS.contains(&name)
+                {
+                    // A method of one of our traits' supertraits (or an impl the lint did not
+                    // place): any method of that name may be it.
+                    names.methods_named(name)
+                } else {
+                    // Only traits from elsewhere, none implemented here: whatever runs is an
+                    // impl from elsewhere too.
+                    return;
+                }
+            }
             // Not an inherent method: a trait method, found by name.
             Recv::Internal(ty) => names
                 .associated(&ty, name)
@@ -347,6 +378,33 @@ impl<'n, R: Names> Walker<'n, R> {
         if let Some(nodes) = nodes {
             let nodes = nodes.to_vec();
             self.push(SiteKind::Calls(nodes), span, (span, span), name.len());
+        }
+    }
+
+    /// The edge to `drop` of a type with an `impl Drop`, when a value of it is built.
+    fn drop_edge(&mut self, ty: &R::Type, span: Span) {
+        if let Some(nodes) = self.scope.names.drop_of(ty) {
+            let nodes = nodes.to_vec();
+            self.push(SiteKind::Calls(nodes), span, (span, span), 1);
+        }
+    }
+
+    /// Edges to the associated functions `names` of what `recv` is, called without being
+    /// written (`for`, `into`, `?`): the type's own, or every impl's through traits.
+    fn implicit_edge(&mut self, recv: Recv<R::Type>, called: &[&str], span: Span) {
+        let names = self.scope.names;
+        let mut nodes = Vec::new();
+        for name in called {
+            match &recv {
+                Recv::Internal(ty) => {
+                    nodes.extend(names.associated(ty, name).into_iter().flatten().cloned())
+                }
+                Recv::Dyn(traits) => nodes.extend(names.trait_methods(traits, name)),
+                Recv::External | Recv::Unknown => {}
+            }
+        }
+        if !nodes.is_empty() {
+            self.push(SiteKind::Calls(nodes), span, (span, span), 1);
         }
     }
 
@@ -537,6 +595,57 @@ impl<'ast, R: Names> Visit<'ast> for Walker<'_, R> {
     fn visit_expr_path(&mut self, expr: &'ast syn::ExprPath) {
         self.path_site(expr, None);
         syn::visit::visit_expr_path(self, expr);
+    }
+
+    fn visit_expr_struct(&mut self, expr: &'ast syn::ExprStruct) {
+        if let Recv::Internal(ty) = self.scope.recv_of_type(&expr.path) {
+            let span = expr
+                .path
+                .segments
+                .first()
+                .map_or(self.root, |s| s.ident.span());
+            self.drop_edge(&ty, span);
+        }
+        syn::visit::visit_expr_struct(self, expr);
+    }
+
+    fn visit_expr_for_loop(&mut self, f: &'ast syn::ExprForLoop) {
+        // `for x in e` calls `into_iter` and then `next` of what `e` is.
+        let recv = self.scope.receiver(&f.expr);
+        self.implicit_edge(recv, &["into_iter", "next"], f.for_token.span);
+        syn::visit::visit_expr_for_loop(self, f);
+    }
+
+    fn visit_local(&mut self, local: &'ast syn::Local) {
+        // `let c: Cfg = x.into()` runs `From for Cfg`; `try_into` runs `TryFrom`.
+        if let (syn::Pat::Type(t), Some(init)) = (&local.pat, &local.init) {
+            let mut value = init.expr.as_ref();
+            if let syn::Expr::Try(t) = value {
+                value = &t.expr;
+            }
+            let conversion = match value {
+                syn::Expr::MethodCall(m) if m.method == "into" => Some(("from", m.method.span())),
+                syn::Expr::MethodCall(m) if m.method == "try_into" => {
+                    Some(("try_from", m.method.span()))
+                }
+                _ => None,
+            };
+            if let (Some((conversion, span)), Some(path)) = (conversion, type_path(&t.ty)) {
+                let recv = self.scope.recv_of_type(path);
+                self.implicit_edge(recv, &[conversion], span);
+            }
+        }
+        syn::visit::visit_local(self, local);
+    }
+
+    fn visit_expr_try(&mut self, e: &'ast syn::ExprTry) {
+        // `?` converts the error with `From` into the function's declared error type.
+        let recv = match self.scope.names.error_type() {
+            Named::Type(ty) => Recv::Internal(ty),
+            _ => Recv::Unknown,
+        };
+        self.implicit_edge(recv, &["from"], e.question_token.span);
+        syn::visit::visit_expr_try(self, e);
     }
 
     fn visit_expr_method_call(&mut self, call: &'ast syn::ExprMethodCall) {

@@ -1,0 +1,26 @@
+// truth: fs.write
+// tier1: clean
+// tier2: fs.write
+// why: a helper taking `Arc<dyn Sink>`
+
+pub trait Sink {
+    fn put(&self, p: &str);
+}
+
+pub struct Disk;
+
+impl Sink for Disk {
+    fn put(&self, p: &str) {
+        std::fs::write(p, "x").unwrap();
+    }
+}
+
+fn run(s: std::sync::Arc<dyn Sink>, p: &str) {
+    s.put(p);
+}
+
+#[tool(policy(fs.read = ["/data/**"], net = deny, exec = deny, env = deny))]
+fn t(p: String) -> Result<String, ToolError> {
+    run(std::sync::Arc::new(Disk), &p);
+    Ok(String::new())
+}

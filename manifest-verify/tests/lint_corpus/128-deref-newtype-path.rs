@@ -1,0 +1,23 @@
+// truth: fs.read
+// tier1: clean
+// tier2: fs.read
+// why: a newtype that derefs to `Path`: `root.exists()` reads
+
+use std::ops::Deref;
+use std::path::{Path, PathBuf};
+
+pub struct Root(PathBuf);
+
+impl Deref for Root {
+    type Target = Path;
+    fn deref(&self) -> &Path {
+        &self.0
+    }
+}
+
+#[tool(policy(net = deny, exec = deny, env = deny))]
+fn t(p: String) -> Result<String, ToolError> {
+    let root = Root(PathBuf::from(&p));
+    let _ = root.exists();
+    Ok(String::new())
+}
