@@ -454,7 +454,11 @@ mod tests {
         };
         let (all, proc) = (trees(TARGET_TREES.len()), trees(1));
         let anywhere = ["git hooks", "git config"];
-        for target in targets().each.iter().filter(|t| !anywhere.contains(&t.name)) {
+        for target in targets()
+            .each
+            .iter()
+            .filter(|t| !anywhere.contains(&t.name))
+        {
             let within = if target.write { &all } else { &proc };
             let outside = find_witness(
                 &[

@@ -22,7 +22,7 @@ fn net_none_grants_no_network_and_is_quoted_as_written() {
     let [finding] = report.findings.as_slice() else {
         panic!("one finding: {:?}", report.findings)
     };
-    assert_eq!(finding.code, "lint.net");
+    assert_eq!(finding.code.to_string(), "lint.net");
     assert!(
         finding.message.contains("`net = none`"),
         "{}",
