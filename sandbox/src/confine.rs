@@ -67,7 +67,7 @@ use policy_runtime::ToolPolicy;
 
 use crate::hostcaps::HostSupport;
 use crate::landlock_rules::{negotiated_abi, LandlockSpec, PathRule};
-use crate::plan::{Enforcement, ExecPlan, NetPlan, Plan, Profile, DEVICES};
+use crate::plan::{Enforcement, ExecPlan, NetPlan, Plan, Profile};
 use crate::seccomp::{self, FilterOptions};
 
 /// The confinement in force: the report of what is enforced, exactly or widened.
@@ -246,22 +246,7 @@ fn prepare(
             });
         }
     }
-    for dev in DEVICES {
-        paths.push(PathRule {
-            path: dev.into(),
-            read: true,
-            write: true,
-            exec: false,
-            optional: true,
-        });
-    }
-    paths.push(PathRule {
-        path: "/proc".into(),
-        read: true,
-        write: false,
-        exec: false,
-        optional: false,
-    });
+    paths.extend(crate::runner::system_rules());
     let connect_ports = match &plan.net {
         NetPlan::Hosts(hosts) => {
             let mut ports: Vec<u16> = hosts

@@ -391,22 +391,7 @@ fn build(
             optional: i > 0,
         });
     }
-    for dev in DEVICES {
-        paths.push(PathRule {
-            path: dev.into(),
-            read: true,
-            write: true,
-            exec: false,
-            optional: true,
-        });
-    }
-    paths.push(PathRule {
-        path: "/proc".into(),
-        read: true,
-        write: false,
-        exec: false,
-        optional: false,
-    });
+    paths.extend(system_rules());
     if strict {
         // The sandbox's own scratch memory and ptys (see `MountOp::Scratch` and `Devpts`); /tmp
         // only when it is the private one, never the host's under a read-only root.
@@ -1133,6 +1118,28 @@ fn run_unconfined(
         elapsed: start.elapsed(),
         egress: Vec::new(),
     })
+}
+
+/// What every confined process may touch beyond its policy: the harmless devices (read and
+/// write) and `/proc` (read only). Shared by the runner and `confine_self`, so the two grant
+/// the same.
+pub(crate) fn system_rules() -> impl Iterator<Item = PathRule> {
+    DEVICES
+        .iter()
+        .map(|dev| PathRule {
+            path: (*dev).into(),
+            read: true,
+            write: true,
+            exec: false,
+            optional: true,
+        })
+        .chain(std::iter::once(PathRule {
+            path: "/proc".into(),
+            read: true,
+            write: false,
+            exec: false,
+            optional: false,
+        }))
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-use policy_analysis::lint::scope::{type_path, Params};
+use policy_analysis::lint::scope::{bound_trait_names, type_path, Params};
 use proc_macro2::TokenStream;
 
 use syn::ext::IdentExt;
@@ -717,27 +717,16 @@ pub(crate) struct Outer {
 /// Each generic type parameter with the names of the traits that bound it, inline
 /// (`<S: Sink>`) or in the where clause.
 fn generic_bounds(generics: &syn::Generics) -> Vec<(String, Vec<String>)> {
-    let names = |bounds: &syn::punctuated::Punctuated<syn::TypeParamBound, syn::Token![+]>| {
-        bounds
-            .iter()
-            .filter_map(|b| match b {
-                syn::TypeParamBound::Trait(t) => {
-                    t.path.segments.last().map(|s| s.ident.to_string())
-                }
-                _ => None,
-            })
-            .collect::<Vec<_>>()
-    };
     let mut out: Vec<(String, Vec<String>)> = generics
         .type_params()
-        .map(|p| (p.ident.to_string(), names(&p.bounds)))
+        .map(|p| (p.ident.to_string(), bound_trait_names(&p.bounds)))
         .collect();
     for predicate in generics.where_clause.iter().flat_map(|w| &w.predicates) {
         if let syn::WherePredicate::Type(t) = predicate {
             if let syn::Type::Path(p) = &t.bounded_ty {
                 if let Some(ident) = p.path.get_ident() {
                     if let Some(entry) = out.iter_mut().find(|(n, _)| ident == n) {
-                        entry.1.extend(names(&t.bounds));
+                        entry.1.extend(bound_trait_names(&t.bounds));
                     }
                 }
             }
@@ -749,23 +738,11 @@ fn generic_bounds(generics: &syn::Generics) -> Vec<(String, Vec<String>)> {
 /// The traits through which a value of type `ty` is used: `dyn T`, `impl T`, a generic
 /// parameter bounded by `T`, through references and `Box`/`Arc`/`Rc`.
 pub(crate) fn traits_of(ty: &syn::Type, generics: &[(String, Vec<String>)]) -> Vec<String> {
-    let bound_names =
-        |bounds: &syn::punctuated::Punctuated<syn::TypeParamBound, syn::Token![+]>| {
-            bounds
-                .iter()
-                .filter_map(|b| match b {
-                    syn::TypeParamBound::Trait(t) => {
-                        t.path.segments.last().map(|s| s.ident.to_string())
-                    }
-                    _ => None,
-                })
-                .collect::<Vec<_>>()
-        };
     match ty {
         syn::Type::Reference(r) => traits_of(&r.elem, generics),
         syn::Type::Paren(p) => traits_of(&p.elem, generics),
-        syn::Type::TraitObject(t) => bound_names(&t.bounds),
-        syn::Type::ImplTrait(t) => bound_names(&t.bounds),
+        syn::Type::TraitObject(t) => bound_trait_names(&t.bounds),
+        syn::Type::ImplTrait(t) => bound_trait_names(&t.bounds),
         syn::Type::Path(p) if p.qself.is_none() => {
             if let Some(ident) = p.path.get_ident() {
                 return generics

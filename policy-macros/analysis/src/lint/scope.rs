@@ -58,7 +58,7 @@ impl Params {
     }
 
     /// The names the parameters bind.
-    pub fn names(&self) -> &[String] {
+    pub fn bound_trait_names(&self) -> &[String] {
         &self.names
     }
 }
@@ -424,25 +424,28 @@ impl<'n, R: Names> Scope<'n, R> {
     }
 }
 
+/// The names of the traits in a bound list (`Sink + Send` gives `Sink`, `Send`), as the
+/// walker matches them against the analysed code's traits.
+pub fn bound_trait_names(
+    bounds: &syn::punctuated::Punctuated<syn::TypeParamBound, syn::Token![+]>,
+) -> Vec<String> {
+    bounds
+        .iter()
+        .filter_map(|b| match b {
+            syn::TypeParamBound::Trait(t) => t.path.segments.last().map(|s| s.ident.to_string()),
+            _ => None,
+        })
+        .collect()
+}
+
 /// The traits of a trait-object or `impl Trait` type, through references and
 /// `Box`/`Arc`/`Rc`: `Box<dyn Sink>` is reached through `Sink`.
 pub fn trait_objects(ty: &syn::Type) -> Vec<String> {
-    let names = |bounds: &syn::punctuated::Punctuated<syn::TypeParamBound, syn::Token![+]>| {
-        bounds
-            .iter()
-            .filter_map(|b| match b {
-                syn::TypeParamBound::Trait(t) => {
-                    t.path.segments.last().map(|s| s.ident.to_string())
-                }
-                _ => None,
-            })
-            .collect()
-    };
     match ty {
         syn::Type::Reference(r) => trait_objects(&r.elem),
         syn::Type::Paren(p) => trait_objects(&p.elem),
-        syn::Type::TraitObject(t) => names(&t.bounds),
-        syn::Type::ImplTrait(t) => names(&t.bounds),
+        syn::Type::TraitObject(t) => bound_trait_names(&t.bounds),
+        syn::Type::ImplTrait(t) => bound_trait_names(&t.bounds),
         syn::Type::Path(p) if p.qself.is_none() => {
             let Some(last) = p.path.segments.last() else {
                 return Vec::new();
