@@ -58,7 +58,7 @@ impl Params {
     }
 
     /// The names the parameters bind.
-    pub fn bound_trait_names(&self) -> &[String] {
+    pub fn names(&self) -> &[String] {
         &self.names
     }
 }
