@@ -1,7 +1,7 @@
 //! The comparison of two manifests, tool by tool.
 
 use policy_runtime::manifest::{Manifest, ToolEntry};
-use policy_runtime::policy::ToolPolicy;
+use policy_runtime::policy::{Stance, ToolPolicy};
 
 use crate::escalation::Scope;
 use crate::findings::{Code, Finding, Report};
@@ -206,11 +206,30 @@ fn summary(p: &ToolPolicy) -> String {
         p.effective_risk(),
         show(p.fs.read.as_ref().map(json), read_unspecified),
         show(p.fs.write.as_ref().map(json), write_unspecified),
-        show(p.net.as_ref().map(json), "unspecified (deny)"),
-        show(p.exec.as_ref().map(json), "unspecified (allow)"),
+        show(
+            p.net.as_ref().map(json),
+            &unspecified(p.net_stance(), "deny", "allow")
+        ),
+        show(
+            p.exec.as_ref().map(json),
+            &unspecified(p.exec_stance(), "deny", "allow")
+        ),
         show(p.commands.as_ref().map(json), "unspecified (not judged)"),
-        show(p.env.as_ref().map(json), "unspecified (inherit)"),
+        show(
+            p.env.as_ref().map(json),
+            &unspecified(p.env_stance(), "empty", "inherit")
+        ),
     )
+}
+
+/// How an unspecified part reads, in the words of its own reach: the stance decides what
+/// unspecified means, so this label follows it instead of restating it.
+fn unspecified<T>(stance: Stance<'_, T>, nothing: &str, anything: &str) -> String {
+    match stance {
+        Stance::Nothing => format!("unspecified ({nothing})"),
+        Stance::Anything => format!("unspecified ({anything})"),
+        Stance::Only(_) => "unspecified".to_string(),
+    }
 }
 
 fn json<T: serde::Serialize>(value: &T) -> String {

@@ -197,20 +197,18 @@ fn take_attr(attrs: &[syn::Attribute], name: &str) -> Option<(TokenStream, Vec<s
 fn expand_items(items: &[syn::Item], out: &mut Vec<(String, String)>) {
     for item in items {
         match item {
-            syn::Item::Fn(f) => {
-                if let Some((args, attrs)) = take_attr(&f.attrs, "tool") {
+            syn::Item::Fn(f) => run_annotated(
+                &f.attrs,
+                "tool",
+                &f.sig.ident,
+                crate::expand::tool,
+                out,
+                |attrs| {
                     let mut f = f.clone();
                     f.attrs = attrs;
-                    run_tier1(
-                        &f.sig.ident.to_string(),
-                        &f.attrs,
-                        &args,
-                        crate::expand::tool,
-                        f.to_token_stream(),
-                        out,
-                    );
-                }
-            }
+                    f.to_token_stream()
+                },
+            ),
             syn::Item::Impl(imp) => {
                 if let Some((args, attrs)) = take_attr(&imp.attrs, "toolset") {
                     let mut imp = imp.clone();
@@ -224,18 +222,19 @@ fn expand_items(items: &[syn::Item], out: &mut Vec<(String, String)>) {
                 }
                 for member in &imp.items {
                     if let syn::ImplItem::Fn(f) = member {
-                        if let Some((args, attrs)) = take_attr(&f.attrs, "tool_policy") {
-                            let mut f = f.clone();
-                            f.attrs = attrs;
-                            run_tier1(
-                                &f.sig.ident.to_string(),
-                                &f.attrs,
-                                &args,
-                                crate::expand::tool_policy,
-                                f.to_token_stream(),
-                                out,
-                            );
-                        }
+                        let expand = crate::expand::tool_policy;
+                        run_annotated(
+                            &f.attrs,
+                            "tool_policy",
+                            &f.sig.ident,
+                            expand,
+                            out,
+                            |attrs| {
+                                let mut f = f.clone();
+                                f.attrs = attrs;
+                                f.to_token_stream()
+                            },
+                        )
                     }
                 }
             }
@@ -258,6 +257,22 @@ fn tool_in_message(message: &str) -> String {
         .and_then(|rest| rest.split('`').next())
         .unwrap_or("?")
         .to_string()
+}
+
+/// Runs `expand` on a function carrying the attribute `attr`, rebuilt without it by `rebuild`
+/// (a free function and a method are different syn types with the same two fields).
+fn run_annotated(
+    attrs: &[syn::Attribute],
+    attr: &str,
+    name: &syn::Ident,
+    expand: fn(TokenStream, TokenStream) -> syn::Result<TokenStream>,
+    out: &mut Vec<(String, String)>,
+    rebuild: impl FnOnce(Vec<syn::Attribute>) -> TokenStream,
+) {
+    if let Some((args, rest)) = take_attr(attrs, attr) {
+        let item = rebuild(rest.clone());
+        run_tier1(&name.to_string(), &rest, &args, expand, item, out);
+    }
 }
 
 fn run_tier1(
