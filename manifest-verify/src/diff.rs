@@ -235,3 +235,26 @@ fn unspecified<T>(stance: Stance<'_, T>, nothing: &str, anything: &str) -> Strin
 fn json<T: serde::Serialize>(value: &T) -> String {
     serde_json::to_string(value).expect("policy parts serialize")
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A new tool's summary spells out what its unspecified parts grant, as the stances say.
+    #[test]
+    fn unspecified_parts_read_as_their_stance() {
+        let text = summary(&ToolPolicy::default());
+        for part in [
+            "net unspecified (deny)",
+            "exec unspecified (allow)",
+            "commands unspecified (not judged)",
+            "env unspecified (inherit)",
+        ] {
+            assert!(text.contains(part), "{part} in {text}");
+        }
+        let declared = ToolPolicy::from_json_str("p", r#"{"net": "deny", "env": "deny"}"#).unwrap();
+        let text = summary(&declared);
+        assert!(text.contains(r#"net "deny""#), "{text}");
+        assert!(text.contains(r#"env "deny""#), "{text}");
+    }
+}
