@@ -296,6 +296,9 @@ fn prepare(
 
 impl Prepared {
     fn apply(self) -> Result<Confinement, ConfineError> {
+        // A hardened zygote started before would stay an unconfined server this process could
+        // still use: end it; the next hardened run starts one that inherits the confinement.
+        crate::zygote::shut_down();
         let mut applied = Vec::new();
         let fail = |applied: &Vec<Step>, failed: Step, error: String| ConfineError::Partial {
             applied: applied.clone(),

@@ -30,11 +30,23 @@ fn send_batch(channel: BorrowedFd<'_>, chunk: &[(u32, BorrowedFd<'_>)]) -> io::R
     for (index, _) in chunk {
         payload.extend_from_slice(&index.to_le_bytes());
     }
-    let raw: Vec<RawFd> = chunk.iter().map(|(_, fd)| fd.as_raw_fd()).collect();
+    let fds: Vec<BorrowedFd<'_>> = chunk.iter().map(|(_, fd)| *fd).collect();
+    send_msg(channel, &payload, &fds)
+}
+
+/// Sends `payload` with `fds` in one `sendmsg` (one message on a `SOCK_SEQPACKET` socket, so
+/// concurrent senders never interleave); closes nothing.
+pub(crate) fn send_msg(
+    channel: BorrowedFd<'_>,
+    payload: &[u8],
+    fds: &[BorrowedFd<'_>],
+) -> io::Result<()> {
+    let raw: Vec<RawFd> = fds.iter().map(|fd| fd.as_raw_fd()).collect();
     let fd_bytes = std::mem::size_of_val(raw.as_slice());
     // SAFETY: CMSG_SPACE is a pure size computation.
     let space = unsafe { libc::CMSG_SPACE(fd_bytes as u32) } as usize;
     let mut control = vec![0u64; space.div_ceil(8).max(1)];
+    let mut payload = payload.to_vec();
     let mut iov = iovec(&mut payload);
     let control: &mut [u64] = if raw.is_empty() {
         &mut []
@@ -63,7 +75,7 @@ fn send_batch(channel: BorrowedFd<'_>, chunk: &[(u32, BorrowedFd<'_>)]) -> io::R
         if n >= 0 {
             if n as usize != payload.len() {
                 return Err(io::Error::other(
-                    "descriptor channel: short send of a batch",
+                    "descriptor channel: short send of a message",
                 ));
             }
             return Ok(());
@@ -73,6 +85,30 @@ fn send_batch(channel: BorrowedFd<'_>, chunk: &[(u32, BorrowedFd<'_>)]) -> io::R
             return Err(err);
         }
     }
+}
+
+/// Receives one message into `payload` with up to `max_fds` descriptors (close-on-exec);
+/// returns its length (0: the peer closed) and the descriptors. A message whose descriptors
+/// did not fit is refused (those that came are closed).
+pub(crate) fn recv_msg(
+    channel: BorrowedFd<'_>,
+    payload: &mut [u8],
+    max_fds: usize,
+) -> io::Result<(usize, Vec<OwnedFd>)> {
+    // SAFETY: CMSG_SPACE is a pure size computation.
+    let space =
+        unsafe { libc::CMSG_SPACE((max_fds * std::mem::size_of::<RawFd>()) as u32) } as usize;
+    let mut control = vec![0u64; space.div_ceil(8)];
+    let mut iov = iovec(payload);
+    let mut msg = msghdr(&mut iov, &mut control);
+    let n = recvmsg(channel, &mut msg)?;
+    let mut fds = Vec::new();
+    // SAFETY: `msg` was just filled by recvmsg.
+    unsafe { received_fds(&msg, |fd| fds.push(fd)) };
+    if msg.msg_flags & libc::MSG_CTRUNC != 0 {
+        return Err(bad("control data truncated"));
+    }
+    Ok((n, fds))
 }
 
 /// Receives every batch until the end marker; returns `(index, fd)` pairs.
@@ -112,18 +148,7 @@ fn bad(what: &str) -> io::Error {
 
 fn recv_batch(channel: BorrowedFd<'_>) -> io::Result<(Vec<u8>, Vec<OwnedFd>)> {
     let mut payload = vec![0u8; MAX_MSG];
-    // SAFETY: CMSG_SPACE is a pure size computation.
-    let space = unsafe { libc::CMSG_SPACE((BATCH * std::mem::size_of::<RawFd>()) as u32) } as usize;
-    let mut control = vec![0u64; space.div_ceil(8)];
-    let mut iov = iovec(&mut payload);
-    let mut msg = msghdr(&mut iov, &mut control);
-    let n = recvmsg(channel, &mut msg)?;
-    let mut fds = Vec::new();
-    // SAFETY: `msg` was just filled by recvmsg.
-    unsafe { received_fds(&msg, |fd| fds.push(fd)) };
-    if msg.msg_flags & libc::MSG_CTRUNC != 0 {
-        return Err(bad("control data truncated"));
-    }
+    let (n, fds) = recv_msg(channel, &mut payload, BATCH)?;
     if n == 0 {
         return Err(io::Error::new(
             io::ErrorKind::UnexpectedEof,

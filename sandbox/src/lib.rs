@@ -8,7 +8,8 @@
 //!   which goes into every run's audit metadata ([`RunOutput::audit`]).
 //! * [`runner::run`]: the low-level runner; [`ProcessTool`]: a runtime [`policy_runtime::Tool`]
 //!   around it (policy + a function from JSON arguments to argv).
-//! * [`trampoline`]: the hardened profile's helper process, which supervises the command.
+//! * [`zygote`] and [`trampoline`]: the hardened profile's helper processes: a zygote started
+//!   once per process, which forks for each run the trampoline that supervises the command.
 //! * [`hostcaps`]: what this kernel offers; [`egress`]: the host-pinned network broker for
 //!   `net = {hosts = [...]}`.
 //! * [`confine::confine_self`]: confines the calling process itself (and every process it
@@ -146,6 +147,7 @@ pub mod seccomp;
 mod spawn;
 mod supervisor;
 pub mod trampoline;
+pub mod zygote;
 
 pub use confine::{confine_self, confine_self_with, ConfineError, Confinement};
 pub use plan::{Enforcement, Plan, Profile, RuleReport};

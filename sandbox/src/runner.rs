@@ -20,8 +20,9 @@
 //! The strict profile needs no helper binary: its child is cloned straight into its namespaces
 //! (see the crate documentation). The hardened profile starts a small helper process (the
 //! `policy-sandbox` binary, hidden subcommand [`crate::trampoline::SUBCOMMAND`]) with
-//! `posix_spawn`, which supervises the command and kills its orphans. It is looked up, first
-//! hit wins:
+//! `posix_spawn` once per process, the zygote ([`crate::zygote`]), which forks for each run a
+//! trampoline that supervises the command and kills its orphans. It is looked up, first hit
+//! wins:
 //! 1. [`RunOptions::helper()`];
 //! 2. the `TOOLPOLICY_SANDBOX_HELPER` environment variable ([`HELPER_ENV`]);
 //! 3. the current executable, when it called [`crate::trampoline::serve_if_requested`] first
@@ -161,6 +162,11 @@ pub struct RunOutput {
     /// Every egress connection attempt and DNS question of the run (net = hosts), also sent to
     /// [`RunOptions::egress_sink`] as they happened.
     pub egress: Vec<EgressEvent>,
+    /// Hardened: the CPU time the run cost in the sandbox's helper processes, which are not the
+    /// caller's children and so not in its `RUSAGE_CHILDREN`: the run's trampoline and the
+    /// command (from `wait4`), plus the zygote's own time spent on the run. Not counted: the
+    /// zygote's one start per process. `None` for strict runs, whose child is the caller's.
+    pub helper_cpu: Option<Duration>,
 }
 
 impl RunOutput {
@@ -961,18 +967,7 @@ pub fn run(
     let running = match &helper {
         None => crate::spawn::spawn_direct(&request, opts.stdio, child_end, timeout)
             .map_err(RunError::Refused)?,
-        Some(helper) => {
-            let bytes = serde_json::to_vec(&request)
-                .map_err(|e| RunError::Refused(format!("encoding the spawn request: {e}")))?;
-            let mut running = crate::spawn::spawn_trampoline(helper, opts.stdio)
-                .map_err(|e| RunError::Helper(e.to_string()))?;
-            if let Err(e) = running.send(&bytes) {
-                running.kill();
-                let _ = running.collect(None, None);
-                return Err(RunError::Refused(format!("sending the spawn request: {e}")));
-            }
-            running
-        }
+        Some(helper) => crate::zygote::spawn(helper, opts.stdio, &mut request)?,
     };
     let mut broker_error = None;
     let egress_events: Arc<Mutex<Vec<EgressEvent>>> = Arc::default();
@@ -1007,6 +1002,14 @@ pub fn run(
     drop(_broker);
     let egress = std::mem::take(&mut *egress_events.lock().unwrap_or_else(|e| e.into_inner()));
 
+    if collected.helper_lost {
+        return Err(RunError::Helper(
+            "the sandbox helper (zygote) ended during the run: the run's supervisor killed the \
+             command's processes, and its outcome is unknown (was the helper killed from \
+             outside?)"
+                .into(),
+        ));
+    }
     let mut exited = None;
     for status in &collected.statuses {
         match status {
@@ -1053,6 +1056,7 @@ pub fn run(
         plan,
         elapsed: start.elapsed(),
         egress,
+        helper_cpu: collected.helper_cpu,
     })
 }
 
@@ -1117,6 +1121,7 @@ fn run_unconfined(
         plan: Arc::new(plan),
         elapsed: start.elapsed(),
         egress: Vec::new(),
+        helper_cpu: None,
     })
 }
 

@@ -1,20 +1,20 @@
 //! The parent side of a run: start the child (the strict profile's namespace child through
-//! [`crate::nsclone`], or the hardened profile's trampoline through `posix_spawn` with its
-//! channels on fds 3-4), then one loop that collects output and status and enforces the
+//! [`crate::nsclone`], or the hardened profile's trampoline through the zygote,
+//! [`crate::zygote`]), then one loop that collects output and status and enforces the
 //! timeout.
 //!
-//! Neither start copies the caller's page tables (`CLONE_VM`; glibc's `posix_spawn` uses
-//! `CLONE_VM | CLONE_VFORK`), so the cost does not depend on how much memory the caller holds.
+//! Neither start copies the caller's page tables: the strict child shares them (`CLONE_VM`),
+//! and the hardened trampoline is forked from the small zygote, which itself was started once
+//! with `posix_spawn` (`CLONE_VM | CLONE_VFORK` in glibc), so the cost does not depend on how
+//! much memory the caller holds.
 
 use std::ffi::CString;
-use std::io::Write;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
 use crate::nsclone::StdioFds;
-use crate::request::{Request, Status, REQUEST_FD, STATUS_FD};
-use crate::trampoline::SUBCOMMAND;
+use crate::request::{Request, Status};
 
 /// What to do with the command's standard streams.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -34,6 +34,10 @@ pub(crate) struct Collected {
     pub statuses: Vec<Status>,
     pub child_status: i32,
     pub backstop_killed: bool,
+    /// Hardened: CPU time of T, the command and the zygote's handling of the run.
+    pub helper_cpu: Option<Duration>,
+    /// Hardened: the zygote ended before reporting T's end.
+    pub helper_lost: bool,
 }
 
 /// A close-on-exec pipe: (read end, write end).
@@ -48,7 +52,7 @@ pub(crate) fn pipe() -> std::io::Result<(OwnedFd, OwnedFd)> {
 }
 
 /// Moves an fd above the numbers the file actions target, so no dup2 has source == target.
-fn high(fd: OwnedFd) -> std::io::Result<OwnedFd> {
+pub(crate) fn high(fd: OwnedFd) -> std::io::Result<OwnedFd> {
     if fd.as_raw_fd() > 10 {
         return Ok(fd);
     }
@@ -61,10 +65,10 @@ fn high(fd: OwnedFd) -> std::io::Result<OwnedFd> {
     Ok(unsafe { OwnedFd::from_raw_fd(new) })
 }
 
-struct FileActions(libc::posix_spawn_file_actions_t);
+pub(crate) struct FileActions(libc::posix_spawn_file_actions_t);
 
 impl FileActions {
-    fn new() -> FileActions {
+    pub(crate) fn new() -> FileActions {
         // SAFETY: init fills the zeroed struct.
         unsafe {
             let mut fa = std::mem::zeroed();
@@ -72,7 +76,7 @@ impl FileActions {
             FileActions(fa)
         }
     }
-    fn dup2(&mut self, from: RawFd, to: RawFd) -> std::io::Result<()> {
+    pub(crate) fn dup2(&mut self, from: RawFd, to: RawFd) -> std::io::Result<()> {
         // SAFETY: valid file actions object.
         let rc = unsafe { libc::posix_spawn_file_actions_adddup2(&mut self.0, from, to) };
         if rc != 0 {
@@ -90,14 +94,14 @@ impl Drop for FileActions {
 }
 
 /// The captured streams: the child's ends (stdin from /dev/null, stdout, stderr) and ours.
-struct Streams {
-    child: Option<[OwnedFd; 3]>,
-    stdout_r: Option<OwnedFd>,
-    stderr_r: Option<OwnedFd>,
+pub(crate) struct Streams {
+    pub child: Option<[OwnedFd; 3]>,
+    pub stdout_r: Option<OwnedFd>,
+    pub stderr_r: Option<OwnedFd>,
 }
 
 impl Streams {
-    fn new(stdio: Stdio) -> std::io::Result<Streams> {
+    pub(crate) fn new(stdio: Stdio) -> std::io::Result<Streams> {
         match stdio {
             Stdio::Inherit => Ok(Streams {
                 child: None,
@@ -125,7 +129,7 @@ impl Streams {
 }
 
 /// Who supervises the command, and what the collecting loop must do for it.
-enum Supervisor {
+pub(crate) enum Supervisor {
     /// The hardened trampoline: it reports on the status channel and enforces the timeout
     /// itself; the caller only keeps a backstop.
     Trampoline { status_r: OwnedFd },
@@ -140,13 +144,26 @@ enum Supervisor {
     },
 }
 
+/// The process the caller waits for.
+pub(crate) enum Waited {
+    /// The strict child, the caller's own: waited with `waitpid`.
+    Child {
+        pid: libc::pid_t,
+        pidfd: Option<OwnedFd>,
+    },
+    /// The hardened trampoline T, the zygote's child: killed through its pidfd; its wait
+    /// status comes as the zygote's report on the run's socket.
+    Zygote {
+        trampoline: OwnedFd,
+        report: OwnedFd,
+    },
+}
+
 pub(crate) struct Running {
-    pub pid: libc::pid_t,
-    pidfd: Option<OwnedFd>,
-    request_w: Option<OwnedFd>,
-    supervisor: Supervisor,
-    stdout_r: Option<OwnedFd>,
-    stderr_r: Option<OwnedFd>,
+    pub waited: Waited,
+    pub supervisor: Supervisor,
+    pub stdout_r: Option<OwnedFd>,
+    pub stderr_r: Option<OwnedFd>,
 }
 
 /// Starts the strict profile's child in its namespaces and returns once it executed the
@@ -167,9 +184,10 @@ pub(crate) fn spawn_direct(
         crate::supervisor::Supervision::for_request(req),
     )?;
     Ok(Running {
-        pid: spawned.pid,
-        pidfd: Some(spawned.pidfd),
-        request_w: None,
+        waited: Waited::Child {
+            pid: spawned.pid,
+            pidfd: Some(spawned.pidfd),
+        },
         supervisor: Supervisor::Direct {
             records: spawned.records,
             listener: spawned.listener,
@@ -182,25 +200,17 @@ pub(crate) fn spawn_direct(
     })
 }
 
-/// Spawns `helper SUBCOMMAND` (the hardened profile's trampoline) with the channels in place.
-pub(crate) fn spawn_trampoline(helper: &Path, stdio: Stdio) -> std::io::Result<Running> {
-    let (req_r, req_w) = pipe()?;
-    let (status_r, status_w) = pipe()?;
-    let req_r = high(req_r)?;
-    let status_w = high(status_w)?;
-    let mut fa = FileActions::new();
-    fa.dup2(req_r.as_raw_fd(), REQUEST_FD)?;
-    fa.dup2(status_w.as_raw_fd(), STATUS_FD)?;
-    let streams = Streams::new(stdio)?;
-    if let Some(fds) = streams.child_fds() {
-        for (target, fd) in fds.into_iter().enumerate() {
-            fa.dup2(fd, target as RawFd)?;
-        }
-    }
-    let path = CString::new(helper.as_os_str().as_encoded_bytes())
+/// Starts `path argv1` with `posix_spawn`, its signal mask and dispositions reset and an empty
+/// environment, with the descriptors `fa` puts in place.
+pub(crate) fn spawn_helper(
+    path: &Path,
+    argv1: &str,
+    fa: &FileActions,
+) -> std::io::Result<libc::pid_t> {
+    let c_path = CString::new(path.as_os_str().as_encoded_bytes())
         .map_err(|_| std::io::Error::other("helper path contains NUL"))?;
-    let arg1 = CString::new(SUBCOMMAND).expect("no NUL");
-    let argv = [path.as_ptr(), arg1.as_ptr(), std::ptr::null()];
+    let arg1 = CString::new(argv1).map_err(|_| std::io::Error::other("argument contains NUL"))?;
+    let argv = [c_path.as_ptr(), arg1.as_ptr(), std::ptr::null()];
     let envp: [*const libc::c_char; 1] = [std::ptr::null()];
     let mut pid: libc::pid_t = 0;
     // SAFETY: attributes reset the signal mask and dispositions; all pointers are valid.
@@ -219,7 +229,7 @@ pub(crate) fn spawn_trampoline(helper: &Path, stdio: Stdio) -> std::io::Result<R
         );
         let rc = libc::posix_spawn(
             &mut pid,
-            path.as_ptr(),
+            c_path.as_ptr(),
             &fa.0,
             &attr,
             argv.as_ptr() as *const *mut libc::c_char,
@@ -228,43 +238,24 @@ pub(crate) fn spawn_trampoline(helper: &Path, stdio: Stdio) -> std::io::Result<R
         libc::posix_spawnattr_destroy(&mut attr);
         rc
     };
-    drop((req_r, status_w, streams.child));
     if rc != 0 {
         return Err(std::io::Error::new(
             std::io::Error::from_raw_os_error(rc).kind(),
             format!(
                 "cannot start the sandbox helper {}: {}",
-                helper.display(),
+                path.display(),
                 std::io::Error::from_raw_os_error(rc)
             ),
         ));
     }
-    // SAFETY: pidfd_open on our child.
-    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
-    Ok(Running {
-        pid,
-        // SAFETY: a new descriptor, owned here, when the call succeeded.
-        pidfd: (pidfd >= 0).then(|| unsafe { OwnedFd::from_raw_fd(pidfd) }),
-        request_w: Some(req_w),
-        supervisor: Supervisor::Trampoline { status_r },
-        stdout_r: streams.stdout_r,
-        stderr_r: streams.stderr_r,
-    })
+    Ok(pid)
 }
 
 impl Running {
-    /// Sends the request; the trampoline reads it to EOF.
-    pub fn send(&mut self, request: &[u8]) -> std::io::Result<()> {
-        let fd = self.request_w.take().expect("request sent once");
-        let mut f = std::fs::File::from(fd);
-        f.write_all(request)
-    }
-
-    /// Kills the child (the trampoline's children follow through PDEATHSIG; the strict
-    /// child is pid 1 of its namespace, which dies with it).
+    /// Kills the child (the trampoline's children follow through PDEATHSIG, its orphans are
+    /// the zygote's to kill; the strict child is pid 1 of its namespace, which dies with it).
     pub fn kill(&self) {
-        // SAFETY: signalling our child.
-        unsafe { libc::kill(self.pid, libc::SIGKILL) };
+        self.waited.kill();
     }
 
     /// Waits for the end, reading output with `cap`. The trampoline is killed at `backstop`
@@ -273,7 +264,6 @@ impl Running {
     /// One poll loop in the calling thread serves stdout, stderr, the status channel, the
     /// exec-notification listener and the child's pidfd: no thread is started per run.
     pub fn collect(mut self, cap: Option<u64>, backstop: Option<Duration>) -> Collected {
-        drop(self.request_w.take());
         let (status_r, mut listener, mut supervision, mut records, direct_deadline, mut timed_out) =
             match self.supervisor {
                 Supervisor::Trampoline { status_r } => (
@@ -311,18 +301,20 @@ impl Running {
                 });
             }
         }
-        let pidfd = self.pidfd.as_ref().map_or(-1, |p| p.as_raw_fd());
+        let pidfd = self.waited.ready_fd();
         let deadline = if direct {
             direct_deadline
         } else {
             backstop.map(|b| Instant::now() + b)
         };
         let mut status = None;
+        let mut helper_cpu = None;
+        let mut helper_lost = false;
         let mut killed = timed_out;
         let mut gone_at: Option<Instant> = None;
         loop {
             let open = sinks.iter().any(|s| s.fd.is_some());
-            if !open && (status.is_some() || pidfd < 0) {
+            if !open && (status.is_some() || helper_lost || pidfd < 0) {
                 break;
             }
             // After a backstop kill, descendants that escaped may keep the pipes open.
@@ -339,7 +331,7 @@ impl Running {
                     revents: 0,
                 })
                 .collect();
-            if pidfd >= 0 && status.is_none() {
+            if pidfd >= 0 && status.is_none() && !helper_lost {
                 fds.push(libc::pollfd {
                     fd: pidfd,
                     events: libc::POLLIN,
@@ -363,16 +355,22 @@ impl Running {
             }
             for p in fds.iter().filter(|p| p.revents != 0) {
                 if p.fd == pidfd {
-                    let mut s = 0;
-                    // SAFETY: reaping our child, which the pidfd says has exited.
-                    if unsafe { libc::waitpid(self.pid, &mut s, libc::WNOHANG) } == self.pid {
-                        status = Some(s);
-                        gone_at = Some(Instant::now());
+                    match self.waited.ended(false) {
+                        Ended::Not => {}
+                        Ended::Status { status: s, cpu } => {
+                            status = Some(s);
+                            helper_cpu = cpu;
+                            gone_at = Some(Instant::now());
+                        }
+                        Ended::Lost => {
+                            helper_lost = true;
+                            gone_at = Some(Instant::now());
+                        }
                     }
                 } else if listener.as_ref().is_some_and(|l| l.as_raw_fd() == p.fd) {
                     if p.revents & libc::POLLIN != 0 {
                         // Later execs (refused unless the interpreter chain's) and connects.
-                        crate::supervisor::answer(p.fd, self.pid, &mut supervision, true);
+                        crate::supervisor::answer(p.fd, self.waited.pid(), &mut supervision, true);
                     } else {
                         listener = None;
                     }
@@ -385,9 +383,9 @@ impl Running {
             }
             if let (Some(d), false) = (deadline, killed) {
                 if status.is_none() && Instant::now() >= d {
-                    // SAFETY: signalling our child; the trampoline's children follow by
-                    // PDEATHSIG, the strict child's namespace dies with it.
-                    unsafe { libc::kill(self.pid, libc::SIGKILL) };
+                    // The trampoline's children follow by PDEATHSIG, the strict child's
+                    // namespace dies with it.
+                    self.waited.kill();
                     killed = true;
                     timed_out = direct;
                 }
@@ -395,7 +393,17 @@ impl Running {
         }
         let child_status = match status {
             Some(s) => s,
-            None => wait_blocking(self.pid),
+            None if helper_lost => 0,
+            None => match self.waited.ended(true) {
+                Ended::Status { status, cpu } => {
+                    helper_cpu = cpu;
+                    status
+                }
+                Ended::Not | Ended::Lost => {
+                    helper_lost = true;
+                    0
+                }
+            },
         };
         let mut statuses: Vec<Status> = Vec::new();
         if !direct {
@@ -440,6 +448,77 @@ impl Running {
             statuses,
             child_status,
             backstop_killed: killed && !direct,
+            helper_cpu,
+            helper_lost,
+        }
+    }
+}
+
+/// What [`Waited::ended`] found.
+enum Ended {
+    /// Still running.
+    Not,
+    /// Ended with this wait status; the hardened helper's CPU time with it.
+    Status { status: i32, cpu: Option<Duration> },
+    /// The zygote ended without reporting: the outcome is unknown.
+    Lost,
+}
+
+impl Waited {
+    /// The descriptor that polls readable at the end: the pidfd, or the zygote's report.
+    fn ready_fd(&self) -> RawFd {
+        match self {
+            Waited::Child { pidfd, .. } => pidfd.as_ref().map_or(-1, |p| p.as_raw_fd()),
+            Waited::Zygote { report, .. } => report.as_raw_fd(),
+        }
+    }
+
+    /// The pid seccomp notifications are checked against (strict only).
+    fn pid(&self) -> libc::pid_t {
+        match self {
+            Waited::Child { pid, .. } => *pid,
+            Waited::Zygote { .. } => -1,
+        }
+    }
+
+    fn kill(&self) {
+        match self {
+            // SAFETY: signalling our child.
+            Waited::Child { pid, .. } => unsafe {
+                libc::kill(*pid, libc::SIGKILL);
+            },
+            Waited::Zygote { trampoline, .. } => crate::zygote::kill(trampoline.as_fd()),
+        }
+    }
+
+    /// Whether it ended (`block`: wait until it does).
+    fn ended(&self, block: bool) -> Ended {
+        match self {
+            Waited::Child { pid, .. } => {
+                if block {
+                    return Ended::Status {
+                        status: wait_blocking(*pid),
+                        cpu: None,
+                    };
+                }
+                let mut s = 0;
+                // SAFETY: reaping our child, which the pidfd says has exited.
+                if unsafe { libc::waitpid(*pid, &mut s, libc::WNOHANG) } == *pid {
+                    Ended::Status {
+                        status: s,
+                        cpu: None,
+                    }
+                } else {
+                    Ended::Not
+                }
+            }
+            Waited::Zygote { report, .. } => match crate::zygote::read_report(report.as_fd()) {
+                Some((status, cpu)) => Ended::Status {
+                    status,
+                    cpu: Some(cpu),
+                },
+                None => Ended::Lost,
+            },
         }
     }
 }

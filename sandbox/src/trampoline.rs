@@ -1,16 +1,20 @@
-//! The trampoline of the hardened profile: a small process, started with `posix_spawn` so that
-//! the caller's memory size never matters, that supervises the confined command.
+//! The per-run supervisor of the hardened profile (T), forked by the zygote
+//! ([`crate::zygote`]) for each run, and the entry point of the helper binary that serves as
+//! the zygote.
 //!
 //! ```text
-//! parent ──posix_spawn──▶ T (trampoline): child subreaper, caller's death → SIGTERM → signalfd
+//! agent ──posix_spawn, once──▶ Z (zygote): child subreaper, ends at EOF of its control socket
+//!   Z ──fork, per run──▶ T (this module): child subreaper, Z's death → SIGTERM → signalfd
 //!   T ──fork──▶ G: cgroups → capabilities dropped → NO_NEW_PRIVS → Landlock → rlimits → seccomp → execve
-//!   T supervises G (exec notifications, timeout, caller's death), then kills every descendant
+//!   T supervises G (exec notifications, timeout, the zygote's death), then kills every descendant
 //! ```
 //!
 //! The hardened profile has no pid namespace, so something must stay behind to find and kill
 //! the command's orphans: that is T. The strict profile needs no trampoline (see
 //! [`crate::nsclone`]); the kernel ends its whole pid namespace with the command.
 //!
+//! T starts with its channels in place (stdio on 0-2, the request on [`REQUEST_FD`], the status
+//! channel on [`STATUS_FD`]), reads the request to its end, and serves it.
 //! Errors before `execve` are sent on the status channel as [`Status::Refused`] and end the
 //! process with [`REFUSED_EXIT`], so the command never starts half-confined.
 
@@ -24,8 +28,9 @@ use crate::request::{Request, Status, REQUEST_FD, STATUS_FD};
 
 pub use crate::child::REFUSED_EXIT;
 
-/// The hidden subcommand that makes a binary act as the trampoline.
-pub const SUBCOMMAND: &str = "__toolpolicy_trampoline";
+/// The hidden subcommand that makes a binary act as the hardened profile's zygote
+/// ([`crate::zygote`]), which forks the trampoline of each run.
+pub const SUBCOMMAND: &str = "__toolpolicy_zygote";
 
 const REPORTER: Reporter = Reporter(STATUS_FD);
 
@@ -39,9 +44,9 @@ fn refuse(message: String) -> ! {
 
 static SELF_SERVES: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
-/// Lets the calling binary be its own trampoline: call it first thing in `main`. When the
-/// process was started as the trampoline (`argv[1]` is [`SUBCOMMAND`]) it becomes the
-/// trampoline and never returns; otherwise it records that this executable can serve, so
+/// Lets the calling binary be its own sandbox helper: call it first thing in `main`. When the
+/// process was started as the helper (`argv[1]` is [`SUBCOMMAND`]) it becomes the zygote and
+/// never returns; otherwise it records that this executable can serve, so
 /// [`crate::runner::locate_helper`] uses it and no separate `policy-sandbox` is needed.
 ///
 /// ```no_run
@@ -61,9 +66,16 @@ pub fn self_serves() -> bool {
     SELF_SERVES.load(std::sync::atomic::Ordering::Relaxed)
 }
 
-/// Runs the trampoline. Call it from `main` when `argv[1]` is [`SUBCOMMAND`]; never returns.
+/// Runs the zygote ([`crate::zygote`]). Call it from `main` when `argv[1]` is [`SUBCOMMAND`];
+/// never returns.
 pub fn main() -> ! {
-    // Only fds 0-2 and our channels survive: the caller may have leaked others.
+    crate::zygote::serve()
+}
+
+/// Serves one run with the channels in place: T, right after the zygote forked it. Never
+/// returns.
+pub(crate) fn serve_request() -> ! {
+    // Only fds 0-2 and our channels survive.
     // SAFETY: plain syscalls on fd numbers.
     unsafe {
         libc::syscall(libc::SYS_close_range, STATUS_FD as u32 + 1, u32::MAX, 0u32);
@@ -91,7 +103,7 @@ fn run(req: &Request) -> i32 {
     unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
         if libc::getppid() != req.parent_pid {
-            refuse("the spawning process is gone".into());
+            refuse("the sandbox's zygote is gone".into());
         }
     }
     if req.profile != Profile::Hardened {
@@ -101,13 +113,13 @@ fn run(req: &Request) -> i32 {
     if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) } != 0 {
         refuse(format!("PR_SET_CHILD_SUBREAPER: {}", errno()));
     }
-    // Without a pid namespace nothing kills the command's children when the caller dies: turn
-    // the caller's death into SIGTERM, read it from a signalfd in the supervisor loop, and kill
+    // Without a pid namespace nothing kills the command's children when the zygote (which ends
+    // with the caller) dies: turn its death into SIGTERM, read it from a signalfd in the supervisor loop, and kill
     // the tree there.
     let fd = parent_death_signalfd();
     // SAFETY: getppid takes no pointer.
     if unsafe { libc::getppid() } != req.parent_pid {
-        refuse("the spawning process is gone".into());
+        refuse("the sandbox's zygote is gone".into());
     }
     PARENT_DEATH_FD.store(fd, std::sync::atomic::Ordering::Relaxed);
     if let Some(cwd) = &req.cwd {
@@ -167,7 +179,7 @@ struct Outcome {
     timed_out: bool,
 }
 
-/// The signalfd that reports the caller's death (hardened profile), or -1.
+/// The signalfd that reports the zygote's death (and so the caller's), or -1.
 static PARENT_DEATH_FD: std::sync::atomic::AtomicI32 = std::sync::atomic::AtomicI32::new(-1);
 
 fn parent_death_signalfd() -> RawFd {
@@ -263,7 +275,7 @@ fn supervise(
                 continue;
             }
             if p.fd == death {
-                // The caller is gone: end the run as at a timeout.
+                // The zygote is gone (the caller died, or it was killed): end the run as at a timeout.
                 PARENT_DEATH_FD.store(-1, std::sync::atomic::Ordering::Relaxed);
                 // SAFETY: signalling our own child.
                 unsafe { libc::kill(child, libc::SIGKILL) };
@@ -297,7 +309,8 @@ fn supervise(
     Outcome { status, timed_out }
 }
 
-fn children_of_self() -> Vec<libc::pid_t> {
+/// This process's children (orphans of a subreaper included).
+pub(crate) fn children_of_self() -> Vec<libc::pid_t> {
     let me = std::process::id();
     let path = format!("/proc/{me}/task/{me}/children");
     if let Ok(text) = std::fs::read_to_string(&path) {

@@ -1,0 +1,592 @@
+//! The hardened profile's zygote: one small helper process per agent process (and helper
+//! binary), started once, that forks the trampoline of every hardened run.
+//!
+//! Starting the helper binary for each run (`posix_spawn`, the dynamic loader, the Rust
+//! runtime) cost more than the whole plain spawn it is compared with. The zygote pays that once;
+//! each run then costs one `fork` of a process of a few megabytes.
+//!
+//! ```text
+//! agent ──posix_spawn, at the first hardened run──▶ Z: child subreaper, single-threaded poll
+//!   loop over its control socket (SOCK_SEQPACKET) and a SIGCHLD signalfd
+//! per run: agent ──one message: stdin, stdout, stderr, request pipe, status pipe, run socket──▶ Z
+//!   Z ──fork──▶ T ([`crate::trampoline`]), then T's pidfd on the run socket
+//!   agent writes the request (only now: without T's pidfd, nothing has started)
+//!   Z reaps T with wait4 and sends its wait status and CPU time on the run socket, then closes it
+//! ```
+//!
+//! Lifetime and failure, each tested in `tests/zygote.rs`:
+//! * Z ends at end-of-file on its control socket, i.e. when the agent process is gone (its
+//!   end is close-on-exec, so programs the agent starts do not hold it). Nothing ties Z to the
+//!   thread that started it: that thread may end.
+//! * T keeps a parent-death signal on Z (single-threaded, so the signal follows the process)
+//!   and kills its command's tree when Z dies. Z is itself a child subreaper and kills at once
+//!   any process that is not one of its T children (the orphans of a T that was killed).
+//! * A Z that died is noticed before the next run (its pidfd), or when the run's message finds
+//!   no reader, and a new one is started; the run is retried once only when Z never sent T's
+//!   pidfd, so the request was never written and nothing ran. A Z that dies during a run makes
+//!   that run fail with [`crate::runner::RunError::Helper`], never report a made-up result.
+//! * A process forked from the agent (without `exec`) runs its hardened tools through a zygote
+//!   of its own: the registry remembers which process it belongs to.
+//! * [`crate::confine::confine_self`] ends the zygotes first ([`shut_down`]): one started
+//!   before would be an unconfined server the confined process could still use.
+//!
+//! CPU time: T and the command are Z's children, not the caller's, so Z reports T's rusage (the
+//! command's included) and its own time spent on the run; the runner returns the sum as
+//! [`crate::runner::RunOutput::helper_cpu`].
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use crate::request::{REQUEST_FD, STATUS_FD};
+use crate::runner::RunError;
+use crate::spawn::{FileActions, Running, Stdio, Streams, Supervisor, Waited};
+
+/// Z's control socket.
+const CONTROL_FD: RawFd = 3;
+/// A run's message: this payload with six descriptors ([`RUN_FDS`]).
+const RUN: &[u8; 4] = b"ZRN1";
+/// stdin, stdout, stderr, request (read end), status (write end), the run's socket.
+const RUN_FDS: usize = 6;
+/// Z's report of T's end: this, T's wait status (`i32`), T's CPU and Z's CPU for the run (`u64`
+/// nanoseconds), little-endian.
+const ENDED: &[u8; 4] = b"ZEN1";
+const ENDED_LEN: usize = 4 + 4 + 8 + 8;
+/// How long a live zygote may take to fork T before the run is refused.
+const START_TIMEOUT: Duration = Duration::from_secs(10);
+
+fn errno() -> std::io::Error {
+    std::io::Error::last_os_error()
+}
+
+/// This thread's CPU time (Z is single-threaded: its own).
+fn thread_cpu() -> Duration {
+    // SAFETY: clock_gettime fills a zeroed timespec.
+    let ts = unsafe {
+        let mut ts: libc::timespec = std::mem::zeroed();
+        libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts);
+        ts
+    };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Z, the server.
+
+/// One run in flight: T's pid is the key.
+struct Run {
+    report: OwnedFd,
+    cpu: Duration,
+}
+
+/// Runs the zygote; never returns. Started by [`start`] with its control socket on
+/// [`CONTROL_FD`] and /dev/null on 0-2.
+pub(crate) fn serve() -> ! {
+    // Only 0-2 and the control socket survive: the starter may have leaked others.
+    // SAFETY: plain syscalls on fd numbers and integers.
+    unsafe {
+        libc::syscall(libc::SYS_close_range, CONTROL_FD as u32 + 1, u32::MAX, 0u32);
+        libc::fcntl(CONTROL_FD, libc::F_SETFD, libc::FD_CLOEXEC);
+        if libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) != 0 {
+            std::process::exit(crate::child::REFUSED_EXIT);
+        }
+    }
+    // SAFETY: fd 3 is the control socket handed over by the starter, owned from here on.
+    let control = unsafe { OwnedFd::from_raw_fd(CONTROL_FD) };
+    let sigchld = sigchld_fd();
+    let mut runs: HashMap<libc::pid_t, Run> = HashMap::new();
+    loop {
+        let mut fds = [
+            libc::pollfd {
+                fd: control.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                fd: sigchld.as_raw_fd(),
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        // SAFETY: fds is a valid pollfd array.
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
+        if n < 0 {
+            if errno().kind() == std::io::ErrorKind::Interrupted {
+                continue;
+            }
+            std::process::exit(1);
+        }
+        if fds[1].revents != 0 {
+            drain(sigchld.as_fd());
+            reap(&mut runs);
+        }
+        if fds[0].revents != 0 {
+            let mut payload = [0u8; 8];
+            match crate::fdpass::recv_msg(control.as_fd(), &mut payload, RUN_FDS) {
+                // The agent is gone: every T notices our death and kills its command's tree.
+                Ok((0, _)) => std::process::exit(0),
+                Ok((4, fds)) if &payload[..4] == RUN && fds.len() == RUN_FDS => {
+                    start_run(fds, &mut runs)
+                }
+                // Not a run: its descriptors close as they drop.
+                Ok(_) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => std::process::exit(1),
+            }
+        }
+    }
+}
+
+/// SIGCHLD, blocked, as a non-blocking signalfd.
+fn sigchld_fd() -> OwnedFd {
+    // SAFETY: signal set manipulation on a local set.
+    unsafe {
+        let mut set: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut set);
+        libc::sigaddset(&mut set, libc::SIGCHLD);
+        libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
+        let fd = libc::signalfd(-1, &set, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK);
+        if fd < 0 {
+            std::process::exit(1);
+        }
+        OwnedFd::from_raw_fd(fd)
+    }
+}
+
+fn drain(fd: BorrowedFd<'_>) {
+    let mut info = [0u8; 128];
+    // SAFETY: reading into a local buffer until the non-blocking signalfd is empty.
+    while unsafe { libc::read(fd.as_raw_fd(), info.as_mut_ptr().cast(), info.len()) } > 0 {}
+}
+
+/// Forks T with the run's descriptors in place, then sends T's pidfd on the run's socket.
+fn start_run(fds: Vec<OwnedFd>, runs: &mut HashMap<libc::pid_t, Run>) {
+    let began = thread_cpu();
+    let mut fds = fds.into_iter();
+    let channels: Vec<OwnedFd> = fds.by_ref().take(5).collect();
+    let Some(report) = fds.next() else { return };
+    // SAFETY: fork of a single-threaded process; the child only moves descriptors and becomes
+    // the trampoline.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        // The run's socket closes without T's pidfd: the client refuses, nothing started.
+        return;
+    }
+    if pid == 0 {
+        become_trampoline(&channels);
+    }
+    drop(channels);
+    // SAFETY: pidfd_open on our child, not yet reaped (SIGCHLD is handled in this loop only).
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
+    let sent = pidfd >= 0 && {
+        // SAFETY: a new descriptor, owned here.
+        let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
+        crate::fdpass::send_one(report.as_fd(), pidfd.as_fd()).is_ok()
+    };
+    if !sent {
+        // The client cannot kill it: T must not run. It has no request yet (the client writes
+        // it only after the pidfd), so it refuses anyway.
+        // SAFETY: signalling our child.
+        unsafe { libc::kill(pid, libc::SIGKILL) };
+    }
+    runs.insert(
+        pid,
+        Run {
+            report,
+            cpu: thread_cpu().saturating_sub(began),
+        },
+    );
+}
+
+/// In T, right after the fork: stdio on 0-2, the request on [`REQUEST_FD`], the status channel on
+/// [`STATUS_FD`], nothing else; Z's signal mask undone; then the trampoline. Never returns.
+fn become_trampoline(channels: &[OwnedFd]) -> ! {
+    // SAFETY: descriptor and signal-mask calls on our own process.
+    unsafe {
+        let mut empty: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut empty);
+        libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+        // Above every target first, so that no dup2 overwrites a source.
+        let mut high = [-1; 5];
+        for (slot, fd) in high.iter_mut().zip(channels) {
+            *slot = libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 10);
+        }
+        for (target, fd) in high.into_iter().enumerate() {
+            if fd < 0 || libc::dup2(fd, target as RawFd) < 0 {
+                libc::_exit(crate::child::REFUSED_EXIT);
+            }
+        }
+        debug_assert_eq!((REQUEST_FD, STATUS_FD), (3, 4));
+        libc::syscall(libc::SYS_close_range, STATUS_FD as u32 + 1, u32::MAX, 0u32);
+    }
+    crate::trampoline::serve_request()
+}
+
+/// Reaps what ended: a T's end goes to its client; anything else that is our child was an
+/// orphan of a killed T, and so is every child that is not a T: killed at once.
+fn reap(runs: &mut HashMap<libc::pid_t, Run>) {
+    let mut strays = false;
+    loop {
+        let began = thread_cpu();
+        let mut status = 0;
+        // SAFETY: an all-zero rusage is valid; wait4 fills it.
+        let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+        // SAFETY: non-blocking wait for any child.
+        let pid = unsafe { libc::wait4(-1, &mut status, libc::WNOHANG, &mut usage) };
+        if pid <= 0 {
+            break;
+        }
+        let Some(run) = runs.remove(&pid) else {
+            strays = true;
+            continue;
+        };
+        if !libc::WIFEXITED(status) {
+            // A killed T leaves its command's survivors to us.
+            strays = true;
+        }
+        let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+        let t_cpu = tv(usage.ru_utime) + tv(usage.ru_stime);
+        let z_cpu = run.cpu + thread_cpu().saturating_sub(began);
+        let mut record = [0u8; ENDED_LEN];
+        record[..4].copy_from_slice(ENDED);
+        record[4..8].copy_from_slice(&status.to_le_bytes());
+        record[8..16].copy_from_slice(&(t_cpu.as_nanos() as u64).to_le_bytes());
+        record[16..24].copy_from_slice(&(z_cpu.as_nanos() as u64).to_le_bytes());
+        // SAFETY: sending a local buffer; a client that is gone only loses the report.
+        unsafe {
+            libc::send(
+                run.report.as_raw_fd(),
+                record.as_ptr().cast(),
+                record.len(),
+                libc::MSG_NOSIGNAL,
+            )
+        };
+    }
+    if strays {
+        for pid in crate::trampoline::children_of_self() {
+            if !runs.contains_key(&pid) {
+                // SAFETY: signalling our own child (its end brings us back here).
+                unsafe { libc::kill(pid, libc::SIGKILL) };
+            }
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// The client, in the agent.
+
+/// A zygote this process started.
+struct Zygote {
+    pid: libc::pid_t,
+    pidfd: OwnedFd,
+    control: OwnedFd,
+}
+
+/// The zygotes of one process, by helper binary.
+struct Registry {
+    owner: u32,
+    by_helper: HashMap<PathBuf, Arc<Zygote>>,
+}
+
+static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
+
+fn registry() -> std::sync::MutexGuard<'static, Option<Registry>> {
+    REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// The registry of this process: one inherited through `fork` belongs to the parent, whose
+/// zygotes are not ours to use, kill or reap; only our copies of their sockets are closed, so
+/// that the parent's death still ends them.
+fn own(slot: &mut Option<Registry>) -> &mut Registry {
+    let me = std::process::id();
+    if slot.as_ref().is_some_and(|r| r.owner != me) {
+        *slot = None;
+    }
+    slot.get_or_insert_with(|| Registry {
+        owner: me,
+        by_helper: HashMap::new(),
+    })
+}
+
+impl Zygote {
+    fn alive(&self) -> bool {
+        let mut p = libc::pollfd {
+            fd: self.pidfd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd, no wait.
+        unsafe { libc::poll(&mut p, 1, 0) == 0 }
+    }
+
+    /// Kills (when still alive) and reaps. Only for a zygote of this process.
+    fn bury(&self) {
+        kill(self.pidfd.as_fd());
+        let mut status = 0;
+        // SAFETY: reaping our own child (its pid cannot be reused before that).
+        unsafe { libc::waitpid(self.pid, &mut status, 0) };
+    }
+}
+
+/// Sends SIGKILL through a pidfd (never to a reused pid).
+pub(crate) fn kill(pidfd: BorrowedFd<'_>) {
+    // SAFETY: pidfd_send_signal with a null siginfo.
+    unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            pidfd.as_raw_fd(),
+            libc::SIGKILL,
+            std::ptr::null::<libc::siginfo_t>(),
+            0u32,
+        )
+    };
+}
+
+/// The live zygote for `helper`, started when there is none (or it died).
+fn current(helper: &Path) -> Result<Arc<Zygote>, RunError> {
+    let mut slot = registry();
+    let reg = own(&mut slot);
+    if let Some(z) = reg.by_helper.get(helper) {
+        if z.alive() {
+            return Ok(z.clone());
+        }
+        let dead = reg.by_helper.remove(helper).expect("present");
+        dead.bury();
+    }
+    let z = Arc::new(start(helper).map_err(|e| RunError::Helper(e.to_string()))?);
+    reg.by_helper.insert(helper.to_path_buf(), z.clone());
+    Ok(z)
+}
+
+/// Forgets `z` (when it is still the registered one) and reaps it.
+fn forget(helper: &Path, z: &Arc<Zygote>) {
+    let mut slot = registry();
+    let reg = own(&mut slot);
+    if reg.by_helper.get(helper).is_some_and(|r| Arc::ptr_eq(r, z)) {
+        reg.by_helper.remove(helper);
+    }
+    drop(slot);
+    z.bury();
+}
+
+/// Starts `helper SUBCOMMAND` with its control socket on [`CONTROL_FD`].
+fn start(helper: &Path) -> std::io::Result<Zygote> {
+    let (ours, theirs) = crate::fdpass::socketpair(libc::SOCK_SEQPACKET)?;
+    let theirs = crate::spawn::high(theirs)?;
+    let null = crate::spawn::high(OwnedFd::from(
+        std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/null")?,
+    ))?;
+    let mut fa = FileActions::new();
+    for target in 0..3 {
+        fa.dup2(null.as_raw_fd(), target)?;
+    }
+    fa.dup2(theirs.as_raw_fd(), CONTROL_FD)?;
+    let pid = crate::spawn::spawn_helper(helper, crate::trampoline::SUBCOMMAND, &fa)?;
+    drop((theirs, null));
+    // SAFETY: pidfd_open on our child.
+    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
+    if pidfd < 0 {
+        let e = errno();
+        // SAFETY: signalling and reaping our child.
+        unsafe {
+            libc::kill(pid, libc::SIGKILL);
+            libc::waitpid(pid, std::ptr::null_mut(), 0);
+        }
+        return Err(std::io::Error::other(format!(
+            "pidfd_open on the sandbox helper: {e} (the hardened profile needs Linux 5.3 or later)"
+        )));
+    }
+    Ok(Zygote {
+        pid,
+        // SAFETY: a new descriptor, owned here.
+        pidfd: unsafe { OwnedFd::from_raw_fd(pidfd) },
+        control: ours,
+    })
+}
+
+/// Ends every zygote this process started and waits until each is gone; the next hardened run
+/// starts a new one. [`crate::confine::confine_self`] calls it first, so that no unconfined
+/// zygote outlives the confinement. Runs in flight through them fail (their T kills its
+/// command when its zygote dies).
+pub fn shut_down() {
+    let zygotes: Vec<Arc<Zygote>> = {
+        let mut slot = registry();
+        own(&mut slot).by_helper.drain().map(|(_, z)| z).collect()
+    };
+    for z in zygotes {
+        z.bury();
+    }
+}
+
+/// The pid of the zygote this process uses for `helper`, if one is running (for tests and
+/// diagnostics).
+pub fn running(helper: &Path) -> Option<u32> {
+    let mut slot = registry();
+    own(&mut slot)
+        .by_helper
+        .get(helper)
+        .filter(|z| z.alive())
+        .map(|z| z.pid as u32)
+}
+
+/// Starts one hardened run through the zygote for `helper`: the request goes out only once T
+/// exists, so a run that fails before is retried once on a new zygote with nothing started.
+pub(crate) fn spawn(
+    helper: &Path,
+    stdio: Stdio,
+    request: &mut crate::request::Request,
+) -> Result<Running, RunError> {
+    for _ in 0..2 {
+        let z = current(helper)?;
+        request.parent_pid = z.pid;
+        match try_spawn(&z, stdio, request)? {
+            Some(running) => return Ok(running),
+            None => forget(helper, &z),
+        }
+    }
+    Err(RunError::Helper(format!(
+        "the sandbox helper {} ended twice before starting the run, nothing ran: is it the \
+         `policy-sandbox` of this version?",
+        helper.display()
+    )))
+}
+
+/// `Ok(None)`: the zygote is gone and nothing started.
+fn try_spawn(
+    z: &Zygote,
+    stdio: Stdio,
+    request: &crate::request::Request,
+) -> Result<Option<Running>, RunError> {
+    let refuse = |what: &str, e: std::io::Error| RunError::Refused(format!("{what}: {e}"));
+    let bytes = serde_json::to_vec(request)
+        .map_err(|e| RunError::Refused(format!("encoding the spawn request: {e}")))?;
+    let streams = Streams::new(stdio).map_err(|e| refuse("capturing output", e))?;
+    let (req_r, req_w) = crate::spawn::pipe().map_err(|e| refuse("request pipe", e))?;
+    let (status_r, status_w) = crate::spawn::pipe().map_err(|e| refuse("status pipe", e))?;
+    let (report, theirs) = crate::fdpass::socketpair(libc::SOCK_SEQPACKET)
+        .map_err(|e| refuse("the run's socket", e))?;
+    let inherited;
+    let stdio_fds: [BorrowedFd<'_>; 3] = match &streams.child {
+        Some([i, o, e]) => [i.as_fd(), o.as_fd(), e.as_fd()],
+        None => {
+            inherited = inherit_stdio().map_err(|e| refuse("the caller's standard streams", e))?;
+            [
+                inherited[0].as_fd(),
+                inherited[1].as_fd(),
+                inherited[2].as_fd(),
+            ]
+        }
+    };
+    let sent = crate::fdpass::send_msg(
+        z.control.as_fd(),
+        RUN,
+        &[
+            stdio_fds[0],
+            stdio_fds[1],
+            stdio_fds[2],
+            req_r.as_fd(),
+            status_w.as_fd(),
+            theirs.as_fd(),
+        ],
+    );
+    drop((req_r, status_w, theirs, streams.child));
+    if let Err(e) = sent {
+        if !z.alive() || matches!(e.raw_os_error(), Some(libc::EPIPE | libc::ECONNRESET)) {
+            return Ok(None);
+        }
+        return Err(refuse("sending the run to the sandbox helper", e));
+    }
+    let trampoline = match wait_started(report.as_fd()) {
+        Ok(t) => t,
+        Err(_) if !z.alive() => return Ok(None),
+        Err(e) => {
+            return Err(RunError::Helper(format!(
+                "the sandbox helper (zygote, pid {}) did not start the run, nothing ran: {e}",
+                z.pid
+            )))
+        }
+    };
+    let running = Running {
+        waited: Waited::Zygote { trampoline, report },
+        supervisor: Supervisor::Trampoline { status_r },
+        stdout_r: streams.stdout_r,
+        stderr_r: streams.stderr_r,
+    };
+    if let Err(e) = std::fs::File::from(req_w).write_all(&bytes) {
+        running.kill();
+        let _ = running.collect(None, None);
+        return Err(refuse("sending the spawn request", e));
+    }
+    Ok(Some(running))
+}
+
+/// Waits (bounded) for T's pidfd on the run's socket.
+fn wait_started(report: BorrowedFd<'_>) -> std::io::Result<OwnedFd> {
+    let mut p = libc::pollfd {
+        fd: report.as_raw_fd(),
+        events: libc::POLLIN,
+        revents: 0,
+    };
+    loop {
+        // SAFETY: one valid pollfd.
+        let n = unsafe { libc::poll(&mut p, 1, START_TIMEOUT.as_millis() as i32) };
+        if n > 0 {
+            return crate::fdpass::recv_one(report);
+        }
+        if n == 0 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::TimedOut,
+                format!("no answer within {START_TIMEOUT:?}"),
+            ));
+        }
+        if errno().kind() != std::io::ErrorKind::Interrupted {
+            return Err(errno());
+        }
+    }
+}
+
+/// The caller's 0-2 for [`Stdio::Inherit`] (/dev/null in place of a closed one).
+fn inherit_stdio() -> std::io::Result<[OwnedFd; 3]> {
+    let one = |fd: RawFd| -> std::io::Result<OwnedFd> {
+        // SAFETY: duplicating a descriptor number; a closed one fails with EBADF.
+        let dup = unsafe { libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 0) };
+        if dup >= 0 {
+            // SAFETY: a new descriptor, owned here.
+            return Ok(unsafe { OwnedFd::from_raw_fd(dup) });
+        }
+        Ok(OwnedFd::from(
+            std::fs::OpenOptions::new()
+                .read(true)
+                .write(true)
+                .open("/dev/null")?,
+        ))
+    };
+    Ok([one(0)?, one(1)?, one(2)?])
+}
+
+/// Reads Z's report of T's end: the wait status and the CPU time of T (the command included)
+/// plus Z's own for the run. `None`: Z closed the socket without one (it died).
+pub(crate) fn read_report(report: BorrowedFd<'_>) -> Option<(i32, Duration)> {
+    let mut record = [0u8; ENDED_LEN];
+    let n = loop {
+        // SAFETY: receiving into a local buffer.
+        let n = unsafe { libc::recv(report.as_raw_fd(), record.as_mut_ptr().cast(), ENDED_LEN, 0) };
+        if n < 0 && errno().kind() == std::io::ErrorKind::Interrupted {
+            continue;
+        }
+        break n;
+    };
+    if n != ENDED_LEN as isize || &record[..4] != ENDED {
+        return None;
+    }
+    let status = i32::from_le_bytes(record[4..8].try_into().ok()?);
+    let t = u64::from_le_bytes(record[8..16].try_into().ok()?);
+    let z = u64::from_le_bytes(record[16..24].try_into().ok()?);
+    Some((status, Duration::from_nanos(t) + Duration::from_nanos(z)))
+}
