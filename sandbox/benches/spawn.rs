@@ -1,8 +1,9 @@
 //! What confinement costs: spawning and waiting for `/bin/true`, side by side.
 //!
 //! * `plain`: `std::process::Command` (posix_spawn);
-//! * `hardened`: the runner's Landlock + seccomp profile, no namespaces (through the
-//!   `policy-sandbox` trampoline);
+//! * `hardened`: the runner's Landlock + seccomp profile, no namespaces (a trampoline forked by
+//!   the `policy-sandbox` zygote, started once per process: its start is measured apart, as
+//!   `hardened, first run in a process`);
 //! * `strict`: the full strict profile (user, mount, pid, net namespaces + Landlock + seccomp),
 //!   cloned straight into its namespaces;
 //! * `strict_exec_allow`: the same with `exec = "allow"`, i.e. without exec supervision;
@@ -159,6 +160,9 @@ impl Sandboxed {
 
     fn try_once(&self) -> Result<(), String> {
         let out = run(&self.policy, &self.argv, &self.options).map_err(|e| e.to_string())?;
+        if let Some(cpu) = out.helper_cpu {
+            HELPER_CPU.fetch_add(cpu.as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
+        }
         if out.success() {
             Ok(())
         } else {
@@ -248,11 +252,17 @@ criterion_group! {
     targets = spawn_benches
 }
 
+/// CPU time the hardened runs reported for their helper processes
+/// ([`sandbox::RunOutput::helper_cpu`]: the trampoline and the command, which are the zygote's
+/// children, not ours, and the zygote's own time on each run), in nanoseconds.
+static HELPER_CPU: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// Wall-clock and CPU times of repeated runs of one variant.
 ///
 /// CPU time is the calling thread's plus that of the children reaped meanwhile (the strict
-/// child, the hardened trampoline with its child, bwrap with its children, `/bin/true`): what
-/// the spawn costs the machine, which stays comparable when a shared machine is loaded and
+/// child, the hardened zygote when it is shut down, bwrap with its children, `/bin/true`) plus
+/// what hardened runs report for the zygote's children ([`HELPER_CPU`]): what the spawn costs
+/// the machine, which stays comparable when a shared machine is loaded and
 /// wall time is dominated by waiting (the kernel's RCU grace periods when a namespace's
 /// mounts go away).
 #[derive(Default)]
@@ -272,7 +282,8 @@ fn cpu_now() -> Duration {
         let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
         tv(usage.ru_utime) + tv(usage.ru_stime)
     };
-    total(libc::RUSAGE_THREAD) + total(libc::RUSAGE_CHILDREN)
+    let helper = HELPER_CPU.load(std::sync::atomic::Ordering::Relaxed);
+    total(libc::RUSAGE_THREAD) + total(libc::RUSAGE_CHILDREN) + Duration::from_nanos(helper)
 }
 
 impl Times {
@@ -338,6 +349,19 @@ fn interleaved_ratios(rounds: usize) {
         sample(&mut t_exec_allow, exec_allow.as_ref());
         sample(&mut t_net_allow, net_allow.as_ref());
     }
+    // The zygote's start, once per process: a run that starts it, then its end (reaped, so its
+    // CPU time is counted), against plain spawns in the same phase.
+    let (mut t_first, mut t_plain_first) = (Times::default(), Times::default());
+    if let Some(h) = &hardened {
+        for _ in 0..rounds / 4 {
+            t_plain_first.run(&plain);
+            t_first.run(&|| {
+                sandbox::zygote::shut_down();
+                h.spawn();
+                sandbox::zygote::shut_down();
+            });
+        }
+    }
     // The 1 GiB parent cannot be interleaved spawn by spawn, so alternate phases instead, with
     // plain spawns in the same phases as a control for what holding 1 GiB does to the machine.
     let (mut t_small, mut t_big) = (Times::default(), Times::default());
@@ -359,7 +383,14 @@ fn interleaved_ratios(rounds: usize) {
     println!("  plain: wall {:.0}, cpu {:.0}", base.0, base.1);
     let t_hard: &mut Times = &mut t_hard;
     if !t_hard.is_empty() {
-        line("hardened", t_hard, base);
+        line("hardened (zygote running)", t_hard, base);
+        let first_base = t_plain_first.us();
+        line(
+            "hardened, first run in a process (zygote start + run + zygote end; once per process, \
+             vs plain spawns of the same phase)",
+            &mut t_first,
+            first_base,
+        );
     }
     let strict_us = line("strict", &mut t_strict, base);
     let t_bwrap: &mut Times = &mut t_bwrap;
@@ -524,9 +555,9 @@ mod floors {
         }
     }
 
-    /// Starts the trampoline binary with no request: it loads, finds nothing on its request
-    /// descriptor and exits with the refusal status. What every hardened run pays before any
-    /// confinement starts.
+    /// Starts the helper binary as a zygote with no control socket: it loads, finds nothing on
+    /// its control descriptor and exits with the refusal status. What the first hardened run
+    /// of a process pays once (later runs fork the zygote instead).
     fn helper_start() {
         let status = std::process::Command::new(env!("CARGO_BIN_EXE_policy-sandbox"))
             .arg(sandbox::trampoline::SUBCOMMAND)
@@ -662,7 +693,7 @@ mod floors {
             base.0, base.1
         );
         super::line(
-            "the hardened trampoline's start alone (policy-sandbox, no request)",
+            "the hardened zygote's start alone (policy-sandbox, no control socket; once per process)",
             &mut t_helper,
             base,
         );

@@ -88,6 +88,10 @@ pub(crate) fn serve() -> ! {
     // Only 0-2 and the control socket survive: the starter may have leaked others.
     // SAFETY: plain syscalls on fd numbers and integers.
     unsafe {
+        if libc::fcntl(CONTROL_FD, libc::F_GETFD) < 0 {
+            // Started by hand, without a control socket: nothing to serve.
+            std::process::exit(crate::child::REFUSED_EXIT);
+        }
         libc::syscall(libc::SYS_close_range, CONTROL_FD as u32 + 1, u32::MAX, 0u32);
         libc::fcntl(CONTROL_FD, libc::F_SETFD, libc::FD_CLOEXEC);
         if libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) != 0 {

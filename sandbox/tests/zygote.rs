@@ -1,0 +1,466 @@
+//! The hardened profile's zygote (`sandbox::zygote`) against the real kernel: its lifetime, its
+//! failures and its users, each with real processes.
+//!
+//! Each case runs in a fresh process of this binary (no libtest harness: some cases need a
+//! single-threaded process, and each needs a zygote of its own), re-executed with the case's
+//! name. Missing kernel features print a reason and skip, unless `TOOLPOLICY_REQUIRE_KERNEL=1`.
+
+#[path = "support/kernel.rs"]
+mod kernel;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitCode, Stdio};
+use std::time::{Duration, Instant};
+
+use policy_runtime::ToolPolicy;
+use sandbox::hostcaps::HostSupport;
+use sandbox::runner::{run, RunError, RunOptions, RunOutput};
+use sandbox::{zygote, Profile};
+
+const HELPER: &str = env!("CARGO_BIN_EXE_policy-sandbox");
+const CASE_VAR: &str = "ZYGOTE_CASE";
+const DIR_VAR: &str = "ZYGOTE_DIR";
+
+type Case = fn(&Path) -> Result<(), String>;
+
+const CASES: &[(&str, Case)] = &[
+    (
+        "runs_from_many_threads_get_their_own_output_and_status",
+        runs_from_many_threads,
+    ),
+    (
+        "a_first_run_from_a_thread_that_ends_leaves_the_zygote_serving",
+        first_run_from_a_thread_that_ends,
+    ),
+    (
+        "the_agent_killed_mid_run_leaves_no_command_orphan_or_zygote",
+        agent_killed_mid_run,
+    ),
+    (
+        "a_zygote_killed_between_runs_is_replaced_and_reaped",
+        killed_between_runs,
+    ),
+    (
+        "a_zygote_killed_during_a_run_fails_that_run_clearly",
+        killed_during_a_run,
+    ),
+    (
+        "confine_self_ends_the_unconfined_zygote",
+        confine_self_ends_the_zygote,
+    ),
+    (
+        "a_forked_child_runs_through_its_own_zygote",
+        forked_child_has_its_own,
+    ),
+];
+
+/// Not a test: the agent process [`agent_killed_mid_run`] starts and kills.
+const AGENT_ROLE: &str = "agent_role";
+
+fn main() -> ExitCode {
+    if let Ok(name) = std::env::var(CASE_VAR) {
+        let dir = PathBuf::from(std::env::var(DIR_VAR).expect("case directory"));
+        let result = if name == AGENT_ROLE {
+            agent_role(&dir)
+        } else {
+            let case = CASES
+                .iter()
+                .find(|(n, _)| *n == name)
+                .expect("known case")
+                .1;
+            case(&dir)
+        };
+        return match result {
+            Ok(()) => ExitCode::SUCCESS,
+            Err(e) => {
+                eprintln!("FAIL ({name}): {e}");
+                ExitCode::FAILURE
+            }
+        };
+    }
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--list") {
+        for (name, _) in CASES {
+            println!("{name}: test");
+        }
+        return ExitCode::SUCCESS;
+    }
+    let filter = args.iter().find(|a| !a.starts_with('-'));
+    let host = HostSupport::detect();
+    if host.landlock_abi < sandbox::plan::FULL_LANDLOCK_ABI {
+        kernel::missing(&format!(
+            "the hardened profile needs Landlock ABI {} (this kernel: {})",
+            sandbox::plan::FULL_LANDLOCK_ABI,
+            host.landlock_abi
+        ));
+        return ExitCode::SUCCESS;
+    }
+    let mut failed = 0;
+    for (name, _) in CASES {
+        if filter.is_some_and(|f| !name.contains(f.as_str())) {
+            continue;
+        }
+        match in_new_process(name) {
+            Ok(()) => println!("test {name} ... ok"),
+            Err(e) => {
+                println!("test {name} ... FAILED\n{e}");
+                failed += 1;
+            }
+        }
+    }
+    if failed > 0 {
+        println!("{failed} failed");
+        return ExitCode::FAILURE;
+    }
+    ExitCode::SUCCESS
+}
+
+fn in_new_process(name: &str) -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let out = Command::new(std::env::current_exe().unwrap())
+        .env(CASE_VAR, name)
+        .env(DIR_VAR, dir.path())
+        .output()
+        .map_err(|e| e.to_string())?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "stdout:\n{}\nstderr:\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
+}
+
+// ---- helpers of the case processes ----
+
+fn check(what: &str, ok: bool) -> Result<(), String> {
+    if ok {
+        Ok(())
+    } else {
+        Err(what.to_string())
+    }
+}
+
+fn policy_writing(dir: &Path) -> ToolPolicy {
+    ToolPolicy::from_json_str(
+        "case",
+        &format!(r#"{{"fs": {{"write": ["{}/**"]}}}}"#, dir.display()),
+    )
+    .expect("valid policy")
+}
+
+fn hardened() -> RunOptions {
+    RunOptions::default()
+        .helper(HELPER)
+        .profile(Profile::Hardened)
+}
+
+fn sh(script: &str) -> Vec<OsString> {
+    vec!["/bin/sh".into(), "-c".into(), script.into()]
+}
+
+fn run_sh(dir: &Path, script: &str) -> Result<RunOutput, RunError> {
+    run(&policy_writing(dir), &sh(script), &hardened())
+}
+
+fn echo(dir: &Path, word: &str) -> Result<(), String> {
+    let out = run_sh(dir, &format!("echo {word}")).map_err(|e| e.to_string())?;
+    check(
+        &format!("echo {word}: {out:?}"),
+        out.success() && out.stdout == format!("{word}\n").as_bytes(),
+    )
+}
+
+fn zygote_pid() -> Result<u32, String> {
+    zygote::running(Path::new(HELPER)).ok_or_else(|| "no zygote is running".to_string())
+}
+
+/// The state letter of `/proc/PID/stat`, `None` when the process is gone.
+fn state(pid: u32) -> Option<char> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?.1.trim_start().chars().next()
+}
+
+/// Gone: no such process, or only its zombie waiting for whoever reaps it.
+fn gone(pid: u32) -> bool {
+    matches!(state(pid), None | Some('Z' | 'X'))
+}
+
+fn gone_within(pid: u32, limit: Duration) -> bool {
+    let start = Instant::now();
+    while start.elapsed() < limit {
+        if gone(pid) {
+            return true;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    gone(pid)
+}
+
+fn parent_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(1)?
+        .parse()
+        .ok()
+}
+
+fn status_field(pid: u32, field: &str) -> Option<String> {
+    let text = std::fs::read_to_string(format!("/proc/{pid}/status")).ok()?;
+    text.lines()
+        .find_map(|l| l.strip_prefix(field))
+        .map(|v| v.trim().to_string())
+}
+
+fn read_pid(path: &Path, limit: Duration) -> Result<u32, String> {
+    let start = Instant::now();
+    loop {
+        if let Some(pid) = std::fs::read_to_string(path)
+            .ok()
+            .and_then(|t| t.trim().parse().ok())
+        {
+            return Ok(pid);
+        }
+        if start.elapsed() > limit {
+            return Err(format!("{} was not written", path.display()));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+fn kill(pid: u32) {
+    // SAFETY: signalling a process of this test.
+    unsafe { libc::kill(pid as i32, libc::SIGKILL) };
+}
+
+// ---- the cases ----
+
+/// Four threads, eight runs each, at once: every run gets its own output, exit code and CPU
+/// figure, through one zygote.
+fn runs_from_many_threads(dir: &Path) -> Result<(), String> {
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let dir = dir.to_path_buf();
+            std::thread::spawn(move || -> Result<(), String> {
+                for i in 0..8 {
+                    let code = (t * 8 + i) % 7;
+                    let out = run_sh(
+                        &dir,
+                        &format!("echo out-{t}-{i}; echo err-{t}-{i} >&2; exit {code}"),
+                    )
+                    .map_err(|e| e.to_string())?;
+                    check(
+                        &format!("run {t}/{i}: {out:?}"),
+                        out.stdout == format!("out-{t}-{i}\n").as_bytes()
+                            && out.stderr == format!("err-{t}-{i}\n").as_bytes()
+                            && out.code == Some(code)
+                            && out.helper_cpu.is_some_and(|c| c > Duration::ZERO),
+                    )?;
+                }
+                Ok(())
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().map_err(|_| "a thread panicked".to_string())??;
+    }
+    let z = zygote_pid()?;
+    check(
+        "the zygote is this process's child",
+        parent_of(z) == Some(std::process::id()),
+    )
+}
+
+/// The first run comes from a thread that then ends: the zygote does not die with it (no
+/// parent-death signal of that thread), and later runs from other threads use the same one.
+fn first_run_from_a_thread_that_ends(dir: &Path) -> Result<(), String> {
+    let first = dir.to_path_buf();
+    std::thread::spawn(move || echo(&first, "first"))
+        .join()
+        .map_err(|_| "the first thread panicked".to_string())??;
+    let z = zygote_pid()?;
+    std::thread::sleep(Duration::from_millis(200));
+    check("the zygote outlived the first thread", !gone(z))?;
+    for t in 0..3 {
+        let dir = dir.to_path_buf();
+        std::thread::spawn(move || echo(&dir, &format!("later-{t}")))
+            .join()
+            .map_err(|_| "a later thread panicked".to_string())??;
+    }
+    check(
+        "later runs used the same zygote",
+        zygote_pid()? == z && !gone(z),
+    )
+}
+
+/// Run by [`agent_killed_mid_run`] as the agent: a first run (which starts the zygote), the
+/// zygote's pid written down, then a command that leaves an orphan and sleeps.
+fn agent_role(dir: &Path) -> Result<(), String> {
+    echo(dir, "warm")?;
+    std::fs::write(dir.join("zygote"), zygote_pid()?.to_string()).map_err(|e| e.to_string())?;
+    let d = dir.display();
+    let out = run_sh(
+        dir,
+        &format!("sleep 100 & echo $! > {d}/orphan; echo $$ > {d}/command; sleep 100"),
+    );
+    Err(format!("the long run returned: {out:?}"))
+}
+
+/// The agent killed with SIGKILL while its command runs: the command, the orphan it left and
+/// the zygote are gone within seconds (they were alive just before: the control).
+fn agent_killed_mid_run(dir: &Path) -> Result<(), String> {
+    let mut agent = Command::new(std::env::current_exe().unwrap())
+        .env(CASE_VAR, AGENT_ROLE)
+        .env(DIR_VAR, dir)
+        .stdout(Stdio::null())
+        .spawn()
+        .map_err(|e| e.to_string())?;
+    let limit = Duration::from_secs(20);
+    let pids = [
+        ("zygote", read_pid(&dir.join("zygote"), limit)?),
+        ("command", read_pid(&dir.join("command"), limit)?),
+        ("orphan", read_pid(&dir.join("orphan"), limit)?),
+    ];
+    for (what, pid) in pids {
+        check(&format!("the {what} ran before the kill"), !gone(pid))?;
+    }
+    agent.kill().map_err(|e| e.to_string())?;
+    agent.wait().map_err(|e| e.to_string())?;
+    for (what, pid) in pids {
+        check(
+            &format!("the {what} (pid {pid}) outlived the killed agent"),
+            gone_within(pid, Duration::from_secs(5)),
+        )?;
+    }
+    Ok(())
+}
+
+/// The zygote killed from outside between runs: the next run works through a new one, and the
+/// dead one was reaped (no zombie left).
+fn killed_between_runs(dir: &Path) -> Result<(), String> {
+    echo(dir, "before")?;
+    let old = zygote_pid()?;
+    kill(old);
+    check("the zygote died", gone_within(old, Duration::from_secs(5)))?;
+    echo(dir, "after")?;
+    let new = zygote_pid()?;
+    check("a new zygote serves", new != old && !gone(new))?;
+    check("the dead zygote was reaped", state(old).is_none())
+}
+
+/// The zygote killed while a command runs: that run fails with the helper error (never a
+/// made-up exit status), the command is killed by its supervisor, and the next run works.
+fn killed_during_a_run(dir: &Path) -> Result<(), String> {
+    echo(dir, "warm")?;
+    let z = zygote_pid()?;
+    let d = dir.to_path_buf();
+    let long = std::thread::spawn(move || {
+        let started = Instant::now();
+        let out = run_sh(&d, &format!("echo $$ > {}/command; sleep 30", d.display()));
+        (out, started.elapsed())
+    });
+    let command = read_pid(&dir.join("command"), Duration::from_secs(20))?;
+    check("the command ran", !gone(command))?;
+    kill(z);
+    let (out, took) = long
+        .join()
+        .map_err(|_| "the run's thread panicked".to_string())?;
+    match &out {
+        Err(RunError::Helper(m)) if m.contains("ended during the run") => {}
+        other => return Err(format!("expected the helper error, got {other:?}")),
+    }
+    check(
+        &format!("the run ended at once ({took:?})"),
+        took < Duration::from_secs(10),
+    )?;
+    check(
+        "the command was killed with its zygote",
+        gone_within(command, Duration::from_secs(5)),
+    )?;
+    echo(dir, "after")
+}
+
+/// A hardened run, then `confine_self`: the zygote started before (unconfined: the control) is
+/// gone and reaped; the next hardened run starts a new one, which is confined like its parent.
+fn confine_self_ends_the_zygote(dir: &Path) -> Result<(), String> {
+    echo(dir, "before")?;
+    let old = zygote_pid()?;
+    check(
+        "the first zygote runs without seccomp",
+        status_field(old, "Seccomp:").as_deref() == Some("0"),
+    )?;
+    let tmp = std::env::temp_dir();
+    let policy = ToolPolicy::from_json_str(
+        "agent",
+        &format!(
+            r#"{{"fs": {{"read": ["/**"], "write": ["{}/**", "{}/**"]}}}}"#,
+            dir.display(),
+            tmp.display()
+        ),
+    )
+    .expect("valid policy");
+    sandbox::confine::confine_self(&policy, Profile::Hardened).map_err(|e| e.to_string())?;
+    check(
+        "confine_self ended the unconfined zygote",
+        zygote::running(Path::new(HELPER)).is_none() && state(old).is_none(),
+    )?;
+    // The run itself may be refused inside the confined process (its Landlock set-up opens
+    // rules with `openat2`, which the confinement's filter answers ENOSYS); what matters here
+    // is the zygote it starts.
+    let after = run_sh(dir, "echo after");
+    eprintln!("hardened run after confine_self: {after:?}");
+    let new = zygote_pid()?;
+    check(
+        "the new zygote inherited the confinement",
+        new != old
+            && status_field(new, "Seccomp:").as_deref() == Some("2")
+            && status_field(new, "NoNewPrivs:").as_deref() == Some("1"),
+    )
+}
+
+/// A child forked from the agent (no `exec`) runs a hardened tool through a zygote of its
+/// own, whose parent it is; the parent's zygote is untouched, and the child's ends with it.
+fn forked_child_has_its_own(dir: &Path) -> Result<(), String> {
+    echo(dir, "parent")?;
+    let parents = zygote_pid()?;
+    let report = dir.join("child-zygote");
+    // SAFETY: this case process is single-threaded; the child runs ordinary code and exits.
+    let child = unsafe { libc::fork() };
+    if child == 0 {
+        let outcome = echo(dir, "child").and_then(|()| {
+            let own = zygote_pid()?;
+            check(
+                "the child's zygote is its own child",
+                own != parents && parent_of(own) == Some(std::process::id()),
+            )?;
+            std::fs::write(&report, own.to_string()).map_err(|e| e.to_string())
+        });
+        if let Err(e) = &outcome {
+            eprintln!("in the forked child: {e}");
+        }
+        // SAFETY: leaving the forked child without running the parent's exit handlers.
+        unsafe { libc::_exit(i32::from(outcome.is_err())) };
+    }
+    let mut status = 0;
+    // SAFETY: waiting for our child.
+    unsafe { libc::waitpid(child, &mut status, 0) };
+    check(
+        "the forked child's run succeeded",
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+    )?;
+    let childs = read_pid(&report, Duration::from_secs(1))?;
+    check(
+        "the child's zygote ended with the child",
+        gone_within(childs, Duration::from_secs(5)),
+    )?;
+    echo(dir, "parent-again")?;
+    check(
+        "the parent kept its zygote",
+        zygote_pid()? == parents && !gone(parents),
+    )
+}
