@@ -339,6 +339,7 @@ fn interleaved_ratios(rounds: usize) {
             times.run(&|| v.spawn());
         }
     };
+    let helper_before = HELPER_CPU.load(std::sync::atomic::Ordering::Relaxed);
     for _ in 0..rounds {
         Times::run(&mut t_plain, &plain);
         sample(&mut t_hard, hardened.as_ref());
@@ -352,13 +353,24 @@ fn interleaved_ratios(rounds: usize) {
     // The zygote's start, once per process: a run that starts it, then its end (reaped, so its
     // CPU time is counted), against plain spawns in the same phase.
     let (mut t_first, mut t_plain_first) = (Times::default(), Times::default());
+    let helper_per_run = (HELPER_CPU.load(std::sync::atomic::Ordering::Relaxed) - helper_before)
+        as f64
+        / 1e3
+        / rounds.max(1) as f64;
     if let Some(h) = &hardened {
+        // The zygote that served the runs above: its end (with every trampoline it reaped)
+        // must not count here.
+        sandbox::zygote::shut_down();
         for _ in 0..rounds / 4 {
             t_plain_first.run(&plain);
             t_first.run(&|| {
-                sandbox::zygote::shut_down();
+                let reported = HELPER_CPU.load(std::sync::atomic::Ordering::Relaxed);
                 h.spawn();
+                // Reaping the zygote counts its children (the trampoline and the command) in
+                // RUSAGE_CHILDREN: take back what the run reported, so nothing counts twice.
                 sandbox::zygote::shut_down();
+                let now = HELPER_CPU.load(std::sync::atomic::Ordering::Relaxed);
+                HELPER_CPU.fetch_sub(now - reported, std::sync::atomic::Ordering::Relaxed);
             });
         }
     }
@@ -384,6 +396,11 @@ fn interleaved_ratios(rounds: usize) {
     let t_hard: &mut Times = &mut t_hard;
     if !t_hard.is_empty() {
         line("hardened (zygote running)", t_hard, base);
+        println!(
+            "    of which in the helper processes (trampoline, /bin/true, the zygote's share): \
+             cpu {helper_per_run:.0} ({:.2}× plain)",
+            helper_per_run / base.1
+        );
         let first_base = t_plain_first.us();
         line(
             "hardened, first run in a process (zygote start + run + zygote end; once per process, \
@@ -469,7 +486,52 @@ fn main() {
         interleaved_ratios(200);
         interleaved_roots(100);
         floors::print(200);
+        hardened_floors(200);
     }
+}
+
+/// What a hardened run pays beyond its command's own confinement (whose floors are the
+/// `clone + execve`, seccomp and Landlock lines of [`floors`]), interleaved with plain spawns:
+/// the zygote's round trip without a command (the run's channels, the fork of the trampoline,
+/// its start and end, the report; the trampoline's fork of the command costs about as much as
+/// the zygote's fork of the trampoline: both copy the zygote), and the private scratch
+/// directory every hardened run gets as `$TMPDIR`.
+fn hardened_floors(rounds: usize) {
+    let helper = std::path::Path::new(env!("CARGO_BIN_EXE_policy-sandbox"));
+    if let Err(e) = sandbox::zygote::floor_round_trip(helper) {
+        eprintln!("skipped hardened floors: {e}");
+        return;
+    }
+    let round_trip = || {
+        let cpu = sandbox::zygote::floor_round_trip(helper).expect("zygote round trip");
+        HELPER_CPU.fetch_add(cpu.as_nanos() as u64, std::sync::atomic::Ordering::Relaxed);
+    };
+    let scratch = || {
+        let dir = tempfile::Builder::new()
+            .prefix("toolpolicy-bench-scratch-")
+            .tempdir()
+            .expect("scratch directory");
+        std::hint::black_box(std::fs::canonicalize(dir.path()).expect("canonical"));
+    };
+    let (mut t_plain, mut t_trip, mut t_scratch) = Default::default();
+    for _ in 0..rounds {
+        Times::run(&mut t_plain, &plain);
+        Times::run(&mut t_trip, &round_trip);
+        Times::run(&mut t_scratch, &scratch);
+    }
+    let base = t_plain.us();
+    println!("hardened floors, interleaved over {rounds} rounds (µs):");
+    println!("  plain: wall {:.0}, cpu {:.0}", base.0, base.1);
+    line(
+        "the zygote's round trip, no command (channels, fork of T, T's start and end, report)",
+        &mut t_trip,
+        base,
+    );
+    line(
+        "a private scratch directory created, resolved and removed ($TMPDIR)",
+        &mut t_scratch,
+        base,
+    );
 }
 
 /// What the kernel alone charges for the pieces of a sandboxed spawn: the floor under each

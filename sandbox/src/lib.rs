@@ -80,10 +80,11 @@
 //!   the caller supervises it directly: no helper binary, no second process image, no
 //!   supervising process. The rule that makes the sharing safe (the calling thread blocks
 //!   every signal and makes only system calls until the child has executed) is documented in
-//!   the private `nsclone` module. In hardened, the caller `posix_spawn`s the trampoline
-//!   (`CLONE_VM|CLONE_VFORK`), the `policy-sandbox` binary's hidden subcommand or any binary
-//!   that calls [`trampoline::serve_if_requested`] first in `main`; [`runner`] documents how
-//!   it is found. Plans, mount lists, Landlock rule lists and compiled seccomp programs are
+//!   the private `nsclone` module. In hardened, the caller `posix_spawn`s the zygote
+//!   (`CLONE_VM|CLONE_VFORK`) once per process, the `policy-sandbox` binary's hidden
+//!   subcommand or any binary that calls [`trampoline::serve_if_requested`] first in `main`
+//!   ([`runner`] documents how it is found), and the zygote forks each run's trampoline
+//!   ([`zygote`]). Plans, mount lists, Landlock rule lists and compiled seccomp programs are
 //!   cached per policy, profile and program ([`runner::prepare`]).
 //! * **exec = deny**: a seccomp user-notification filter sends every `execve`/`execveat` to the
 //!   supervisor, which lets exactly the first one (the command itself) through and answers

@@ -62,7 +62,7 @@ pub struct Request {
     pub egress: Option<EgressPlan>,
     /// Wall-clock limit.
     pub timeout_ms: Option<u64>,
-    /// The spawning process, to die with (trampoline).
+    /// The process the trampoline dies with: the zygote that forks it.
     pub parent_pid: i32,
 }
 

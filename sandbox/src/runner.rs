@@ -15,7 +15,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! # Finding the trampoline (hardened profile only)
+//! # Finding the helper binary (hardened profile only)
 //!
 //! The strict profile needs no helper binary: its child is cloned straight into its namespaces
 //! (see the crate documentation). The hardened profile starts a small helper process (the
@@ -54,7 +54,7 @@ use crate::request::{Request, Status};
 use crate::seccomp::{self, FilterOptions};
 pub use crate::spawn::Stdio;
 
-/// Environment variable naming the trampoline binary.
+/// Environment variable naming the helper binary (the hardened profile's zygote).
 pub const HELPER_ENV: &str = "TOOLPOLICY_SANDBOX_HELPER";
 
 /// Receives egress events (allowed and denied connections, DNS questions).
@@ -67,7 +67,8 @@ pub struct RunOptions {
     pub profile: Option<Profile>,
     /// Run without any confinement. Only honoured when set explicitly.
     pub unconfined: bool,
-    /// The trampoline binary (hardened profile); see the module docs for the default search.
+    /// The helper binary (hardened profile: started once per process as the zygote); see the
+    /// module docs for the default search.
     pub helper: Option<PathBuf>,
     /// Capture (default) or inherit the standard streams.
     pub stdio: Stdio,
@@ -100,7 +101,7 @@ impl RunOptions {
         self.profile = Some(profile);
         self
     }
-    /// Sets the trampoline binary (used by the hardened profile only).
+    /// Sets the helper binary (used by the hardened profile only).
     pub fn helper(mut self, path: impl Into<PathBuf>) -> Self {
         self.helper = Some(path.into());
         self
@@ -211,7 +212,8 @@ pub enum RunError {
         /// 126 or 127.
         code: i32,
     },
-    /// The trampoline binary was not found or could not be started.
+    /// The helper binary was not found or could not be started, or its zygote ended during
+    /// the run (the command was then killed; the outcome is unknown).
     #[error("{0}")]
     Helper(String),
 }
@@ -691,7 +693,7 @@ pub fn interpreter_of(path: &Path) -> Option<PathBuf> {
     None
 }
 
-/// Finds the trampoline binary (see the module docs).
+/// Finds the helper binary (see the module docs).
 pub fn locate_helper(explicit: Option<&Path>) -> Result<PathBuf, RunError> {
     if let Some(p) = explicit {
         return Ok(p.to_path_buf());

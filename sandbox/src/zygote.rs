@@ -79,6 +79,8 @@ fn thread_cpu() -> Duration {
 /// One run in flight: T's pid is the key.
 struct Run {
     report: OwnedFd,
+    /// Z's CPU time spent on the run so far: from the wake-up that received it to T's pidfd
+    /// sent, then from the wake-up that reaped T to the report sent.
     cpu: Duration,
 }
 
@@ -117,6 +119,8 @@ pub(crate) fn serve() -> ! {
         ];
         // SAFETY: fds is a valid pollfd array.
         let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
+        // What each event costs from here on is the run's (see `Run::cpu`).
+        let began = thread_cpu();
         if n < 0 {
             if errno().kind() == std::io::ErrorKind::Interrupted {
                 continue;
@@ -125,7 +129,7 @@ pub(crate) fn serve() -> ! {
         }
         if fds[1].revents != 0 {
             drain(sigchld.as_fd());
-            reap(&mut runs);
+            reap(&mut runs, began);
         }
         if fds[0].revents != 0 {
             let mut payload = [0u8; 8];
@@ -133,7 +137,7 @@ pub(crate) fn serve() -> ! {
                 // The agent is gone: every T notices our death and kills its command's tree.
                 Ok((0, _)) => std::process::exit(0),
                 Ok((4, fds)) if &payload[..4] == RUN && fds.len() == RUN_FDS => {
-                    start_run(fds, &mut runs)
+                    start_run(fds, &mut runs, began)
                 }
                 // Not a run: its descriptors close as they drop.
                 Ok(_) => {}
@@ -167,8 +171,7 @@ fn drain(fd: BorrowedFd<'_>) {
 }
 
 /// Forks T with the run's descriptors in place, then sends T's pidfd on the run's socket.
-fn start_run(fds: Vec<OwnedFd>, runs: &mut HashMap<libc::pid_t, Run>) {
-    let began = thread_cpu();
+fn start_run(fds: Vec<OwnedFd>, runs: &mut HashMap<libc::pid_t, Run>, began: Duration) {
     let mut fds = fds.into_iter();
     let channels: Vec<OwnedFd> = fds.by_ref().take(5).collect();
     let Some(report) = fds.next() else { return };
@@ -231,10 +234,9 @@ fn become_trampoline(channels: &[OwnedFd]) -> ! {
 
 /// Reaps what ended: a T's end goes to its client; anything else that is our child was an
 /// orphan of a killed T, and so is every child that is not a T: killed at once.
-fn reap(runs: &mut HashMap<libc::pid_t, Run>) {
+fn reap(runs: &mut HashMap<libc::pid_t, Run>, mut began: Duration) {
     let mut strays = false;
     loop {
-        let began = thread_cpu();
         let mut status = 0;
         // SAFETY: an all-zero rusage is valid; wait4 fills it.
         let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -253,7 +255,9 @@ fn reap(runs: &mut HashMap<libc::pid_t, Run>) {
         }
         let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
         let t_cpu = tv(usage.ru_utime) + tv(usage.ru_stime);
-        let z_cpu = run.cpu + thread_cpu().saturating_sub(began);
+        let now = thread_cpu();
+        let z_cpu = run.cpu + now.saturating_sub(began);
+        began = now;
         let mut record = [0u8; ENDED_LEN];
         record[..4].copy_from_slice(ENDED);
         record[4..8].copy_from_slice(&status.to_le_bytes());
@@ -326,12 +330,26 @@ impl Zygote {
         unsafe { libc::poll(&mut p, 1, 0) == 0 }
     }
 
-    /// Kills (when still alive) and reaps. Only for a zygote of this process.
+    /// Kills (when still alive) and reaps, through the pidfd (never a reused pid). Only for a
+    /// zygote of this process, by whoever took it out of the registry.
     fn bury(&self) {
         kill(self.pidfd.as_fd());
-        let mut status = 0;
-        // SAFETY: reaping our own child (its pid cannot be reused before that).
-        unsafe { libc::waitpid(self.pid, &mut status, 0) };
+        loop {
+            // SAFETY: an all-zero siginfo is valid; waitid fills it.
+            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+            // SAFETY: waiting for our child through its pidfd.
+            let r = unsafe {
+                libc::waitid(
+                    libc::P_PIDFD,
+                    self.pidfd.as_raw_fd() as libc::id_t,
+                    &mut info,
+                    libc::WEXITED,
+                )
+            };
+            if r == 0 || errno().kind() != std::io::ErrorKind::Interrupted {
+                return;
+            }
+        }
     }
 }
 
@@ -365,15 +383,16 @@ fn current(helper: &Path) -> Result<Arc<Zygote>, RunError> {
     Ok(z)
 }
 
-/// Forgets `z` (when it is still the registered one) and reaps it.
+/// Forgets `z` and reaps it, when it is still the registered one (otherwise whoever took it
+/// out did).
 fn forget(helper: &Path, z: &Arc<Zygote>) {
     let mut slot = registry();
     let reg = own(&mut slot);
     if reg.by_helper.get(helper).is_some_and(|r| Arc::ptr_eq(r, z)) {
         reg.by_helper.remove(helper);
+        drop(slot);
+        z.bury();
     }
-    drop(slot);
-    z.bury();
 }
 
 /// Starts `helper SUBCOMMAND` with its control socket on [`CONTROL_FD`].
@@ -449,7 +468,9 @@ pub(crate) fn spawn(
     for _ in 0..2 {
         let z = current(helper)?;
         request.parent_pid = z.pid;
-        match try_spawn(&z, stdio, request)? {
+        let bytes = serde_json::to_vec(&*request)
+            .map_err(|e| RunError::Refused(format!("encoding the spawn request: {e}")))?;
+        match try_spawn(&z, stdio, &bytes)? {
             Some(running) => return Ok(running),
             None => forget(helper, &z),
         }
@@ -462,14 +483,8 @@ pub(crate) fn spawn(
 }
 
 /// `Ok(None)`: the zygote is gone and nothing started.
-fn try_spawn(
-    z: &Zygote,
-    stdio: Stdio,
-    request: &crate::request::Request,
-) -> Result<Option<Running>, RunError> {
+fn try_spawn(z: &Zygote, stdio: Stdio, bytes: &[u8]) -> Result<Option<Running>, RunError> {
     let refuse = |what: &str, e: std::io::Error| RunError::Refused(format!("{what}: {e}"));
-    let bytes = serde_json::to_vec(request)
-        .map_err(|e| RunError::Refused(format!("encoding the spawn request: {e}")))?;
     let streams = Streams::new(stdio).map_err(|e| refuse("capturing output", e))?;
     let (req_r, req_w) = crate::spawn::pipe().map_err(|e| refuse("request pipe", e))?;
     let (status_r, status_w) = crate::spawn::pipe().map_err(|e| refuse("status pipe", e))?;
@@ -522,7 +537,7 @@ fn try_spawn(
         stdout_r: streams.stdout_r,
         stderr_r: streams.stderr_r,
     };
-    if let Err(e) = std::fs::File::from(req_w).write_all(&bytes) {
+    if let Err(e) = std::fs::File::from(req_w).write_all(bytes) {
         running.kill();
         let _ = running.collect(None, None);
         return Err(refuse("sending the spawn request", e));
@@ -593,4 +608,31 @@ pub(crate) fn read_report(report: BorrowedFd<'_>) -> Option<(i32, Duration)> {
     let t = u64::from_le_bytes(record[8..16].try_into().ok()?);
     let z = u64::from_le_bytes(record[16..24].try_into().ok()?);
     Some((status, Duration::from_nanos(t) + Duration::from_nanos(z)))
+}
+
+/// The floor of a hardened run's helper side, for the spawn bench: one run whose request is
+/// empty, so the trampoline refuses it at once. It costs the run's channels, the zygote's fork
+/// of T, T's start and end and the zygote's report, and no command. Returns the helper CPU time
+/// the zygote reported (the caller's own is the caller's to measure).
+///
+/// # Errors
+///
+/// The helper could not be started, or the round trip did not end in T's refusal.
+#[doc(hidden)]
+pub fn floor_round_trip(helper: &Path) -> Result<Duration, RunError> {
+    let z = current(helper)?;
+    let running = try_spawn(&z, Stdio::Capture, b"")?
+        .ok_or_else(|| RunError::Helper("the zygote ended".into()))?;
+    let collected = running.collect(None, None);
+    let refused = collected
+        .statuses
+        .iter()
+        .any(|s| matches!(s, crate::request::Status::Refused(_)));
+    match collected.helper_cpu {
+        Some(cpu) if refused => Ok(cpu),
+        _ => Err(RunError::Helper(format!(
+            "the empty request was not refused: {:?}",
+            collected.statuses
+        ))),
+    }
 }
