@@ -26,7 +26,9 @@
 //!   pidfd, so the request was never written and nothing ran. A Z that dies during a run makes
 //!   that run fail with [`crate::runner::RunError::Helper`], never report a made-up result.
 //! * A process forked from the agent (without `exec`) runs its hardened tools through a zygote
-//!   of its own: the registry remembers which process it belongs to.
+//!   of its own: the registry remembers which process it belongs to. A `fork` handler closes
+//!   the agent's control sockets in the child, so a forked child that lives on does not keep
+//!   the agent's zygote (and its runs) alive after the agent's death.
 //! * [`crate::confine::confine_self`] ends the zygotes first ([`shut_down`]): one started
 //!   before would be an unconfined server the confined process could still use.
 //!
@@ -38,7 +40,8 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use crate::request::{REQUEST_FD, STATUS_FD};
@@ -293,30 +296,95 @@ struct Zygote {
     control: OwnedFd,
 }
 
+impl Drop for Zygote {
+    fn drop(&mut self) {
+        forget_control(self.control.as_raw_fd());
+    }
+}
+
 /// The zygotes of one process, by helper binary.
 struct Registry {
     owner: u32,
-    by_helper: HashMap<PathBuf, Arc<Zygote>>,
+    by_helper: Mutex<HashMap<PathBuf, Arc<Zygote>>>,
 }
 
-static REGISTRY: Mutex<Option<Registry>> = Mutex::new(None);
+static REGISTRY: AtomicPtr<Registry> = AtomicPtr::new(std::ptr::null_mut());
 
-fn registry() -> std::sync::MutexGuard<'static, Option<Registry>> {
-    REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
-}
-
-/// The registry of this process: one inherited through `fork` belongs to the parent, whose
-/// zygotes are not ours to use, kill or reap; only our copies of their sockets are closed, so
-/// that the parent's death still ends them.
-fn own(slot: &mut Option<Registry>) -> &mut Registry {
+/// This process's zygotes. A forked child finds its parent's registry, whose zygotes are not
+/// its to use, kill or reap, and whose lock a thread of the parent may have held at the fork:
+/// it starts a registry of its own and leaves the parent's untouched (leaked; the parent's
+/// control sockets were already closed in the child, see [`CONTROL_FDS`]).
+fn registry() -> MutexGuard<'static, HashMap<PathBuf, Arc<Zygote>>> {
     let me = std::process::id();
-    if slot.as_ref().is_some_and(|r| r.owner != me) {
-        *slot = None;
+    loop {
+        let current = REGISTRY.load(Ordering::Acquire);
+        // SAFETY: a published registry is never freed.
+        if let Some(reg) = unsafe { current.as_ref() } {
+            if reg.owner == me {
+                return reg.by_helper.lock().unwrap_or_else(|e| e.into_inner());
+            }
+        }
+        let fresh = Box::into_raw(Box::new(Registry {
+            owner: me,
+            by_helper: Mutex::new(HashMap::new()),
+        }));
+        if REGISTRY
+            .compare_exchange(current, fresh, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            // SAFETY: `fresh` was not published; it is ours alone.
+            drop(unsafe { Box::from_raw(fresh) });
+        }
     }
-    slot.get_or_insert_with(|| Registry {
-        owner: me,
-        by_helper: HashMap::new(),
-    })
+}
+
+/// The control sockets of this process's zygotes, where a `fork` handler can find them without
+/// a lock: a child forked from the agent (without `exec`, which closes them anyway) must not
+/// hold them, or the agent's zygotes, and the runs in flight through them, would outlive the
+/// agent as long as that child lives. Beyond this many zygotes (helper binaries) a forked
+/// child keeps the extra ones open.
+static CONTROL_FDS: [AtomicI32; 32] = [const { AtomicI32::new(-1) }; 32];
+
+fn remember_control(fd: RawFd) {
+    for slot in &CONTROL_FDS {
+        if slot
+            .compare_exchange(-1, fd, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+        {
+            return;
+        }
+    }
+}
+
+/// Before the descriptor closes, so that a fork in between never closes a reused number.
+fn forget_control(fd: RawFd) {
+    for slot in &CONTROL_FDS {
+        if slot
+            .compare_exchange(fd, -1, Ordering::AcqRel, Ordering::Relaxed)
+            .is_ok()
+        {
+            return;
+        }
+    }
+}
+
+/// In a forked child: closes the parent's control sockets (`close` only: async-signal-safe).
+extern "C" fn close_controls_in_child() {
+    for slot in &CONTROL_FDS {
+        let fd = slot.swap(-1, Ordering::AcqRel);
+        if fd >= 0 {
+            // SAFETY: closing the child's copy of a descriptor the parent registered.
+            unsafe { libc::close(fd) };
+        }
+    }
+}
+
+fn close_controls_at_fork() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    // SAFETY: registers a handler that only closes descriptors.
+    ONCE.call_once(|| unsafe {
+        libc::pthread_atfork(None, None, Some(close_controls_in_child));
+    });
 }
 
 impl Zygote {
@@ -369,35 +437,35 @@ pub(crate) fn kill(pidfd: BorrowedFd<'_>) {
 
 /// The live zygote for `helper`, started when there is none (or it died).
 fn current(helper: &Path) -> Result<Arc<Zygote>, RunError> {
-    let mut slot = registry();
-    let reg = own(&mut slot);
-    if let Some(z) = reg.by_helper.get(helper) {
+    let mut reg = registry();
+    if let Some(z) = reg.get(helper) {
         if z.alive() {
             return Ok(z.clone());
         }
-        let dead = reg.by_helper.remove(helper).expect("present");
+        let dead = reg.remove(helper).expect("present");
         dead.bury();
     }
     let z = Arc::new(start(helper).map_err(|e| RunError::Helper(e.to_string()))?);
-    reg.by_helper.insert(helper.to_path_buf(), z.clone());
+    reg.insert(helper.to_path_buf(), z.clone());
     Ok(z)
 }
 
 /// Forgets `z` and reaps it, when it is still the registered one (otherwise whoever took it
 /// out did).
 fn forget(helper: &Path, z: &Arc<Zygote>) {
-    let mut slot = registry();
-    let reg = own(&mut slot);
-    if reg.by_helper.get(helper).is_some_and(|r| Arc::ptr_eq(r, z)) {
-        reg.by_helper.remove(helper);
-        drop(slot);
+    let mut reg = registry();
+    if reg.get(helper).is_some_and(|r| Arc::ptr_eq(r, z)) {
+        reg.remove(helper);
+        drop(reg);
         z.bury();
     }
 }
 
 /// Starts `helper SUBCOMMAND` with its control socket on [`CONTROL_FD`].
 fn start(helper: &Path) -> std::io::Result<Zygote> {
+    close_controls_at_fork();
     let (ours, theirs) = crate::fdpass::socketpair(libc::SOCK_SEQPACKET)?;
+    remember_control(ours.as_raw_fd());
     let theirs = crate::spawn::high(theirs)?;
     let null = crate::spawn::high(OwnedFd::from(
         std::fs::OpenOptions::new()
@@ -438,10 +506,7 @@ fn start(helper: &Path) -> std::io::Result<Zygote> {
 /// zygote outlives the confinement. Runs in flight through them fail (their T kills its
 /// command when its zygote dies).
 pub fn shut_down() {
-    let zygotes: Vec<Arc<Zygote>> = {
-        let mut slot = registry();
-        own(&mut slot).by_helper.drain().map(|(_, z)| z).collect()
-    };
+    let zygotes: Vec<Arc<Zygote>> = { registry().drain().map(|(_, z)| z).collect() };
     for z in zygotes {
         z.bury();
     }
@@ -450,9 +515,7 @@ pub fn shut_down() {
 /// The pid of the zygote this process uses for `helper`, if one is running (for tests and
 /// diagnostics).
 pub fn running(helper: &Path) -> Option<u32> {
-    let mut slot = registry();
-    own(&mut slot)
-        .by_helper
+    registry()
         .get(helper)
         .filter(|z| z.alive())
         .map(|z| z.pid as u32)

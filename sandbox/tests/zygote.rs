@@ -21,6 +21,8 @@ use sandbox::{zygote, Profile};
 const HELPER: &str = env!("CARGO_BIN_EXE_policy-sandbox");
 const CASE_VAR: &str = "ZYGOTE_CASE";
 const DIR_VAR: &str = "ZYGOTE_DIR";
+/// Set for the agent role: fork a child that lives on (without `exec`) before the long run.
+const FORK_VAR: &str = "ZYGOTE_AGENT_FORKS";
 
 type Case = fn(&Path) -> Result<(), String>;
 
@@ -36,6 +38,10 @@ const CASES: &[(&str, Case)] = &[
     (
         "the_agent_killed_mid_run_leaves_no_command_orphan_or_zygote",
         agent_killed_mid_run,
+    ),
+    (
+        "the_agent_killed_while_a_forked_child_of_it_lives_still_ends_its_zygote",
+        agent_with_a_forked_child_killed_mid_run,
     ),
     (
         "a_zygote_killed_between_runs_is_replaced_and_reaped",
@@ -302,6 +308,16 @@ fn first_run_from_a_thread_that_ends(dir: &Path) -> Result<(), String> {
 /// zygote's pid written down, then a command that leaves an orphan and sleeps.
 fn agent_role(dir: &Path) -> Result<(), String> {
     echo(dir, "warm")?;
+    if std::env::var_os(FORK_VAR).is_some() {
+        // SAFETY: this process is single-threaded; the child only sleeps and exits.
+        let child = unsafe { libc::fork() };
+        if child == 0 {
+            std::thread::sleep(Duration::from_secs(60));
+            // SAFETY: leaving the forked child.
+            unsafe { libc::_exit(0) };
+        }
+        std::fs::write(dir.join("forked"), child.to_string()).map_err(|e| e.to_string())?;
+    }
     std::fs::write(dir.join("zygote"), zygote_pid()?.to_string()).map_err(|e| e.to_string())?;
     let d = dir.display();
     let out = run_sh(
@@ -314,9 +330,26 @@ fn agent_role(dir: &Path) -> Result<(), String> {
 /// The agent killed with SIGKILL while its command runs: the command, the orphan it left and
 /// the zygote are gone within seconds (they were alive just before: the control).
 fn agent_killed_mid_run(dir: &Path) -> Result<(), String> {
-    let mut agent = Command::new(std::env::current_exe().unwrap())
-        .env(CASE_VAR, AGENT_ROLE)
-        .env(DIR_VAR, dir)
+    kill_agent_mid_run(dir, false)
+}
+
+/// The same while a child the agent forked (without `exec`) lives on: that child holds no
+/// copy of the zygote's control socket, so the zygote still sees the agent's end.
+fn agent_with_a_forked_child_killed_mid_run(dir: &Path) -> Result<(), String> {
+    let outcome = kill_agent_mid_run(dir, true);
+    if let Ok(forked) = read_pid(&dir.join("forked"), Duration::ZERO) {
+        kill(forked);
+    }
+    outcome
+}
+
+fn kill_agent_mid_run(dir: &Path, forks: bool) -> Result<(), String> {
+    let mut command = Command::new(std::env::current_exe().unwrap());
+    command.env(CASE_VAR, AGENT_ROLE).env(DIR_VAR, dir);
+    if forks {
+        command.env(FORK_VAR, "1");
+    }
+    let mut agent = command
         .stdout(Stdio::null())
         .spawn()
         .map_err(|e| e.to_string())?;
@@ -328,6 +361,10 @@ fn agent_killed_mid_run(dir: &Path) -> Result<(), String> {
     ];
     for (what, pid) in pids {
         check(&format!("the {what} ran before the kill"), !gone(pid))?;
+    }
+    if forks {
+        let forked = read_pid(&dir.join("forked"), limit)?;
+        check("the forked child lives", !gone(forked))?;
     }
     agent.kill().map_err(|e| e.to_string())?;
     agent.wait().map_err(|e| e.to_string())?;
