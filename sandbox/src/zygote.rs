@@ -30,7 +30,12 @@
 //!   the agent's control sockets in the child, so a forked child that lives on does not keep
 //!   the agent's zygote (and its runs) alive after the agent's death.
 //! * [`crate::confine::confine_self`] ends the zygotes first ([`shut_down`]): one started
-//!   before would be an unconfined server the confined process could still use.
+//!   before would be an unconfined server the confined process could still use. Likewise a
+//!   run from an agent whose user or group ids, NO_NEW_PRIVS or seccomp mode changed since
+//!   its zygote started gets a new zygote (one started as root must not serve an agent that
+//!   dropped root). The zygote also keeps the agent's rlimits, umask and cgroup of the time
+//!   it started, and a Landlock domain the agent enters later by other means than
+//!   `confine_self` cannot be detected: call [`shut_down`] after such changes.
 //!
 //! CPU time: T and the command are Z's children, not the caller's, so Z reports T's rusage (the
 //! command's included) and its own time spent on the run; the runner returns the sum as
@@ -294,6 +299,37 @@ struct Zygote {
     pid: libc::pid_t,
     pidfd: OwnedFd,
     control: OwnedFd,
+    /// What the agent was when it started this zygote, which its runs inherit.
+    started_as: Standing,
+}
+
+/// What a zygote inherits from the agent and keeps, whatever the agent becomes later: its
+/// user and group ids, NO_NEW_PRIVS and seccomp mode. A run from an agent whose standing
+/// changed (it dropped root, or was filtered) must not run with the old one: it starts a new
+/// zygote.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Standing {
+    uids: [libc::uid_t; 3],
+    gids: [libc::gid_t; 3],
+    no_new_privs: i32,
+    seccomp: i32,
+}
+
+impl Standing {
+    fn now() -> Standing {
+        let (mut uids, mut gids) = ([0; 3], [0; 3]);
+        // SAFETY: the calls fill the given integers or take integers.
+        unsafe {
+            libc::getresuid(&mut uids[0], &mut uids[1], &mut uids[2]);
+            libc::getresgid(&mut gids[0], &mut gids[1], &mut gids[2]);
+            Standing {
+                uids,
+                gids,
+                no_new_privs: libc::prctl(libc::PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0),
+                seccomp: libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0),
+            }
+        }
+    }
 }
 
 impl Drop for Zygote {
@@ -398,26 +434,35 @@ impl Zygote {
         unsafe { libc::poll(&mut p, 1, 0) == 0 }
     }
 
-    /// Kills (when still alive) and reaps, through the pidfd (never a reused pid). Only for a
-    /// zygote of this process, by whoever took it out of the registry.
+    /// Ends and reaps it, through the pidfd (never a reused pid). Only for a zygote of this
+    /// process, by whoever took it out of the registry. The control socket is shut down first:
+    /// the zygote then ends by itself, even where the signal is not allowed (an agent that
+    /// dropped root may not signal the zygote it started as root).
     fn bury(&self) {
+        // SAFETY: shutting down our own socket.
+        unsafe { libc::shutdown(self.control.as_raw_fd(), libc::SHUT_RDWR) };
         kill(self.pidfd.as_fd());
-        loop {
-            // SAFETY: an all-zero siginfo is valid; waitid fills it.
-            let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
-            // SAFETY: waiting for our child through its pidfd.
-            let r = unsafe {
-                libc::waitid(
-                    libc::P_PIDFD,
-                    self.pidfd.as_raw_fd() as libc::id_t,
-                    &mut info,
-                    libc::WEXITED,
-                )
-            };
-            if r == 0 || errno().kind() != std::io::ErrorKind::Interrupted {
-                return;
-            }
+        let mut p = libc::pollfd {
+            fd: self.pidfd.as_raw_fd(),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd; a zygote that does not end within the bound is left to
+        // end later (unreaped) rather than block the caller.
+        if unsafe { libc::poll(&mut p, 1, 5000) } <= 0 {
+            return;
         }
+        // SAFETY: an all-zero siginfo is valid; waitid fills it.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: reaping our child, which has ended, through its pidfd.
+        unsafe {
+            libc::waitid(
+                libc::P_PIDFD,
+                self.pidfd.as_raw_fd() as libc::id_t,
+                &mut info,
+                libc::WEXITED | libc::WNOHANG,
+            )
+        };
     }
 }
 
@@ -435,11 +480,12 @@ pub(crate) fn kill(pidfd: BorrowedFd<'_>) {
     };
 }
 
-/// The live zygote for `helper`, started when there is none (or it died).
+/// The live zygote for `helper`, started when there is none, it died, or the agent's
+/// [`Standing`] changed since it started (the old one is ended).
 fn current(helper: &Path) -> Result<Arc<Zygote>, RunError> {
     let mut reg = registry();
     if let Some(z) = reg.get(helper) {
-        if z.alive() {
+        if z.alive() && z.started_as == Standing::now() {
             return Ok(z.clone());
         }
         let dead = reg.remove(helper).expect("present");
@@ -498,6 +544,7 @@ fn start(helper: &Path) -> std::io::Result<Zygote> {
         // SAFETY: a new descriptor, owned here.
         pidfd: unsafe { OwnedFd::from_raw_fd(pidfd) },
         control: ours,
+        started_as: Standing::now(),
     })
 }
 

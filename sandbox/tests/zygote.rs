@@ -59,6 +59,10 @@ const CASES: &[(&str, Case)] = &[
         "a_forked_child_runs_through_its_own_zygote",
         forked_child_has_its_own,
     ),
+    (
+        "a_zygote_started_as_root_never_serves_an_agent_that_dropped_root",
+        dropped_root_gets_a_new_zygote,
+    ),
 ];
 
 /// Not a test: the agent process [`agent_killed_mid_run`] starts and kills.
@@ -499,5 +503,40 @@ fn forked_child_has_its_own(dir: &Path) -> Result<(), String> {
     check(
         "the parent kept its zygote",
         zygote_pid()? == parents && !gone(parents),
+    )
+}
+
+/// An agent that started its zygote as root, then dropped to uid 65534: its next run gets a
+/// new zygote and runs as 65534 (the first run, as root, is the control); the old zygote,
+/// which the agent may no longer signal, still ends and is reaped.
+fn dropped_root_gets_a_new_zygote(dir: &Path) -> Result<(), String> {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: needs root (to drop it)");
+        return Ok(());
+    }
+    let id = |dir: &Path| -> Result<String, String> {
+        let out = run_sh(dir, "id -u").map_err(|e| e.to_string())?;
+        check(&format!("id -u: {out:?}"), out.success())?;
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    };
+    check("the first run is root's", id(dir)? == "0")?;
+    let old = zygote_pid()?;
+    // SAFETY: this case process is single-threaded; dropping every id at once.
+    let dropped = unsafe {
+        libc::setgroups(0, std::ptr::null()) == 0
+            && libc::setresgid(65534, 65534, 65534) == 0
+            && libc::setresuid(65534, 65534, 65534) == 0
+    };
+    check("dropped root", dropped)?;
+    let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
+    check(
+        "the run after dropping root is 65534's",
+        id(scratch.path())? == "65534",
+    )?;
+    let new = zygote_pid()?;
+    check(
+        "the root zygote was ended and reaped",
+        new != old && state(old).is_none(),
     )
 }
