@@ -8,7 +8,8 @@ use policy_runtime::ToolPolicy;
 use sandbox::runner::{run, RunOptions};
 
 fn main() {
-    // Must come first: when this executable is started as the trampoline, it becomes it here.
+    // Must come first: when this executable is started as the sandbox helper (the hardened
+    // profile's zygote), it becomes it here.
     sandbox::trampoline::serve_if_requested();
 
     let file = std::env::args()

@@ -149,7 +149,13 @@ pub(crate) fn serve() -> ! {
                 }
                 // Not a run: its descriptors close as they drop.
                 Ok(_) => {}
-                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                // Interrupted, or a message with more descriptors than a run has (those that
+                // came are closed): not a run.
+                Err(e)
+                    if matches!(
+                        e.kind(),
+                        std::io::ErrorKind::Interrupted | std::io::ErrorKind::InvalidData
+                    ) => {}
                 Err(_) => std::process::exit(1),
             }
         }
