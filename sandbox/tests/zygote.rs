@@ -44,6 +44,10 @@ const CASES: &[(&str, Case)] = &[
         agent_with_a_forked_child_killed_mid_run,
     ),
     (
+        "the_orphans_of_a_killed_trampoline_are_killed_by_the_zygote",
+        orphans_of_a_killed_trampoline,
+    ),
+    (
         "a_zygote_killed_between_runs_is_replaced_and_reaped",
         killed_between_runs,
     ),
@@ -539,4 +543,52 @@ fn dropped_root_gets_a_new_zygote(dir: &Path) -> Result<(), String> {
         "the root zygote was ended and reaped",
         new != old && state(old).is_none(),
     )
+}
+
+/// The run's trampoline killed from outside: its command dies with it (parent-death signal),
+/// and the orphan the command left, which the kernel hands to the zygote (a child subreaper),
+/// is killed at once (it was alive before: the control). The run fails, and the zygote serves
+/// the next one.
+fn orphans_of_a_killed_trampoline(dir: &Path) -> Result<(), String> {
+    echo(dir, "warm")?;
+    let z = zygote_pid()?;
+    let d = dir.to_path_buf();
+    let long = std::thread::spawn(move || {
+        run_sh(
+            &d,
+            &format!(
+                "sleep 100 & echo $! > {0}/orphan; echo $$ > {0}/command; sleep 100",
+                d.display()
+            ),
+        )
+    });
+    let limit = Duration::from_secs(20);
+    let command = read_pid(&dir.join("command"), limit)?;
+    let orphan = read_pid(&dir.join("orphan"), limit)?;
+    let trampoline = parent_of(command).ok_or("the command has no parent")?;
+    check(
+        "the command's parent is the zygote's child",
+        parent_of(trampoline) == Some(z),
+    )?;
+    check("the orphan ran before the kill", !gone(orphan))?;
+    kill(trampoline);
+    std::thread::sleep(Duration::from_millis(300));
+    let t0 = Instant::now();
+    let out = long
+        .join()
+        .map_err(|_| "the run's thread panicked".to_string())?;
+    check(&format!("the run failed: {out:?}"), out.is_err())?;
+    // The orphan holds the run's output pipe: the run ends only once it is gone.
+    check(
+        &format!("the run ended at once ({:?})", t0.elapsed()),
+        t0.elapsed() < Duration::from_secs(10),
+    )?;
+    for (what, pid) in [("command", command), ("orphan", orphan)] {
+        check(
+            &format!("the {what} outlived its killed trampoline"),
+            gone_within(pid, Duration::from_secs(5)),
+        )?;
+    }
+    echo(dir, "after")?;
+    check("the same zygote serves", zygote_pid()? == z)
 }
