@@ -253,11 +253,13 @@ pub(crate) fn drop_capabilities() -> Result<(), String> {
             if libc::prctl(libc::PR_SET_SECUREBITS, bits) != 0 {
                 return Err(format!("PR_SET_SECUREBITS: {}", errno()));
             }
+            // One call per capability: EINVAL marks the first number past the kernel's last
+            // capability (a PR_CAPBSET_READ before each drop would double the calls).
             for cap in 0..=63 {
-                if libc::prctl(libc::PR_CAPBSET_READ, cap) < 0 {
-                    break;
-                }
                 if libc::prctl(libc::PR_CAPBSET_DROP, cap) != 0 {
+                    if *libc::__errno_location() == libc::EINVAL && cap > 0 {
+                        break;
+                    }
                     return Err(format!("PR_CAPBSET_DROP({cap}): {}", errno()));
                 }
             }

@@ -117,11 +117,17 @@ impl MountOp {
 
 /// Adds a bind of `path` (following symlinks) and the symlinks on the way to it.
 pub fn add_bind(ops: &mut Vec<MountOp>, path: &Path, write: bool, exec: bool, device: bool) {
-    let Ok(canonical) = std::fs::canonicalize(path) else {
-        return;
+    // Already canonical (one system call): no symlink on the way to copy.
+    let (canonical, links) = if crate::canonical::is_canonical(path) {
+        (path.to_path_buf(), false)
+    } else {
+        match std::fs::canonicalize(path) {
+            Ok(c) => (c, true),
+            Err(_) => return,
+        }
     };
     let mut prefix = PathBuf::from("/");
-    for comp in path.components().skip(1) {
+    for comp in path.components().skip(1).take_while(|_| links) {
         prefix.push(comp);
         if let Ok(target) = std::fs::read_link(&prefix) {
             let op = MountOp::Symlink {
@@ -247,6 +253,7 @@ const MOUNT_ATTR_NOSUID: u64 = 0x2;
 const MOUNT_ATTR_NODEV: u64 = 0x4;
 const MOUNT_ATTR_NOEXEC: u64 = 0x8;
 const AT_RECURSIVE: libc::c_uint = 0x8000;
+const OPEN_TREE_CLONE: libc::c_uint = 1;
 
 #[repr(C)]
 struct MountAttr {
@@ -258,6 +265,19 @@ struct MountAttr {
 
 fn set_attr(target: &Path, recursive: bool, set: u64, clear: u64) -> Result<(), String> {
     let c = cstr(target)?;
+    let flags = if recursive { AT_RECURSIVE } else { 0 };
+    setattr_retrying(libc::AT_FDCWD, &c, flags, set, clear)
+        .map_err(|e| format!("mount_setattr on {}: {e}", target.display()))
+}
+
+/// `mount_setattr`, retried without clearing when a flag cannot be cleared.
+fn setattr_retrying(
+    dirfd: libc::c_int,
+    path: &CString,
+    flags: libc::c_uint,
+    set: u64,
+    clear: u64,
+) -> std::io::Result<()> {
     let call = |clear: u64| {
         let attr = MountAttr {
             attr_set: set,
@@ -265,13 +285,13 @@ fn set_attr(target: &Path, recursive: bool, set: u64, clear: u64) -> Result<(), 
             propagation: 0,
             userns_fd: 0,
         };
-        // SAFETY: attr is a valid mount_attr of the size passed.
+        // SAFETY: attr is a valid mount_attr of the size passed; path is a C string.
         unsafe {
             libc::syscall(
                 libc::SYS_mount_setattr,
-                libc::AT_FDCWD,
-                c.as_ptr(),
-                if recursive { AT_RECURSIVE } else { 0 },
+                dirfd,
+                path.as_ptr(),
+                flags,
                 &attr as *const MountAttr,
                 std::mem::size_of::<MountAttr>(),
             )
@@ -285,27 +305,12 @@ fn set_attr(target: &Path, recursive: bool, set: u64, clear: u64) -> Result<(), 
     if clear != 0 && call(0) == 0 {
         return Ok(());
     }
-    Err(os_err(format!("mount_setattr on {}", target.display())))
+    Err(std::io::Error::last_os_error())
 }
 
-/// Attaches a cloned tree at `path` under the staging `root`; the mount attributes to set
-/// (parents first, once every mount exists).
-fn attach_bind(
-    source: &std::fs::File,
-    root: &Path,
-    path: &Path,
-    write: bool,
-    exec: bool,
-    device: bool,
-) -> Result<(PathBuf, u64, u64), String> {
-    let target = under(root, path);
-    let is_dir = source.metadata().map(|m| m.is_dir()).unwrap_or(false);
-    if is_dir {
-        mkdir_p(&target)?;
-    } else {
-        touch(&target)?;
-    }
-    attach_tree(source, &target)?;
+/// The mount attributes of a bind, as (set, clear): always `nosuid`, `nodev` unless a device,
+/// read-only unless `write`, `noexec` unless `exec`.
+fn bind_attrs(write: bool, exec: bool, device: bool) -> (u64, u64) {
     let mut set = MOUNT_ATTR_NOSUID;
     let mut clear = 0;
     if !device {
@@ -321,7 +326,67 @@ fn attach_bind(
     } else {
         set |= MOUNT_ATTR_NOEXEC;
     }
-    Ok((target, set, clear))
+    (set, clear)
+}
+
+/// A detached copy of the mount tree at `source` (every mount below it too) with the bind's
+/// attributes already set on the whole copy, before it is attached anywhere: one
+/// `open_tree_attr` (Linux 6.15) where the kernel has it, else `open_tree` then
+/// `mount_setattr` on the detached copy (also when a flag the host locked cannot be cleared).
+/// Setting them before attaching leaves the binds attached inside it later with their own.
+fn clone_bind(source: &std::fs::File, set: u64, clear: u64) -> std::io::Result<std::fs::File> {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    /// `open_tree_attr`: one number on every architecture since Linux 6.15.
+    const SYS_OPEN_TREE_ATTR: libc::c_long = 467;
+    let empty = CString::default();
+    let flags = OPEN_TREE_CLONE
+        | libc::O_CLOEXEC as libc::c_uint
+        | AT_RECURSIVE
+        | libc::AT_EMPTY_PATH as libc::c_uint;
+    let attr = MountAttr {
+        attr_set: set,
+        attr_clr: clear,
+        propagation: 0,
+        userns_fd: 0,
+    };
+    // SAFETY: open_tree_attr on an open descriptor with an empty path and a valid mount_attr
+    // of the size passed.
+    let fd = unsafe {
+        libc::syscall(
+            SYS_OPEN_TREE_ATTR,
+            source.as_raw_fd(),
+            empty.as_ptr(),
+            flags,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    if fd >= 0 {
+        // SAFETY: a new descriptor owned here.
+        return Ok(unsafe { std::fs::File::from_raw_fd(fd as i32) });
+    }
+    let tree = clone_tree(source)?;
+    setattr_retrying(
+        tree.as_raw_fd(),
+        &empty,
+        AT_RECURSIVE | libc::AT_EMPTY_PATH as libc::c_uint,
+        set,
+        clear,
+    )?;
+    Ok(tree)
+}
+
+/// Attaches a tree made by [`clone_bind`] at `path` under the staging `root`, creating the
+/// mount point (a directory or an empty file, as the source).
+fn attach_bind(source: &std::fs::File, root: &Path, path: &Path) -> Result<(), String> {
+    let target = under(root, path);
+    let is_dir = source.metadata().map(|m| m.is_dir()).unwrap_or(false);
+    if is_dir {
+        mkdir_p(&target)?;
+    } else {
+        touch(&target)?;
+    }
+    attach_tree(source, &target)
 }
 
 fn mkdir_p(path: &Path) -> Result<(), String> {
@@ -413,7 +478,14 @@ pub fn enter(ops: &[MountOp]) -> Result<(), String> {
     let mut sources: Vec<Option<std::fs::File>> = Vec::with_capacity(ops.len());
     for op in ops {
         sources.push(match op {
-            MountOp::Keep { path, .. } => match open_no_symlinks(path).and_then(|f| clone_tree(&f)) {
+            MountOp::Keep {
+                path,
+                read_only,
+                exec,
+            } => match open_no_symlinks(path).and_then(|f| {
+                let (set, clear) = bind_attrs(!read_only, *exec, false);
+                clone_bind(&f, set, clear)
+            }) {
                 Ok(f) => Some(f),
                 // Kept paths were checked when the plan was made: one that is gone or became
                 // a symlink now cannot be kept, so the run is refused.
@@ -424,8 +496,15 @@ pub fn enter(ops: &[MountOp]) -> Result<(), String> {
                     ))
                 }
             },
-            MountOp::Bind { path, optional, .. } => {
-                match open_no_symlinks(path).and_then(|f| clone_tree(&f)) {
+            MountOp::Bind {
+                path,
+                optional,
+                write,
+                exec,
+                device,
+            } => {
+                let (set, clear) = bind_attrs(*write, *exec, *device);
+                match open_no_symlinks(path).and_then(|f| clone_bind(&f, set, clear)) {
                     Ok(f) => Some(f),
                     Err(e) if *optional && e.raw_os_error() == Some(libc::ENOENT) => None,
                     Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
@@ -455,23 +534,9 @@ pub fn enter(ops: &[MountOp]) -> Result<(), String> {
     let mut read_only: Vec<PathBuf> = Vec::new();
     for (op, source) in ops.iter().zip(&sources) {
         match op {
-            MountOp::Bind {
-                path,
-                write,
-                exec,
-                device,
-                ..
-            } => {
+            MountOp::Bind { path, .. } | MountOp::Keep { path, .. } => {
                 let Some(source) = source else { continue };
-                attrs.push(attach_bind(source, root, path, *write, *exec, *device)?);
-            }
-            MountOp::Keep {
-                path,
-                read_only,
-                exec,
-            } => {
-                let Some(source) = source else { continue };
-                attrs.push(attach_bind(source, root, path, !read_only, *exec, false)?);
+                attach_bind(source, root, path)?;
             }
             MountOp::Tmpfs {
                 path,
@@ -567,10 +632,11 @@ pub fn enter(ops: &[MountOp]) -> Result<(), String> {
         let _ = std::os::unix::fs::symlink(target, root.join(link));
     }
 
-    // Parents first, recursively, so nested binds (a write root inside a read root) get
-    // their own flags back afterwards.
+    // Binds carry their attributes from the clone. These are the scratch mounts and staged
+    // files, each set alone: declared roots inside the private /tmp are binds attached inside
+    // it, and a recursive call would take their read-only flag away.
     for (target, set, clear) in &attrs {
-        set_attr(target, true, *set, *clear)?;
+        set_attr(target, false, *set, *clear)?;
     }
     for target in &read_only {
         set_attr(target, false, MOUNT_ATTR_RDONLY, 0)?;
@@ -643,7 +709,6 @@ fn devpts(root: &Path) -> Result<(), String> {
 /// A detached copy of the mount tree at `source` (with every mount below it).
 fn clone_tree(source: &std::fs::File) -> std::io::Result<std::fs::File> {
     use std::os::fd::{AsRawFd, FromRawFd};
-    const OPEN_TREE_CLONE: libc::c_uint = 1;
     let empty = CString::default();
     // SAFETY: open_tree on an open descriptor with an empty path.
     let fd = unsafe {

@@ -359,7 +359,7 @@ fn build(
     // above it decides where it points.
     let mut canonical_roots = Vec::new();
     for root in &plan.roots {
-        let path = match std::fs::canonicalize(&root.path) {
+        let path = match crate::canonical::canonicalize(&root.path) {
             Ok(c) if root.declared && c != root.path => {
                 return Err(RunError::Refused(format!(
                     "fs root {} resolves through a symlink to {}; declare the real path",
@@ -384,7 +384,7 @@ fn build(
     }
     for (i, exe) in executables.iter().enumerate() {
         paths.push(PathRule {
-            path: std::fs::canonicalize(exe).unwrap_or_else(|_| exe.clone()),
+            path: crate::canonical::canonicalize(exe).unwrap_or_else(|_| exe.clone()),
             read: true,
             write: false,
             exec: true,
@@ -569,7 +569,7 @@ pub(crate) fn keep_protected(rule: &mut crate::plan::ProtectedRule, exec: bool) 
     let Some(root) = &rule.write_root else {
         return Vec::new();
     };
-    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.clone());
+    let root = crate::canonical::canonicalize(root).unwrap_or_else(|_| root.clone());
     let not_enforced = |rule: &mut crate::plan::ProtectedRule, why: String| {
         rule.enforcement = crate::plan::Enforcement::NotEnforced {
             reason: format!("the write root {} covers it, and {why}", root.display()),
@@ -583,7 +583,7 @@ pub(crate) fn keep_protected(rule: &mut crate::plan::ProtectedRule, exec: bool) 
         Ok(m) if m.file_type().is_symlink() => {
             return not_enforced(rule, "it is a symlink, over which no mount can lie (the tool could replace the link); protect its target, or narrow the write glob".into())
         }
-        Ok(_) => std::fs::canonicalize(&rule.path).unwrap_or_else(|_| rule.path.clone()),
+        Ok(_) => crate::canonical::canonicalize(&rule.path).unwrap_or_else(|_| rule.path.clone()),
     };
     if !path.starts_with(&root) || path == root {
         return not_enforced(
@@ -618,7 +618,8 @@ pub(crate) fn keep_protected(rule: &mut crate::plan::ProtectedRule, exec: bool) 
 /// Under an exec allow-list the command itself is a program like any other it could start:
 /// refused unless listed.
 fn check_command_is_listed(program: &Path, list: &[PathBuf]) -> Result<(), RunError> {
-    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let canonical =
+        |p: &Path| crate::canonical::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let command = canonical(program);
     if list.iter().any(|p| canonical(p) == command) {
         return Ok(());
@@ -874,7 +875,7 @@ fn resolve_command(argv: &[OsString], env: &[(OsString, OsString)]) -> Result<Pa
                 code: 127,
             }
         })?;
-    Ok(std::fs::canonicalize(&program).unwrap_or(program))
+    Ok(crate::canonical::canonicalize(&program).unwrap_or(program))
 }
 
 /// The `PATH` the command will see after the policy's `env` filter.
