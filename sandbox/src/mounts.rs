@@ -378,7 +378,8 @@ fn clone_bind(source: &std::fs::File, set: u64, clear: u64) -> std::io::Result<s
 
 /// Attaches a tree made by [`clone_bind`] at `path` under the staging `root`, creating the
 /// mount point (a directory or an empty file, as the source).
-fn attach_bind(source: &std::fs::File, root: &Path, path: &Path) -> Result<(), String> {
+/// Returns whether the source is a directory.
+fn attach_bind(source: &std::fs::File, root: &Path, path: &Path) -> Result<bool, String> {
     let target = under(root, path);
     let is_dir = source.metadata().map(|m| m.is_dir()).unwrap_or(false);
     if is_dir {
@@ -386,7 +387,42 @@ fn attach_bind(source: &std::fs::File, root: &Path, path: &Path) -> Result<(), S
     } else {
         touch(&target)?;
     }
-    attach_tree(source, &target)
+    attach_tree(source, &target)?;
+    Ok(is_dir)
+}
+
+/// The bind mounts of a built view, by path: for each, a descriptor of the mount's root (the
+/// host's file or directory at that path, as the view shows it) and whether it is a directory.
+/// The Landlock rules for these paths are made from them ([`crate::landlock_rules`]), so a
+/// declared root is opened once per run, not once for its mount and again for its rule.
+///
+/// Only the mount on top at a path is kept: a path that a later step of the view mounted over
+/// (or over one of its parents) is dropped, so a rule made from here always names what the tool
+/// sees there.
+#[derive(Debug, Default)]
+pub struct BoundSources(std::collections::HashMap<PathBuf, (std::fs::File, bool)>);
+
+impl BoundSources {
+    /// The descriptor shown at `path` and whether it is a directory, when a bind put it there.
+    pub fn get(&self, path: &Path) -> Option<(std::os::fd::BorrowedFd<'_>, bool)> {
+        use std::os::fd::AsFd;
+        self.0.get(path).map(|(file, dir)| (file.as_fd(), *dir))
+    }
+
+    /// How many binds are held.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
+
+    /// Whether no bind is held.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// Drops the binds at or below `target`, which a later step mounted over.
+    fn covered_by(&mut self, target: &Path) {
+        self.0.retain(|path, _| !path.starts_with(target));
+    }
 }
 
 fn mkdir_p(path: &Path) -> Result<(), String> {
@@ -461,8 +497,9 @@ fn under(root: &Path, path: &Path) -> PathBuf {
 }
 
 /// Builds the view and pivots into it. Runs in the child that is already in the new user,
-/// mount and pid namespaces.
-pub fn enter(ops: &[MountOp]) -> Result<(), String> {
+/// mount and pid namespaces. Returns the binds' descriptors ([`BoundSources`]), which stay open
+/// until dropped.
+pub fn enter(ops: &[MountOp]) -> Result<BoundSources, String> {
     mount(
         None,
         Path::new("/"),
@@ -532,12 +569,20 @@ pub fn enter(ops: &[MountOp]) -> Result<(), String> {
     let mut staged_files: Option<PathBuf> = None;
     let mut attrs: Vec<(PathBuf, u64, u64)> = Vec::new();
     let mut read_only: Vec<PathBuf> = Vec::new();
-    for (op, source) in ops.iter().zip(&sources) {
+    let mut bound = BoundSources::default();
+    for (op, source) in ops.iter().zip(sources) {
         match op {
             MountOp::Bind { path, .. } | MountOp::Keep { path, .. } => {
                 let Some(source) = source else { continue };
-                attach_bind(source, root, path)?;
+                let is_dir = attach_bind(&source, root, path)?;
+                bound.0.insert(path.clone(), (source, is_dir));
+                continue;
             }
+            MountOp::Symlink { .. } => {}
+            _ => bound.covered_by(op.target()),
+        }
+        match op {
+            MountOp::Bind { .. } | MountOp::Keep { .. } => {}
             MountOp::Tmpfs {
                 path,
                 exec,
@@ -648,7 +693,8 @@ pub fn enter(ops: &[MountOp]) -> Result<(), String> {
         0,
     )?;
 
-    pivot(root)
+    pivot(root)?;
+    Ok(bound)
 }
 
 /// Mounts the sized scratch tmpfs: at `/dev/shm` alone, or, when `tmp`, at `/tmp`, with its

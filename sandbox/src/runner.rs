@@ -358,8 +358,13 @@ fn build(
     // declared root that resolves through a symlink is refused, since whoever can write
     // above it decides where it points.
     let mut canonical_roots = Vec::new();
+    // The roots that exist and are written canonically (every declared one that exists): bound
+    // as they are below, without resolving them again.
+    let mut as_written = Vec::new();
     for root in &plan.roots {
-        let path = match crate::canonical::canonicalize(&root.path) {
+        let resolved = crate::canonical::canonicalize(&root.path);
+        as_written.push(resolved.as_ref().is_ok_and(|c| *c == root.path));
+        let path = match resolved {
             Ok(c) if root.declared && c != root.path => {
                 return Err(RunError::Refused(format!(
                     "fs root {} resolves through a symlink to {}; declare the real path",
@@ -372,6 +377,7 @@ fn build(
         };
         canonical_roots.push((path, root.write));
     }
+
     let mut paths = Vec::new();
     for (path, write) in &canonical_roots {
         paths.push(PathRule {
@@ -465,13 +471,23 @@ fn build(
             }
         }
         mounts.push(MountOp::Proc);
-        for root in &plan.roots {
+        for (root, canonical) in plan.roots.iter().zip(&as_written) {
             // /proc and /dev are the sandbox's own (fresh procfs, curated nodes): binding the
             // host's over them would show host processes and devices.
             if root.path.starts_with("/proc") || root.path.starts_with("/dev") {
                 continue;
             }
-            add_bind(&mut mounts, &root.path, root.write, exec_allow, false);
+            if *canonical {
+                mounts.push(MountOp::Bind {
+                    path: root.path.clone(),
+                    write: root.write,
+                    exec: exec_allow,
+                    device: false,
+                    optional: true,
+                });
+            } else {
+                add_bind(&mut mounts, &root.path, root.write, exec_allow, false);
+            }
         }
         if !exec_allow {
             for dir in LIBRARY_DIRS {
