@@ -300,7 +300,9 @@ fn build(
     path_var: Option<&OsStr>,
     protected: Arc<policy_runtime::protected::ProtectedPaths>,
 ) -> Result<Prepared, RunError> {
-    let host = HostSupport::cached();
+    let limits = &policy.limits;
+    let host =
+        HostSupport::cached_for(limits.memory_bytes.is_some() || limits.max_processes.is_some());
     let mut plan = Plan::new(policy, profile, host);
     if let Some(why) = plan.refusal() {
         return Err(RunError::Refused(why));
@@ -745,16 +747,17 @@ static RUN_COUNTER: AtomicU64 = AtomicU64::new(0);
 /// Creates the run's cgroups for the limits the plan holds by cgroup, and names them in the
 /// request; they are removed when the returned guards drop (after the run).
 fn run_cgroups(plan: &Plan, request: &mut Request) -> Result<Vec<RunCgroup>, RunError> {
-    let host = HostSupport::cached();
     let mut cgroups = Vec::new();
+    // Looked up only for a plan holding a limit by cgroup (the plan was made with them).
+    let host = || HostSupport::cached();
     if let ProcessLimit::Cgroup(n) = plan.process_limit {
-        let parent = host.pids_cgroup.as_ref().ok_or_else(|| {
+        let parent = host().pids_cgroup.as_ref().ok_or_else(|| {
             RunError::Refused("limits.max_processes: the pids cgroup disappeared".into())
         })?;
         cgroups.push(RunCgroup::pids(parent, n).map_err(RunError::Refused)?);
     }
     if let MemoryLimit::Cgroup(bytes) = plan.memory_limit {
-        let parent = host.memory_cgroup.as_ref().ok_or_else(|| {
+        let parent = host().memory_cgroup.as_ref().ok_or_else(|| {
             RunError::Refused("limits.memory_bytes: the memory cgroup disappeared".into())
         })?;
         cgroups.push(RunCgroup::memory(parent, bytes).map_err(RunError::Refused)?);
