@@ -1,9 +1,10 @@
 #!/usr/bin/env bash
 # Whole-process CPU time (user + system, the process and every child it waited for) of
 # `policy-sandbox run -- /bin/true` against `bwrap --unshare-all ... /bin/true` and a bare
-# `/bin/true`, over N runs each, interleaved round by round so that load from other processes
-# on a shared machine hits every variant alike. Prints the mean CPU and wall time per run and
-# the ratios the issue sets bars for.
+# `/bin/true`, and of a strict run with 500 declared roots against one with 1, over N runs
+# each, interleaved round by round so that load from other processes on a shared machine hits
+# every variant alike. Prints the mean CPU and wall time per run and the ratios the issue sets
+# bars for.
 #
 #   scripts/spawn-cpu.sh [N] [BASELINE]   (default N = 200; builds the release binary first)
 #
@@ -37,22 +38,32 @@ work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 # The spawn bench's tight policy: no network, no other programs, empty environment.
 printf '{"net": "deny", "exec": "deny", "env": "deny"}\n' >"$work/policy.json"
+# The same with 1 and with 500 declared read roots (directories of a temporary tree), as the
+# bench's many-roots variants; here the whole command is measured, planning included.
+mkdir -p "$work/roots"
+for i in $(seq 0 499); do mkdir "$work/roots/r$i"; done
+roots_policy() {
+  local list
+  list=$(seq 0 $(($1 - 1)) | sed "s|.*|\"$(realpath "$work/roots")/r&/**\"|" | paste -sd, -)
+  printf '{"fs": {"read": [%s]}, "net": "deny", "exec": "deny", "env": "deny"}\n' "$list"
+}
+roots_policy 1 >"$work/roots1.json"
+roots_policy 500 >"$work/roots500.json"
 
 # Each run is started with posix_spawn and reaped with wait4, whose rusage is the run's own
 # CPU time (user + system, with every child it waited for) at microsecond resolution; then
 # every orphan of the run is reaped the same way and added.
-python3 - "$n" "$rounds" "$work/policy.json" "$sandbox" "$have_bwrap" "$baseline" <<'PY'
+python3 - "$n" "$rounds" "$work" "$sandbox" "$have_bwrap" "$baseline" <<'PY'
 import os, sys, time
-n, rounds, policy, sandbox, have_bwrap = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5] == "1"
+n, rounds, work, sandbox, have_bwrap = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5] == "1"
+policy = f"{work}/policy.json"
 baseline = os.path.abspath(sys.argv[6]) if sys.argv[6] else None
-variants = {
-    "true": ["/bin/true"],
-    "strict": [sandbox, "run", "--policy", policy, "--", "/bin/true"],
-    "hardened": [sandbox, "run", "--profile", "hardened", "--policy", policy, "--", "/bin/true"],
-}
-if baseline:
-    variants["strict (baseline)"] = [baseline, "run", "--policy", policy, "--", "/bin/true"]
-    variants["hardened (baseline)"] = [baseline, "run", "--profile", "hardened", "--policy", policy, "--", "/bin/true"]
+variants = {"true": ["/bin/true"]}
+for label, build in [("", sandbox)] + ([(" (baseline)", baseline)] if baseline else []):
+    variants["strict" + label] = [build, "run", "--policy", policy, "--", "/bin/true"]
+    variants["hardened" + label] = [build, "run", "--profile", "hardened", "--policy", policy, "--", "/bin/true"]
+    for roots in (1, 500):
+        variants[f"strict, {roots} root{'s' if roots > 1 else ''}{label}"] = [build, "run", "--policy", f"{work}/roots{roots}.json", "--", "/bin/true"]
 if have_bwrap:
     variants["bwrap"] = ["bwrap", "--unshare-all", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "/bin/true"]
 import ctypes
@@ -90,8 +101,11 @@ runs = per_round * rounds
 print(f"per run over {runs} runs each, interleaved in {rounds} rounds (ms): CPU mean (user + sys) of the")
 print("whole process tree (tree) and of what wait4 of the started process reports (own), wall median")
 for name in variants:
-    print(f"  {name:19} cpu tree {mean(cpu[name]):7.3f}  own {mean(own[name]):7.3f}  wall {med(wall[name]):7.3f}")
+    print(f"  {name:31} cpu tree {mean(cpu[name]):7.3f}  own {mean(own[name]):7.3f}  wall {med(wall[name]):7.3f}")
+for label in [""] + ([" (baseline)"] if baseline else []):
+    one, many = cpu[f"strict, 1 root{label}"], cpu[f"strict, 500 roots{label}"]
+    print(f"  strict{label}: 500 roots / 1 root: cpu {mean(many) / mean(one):.2f}")
 if have_bwrap:
-    for name in [v for v in variants if v.startswith(("strict", "hardened"))]:
+    for name in [v for v in variants if v.startswith(("strict", "hardened")) and "root" not in v]:
         print(f"  policy-sandbox run ({name}) / bwrap: cpu (tree) {mean(cpu[name]) / mean(cpu['bwrap']):.2f}, cpu (own) {mean(own[name]) / mean(own['bwrap']):.2f}, wall {med(wall[name]) / med(wall['bwrap']):.2f}")
 PY

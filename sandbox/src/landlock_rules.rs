@@ -4,7 +4,11 @@
 //!
 //! The rules are described in the parent ([`LandlockSpec`], cached per plan) and built in the
 //! sandboxed child after its mounts exist, because the private `/tmp`, `/proc` and `/dev` are
-//! new inodes that only the child can name.
+//! new inodes that only the child can name. In the strict child, the rule of a path a bind put
+//! in the view is made from that bind's descriptor ([`crate::mounts::BoundSources`]): the same
+//! inode that opening the path would give, opened once per run instead of twice. A ruleset
+//! built once per policy is not possible this way: the private inodes are new in every run,
+//! and rules added to a shared ruleset would pile up in it.
 
 use std::path::PathBuf;
 
