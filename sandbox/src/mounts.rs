@@ -437,14 +437,17 @@ fn mkdir_p(path: &Path) -> Result<(), String> {
 }
 
 fn touch(path: &Path) -> Result<(), String> {
-    // One call when the parent exists (it mostly does): an existing entry of any kind, a
+    // One call when the parent exists (it mostly does; `mknod` makes a regular file without
+    // opening it, so there is no descriptor to close): an existing entry of any kind, a
     // dangling symlink included, is left as it is.
+    let c = cstr(path)?;
     let create = || {
-        std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .open(path)
-            .map(drop)
+        // SAFETY: mknod of a regular file at a valid C string.
+        if unsafe { libc::mknod(c.as_ptr(), libc::S_IFREG | 0o644, 0) } == 0 {
+            Ok(())
+        } else {
+            Err(std::io::Error::last_os_error())
+        }
     };
     let created = match create() {
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => {

@@ -76,9 +76,18 @@ fn a_root_recreated_after_planning_is_seen_and_ruled_as_it_is_at_the_run() {
     std::fs::write(root.join("g"), "").unwrap();
     let second = run(&p, &sh(&script), &strict()).unwrap();
     let out = text(&second.stdout);
-    assert!(out.starts_with("second\nf\ng\n"), "the new directory, readable: {second:?}");
-    assert!(!out.contains("WROTE"), "the read root stays read-only: {second:?}");
-    assert!(!out.contains("OLD"), "the old directory is not reachable: {second:?}");
+    assert!(
+        out.starts_with("second\nf\ng\n"),
+        "the new directory, readable: {second:?}"
+    );
+    assert!(
+        !out.contains("WROTE"),
+        "the read root stays read-only: {second:?}"
+    );
+    assert!(
+        !out.contains("OLD"),
+        "the old directory is not reachable: {second:?}"
+    );
     assert!(!root.join("new").exists() && !base.join("moved/new").exists());
 }
 
@@ -102,7 +111,12 @@ fn a_file_mounted_over_a_bound_path_is_ruled_by_what_the_view_shows() {
         r#"{"fs": {"read": ["/etc/resolv.conf"]}, "net": {"hosts": ["example.com:443"]},
             "exec": "deny", "env": "deny"}"#,
     );
-    let out = run(&p, &["/bin/cat".into(), "/etc/resolv.conf".into()], &strict()).unwrap();
+    let out = run(
+        &p,
+        &["/bin/cat".into(), "/etc/resolv.conf".into()],
+        &strict(),
+    )
+    .unwrap();
     assert!(out.success(), "{out:?}");
     let seen = text(&out.stdout);
     assert!(
