@@ -8,7 +8,8 @@
 //! * `strict_exec_allow`: the same with `exec = "allow"`, i.e. without exec supervision;
 //! * `strict_net_allow`: the same with `net = "allow"`, i.e. without a network namespace;
 //! * `bwrap`: `bwrap --unshare-all --ro-bind / / --dev /dev --proc /proc /bin/true`, skipped with
-//!   a reason when bwrap is missing (`benches/install-bwrap.sh` installs it);
+//!   a reason when bwrap is missing (`benches/install-bwrap.sh` installs it); its whole process
+//!   tree is counted, including the sandbox child that bwrap itself does not wait for (`bwrap()`);
 //! * `strict_1gib_parent`: the strict profile again, from a parent holding 1 GiB of touched heap;
 //! * `fork_pre_exec_1gib_parent`: for contrast, a fork-based spawn (`Command` with a no-op
 //!   `pre_exec`) from the same 1 GiB parent, the cost that sharing the address space avoids.
@@ -308,7 +309,8 @@ criterion_group! {
 /// Wall-clock and CPU times of repeated runs of one variant.
 ///
 /// CPU time is the calling thread's plus that of the children reaped meanwhile (the strict
-/// child, the hardened trampoline with its child, bwrap with its children, `/bin/true`): what
+/// child, the hardened trampoline with its child, bwrap and its adopted sandbox child,
+/// `/bin/true`): what
 /// the spawn costs the machine, which stays comparable when a shared machine is loaded and
 /// wall time is dominated by waiting (the kernel's RCU grace periods when a namespace's
 /// mounts go away).
