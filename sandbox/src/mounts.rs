@@ -372,10 +372,17 @@ fn clone_bind(source: &std::fs::File, set: u64, clear: u64) -> std::io::Result<s
         // SAFETY: a new descriptor owned here.
         return Ok(unsafe { std::fs::File::from_raw_fd(fd as i32) });
     }
+    clone_then_set(source, set, clear)
+}
+
+/// [`clone_bind`] in two calls: for kernels before 6.15, and when a flag the host locked makes
+/// `open_tree_attr` fail (here it is kept, as [`set_attr`] keeps it).
+fn clone_then_set(source: &std::fs::File, set: u64, clear: u64) -> std::io::Result<std::fs::File> {
+    use std::os::fd::AsRawFd;
     let tree = clone_tree(source)?;
     setattr_retrying(
         tree.as_raw_fd(),
-        &empty,
+        &CString::default(),
         AT_RECURSIVE | libc::AT_EMPTY_PATH as libc::c_uint,
         set,
         clear,
@@ -944,6 +951,100 @@ mod tests {
             normalize_pairwise(&mut plain);
             assert_eq!(fast, plain, "from {ops:?}");
         }
+    }
+
+    /// Both ways of cloning a bind ([`clone_bind`], [`clone_then_set`]) leave the attached
+    /// copy with the bind's flags: read-only, noexec and nosuid, then read-write again.
+    #[test]
+    fn both_ways_of_cloning_a_bind_set_its_flags() {
+        let source = tempfile::tempdir().unwrap();
+        let target = tempfile::tempdir().unwrap();
+        let c = |p: &Path| CString::new(p.as_os_str().as_bytes()).unwrap();
+        let (source_c, target_c, slash) = (c(source.path()), c(target.path()), c(Path::new("/")));
+        let (ro, rw) = (
+            bind_attrs(false, false, false),
+            bind_attrs(true, false, false),
+        );
+        // SAFETY: the child makes only system calls (no allocation) and leaves with _exit.
+        let status = unsafe {
+            let pid = libc::fork();
+            assert!(pid >= 0);
+            if pid == 0 {
+                let code = (|| {
+                    if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) != 0 {
+                        return 10;
+                    }
+                    let private = libc::MS_REC | libc::MS_PRIVATE;
+                    let null = std::ptr::null();
+                    if libc::mount(null, slash.as_ptr(), null, private, null.cast()) != 0 {
+                        return 11;
+                    }
+                    let fd = libc::open(source_c.as_ptr(), libc::O_PATH | libc::O_CLOEXEC);
+                    if fd < 0 {
+                        return 12;
+                    }
+                    use std::os::fd::FromRawFd;
+                    let source = std::fs::File::from_raw_fd(fd);
+                    let ways: [fn(&std::fs::File, u64, u64) -> std::io::Result<std::fs::File>; 2] =
+                        [clone_bind, clone_then_set];
+                    for (i, way) in ways.into_iter().enumerate() {
+                        for (j, (set, clear)) in [ro, rw].into_iter().enumerate() {
+                            let Ok(tree) = way(&source, set, clear) else {
+                                return 20 + i as i32;
+                            };
+                            if attach_at(&tree, &target_c).is_err() {
+                                return 30 + i as i32;
+                            }
+                            let mut st: libc::statvfs = std::mem::zeroed();
+                            libc::statvfs(target_c.as_ptr(), &mut st);
+                            let flags = st.f_flag;
+                            let want_ro = j == 0;
+                            let ok = (flags & libc::ST_RDONLY != 0) == want_ro
+                                && flags & libc::ST_NOEXEC != 0
+                                && flags & libc::ST_NOSUID != 0
+                                && flags & libc::ST_NODEV != 0;
+                            if !ok {
+                                return 40 + 2 * i as i32 + j as i32;
+                            }
+                            libc::umount2(target_c.as_ptr(), libc::MNT_DETACH);
+                        }
+                    }
+                    0
+                })();
+                libc::_exit(code);
+            }
+            let mut status = 0;
+            libc::waitpid(pid, &mut status, 0);
+            status
+        };
+        let code = libc::WEXITSTATUS(status);
+        if code == 10 && std::env::var("TOOLPOLICY_REQUIRE_KERNEL").as_deref() != Ok("1") {
+            eprintln!("skipped: no user namespaces here");
+            return;
+        }
+        assert_eq!(code, 0, "child failed at step {code}");
+    }
+
+    /// [`attach_tree`] onto a C path, without allocating.
+    fn attach_at(tree: &std::fs::File, target: &CString) -> std::io::Result<()> {
+        use std::os::fd::AsRawFd;
+        const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
+        let empty = CString::default();
+        // SAFETY: move_mount of our detached tree onto a valid path.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_move_mount,
+                tree.as_raw_fd(),
+                empty.as_ptr(),
+                libc::AT_FDCWD,
+                target.as_ptr(),
+                MOVE_MOUNT_F_EMPTY_PATH,
+            )
+        };
+        if rc != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        Ok(())
     }
 
     #[test]
