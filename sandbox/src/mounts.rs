@@ -985,8 +985,7 @@ mod tests {
                     }
                     use std::os::fd::FromRawFd;
                     let source = std::fs::File::from_raw_fd(fd);
-                    let ways: [fn(&std::fs::File, u64, u64) -> std::io::Result<std::fs::File>; 2] =
-                        [clone_bind, clone_then_set];
+                    let ways: [CloneWay; 2] = [clone_bind, clone_then_set];
                     for (i, way) in ways.into_iter().enumerate() {
                         for (j, (set, clear)) in [ro, rw].into_iter().enumerate() {
                             let Ok(tree) = way(&source, set, clear) else {
@@ -1024,6 +1023,9 @@ mod tests {
         }
         assert_eq!(code, 0, "child failed at step {code}");
     }
+
+    /// A way to clone a bind with its flags.
+    type CloneWay = fn(&std::fs::File, u64, u64) -> std::io::Result<std::fs::File>;
 
     /// [`attach_tree`] onto a C path, without allocating.
     fn attach_at(tree: &std::fs::File, target: &CString) -> std::io::Result<()> {
