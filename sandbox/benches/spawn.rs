@@ -9,7 +9,8 @@
 //! * `strict_exec_allow`: the same with `exec = "allow"`, i.e. without exec supervision;
 //! * `strict_net_allow`: the same with `net = "allow"`, i.e. without a network namespace;
 //! * `bwrap`: `bwrap --unshare-all --ro-bind / / --dev /dev --proc /proc /bin/true`, skipped with
-//!   a reason when bwrap is missing (`benches/install-bwrap.sh` installs it);
+//!   a reason when bwrap is missing (`benches/install-bwrap.sh` installs it); its whole process
+//!   tree is counted, including the sandbox child that bwrap itself does not wait for (`bwrap()`);
 //! * `strict_1gib_parent`: the strict profile again, from a parent holding 1 GiB of touched heap;
 //! * `fork_pre_exec_1gib_parent`: for contrast, a fork-based spawn (`Command` with a no-op
 //!   `pre_exec`) from the same 1 GiB parent, the cost that sharing the address space avoids.
@@ -59,12 +60,7 @@ fn fork_pre_exec() {
 }
 
 fn bwrap_available() -> bool {
-    Command::new("bwrap")
-        .args(BWRAP_ARGS)
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success())
+    bwrap_tree().is_ok()
 }
 
 const BWRAP_ARGS: &[&str] = &[
@@ -79,15 +75,77 @@ const BWRAP_ARGS: &[&str] = &[
     TRUE,
 ];
 
+/// Runs bwrap and waits for its whole tree. bwrap's outer process learns the exit status from
+/// an eventfd and exits without waiting for its child (pid 1 of the sandbox, which builds the
+/// mounts and waits for the command), so a plain `status()` would leave that child's CPU time
+/// out of [`Times`]. The child's pid comes on `--info-fd`; the bench process is a child
+/// subreaper ([`become_subreaper`]), so the orphan is reparented to it and reaped here, which
+/// adds its CPU time to `RUSAGE_CHILDREN` like that of every other variant's processes.
 fn bwrap() {
+    if let Err(e) = bwrap_tree() {
+        panic!("bwrap: {e}");
+    }
+}
+
+fn bwrap_tree() -> Result<(), String> {
+    let mut fds = [0; 2];
+    // SAFETY: pipe2 fills two descriptors; the read end is close-on-exec, the write end is
+    // inherited by bwrap (the bench starts no other process meanwhile).
+    unsafe {
+        if libc::pipe2(fds.as_mut_ptr(), 0) != 0 {
+            return Err(format!("pipe: {}", std::io::Error::last_os_error()));
+        }
+        libc::fcntl(fds[0], libc::F_SETFD, libc::FD_CLOEXEC);
+    }
+    let [read_end, write_end] = fds;
+    let info_fd = write_end.to_string();
     let status = Command::new("bwrap")
+        .args(["--info-fd", &info_fd])
         .args(BWRAP_ARGS)
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
-        .status()
-        .expect("spawn bwrap");
-    assert!(status.success());
+        .status();
+    // SAFETY: our own descriptors, closed once; the read end becomes a File.
+    let info = unsafe {
+        libc::close(write_end);
+        let mut file = <std::fs::File as std::os::fd::FromRawFd>::from_raw_fd(read_end);
+        let mut info = String::new();
+        let _ = std::io::Read::read_to_string(&mut file, &mut info);
+        info
+    };
+    let status = status.map_err(|e| format!("cannot start bwrap: {e}"))?;
+    // The sandbox child, if bwrap got as far as starting it, is ours to reap either way.
+    let pid: Option<libc::pid_t> = info
+        .split("\"child-pid\":")
+        .nth(1)
+        .and_then(|rest| {
+            rest.trim_start()
+                .split(|c: char| !c.is_ascii_digit())
+                .next()
+        })
+        .and_then(|digits| digits.parse().ok());
+    if let Some(pid) = pid {
+        let mut child_status = 0;
+        // SAFETY: waiting for our adopted child.
+        let reaped = unsafe { libc::waitpid(pid, &mut child_status, 0) };
+        if reaped != pid {
+            return Err("bwrap's sandbox child was not reparented to the bench".into());
+        }
+    }
+    match (status.success(), pid) {
+        (true, Some(_)) => Ok(()),
+        (true, None) => Err(format!("bwrap --info-fd gave no child-pid: {info:?}")),
+        (false, _) => Err(format!("`bwrap {}` failed: {status}", BWRAP_ARGS.join(" "))),
+    }
+}
+
+/// Makes this process a child subreaper: orphans of the processes it starts (bwrap's sandbox
+/// child) become its children, so their CPU time can be counted when they are reaped.
+fn become_subreaper() {
+    // SAFETY: prctl with integers.
+    let rc = unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) };
+    assert_eq!(rc, 0, "PR_SET_CHILD_SUBREAPER");
 }
 
 /// A tight tool policy: no network, no other programs, empty environment, system read defaults.
@@ -260,9 +318,9 @@ static HELPER_CPU: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::
 /// Wall-clock and CPU times of repeated runs of one variant.
 ///
 /// CPU time is the calling thread's plus that of the children reaped meanwhile (the strict
-/// child, the hardened zygote when it is shut down, bwrap with its children, `/bin/true`) plus
-/// what hardened runs report for the zygote's children ([`HELPER_CPU`]): what the spawn costs
-/// the machine, which stays comparable when a shared machine is loaded and
+/// child, the hardened zygote when it is shut down, bwrap and its adopted sandbox child,
+/// `/bin/true`) plus what hardened runs report for the zygote's children ([`HELPER_CPU`]): what
+/// the spawn costs the machine, which stays comparable when a shared machine is loaded and
 /// wall time is dominated by waiting (the kernel's RCU grace periods when a namespace's
 /// mounts go away).
 #[derive(Default)]
@@ -479,6 +537,7 @@ fn interleaved_roots(rounds: usize) {
 }
 
 fn main() {
+    become_subreaper();
     benches();
     Criterion::default().configure_from_args().final_summary();
     // `cargo test --benches` runs this binary without --bench: only smoke-test there.

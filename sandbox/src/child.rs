@@ -165,6 +165,27 @@ pub(crate) fn confine_and_exec(
     reporter: Reporter,
     notify: Option<RawFd>,
 ) -> ! {
+    confine_view_and_exec(req, image, reporter, notify, None)
+}
+
+/// What the strict child's view left open for [`confine_view_and_exec`].
+pub(crate) struct BuiltView {
+    /// The binds' descriptors, for their Landlock rules; closed once the ruleset is built.
+    pub bound: crate::mounts::BoundSources,
+    /// The soft limit on open files to put back once they are closed (it was lifted to hold
+    /// one descriptor per bind).
+    pub open_files: Option<libc::rlimit>,
+}
+
+/// [`confine_and_exec`] for the strict child: its Landlock rules for bound paths come from
+/// the descriptors of `view`.
+pub(crate) fn confine_view_and_exec(
+    req: &Request,
+    image: &ExecImage,
+    reporter: Reporter,
+    notify: Option<RawFd>,
+    view: Option<BuiltView>,
+) -> ! {
     if let Err(e) = drop_capabilities() {
         reporter.refuse(e);
     }
@@ -172,8 +193,19 @@ pub(crate) fn confine_and_exec(
     if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
         reporter.refuse(format!("PR_SET_NO_NEW_PRIVS: {}", errno()));
     }
-    if let Err(e) = crate::landlock_rules::restrict_self(&req.landlock) {
+    let landlock = match &view {
+        Some(view) => crate::landlock_rules::restrict_self_bound(&req.landlock, &view.bound),
+        None => crate::landlock_rules::restrict_self(&req.landlock),
+    };
+    if let Err(e) = landlock {
         reporter.refuse(e);
+    }
+    if let Some(view) = view {
+        drop(view.bound);
+        if let Some(limit) = view.open_files {
+            // SAFETY: setrlimit with a valid struct.
+            unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) };
+        }
     }
     for &(resource, limit) in &req.rlimits {
         let rl = libc::rlimit {
@@ -253,11 +285,13 @@ pub(crate) fn drop_capabilities() -> Result<(), String> {
             if libc::prctl(libc::PR_SET_SECUREBITS, bits) != 0 {
                 return Err(format!("PR_SET_SECUREBITS: {}", errno()));
             }
+            // One call per capability: EINVAL marks the first number past the kernel's last
+            // capability (a PR_CAPBSET_READ before each drop would double the calls).
             for cap in 0..=63 {
-                if libc::prctl(libc::PR_CAPBSET_READ, cap) < 0 {
-                    break;
-                }
                 if libc::prctl(libc::PR_CAPBSET_DROP, cap) != 0 {
+                    if *libc::__errno_location() == libc::EINVAL && cap > 0 {
+                        break;
+                    }
                     return Err(format!("PR_CAPBSET_DROP({cap}): {}", errno()));
                 }
             }

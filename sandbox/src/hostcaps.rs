@@ -39,6 +39,9 @@ pub struct CgroupParent {
 /// Where per-run pids cgroups are created (the name predates the memory controller).
 pub type PidsCgroup = CgroupParent;
 
+/// The full detection of [`HostSupport::cached`].
+static FULL: OnceLock<HostSupport> = OnceLock::new();
+
 fn ser_result<S: serde::Serializer>(r: &Result<(), String>, s: S) -> Result<S::Ok, S::Error> {
     match r {
         Ok(()) => s.serialize_str("available"),
@@ -49,15 +52,41 @@ fn ser_result<S: serde::Serializer>(r: &Result<(), String>, s: S) -> Result<S::O
 impl HostSupport {
     /// Detects once per process.
     pub fn cached() -> &'static HostSupport {
-        static CACHE: OnceLock<HostSupport> = OnceLock::new();
-        CACHE.get_or_init(HostSupport::detect)
+        FULL.get_or_init(HostSupport::detect)
+    }
+
+    /// What planning a policy needs, detected once per process: everything when
+    /// `needs_cgroups` (the policy sets `limits.memory_bytes` or `limits.max_processes`, which
+    /// cgroups enforce), else everything but the cgroup hierarchies (`pids_cgroup` and
+    /// `memory_cgroup` are `None`), which spares the runs of every other policy reading the
+    /// mount table. A full detection already made is returned either way.
+    ///
+    /// ```
+    /// use sandbox::hostcaps::HostSupport;
+    /// let light = HostSupport::cached_for(false);
+    /// let full = HostSupport::cached_for(true);
+    /// assert_eq!(light.landlock_abi, full.landlock_abi);
+    /// ```
+    pub fn cached_for(needs_cgroups: bool) -> &'static HostSupport {
+        if needs_cgroups {
+            return HostSupport::cached();
+        }
+        if let Some(full) = FULL.get() {
+            return full;
+        }
+        static LIGHT: OnceLock<HostSupport> = OnceLock::new();
+        LIGHT.get_or_init(|| HostSupport::detect_with(false))
     }
 
     /// Reads the kernel's answers now.
     pub fn detect() -> HostSupport {
+        HostSupport::detect_with(true)
+    }
+
+    fn detect_with(cgroups: bool) -> HostSupport {
         let euid = unsafe { libc::geteuid() };
         // Both controllers are looked up in one reading of the mount table.
-        let tables = (euid == 0).then(CgroupTables::read).flatten();
+        let tables = (cgroups && euid == 0).then(CgroupTables::read).flatten();
         let find = |controller| tables.as_ref().and_then(|t| t.find(controller));
         HostSupport {
             landlock_abi: landlock_abi(),

@@ -69,7 +69,8 @@ fn is_env(path: &Path) -> bool {
 /// will see (`None`: the libc default `/bin:/usr/bin`).
 pub fn resolve(program: &Path, path_var: Option<&OsStr>) -> Chain {
     let mut chain = Chain::default();
-    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let canonical =
+        |p: &Path| crate::canonical::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let mut current = canonical(program);
     chain.steps.push(program.display().to_string());
     for _ in 0..MAX_DEPTH {

@@ -130,6 +130,7 @@
 //!
 //! Linux x86_64 only.
 
+pub mod canonical;
 mod cgroup;
 mod child;
 pub mod confine;

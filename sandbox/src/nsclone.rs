@@ -371,16 +371,13 @@ fn set_up(context: &ChildContext<'_>) -> ! {
     }
     // Building the view holds one descriptor per bind source at once: with a thousand declared
     // roots that passes the usual soft limit of 1024 open files. The soft limit is lifted to
-    // the hard one meanwhile and put back for the command.
+    // the hard one meanwhile and put back for the command, once the Landlock rules made from
+    // those descriptors are built.
     let open_files = lift_open_files_limit();
-    let built = crate::mounts::enter(&req.mounts);
-    if let Some(limit) = open_files {
-        // SAFETY: setrlimit with a valid struct.
-        unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) };
-    }
-    if let Err(e) = built {
-        reporter.refuse(format!("building the sandbox's filesystem view: {e}"));
-    }
+    let bound = match crate::mounts::enter(&req.mounts) {
+        Ok(bound) => bound,
+        Err(e) => reporter.refuse(format!("building the sandbox's filesystem view: {e}")),
+    };
     let cwd_ok = req
         .cwd
         .as_ref()
@@ -388,7 +385,8 @@ fn set_up(context: &ChildContext<'_>) -> ! {
     if !cwd_ok {
         let _ = std::env::set_current_dir("/");
     }
-    crate::child::confine_and_exec(req, context.image, reporter, context.notify)
+    let view = crate::child::BuiltView { bound, open_files };
+    crate::child::confine_view_and_exec(req, context.image, reporter, context.notify, Some(view))
 }
 
 /// Raises the soft limit on open files to the hard limit; returns the limit to restore.

@@ -351,7 +351,7 @@ pub struct ProtectedRule {
 /// canonical form are compared, since the protected list names paths as the runner does.
 pub fn covering_write_root<'a>(roots: &'a [FsRoot], entry: &ProtectedPath) -> Option<&'a FsRoot> {
     roots.iter().filter(|r| r.write).find(|r| {
-        let canonical = std::fs::canonicalize(&r.path).ok();
+        let canonical = crate::canonical::canonicalize(&r.path).ok();
         [Some(r.path.clone()), canonical]
             .into_iter()
             .flatten()
@@ -661,7 +661,9 @@ impl Plan {
                     .roots
                     .iter()
                     .filter(|r| r.write)
-                    .map(|r| std::fs::canonicalize(&r.path).unwrap_or_else(|_| r.path.clone()))
+                    .map(|r| {
+                        crate::canonical::canonicalize(&r.path).unwrap_or_else(|_| r.path.clone())
+                    })
                     .collect();
                 ExecPlan::Programs(
                     names
@@ -1213,7 +1215,7 @@ fn resolve_listed(program: &Path, writable: &[PathBuf]) -> Option<PathBuf> {
     let path_var =
         std::env::var_os("PATH").unwrap_or_else(|| "/usr/local/bin:/usr/bin:/bin".into());
     let kept = std::env::split_paths(&path_var).filter(|dir| {
-        let dir = std::fs::canonicalize(dir).unwrap_or_else(|_| dir.clone());
+        let dir = crate::canonical::canonicalize(dir).unwrap_or_else(|_| dir.clone());
         !writable.iter().any(|w| dir.starts_with(w))
     });
     let kept = std::env::join_paths(kept).ok()?;

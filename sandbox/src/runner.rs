@@ -308,7 +308,9 @@ fn build(
     path_var: Option<&OsStr>,
     protected: Arc<policy_runtime::protected::ProtectedPaths>,
 ) -> Result<Prepared, RunError> {
-    let host = HostSupport::cached();
+    let limits = &policy.limits;
+    let host =
+        HostSupport::cached_for(limits.memory_bytes.is_some() || limits.max_processes.is_some());
     let mut plan = Plan::new(policy, profile, host);
     if let Some(why) = plan.refusal() {
         return Err(RunError::Refused(why));
@@ -366,8 +368,13 @@ fn build(
     // declared root that resolves through a symlink is refused, since whoever can write
     // above it decides where it points.
     let mut canonical_roots = Vec::new();
+    // The roots that exist and are written canonically (every declared one that exists): bound
+    // as they are below, without resolving them again.
+    let mut as_written = Vec::new();
     for root in &plan.roots {
-        let path = match std::fs::canonicalize(&root.path) {
+        let resolved = crate::canonical::canonicalize(&root.path);
+        as_written.push(resolved.as_ref().is_ok_and(|c| *c == root.path));
+        let path = match resolved {
             Ok(c) if root.declared && c != root.path => {
                 return Err(RunError::Refused(format!(
                     "fs root {} resolves through a symlink to {}; declare the real path",
@@ -380,6 +387,7 @@ fn build(
         };
         canonical_roots.push((path, root.write));
     }
+
     let mut paths = Vec::new();
     for (path, write) in &canonical_roots {
         paths.push(PathRule {
@@ -392,7 +400,7 @@ fn build(
     }
     for (i, exe) in executables.iter().enumerate() {
         paths.push(PathRule {
-            path: std::fs::canonicalize(exe).unwrap_or_else(|_| exe.clone()),
+            path: crate::canonical::canonicalize(exe).unwrap_or_else(|_| exe.clone()),
             read: true,
             write: false,
             exec: true,
@@ -473,13 +481,23 @@ fn build(
             }
         }
         mounts.push(MountOp::Proc);
-        for root in &plan.roots {
+        for (root, canonical) in plan.roots.iter().zip(&as_written) {
             // /proc and /dev are the sandbox's own (fresh procfs, curated nodes): binding the
             // host's over them would show host processes and devices.
             if root.path.starts_with("/proc") || root.path.starts_with("/dev") {
                 continue;
             }
-            add_bind(&mut mounts, &root.path, root.write, exec_allow, false);
+            if *canonical {
+                mounts.push(MountOp::Bind {
+                    path: root.path.clone(),
+                    write: root.write,
+                    exec: exec_allow,
+                    device: false,
+                    optional: true,
+                });
+            } else {
+                add_bind(&mut mounts, &root.path, root.write, exec_allow, false);
+            }
         }
         if !exec_allow {
             for dir in LIBRARY_DIRS {
@@ -577,7 +595,7 @@ pub(crate) fn keep_protected(rule: &mut crate::plan::ProtectedRule, exec: bool) 
     let Some(root) = &rule.write_root else {
         return Vec::new();
     };
-    let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.clone());
+    let root = crate::canonical::canonicalize(root).unwrap_or_else(|_| root.clone());
     let not_enforced = |rule: &mut crate::plan::ProtectedRule, why: String| {
         rule.enforcement = crate::plan::Enforcement::NotEnforced {
             reason: format!("the write root {} covers it, and {why}", root.display()),
@@ -591,7 +609,7 @@ pub(crate) fn keep_protected(rule: &mut crate::plan::ProtectedRule, exec: bool) 
         Ok(m) if m.file_type().is_symlink() => {
             return not_enforced(rule, "it is a symlink, over which no mount can lie (the tool could replace the link); protect its target, or narrow the write glob".into())
         }
-        Ok(_) => std::fs::canonicalize(&rule.path).unwrap_or_else(|_| rule.path.clone()),
+        Ok(_) => crate::canonical::canonicalize(&rule.path).unwrap_or_else(|_| rule.path.clone()),
     };
     if !path.starts_with(&root) || path == root {
         return not_enforced(
@@ -626,7 +644,8 @@ pub(crate) fn keep_protected(rule: &mut crate::plan::ProtectedRule, exec: bool) 
 /// Under an exec allow-list the command itself is a program like any other it could start:
 /// refused unless listed.
 fn check_command_is_listed(program: &Path, list: &[PathBuf]) -> Result<(), RunError> {
-    let canonical = |p: &Path| std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let canonical =
+        |p: &Path| crate::canonical::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
     let command = canonical(program);
     if list.iter().any(|p| canonical(p) == command) {
         return Ok(());
@@ -736,16 +755,17 @@ static RUN_COUNTER: AtomicU64 = AtomicU64::new(0);
 /// Creates the run's cgroups for the limits the plan holds by cgroup, and names them in the
 /// request; they are removed when the returned guards drop (after the run).
 fn run_cgroups(plan: &Plan, request: &mut Request) -> Result<Vec<RunCgroup>, RunError> {
-    let host = HostSupport::cached();
     let mut cgroups = Vec::new();
+    // Looked up only for a plan holding a limit by cgroup (the plan was made with them).
+    let host = || HostSupport::cached();
     if let ProcessLimit::Cgroup(n) = plan.process_limit {
-        let parent = host.pids_cgroup.as_ref().ok_or_else(|| {
+        let parent = host().pids_cgroup.as_ref().ok_or_else(|| {
             RunError::Refused("limits.max_processes: the pids cgroup disappeared".into())
         })?;
         cgroups.push(RunCgroup::pids(parent, n).map_err(RunError::Refused)?);
     }
     if let MemoryLimit::Cgroup(bytes) = plan.memory_limit {
-        let parent = host.memory_cgroup.as_ref().ok_or_else(|| {
+        let parent = host().memory_cgroup.as_ref().ok_or_else(|| {
             RunError::Refused("limits.memory_bytes: the memory cgroup disappeared".into())
         })?;
         cgroups.push(RunCgroup::memory(parent, bytes).map_err(RunError::Refused)?);
@@ -882,7 +902,7 @@ fn resolve_command(argv: &[OsString], env: &[(OsString, OsString)]) -> Result<Pa
                 code: 127,
             }
         })?;
-    Ok(std::fs::canonicalize(&program).unwrap_or(program))
+    Ok(crate::canonical::canonicalize(&program).unwrap_or(program))
 }
 
 /// The `PATH` the command will see after the policy's `env` filter.

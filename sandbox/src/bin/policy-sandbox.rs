@@ -145,10 +145,16 @@ enum Command {
 fn main() -> ExitCode {
     sandbox::trampoline::serve_if_requested();
     // What the hardened profile leaves open is part of `run --help`, from the one list the
-    // plan reports.
+    // plan reports. Only help shows it, so only a command line asking for help builds it (every
+    // `run` would pay for formatting it otherwise).
+    let wants_help = std::env::args_os().any(|a| a == "-h" || a == "--help" || a == "help");
     let command = Cli::command().mut_subcommand("run", |run| {
-        run.after_long_help(sandbox::plan::hardened_open_help())
-            .after_help(sandbox::plan::hardened_open_help())
+        if wants_help {
+            run.after_long_help(sandbox::plan::hardened_open_help())
+                .after_help(sandbox::plan::hardened_open_help())
+        } else {
+            run
+        }
     });
     let parsed = command
         .try_get_matches()
