@@ -502,11 +502,60 @@ pub fn open_no_symlinks(path: &Path) -> std::io::Result<std::fs::File> {
         )
     };
     if fd < 0 {
-        return Err(std::io::Error::last_os_error());
+        let e = std::io::Error::last_os_error();
+        // A process under `confine_self` (or any seccomp filter that hides `openat2` so that
+        // the flags stay visible) gets ENOSYS: walk the path one component at a time instead.
+        if e.raw_os_error() == Some(libc::ENOSYS) {
+            return open_no_symlinks_stepwise(path);
+        }
+        return Err(e);
     }
     use std::os::fd::FromRawFd;
     // SAFETY: a new fd owned here.
     Ok(unsafe { std::fs::File::from_raw_fd(fd as i32) })
+}
+
+/// [`open_no_symlinks`] without `openat2`: each component is opened relative to the one
+/// before it with `O_NOFOLLOW`, so no link is followed and nothing can be swapped between the
+/// steps; a link as the last component is refused with `ELOOP`, as `openat2` would.
+fn open_no_symlinks_stepwise(path: &Path) -> std::io::Result<std::fs::File> {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    if !path.is_absolute() {
+        return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
+    }
+    let open = |dir: libc::c_int, name: &CString| {
+        // SAFETY: a valid C string and a directory fd (or AT_FDCWD for "/").
+        let fd = unsafe {
+            libc::openat(
+                dir,
+                name.as_ptr(),
+                libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC,
+            )
+        };
+        if fd < 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        // SAFETY: a new fd owned here.
+        let file = unsafe { std::fs::File::from_raw_fd(fd) };
+        if file.metadata()?.file_type().is_symlink() {
+            return Err(std::io::Error::from_raw_os_error(libc::ELOOP));
+        }
+        Ok(file)
+    };
+    let mut current = open(libc::AT_FDCWD, &CString::new("/").expect("no NUL"))?;
+    for part in path.components().skip(1) {
+        let name = match part {
+            std::path::Component::Normal(name) => name,
+            // `.` and `..` are resolved by the kernel as openat2 would; a plan's paths have
+            // neither, but a `..` must not climb through a link either, so refuse it.
+            std::path::Component::CurDir => continue,
+            _ => return Err(std::io::Error::from_raw_os_error(libc::EINVAL)),
+        };
+        let name = CString::new(name.as_bytes())
+            .map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))?;
+        current = open(current.as_raw_fd(), &name)?;
+    }
+    Ok(current)
 }
 
 fn under(root: &Path, path: &Path) -> PathBuf {
@@ -857,6 +906,31 @@ fn pivot(root: &Path) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_stepwise_open_refuses_links_as_openat2_does() {
+        let dir = tempfile::tempdir().unwrap();
+        let real = std::fs::canonicalize(dir.path()).unwrap();
+        std::fs::create_dir(real.join("d")).unwrap();
+        std::fs::write(real.join("d/f"), b"x").unwrap();
+        std::os::unix::fs::symlink(real.join("d"), real.join("link")).unwrap();
+        std::os::unix::fs::symlink(real.join("d/f"), real.join("d/flink")).unwrap();
+        for (path, ok) in [
+            (real.join("d/f"), true),
+            (real.join("d"), true),
+            (real.join("link/f"), false),
+            (real.join("link"), false),
+            (real.join("d/flink"), false),
+            (real.join("d/missing"), false),
+        ] {
+            let kernel = open_no_symlinks(&path).map(|_| ()).map_err(|e| e.raw_os_error());
+            let stepwise = open_no_symlinks_stepwise(&path)
+                .map(|_| ())
+                .map_err(|e| e.raw_os_error());
+            assert_eq!(kernel.is_ok(), ok, "{}", path.display());
+            assert_eq!(kernel, stepwise, "{}", path.display());
+        }
+    }
 
     fn bind(path: &str, write: bool, exec: bool) -> MountOp {
         MountOp::Bind {
