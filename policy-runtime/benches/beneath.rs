@@ -40,7 +40,7 @@ fn bench(c: &mut Criterion) {
 
     let std_read = |file: &Path| std::fs::read(black_box(file)).unwrap();
     // (name, the file `std::fs::read` reads beside it, the safe read)
-    let variants: [(&str, &Path, &dyn Fn() -> Vec<u8>); 4] = [
+    let variants: [(&str, &Path, &SafeRead<'_>); 4] = [
         ("bound", &file, &|| black_box(&bound).read().unwrap()),
         ("fresh", &file, &|| {
             ReadPath::beneath(&root, &file).read().unwrap()
@@ -92,6 +92,9 @@ fn bench(c: &mut Criterion) {
         println!("small_file_read/{name}: read_path_read / std_fs_read = {wall:.2}x wall, {cpu:.2}x thread CPU (median of {ROUNDS} alternating blocks)");
     }
 }
+
+/// A safe read under measurement.
+type SafeRead<'a> = dyn Fn() -> Vec<u8> + 'a;
 
 /// Rounds of [`ratio`], and reads per block.
 const ROUNDS: usize = 31;
