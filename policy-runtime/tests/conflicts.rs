@@ -1,6 +1,7 @@
 //! The cross-field rules of a policy (`policy_runtime::conflict`) hold for every file source:
 //! a JSON manifest, a single-tool JSON policy and a TOML policy each refuse a contradiction
-//! with the file, line and field. (The `#[tool]` attribute's side is in ui-tests.)
+//! with the file, line and field; a spec built by hand is refused where it is registered. (The
+//! `#[tool]` attribute's side is in ui-tests.)
 
 use policy_runtime::{Manifest, ToolPolicy};
 
@@ -98,5 +99,66 @@ fn a_single_tool_file_is_checked_against_the_tool_it_is_loaded_for() {
         err.to_string()
             .contains("`only_after` contradicts `forbidden = true`"),
         "{err}"
+    );
+}
+
+/// A spec built by hand (the builder API, not `#[tool]`) is checked where it is registered,
+/// with the same typed conflict and the same words as a manifest entry.
+#[test]
+fn a_hand_built_spec_with_a_contradiction_is_refused_at_registration() {
+    use policy_runtime::conflict::Conflict;
+    use policy_runtime::registry::{Registry, RegistryError};
+    use policy_runtime::tool::{fn_tool, ToolSpec};
+
+    let register = |name: &str, json: &str| {
+        let policy = ToolPolicy::from_json_str("inline", json).unwrap();
+        let tool = fn_tool(ToolSpec::new(name, policy), |_, _| Ok("ran".into()));
+        Registry::new().register(tool).map(|_| ()).err()
+    };
+    let itself = register(
+        "summarize",
+        r#"{"constraints": {"only_after": ["fetch", "summarize"]}}"#,
+    )
+    .expect("a tool that must run after itself was registered");
+    assert_eq!(
+        itself,
+        RegistryError::Conflict {
+            tool: "summarize".into(),
+            conflict: Conflict::OnlyAfterItself {
+                tool: "summarize".into()
+            },
+        }
+    );
+    // The manifest's words for the same entry.
+    let manifest = r#"{"manifest_version": 1, "tools": {"summarize": {"constraints": {"only_after": ["fetch", "summarize"]}}}}"#;
+    let loaded = Manifest::from_json_str("m.json", manifest).unwrap_err();
+    assert!(
+        loaded.to_string().contains(&itself.to_string()),
+        "{loaded} / {itself}"
+    );
+
+    // Built field by field, past the JSON reader's own check of `forbidden`.
+    let mut policy = ToolPolicy::default();
+    policy.constraints.forbidden = Some(true);
+    policy.constraints.max_invocations = Some(2);
+    let tool = fn_tool(ToolSpec::new("wipe", policy), |_, _| Ok("ran".into()));
+    let err = Registry::new().register(tool).map(|_| ()).unwrap_err();
+    assert_eq!(
+        err,
+        RegistryError::Conflict {
+            tool: "wipe".into(),
+            conflict: Conflict::ContradictsForbidden {
+                key: "max_invocations"
+            },
+        }
+    );
+    assert!(
+        err.to_string().contains("constraints.max_invocations"),
+        "{err}"
+    );
+
+    assert_eq!(
+        register("summarize", r#"{"constraints": {"only_after": ["fetch"]}}"#),
+        None
     );
 }
