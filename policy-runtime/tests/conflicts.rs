@@ -62,8 +62,10 @@ fn a_manifest_forbidden_tool_with_constraints_is_refused_at_the_key() {
     .is_ok());
 }
 
+/// At the contradicting key's line and column (not the `[constraints]` header), in a table or
+/// an inline table, with the key underlined in the rendered diagnostic.
 #[test]
-fn a_toml_policy_with_a_contradiction_is_refused_with_its_line() {
+fn a_toml_policy_with_a_contradiction_is_refused_at_the_key() {
     let text = "risk = \"high\"\n\n[constraints]\nforbidden = true\nmax_invocations = 3\n";
     let err = ToolPolicy::from_toml_str("wipe.toml", text).unwrap_err();
     let shown = err.to_string();
@@ -71,7 +73,21 @@ fn a_toml_policy_with_a_contradiction_is_refused_with_its_line() {
         shown.contains("`max_invocations` contradicts `forbidden = true`"),
         "{shown}"
     );
-    assert!(err.line().is_some_and(|l| l >= 3), "{shown}");
+    assert!(shown.starts_with("wipe.toml:5:1: "), "{shown}");
+    assert_eq!((err.line(), err.column()), (Some(5), Some(1)), "{shown}");
+    let label = miette::Diagnostic::labels(&err)
+        .and_then(|mut l| l.next())
+        .expect("a label");
+    let at = label.offset()..label.offset() + label.len();
+    assert_eq!(&text[at], "max_invocations", "{shown}");
+
+    let inline =
+        "risk = \"high\"\nconstraints = { forbidden = true, \"requires_approval\" = true }\n";
+    let err = ToolPolicy::from_toml_str("wipe.toml", inline).unwrap_err();
+    assert_eq!((err.line(), err.column()), (Some(2), Some(35)), "{err}");
+    // Other TOML errors keep their own place.
+    let err = ToolPolicy::from_toml_str("p.toml", "[constraints]\nforbiden = true\n").unwrap_err();
+    assert_eq!((err.line(), err.column()), (Some(2), Some(1)), "{err}");
 }
 
 #[test]
