@@ -780,9 +780,10 @@ mod linux {
     /// the one the second way reaches with the root freshly checked, in one system call, with
     /// no window between a check and the open. Any failure (a symlink on the way, a missing
     /// file) goes the second way, which follows symlinks that stay beneath the root and
-    /// explains the rest in its own words; only `ENOSYS` is final (no `openat2` at all). Neither `EAGAIN` (only
-    /// `..` lookups under `RESOLVE_BENEATH` race renames) nor `EXDEV` (no `RESOLVE_NO_XDEV`)
-    /// can come from the first way; mounts are crossed downwards by both ways alike.
+    /// explains the rest in its own words; only `ENOSYS` is final (no `openat2` at all).
+    /// Neither `EAGAIN` (only `..` lookups under `RESOLVE_BENEATH` race renames) nor `EXDEV`
+    /// (no `RESOLVE_NO_XDEV`) can come from the first way; mounts are crossed downwards by both
+    /// ways alike.
     fn open_beneath(
         t: &Target<'_>,
         whole: &Path,
