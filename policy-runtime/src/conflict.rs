@@ -51,6 +51,19 @@ impl Conflict {
             Conflict::ContradictsForbidden { key } => key,
         }
     }
+
+    /// The message for this conflict in the tool `tool`, where several tools are read at
+    /// once (a manifest, a registry): it names the tool and the constraint.
+    ///
+    /// ```
+    /// use policy_runtime::conflict::Conflict;
+    ///
+    /// let c = Conflict::ContradictsForbidden { key: "max_invocations" };
+    /// assert!(c.in_tool("wipe").ends_with("(in tool `wipe`, `constraints.max_invocations`)"));
+    /// ```
+    pub fn in_tool(&self, tool: &str) -> String {
+        format!("{self} (in tool `{tool}`, `constraints.{}`)", self.key())
+    }
 }
 
 impl fmt::Display for Conflict {

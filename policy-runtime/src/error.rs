@@ -116,7 +116,10 @@ impl LoadError {
     ) -> LoadError {
         let message = with_field(in_user_terms(err.message().trim()), field);
         match err.span() {
-            Some(span) => LoadError::at(file, text, span, message),
+            Some(span) => {
+                let span = toml_key_span(text, &span, &message).unwrap_or(span);
+                LoadError::at(file, text, span, message)
+            }
             None => LoadError::plain(file, message),
         }
     }
@@ -279,6 +282,40 @@ fn key_span(text: &str, offset: usize, message: &str) -> Option<std::ops::Range<
     let quoted = format!("\"{key}\"");
     let start = text[..floor_char_boundary(text, offset)].rfind(&quoted)?;
     Some(start..start + quoted.len())
+}
+
+/// The span of the key a TOML error about a table names first (`max_invocations` in
+/// "`max_invocations` contradicts `forbidden = true`", raised at `[constraints]`), when that
+/// table holds it: the error points at the key, not at the table's header.
+fn toml_key_span(
+    text: &str,
+    table: &std::ops::Range<usize>,
+    message: &str,
+) -> Option<std::ops::Range<usize>> {
+    use toml::de::{DeTable, DeValue};
+
+    /// The span of `key` in the table at `at`, searched from `table` (spanning `here`) down.
+    fn find(
+        table: &DeTable<'_>,
+        here: std::ops::Range<usize>,
+        at: &std::ops::Range<usize>,
+        key: &str,
+    ) -> Option<std::ops::Range<usize>> {
+        if here == *at {
+            return table.keys().find(|k| k.get_ref() == key).map(|k| k.span());
+        }
+        let nested = |v: &toml::Spanned<DeValue<'_>>| match v.get_ref() {
+            DeValue::Table(t) => find(t, v.span(), at, key),
+            _ => None,
+        };
+        table.values().find_map(|v| match v.get_ref() {
+            DeValue::Array(items) => items.iter().find_map(nested),
+            _ => nested(v),
+        })
+    }
+    let key = message.split('`').nth(1)?;
+    let doc = DeTable::parse(text).ok()?;
+    find(doc.get_ref(), doc.span(), table, key)
 }
 
 pub(crate) fn read_file(path: &Path) -> Result<String, LoadError> {

@@ -98,13 +98,7 @@ impl ToolEntry {
         let single = |policy: ToolPolicy| match tool
             .and_then(|t| policy.conflicts(Some(t)).into_iter().next().map(|c| (t, c)))
         {
-            Some((t, conflict)) => Err(LoadError::plain(
-                &name,
-                format!(
-                    "{conflict} (in tool `{t}`, `constraints.{}`)",
-                    conflict.key()
-                ),
-            )),
+            Some((t, conflict)) => Err(LoadError::plain(&name, conflict.in_tool(t))),
             None => Ok(policy),
         };
         let policy = match (is_toml, tool) {
@@ -258,10 +252,7 @@ impl CheckNamed for ToolEntry {
     /// checked with the constraints).
     fn check_named(&self, name: &str) -> Result<(), String> {
         match self.policy.conflicts(Some(name)).first() {
-            Some(conflict) => Err(format!(
-                "{conflict} (in tool `{name}`, `constraints.{}`)",
-                conflict.key()
-            )),
+            Some(conflict) => Err(conflict.in_tool(name)),
             None => Ok(()),
         }
     }

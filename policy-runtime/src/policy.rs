@@ -481,8 +481,8 @@ impl Constraints {
 }
 
 /// Reads constraints as an object, refusing those that contradict `forbidden = true`
-/// ([`crate::conflict`]); the error is raised at the end of the object and names the
-/// contradicting key first, which the file diagnostics underline.
+/// ([`crate::conflict`]); the error is raised at the object and names the contradicting key
+/// first, which the file diagnostics point at and underline (JSON and TOML alike).
 pub(crate) fn consistent_constraints<'de, D: Deserializer<'de>>(
     d: D,
 ) -> Result<Constraints, D::Error> {

@@ -37,6 +37,7 @@ use serde_json::Value;
 use crate::approval::{Approval, ApprovalReason, ApprovalRequest, Approver};
 use crate::audit::EventSink;
 use crate::command::{check_command, Command, CommandForm, Level};
+use crate::conflict::Conflict;
 use crate::denial::{Denial, DenialCode};
 use crate::event::{Event, EventKind};
 use crate::gate::check_args;
@@ -139,6 +140,15 @@ pub enum RegistryError {
     /// A name the model could not call.
     #[error("invalid tool name `{0}`: use letters, digits, `_` and `-`")]
     InvalidName(String),
+    /// The tool's policy contradicts itself ([`crate::conflict`]), as the `#[tool]` attribute,
+    /// a manifest and a policy file refuse too.
+    #[error("{}", conflict.in_tool(tool))]
+    Conflict {
+        /// The tool's name.
+        tool: String,
+        /// The first contradiction.
+        conflict: Conflict,
+    },
 }
 
 type Hook = Box<dyn Fn(&Event) + Send + Sync>;
@@ -178,7 +188,22 @@ impl Registry {
         }
     }
 
-    /// Adds a tool.
+    /// Adds a tool. Refused: a name already registered, a name the model could not call, and a
+    /// policy that contradicts itself ([`ToolSpec::conflicts`](crate::tool::ToolSpec::conflicts)),
+    /// for a spec built by hand as for one from `#[tool]`.
+    ///
+    /// ```
+    /// use policy_runtime::registry::{Registry, RegistryError};
+    /// use policy_runtime::tool::{fn_tool, ToolSpec};
+    /// use policy_runtime::conflict::Conflict;
+    /// use policy_runtime::policy::ToolPolicy;
+    ///
+    /// let mut policy = ToolPolicy::default();
+    /// policy.constraints.only_after = Some(vec!["summarize".into()]);
+    /// let tool = fn_tool(ToolSpec::new("summarize", policy), |_, _| Ok("ran".into()));
+    /// let err = Registry::new().register(tool).err().unwrap();
+    /// assert!(matches!(err, RegistryError::Conflict { conflict: Conflict::OnlyAfterItself { .. }, .. }));
+    /// ```
     pub fn register(&mut self, tool: impl Tool + 'static) -> Result<&mut Registry, RegistryError> {
         self.register_arc(Arc::new(tool))
     }
@@ -191,6 +216,12 @@ impl Registry {
         }
         if self.tools.contains_key(&name) {
             return Err(RegistryError::Duplicate(name));
+        }
+        if let Some(conflict) = tool.spec().conflicts().into_iter().next() {
+            return Err(RegistryError::Conflict {
+                tool: name,
+                conflict,
+            });
         }
         self.tools.insert(name, tool);
         self.manifest_hash = self.manifest().hash();

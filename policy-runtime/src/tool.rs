@@ -228,6 +228,25 @@ impl ToolSpec {
         self
     }
 
+    /// Every cross-field conflict of the spec's policy for this tool ([`ToolPolicy::conflicts`]
+    /// with the spec's name, so `only_after` naming the tool itself is one). The registry
+    /// refuses a spec that has any.
+    ///
+    /// ```
+    /// use policy_runtime::conflict::Conflict;
+    /// use policy_runtime::policy::ToolPolicy;
+    /// use policy_runtime::tool::ToolSpec;
+    ///
+    /// let mut policy = ToolPolicy::default();
+    /// policy.constraints.forbidden = Some(true);
+    /// policy.constraints.requires_approval = Some(true);
+    /// let spec = ToolSpec::new("wipe", policy);
+    /// assert_eq!(spec.conflicts(), [Conflict::ContradictsForbidden { key: "requires_approval" }]);
+    /// ```
+    pub fn conflicts(&self) -> Vec<crate::conflict::Conflict> {
+        self.policy.conflicts(Some(&self.name))
+    }
+
     /// How the argument `name` is used, if it is a typed path argument.
     pub fn access_of(&self, name: &str) -> Option<Access> {
         self.path_args

@@ -10,7 +10,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 
-use policy_runtime::beneath::{with_portable_backend, BeneathError, Problem};
+use policy_runtime::beneath::{opened_by_name, with_portable_backend, BeneathError, Problem};
 use policy_runtime::macro_support::CallArgs;
 use policy_runtime::policy::ToolPolicy;
 use policy_runtime::{ReadPath, WritePath};
@@ -74,6 +74,14 @@ impl World {
     fn secret(&self) -> String {
         std::fs::read_to_string(self.p("secret/key.txt")).unwrap()
     }
+}
+
+/// What `f` returns, after how many opens it made on this thread by the whole name (no symlink
+/// on the way) rather than beneath a descriptor of the root.
+fn by_name<R>(f: impl FnOnce() -> R) -> (u64, R) {
+    let before = opened_by_name();
+    let result = f();
+    (opened_by_name() - before, result)
 }
 
 /// Runs `check` on the kernel's `openat2` backend and on the portable one.
@@ -215,59 +223,107 @@ fn rename_over_a_link_replaces_the_link_and_never_leaves_the_root() {
     });
 }
 
+/// Renames names in a loop until stopped: each of `states` in turn is moved to `at` and back.
+struct Flipper {
+    stop: Arc<AtomicBool>,
+    thread: std::thread::JoinHandle<u64>,
+}
+
+impl Flipper {
+    fn start(at: PathBuf, states: [PathBuf; 2]) -> Flipper {
+        let stop = Arc::new(AtomicBool::new(false));
+        let thread = {
+            let stop = Arc::clone(&stop);
+            std::thread::spawn(move || {
+                let mut flips = 0u64;
+                while !stop.load(Ordering::Relaxed) {
+                    for from in &states {
+                        std::fs::rename(from, &at).unwrap();
+                        std::thread::yield_now();
+                        std::fs::rename(&at, from).unwrap();
+                    }
+                    flips += 1;
+                }
+                flips
+            })
+        };
+        Flipper { stop, thread }
+    }
+
+    /// Stops flipping; how many rounds it made.
+    fn stop(self) -> u64 {
+        self.stop.store(true, Ordering::Relaxed);
+        self.thread.join().unwrap()
+    }
+}
+
+/// A name on the path that is, in turn, a real directory or file and a link out of the root,
+/// at the first, a middle and the last position below the root. The gate checks once, as before
+/// the body runs; then each read races the swap. `std::fs` lands outside; the safe read never,
+/// whether it went by the whole name (which it does whenever the name is real at that moment:
+/// counted) or beneath the root.
 #[test]
 fn a_link_swapped_in_between_check_and_open_never_leads_out() {
     let w = World::new();
-    // `data/sub` is, in turn, a real directory and a link to `../secret`, each holding `key.txt`.
-    std::fs::write(w.p("data/sub/key.txt"), "inside").unwrap();
-    std::fs::rename(w.p("data/sub"), w.p("data/real")).unwrap();
-    symlink("../secret", w.p("data/evil")).unwrap();
-    // Checked once, as the gate does before the body runs.
-    let path = w.read_arg("data/sub/key.txt");
-    let stop = Arc::new(AtomicBool::new(false));
-    let flipper = {
-        let stop = Arc::clone(&stop);
-        let (real, evil, sub) = (w.p("data/real"), w.p("data/evil"), w.p("data/sub"));
-        std::thread::spawn(move || {
-            let mut flips = 0u64;
-            while !stop.load(Ordering::Relaxed) {
-                for from in [&real, &evil] {
-                    std::fs::rename(from, &sub).unwrap();
-                    std::thread::yield_now();
-                    std::fs::rename(&sub, from).unwrap();
-                }
-                flips += 1;
-            }
-            flips
-        })
-    };
-    let attempt = |read: &dyn Fn() -> io::Result<String>| {
-        let (mut inside, mut outside, mut refused) = (0u32, 0u32, 0u32);
-        for _ in 0..4000 {
-            match read().as_deref() {
-                Ok("inside") => inside += 1,
-                Ok(_) => outside += 1,
-                Err(_) => refused += 1,
-            }
+    std::fs::create_dir_all(w.p("data/a")).unwrap();
+    std::fs::remove_dir(w.p("data/sub")).unwrap();
+    // (the swapped name, its real state, its link state, the path read through it)
+    let positions = [
+        ("data/sub", "../secret", "data/sub/key.txt"),
+        ("data/a/sub", "../../secret", "data/a/sub/key.txt"),
+        ("data/a/leaf", "../../secret/key.txt", "data/a/leaf"),
+    ];
+    for (at, out, read) in positions {
+        let real = w.p(&format!("{at}-real"));
+        let evil = w.p(&format!("{at}-evil"));
+        if at == read {
+            std::fs::write(&real, "inside").unwrap();
+        } else {
+            std::fs::create_dir(&real).unwrap();
+            std::fs::write(real.join("key.txt"), "inside").unwrap();
         }
-        (inside, outside, refused)
-    };
-    let unconfined = attempt(&|| std::fs::read_to_string(&path));
-    let safe = attempt(&|| path.read_to_string());
-    let portable = with_portable_backend(|| attempt(&|| path.read_to_string()));
-    stop.store(true, Ordering::Relaxed);
-    let flips = flipper.join().unwrap();
-    println!("flips {flips}; (inside, outside, refused): std {unconfined:?}, openat2 {safe:?}, portable {portable:?}");
-    assert!(
-        unconfined.1 > 0,
-        "the race never let std::fs out: {unconfined:?}"
-    );
-    assert_eq!(safe.1, 0, "openat2: an open landed outside: {safe:?}");
-    assert_eq!(
-        portable.1, 0,
-        "portable: an open landed outside: {portable:?}"
-    );
-    assert!(safe.0 > 0 && portable.0 > 0, "{safe:?} {portable:?}");
+        symlink(out, &evil).unwrap();
+        let path = w.read_arg(read);
+        let flipper = Flipper::start(w.p(at), [real, evil]);
+        // Rounds of 500 reads until `enough` holds (a busy machine may leave the swap in one
+        // state for a while), at most 40: (inside, outside, refused).
+        let attempt = |read: &dyn Fn() -> io::Result<String>, enough: &dyn Fn(&Seen) -> bool| {
+            let mut seen = (0u32, 0u32, 0u32);
+            for _ in 0..40 {
+                for _ in 0..500 {
+                    match read().as_deref() {
+                        Ok("inside") => seen.0 += 1,
+                        Ok(_) => seen.1 += 1,
+                        Err(_) => seen.2 += 1,
+                    }
+                }
+                if enough(&seen) {
+                    break;
+                }
+            }
+            seen
+        };
+        type Seen = (u32, u32, u32);
+        let went_out = |seen: &Seen| seen.1 > 0;
+        // At least 4000 safe reads race the swap.
+        let stayed_in = |seen: &Seen| seen.0 > 0 && seen.0 + seen.1 + seen.2 >= 4000;
+        let unconfined = attempt(&|| std::fs::read_to_string(&path), &went_out);
+        let (named, safe) = by_name(|| attempt(&|| path.read_to_string(), &stayed_in));
+        let portable = with_portable_backend(|| attempt(&|| path.read_to_string(), &stayed_in));
+        let flips = flipper.stop();
+        println!("{at}: flips {flips}; (inside, outside, refused): std {unconfined:?}, openat2 {safe:?} ({named} by name), portable {portable:?}");
+        assert!(
+            unconfined.1 > 0,
+            "{at}: the race never let std::fs out: {unconfined:?}"
+        );
+        assert_eq!(safe.1, 0, "{at}: openat2: an open landed outside: {safe:?}");
+        assert_eq!(
+            portable.1, 0,
+            "{at}: portable: an open landed outside: {portable:?}"
+        );
+        assert!(safe.0 > 0 && portable.0 > 0, "{at}: {safe:?} {portable:?}");
+        assert!(named > 0, "{at}: no read went by the whole name");
+    }
 }
 
 /// The write side of the race: a file created through a directory that is, in turn, a real
@@ -278,20 +334,7 @@ fn a_link_swapped_in_between_check_and_create_never_leads_out() {
     std::fs::create_dir(w.p("out/real")).unwrap();
     symlink("../secret", w.p("out/evil")).unwrap();
     let dest = w.write_arg("out/sub/planted.txt");
-    let stop = Arc::new(AtomicBool::new(false));
-    let flipper = {
-        let stop = Arc::clone(&stop);
-        let (real, evil, sub) = (w.p("out/real"), w.p("out/evil"), w.p("out/sub"));
-        std::thread::spawn(move || {
-            while !stop.load(Ordering::Relaxed) {
-                for from in [&real, &evil] {
-                    std::fs::rename(from, &sub).unwrap();
-                    std::thread::yield_now();
-                    std::fs::rename(&sub, from).unwrap();
-                }
-            }
-        })
-    };
+    let flipper = Flipper::start(w.p("out/sub"), [w.p("out/real"), w.p("out/evil")]);
     let planted = w.p("secret/planted.txt");
     // How many of `n` writes landed outside (each one is removed again).
     let outside = |write: &dyn Fn() -> io::Result<()>, n: u32| {
@@ -311,11 +354,10 @@ fn a_link_swapped_in_between_check_and_create_never_leads_out() {
             break;
         }
     }
-    let safe = outside(&|| dest.write("x"), 4000);
+    let (named, safe) = by_name(|| outside(&|| dest.write("x"), 4000));
     let portable = with_portable_backend(|| outside(&|| dest.write("x"), 4000));
-    stop.store(true, Ordering::Relaxed);
-    flipper.join().unwrap();
-    println!("landed outside: std {unconfined}, openat2 {safe}, portable {portable}");
+    flipper.stop();
+    println!("landed outside: std {unconfined}, openat2 {safe} ({named} opened by name), portable {portable}");
     assert!(unconfined > 0, "the race never let std::fs out");
     assert_eq!(safe, 0, "openat2: a create landed outside");
     assert_eq!(portable, 0, "portable: a create landed outside");
@@ -455,26 +497,36 @@ fn hard_links_are_names_under_the_root() {
     assert_eq!(w.read_arg("data/hard").read_to_string().unwrap(), "SECRET");
 }
 
-/// Roots stay open between calls (for speed); a root replaced since is noticed and reopened,
-/// while a path argument keeps the directory it first resolved beneath.
+/// Roots stay open between calls (for speed); a root replaced since is noticed and reopened.
+/// A path argument that went beneath its root (a symlink on the way) keeps the directory it
+/// first resolved beneath; one opened by its whole name goes through whatever the root's path
+/// names at that moment, as the portable backend does.
 #[test]
 fn a_replaced_root_is_reopened_for_new_arguments() {
     let w = World::new();
     both(|backend| {
         std::fs::write(w.p("data/file.txt"), "first").unwrap();
+        let _ = std::fs::remove_file(w.p("data/alias"));
+        symlink("file.txt", w.p("data/alias")).unwrap();
         let held = w.read_arg("data/file.txt");
+        let held_link = w.read_arg("data/alias");
         assert_eq!(held.read_to_string().unwrap(), "first", "{backend}");
+        assert_eq!(held_link.read_to_string().unwrap(), "first", "{backend}");
         std::fs::rename(w.p("data"), w.p(&format!("old-{backend}"))).unwrap();
         std::fs::create_dir(w.p("data")).unwrap();
         std::fs::write(w.p("data/file.txt"), "second").unwrap();
-        assert_eq!(
-            w.read_arg("data/file.txt").read_to_string().unwrap(),
-            "second",
-            "{backend}"
-        );
-        if backend == "openat2" {
-            assert_eq!(held.read_to_string().unwrap(), "first");
+        symlink("file.txt", w.p("data/alias")).unwrap();
+        for name in ["data/file.txt", "data/alias"] {
+            let text = w.read_arg(name).read_to_string().unwrap();
+            assert_eq!(text, "second", "{backend} {name}");
         }
+        assert_eq!(held.read_to_string().unwrap(), "second", "{backend}");
+        let kept = if backend == "openat2" {
+            "first"
+        } else {
+            "second"
+        };
+        assert_eq!(held_link.read_to_string().unwrap(), kept, "{backend}");
     });
 }
 
@@ -506,4 +558,134 @@ fn lists_and_nested_path_arguments_are_bound() {
     assert_eq!(job.input.read_to_string().unwrap(), "inside");
     job.output.unwrap().write("done").unwrap();
     assert_eq!(std::fs::read_to_string(w.p("out/r.md")).unwrap(), "done");
+}
+
+/// With no symlink on the path, every operation opens it by its whole name (rename and removal
+/// open the parent that way); the portable backend never does.
+#[test]
+fn paths_without_links_are_opened_by_their_whole_name() {
+    let w = World::new();
+    let (n, bytes) = by_name(|| w.read_arg("data/file.txt").read().unwrap());
+    assert_eq!((n, bytes.as_slice()), (1, &b"inside"[..]));
+    assert_eq!(by_name(|| w.read_arg("data").list().unwrap()).0, 1);
+    assert_eq!(
+        by_name(|| w.write_arg("out/a.txt").write("a").unwrap()).0,
+        1
+    );
+    let (from, to) = (w.write_arg("out/a.txt"), w.write_arg("out/b.txt"));
+    assert_eq!(by_name(|| from.rename_to(&to).unwrap()).0, 2);
+    assert_eq!(by_name(|| to.remove_file().unwrap()).0, 1);
+    assert!(!w.p("out/b.txt").exists());
+    let portable = with_portable_backend(|| by_name(|| w.read_arg("data/file.txt").read()));
+    assert_eq!(portable.0, 0);
+    assert_eq!(portable.1.unwrap(), b"inside");
+    // A missing file is explained beneath the root, like every failure by name.
+    let err = w.read_arg("data/missing.txt").read().unwrap_err();
+    assert_eq!(err.kind(), io::ErrorKind::NotFound);
+    assert!(
+        err.to_string().contains(&w.p("data").display().to_string()),
+        "{err}"
+    );
+}
+
+/// A link out of the root at any position below it (the first name, a middle one, the last) is
+/// never followed by the whole-name open, for any operation: each is refused beneath the root,
+/// with the root named. The same positions holding links that stay inside are followed, beneath
+/// the root.
+#[test]
+fn a_link_at_any_position_is_never_followed_by_name() {
+    let w = World::new();
+    // (the link, where it points out, a path through it)
+    let cases = [
+        ("L", "../secret", "L/key.txt"),
+        ("a/L", "../../secret", "a/L/key.txt"),
+        ("a/b/L", "../../../secret", "a/b/L/key.txt"),
+        ("a/b/leaf", "../../../secret/key.txt", "a/b/leaf"),
+    ];
+    for top in ["data", "out"] {
+        std::fs::create_dir_all(w.p(&format!("{top}/a/b"))).unwrap();
+        for (link, out, _) in cases {
+            symlink(out, w.p(&format!("{top}/{link}"))).unwrap();
+        }
+    }
+    for (link, _, through) in cases {
+        let read = w.read_arg(&format!("data/{through}"));
+        let dest = w.write_arg(&format!("out/{through}"));
+        assert_eq!(std::fs::read_to_string(&read).unwrap(), "SECRET", "{link}");
+        both(|backend| {
+            let (n, err) = by_name(|| read.read().unwrap_err());
+            assert_refused(&err, Problem::Escapes, Some("path"), &w.p("data"));
+            let (m, err) = by_name(|| dest.write("pwned").unwrap_err());
+            assert_refused(&err, Problem::Escapes, Some("dest"), &w.p("out"));
+            assert_eq!((n, m), (0, 0), "{backend} {link}: opened by name");
+            assert_eq!(w.secret(), "SECRET", "{backend} {link}");
+            if through != link {
+                let dir = w.read_arg(&format!(
+                    "data/{}",
+                    Path::new(through).parent().unwrap().display()
+                ));
+                assert_refused(
+                    &dir.list().unwrap_err(),
+                    Problem::Escapes,
+                    Some("path"),
+                    &w.p("data"),
+                );
+                let err = dest.remove_file().unwrap_err();
+                assert_refused(&err, Problem::Escapes, Some("dest"), &w.p("out"));
+                let err = w.write_arg("out/a/x").rename_to(&dest).unwrap_err();
+                assert_eq!(
+                    err.kind(),
+                    io::ErrorKind::PermissionDenied,
+                    "{backend} {link}: {err}"
+                );
+            }
+        });
+    }
+    assert_eq!(w.secret(), "SECRET");
+    assert_eq!(std::fs::read_dir(w.p("secret")).unwrap().count(), 1);
+
+    // Links that stay inside, at the same positions.
+    std::fs::write(w.p("data/a/b/f.txt"), "deep").unwrap();
+    symlink("a", w.p("data/ia")).unwrap();
+    symlink("b", w.p("data/a/ib")).unwrap();
+    symlink("f.txt", w.p("data/a/b/if")).unwrap();
+    for through in ["data/ia/b/f.txt", "data/a/ib/f.txt", "data/a/b/if"] {
+        both(|backend| {
+            let (n, text) = by_name(|| w.read_arg(through).read_to_string().unwrap());
+            assert_eq!((n, text.as_str()), (0, "deep"), "{backend} {through}");
+        });
+    }
+}
+
+/// A root whose own path has a symlink in it (the policy's path, followed as written) is never
+/// opened by name: the root itself a link, or a folder above it. Its files are read beneath it,
+/// and a link out of it is still refused.
+#[test]
+fn a_root_whose_path_has_a_link_is_read_beneath_it() {
+    let w = World::new();
+    symlink("../secret", w.p("data/link")).unwrap();
+    symlink("data", w.p("data-alias")).unwrap();
+    symlink(".", w.p("here")).unwrap();
+    for root in [w.p("data-alias"), w.p("here/data")] {
+        let policy = ToolPolicy::from_json_str(
+            "t",
+            &format!(r#"{{"fs": {{"read": ["{}/**"]}}}}"#, root.display()),
+        )
+        .unwrap();
+        let file = ReadPath::admit(&format!("{}/file.txt", root.display()), &policy).unwrap();
+        let link = ReadPath::admit(&format!("{}/link/key.txt", root.display()), &policy).unwrap();
+        assert_eq!(std::fs::read_to_string(&link).unwrap(), "SECRET");
+        both(|backend| {
+            let (n, text) = by_name(|| file.read_to_string().unwrap());
+            assert_eq!(
+                (n, text.as_str()),
+                (0, "inside"),
+                "{backend} {}",
+                root.display()
+            );
+            let (n, err) = by_name(|| link.read().unwrap_err());
+            assert_eq!(n, 0);
+            assert_refused(&err, Problem::Escapes, None, &root);
+        });
+    }
 }

@@ -49,6 +49,45 @@ const LIMIT_KEYS: &[&str] = &[
     "max_open_files",
 ];
 
+/// A group of `key = value` settings: how it is named in messages, its keys, and the hint for a
+/// known key written another way (`key(...)` or a bare `key`).
+struct Group {
+    place: &'static str,
+    keys: &'static [&'static str],
+    shape: fn(&str) -> String,
+}
+
+/// The hint of most groups: the key's example.
+fn write_example(key: &str) -> String {
+    format!("write `{key} = ...`, e.g. {}", example(key))
+}
+
+const POLICY: Group = Group {
+    place: "`policy(...)`",
+    keys: POLICY_KEYS,
+    shape: write_example,
+};
+const CONSTRAINTS: Group = Group {
+    place: "`constraints(...)`",
+    keys: CONSTRAINT_KEYS,
+    shape: write_example,
+};
+const LIMITS: Group = Group {
+    place: "`limits(...)`",
+    keys: LIMIT_KEYS,
+    shape: |key| format!("write `{key} = <number>`"),
+};
+const COMMANDS: Group = Group {
+    place: "`commands(...)`",
+    keys: COMMAND_KEYS,
+    shape: |key| match key {
+        "deny_args" => DENY_ARGS_IS_A_GROUP.to_string(),
+        _ => write_example(key),
+    },
+};
+const DENY_ARGS_IS_A_GROUP: &str =
+    "`deny_args` is a group: write `deny_args(git = [\"-c\", \"--upload-pack\"])`";
+
 /// A glob the OS sandbox can only enforce as a wider directory tree.
 #[derive(Debug)]
 pub struct Widening {
@@ -264,28 +303,9 @@ impl Validator {
             flat.push(entry.clone());
         }
         for entry in &flat {
-            let key = entry.key();
-            let text = key.text();
-            let Entry::Assign { value, .. } = entry else {
-                if POLICY_KEYS.contains(&text.as_str()) {
-                    self.errors.at(
-                        key,
-                        format!("write `{text} = ...`, e.g. {}", example(&text)),
-                    );
-                } else {
-                    self.errors
-                        .at(key, misplaced(&text, "`policy(...)`", POLICY_KEYS));
-                }
+            let Some((text, value)) = self.setting(entry, &mut seen, &POLICY) else {
                 continue;
             };
-            if !POLICY_KEYS.contains(&text.as_str()) {
-                self.errors
-                    .at(key, misplaced(&text, "`policy(...)`", POLICY_KEYS));
-                continue;
-            }
-            if !seen.first(key, &mut self.errors) {
-                continue;
-            }
             match text.as_str() {
                 "fs.read" => self.policy.fs.read = self.globs(value, &text),
                 "fs.write" => self.policy.fs.write = self.globs(value, &text),
@@ -343,26 +363,9 @@ impl Validator {
         let mut c = Constraints::default();
         for entry in entries {
             let key = entry.key();
-            let text = key.text();
-            let Entry::Assign { value, .. } = entry else {
-                self.errors.at(
-                    key,
-                    if CONSTRAINT_KEYS.contains(&text.as_str()) {
-                        format!("write `{text} = ...`, e.g. {}", example(&text))
-                    } else {
-                        misplaced(&text, "`constraints(...)`", CONSTRAINT_KEYS)
-                    },
-                );
+            let Some((text, value)) = self.setting(entry, &mut seen, &CONSTRAINTS) else {
                 continue;
             };
-            if !CONSTRAINT_KEYS.contains(&text.as_str()) {
-                self.errors
-                    .at(key, misplaced(&text, "`constraints(...)`", CONSTRAINT_KEYS));
-                continue;
-            }
-            if !seen.first(key, &mut self.errors) {
-                continue;
-            }
             match text.as_str() {
                 "max_invocations" => {
                     if let Some(n) = self.number::<u32>(value, &text) {
@@ -413,51 +416,26 @@ impl Validator {
         let mut approve_from = None;
         for entry in entries {
             let key = entry.key();
-            let text = key.text();
-            if !COMMAND_KEYS.contains(&text.as_str()) {
-                self.errors
-                    .at(key, misplaced(&text, "`commands(...)`", COMMAND_KEYS));
-                continue;
-            }
-            if !seen.first(key, &mut self.errors) {
-                continue;
-            }
-            match (text.as_str(), entry) {
-                ("deny_args", Entry::Group { entries: rules, .. }) => {
-                    for rule in rules {
-                        let program = rule.key();
-                        match rule {
-                            Entry::Assign { value, .. } => {
-                                if let Some(args) = self.strings(value, "deny_args", "argument") {
-                                    deny_args.push((
-                                        program.text(),
-                                        args.iter().map(LitStr::value).collect(),
-                                    ));
-                                }
-                            }
-                            _ => self.errors.at(
-                                program,
-                                format!("write `{} = [\"--flag\", ...]`", program.text()),
-                            ),
-                        }
+            if let Entry::Group { entries: rules, .. } = entry {
+                if key.text() == "deny_args" {
+                    if seen.first(key, &mut self.errors) {
+                        self.deny_args(rules, &mut deny_args);
                     }
+                    continue;
                 }
-                ("deny_args", _) => self.errors.at(
-                    key,
-                    "`deny_args` is a group: write `deny_args(git = [\"-c\", \"--upload-pack\"])`",
-                ),
-                (_, Entry::Assign { value, .. }) => match text.as_str() {
-                    "max_level" => max_level = self.level(value, &text),
-                    "approve_from" => approve_from = self.level(value, &text),
-                    "chains" => chains = self.boolean(value, &text),
-                    _ => unreachable!("checked against COMMAND_KEYS"),
-                },
-                _ => self.errors.at(
-                    key,
-                    format!("write `{text} = ...`, e.g. {}", example(&text)),
-                ),
+            }
+            let Some((text, value)) = self.setting(entry, &mut seen, &COMMANDS) else {
+                continue;
+            };
+            match text.as_str() {
+                "deny_args" => self.errors.at(key, DENY_ARGS_IS_A_GROUP),
+                "max_level" => max_level = self.level(value, &text),
+                "approve_from" => approve_from = self.level(value, &text),
+                "chains" => chains = self.boolean(value, &text),
+                _ => unreachable!("checked against COMMAND_KEYS"),
             }
         }
+
         let Some(max_level) = max_level else {
             if !seen.0.contains_key("max_level") {
                 self.errors.at(
@@ -470,6 +448,53 @@ impl Validator {
         match CommandPolicy::build(max_level, deny_args, chains, approve_from) {
             Ok(p) => self.policy.commands = Some(p),
             Err(e) => self.errors.at(group, format!("in `commands(...)`: {e}")),
+        }
+    }
+
+    /// `deny_args(git = ["-c"], ...)`: each program's denied arguments, added to `rules`.
+    fn deny_args(&mut self, entries: &[Entry], rules: &mut Vec<(String, Vec<String>)>) {
+        for rule in entries {
+            let program = rule.key();
+            match rule {
+                Entry::Assign { value, .. } => {
+                    if let Some(args) = self.strings(value, "deny_args", "argument") {
+                        rules.push((program.text(), args.iter().map(LitStr::value).collect()));
+                    }
+                }
+                _ => self.errors.at(
+                    program,
+                    format!("write `{} = [\"--flag\", ...]`", program.text()),
+                ),
+            }
+        }
+    }
+
+    /// The key and value of `entry` when it sets a key of `group` for the first time
+    /// (`key = value`). Otherwise the mistake is reported, in this order, and `None`: a key
+    /// unknown here (with where it belongs, or the nearest known key), a key already set, a
+    /// known key written another way (with the group's hint).
+    fn setting<'e>(
+        &mut self,
+        entry: &'e Entry,
+        seen: &mut Seen,
+        group: &Group,
+    ) -> Option<(String, &'e Value)> {
+        let key = entry.key();
+        let text = key.text();
+        if !group.keys.contains(&text.as_str()) {
+            self.errors
+                .at(key, misplaced(&text, group.place, group.keys));
+            return None;
+        }
+        if !seen.first(key, &mut self.errors) {
+            return None;
+        }
+        match entry {
+            Entry::Assign { value, .. } => Some((text, value)),
+            _ => {
+                self.errors.at(key, (group.shape)(&text));
+                None
+            }
         }
     }
 
@@ -490,27 +515,9 @@ impl Validator {
         let mut seen = Seen::default();
         let mut l = Limits::default();
         for entry in entries {
-            let key = entry.key();
-            let text = key.text();
-            let Entry::Assign { value, .. } = entry else {
-                self.errors.at(
-                    key,
-                    if LIMIT_KEYS.contains(&text.as_str()) {
-                        format!("write `{text} = <number>`")
-                    } else {
-                        misplaced(&text, "`limits(...)`", LIMIT_KEYS)
-                    },
-                );
+            let Some((text, value)) = self.setting(entry, &mut seen, &LIMITS) else {
                 continue;
             };
-            if !LIMIT_KEYS.contains(&text.as_str()) {
-                self.errors
-                    .at(key, misplaced(&text, "`limits(...)`", LIMIT_KEYS));
-                continue;
-            }
-            if !seen.first(key, &mut self.errors) {
-                continue;
-            }
             let Some(n) = self.number::<u64>(value, &text) else {
                 continue;
             };
@@ -862,24 +869,13 @@ impl Validator {
     fn contradictions(&mut self, tool_name: &str) {
         let name = self.name.clone().unwrap_or_else(|| tool_name.to_string());
         for conflict in self.policy.conflicts(Some(&name)) {
-            let mut error = match &conflict {
-                Conflict::OnlyAfterItself { tool } => {
-                    let span = self
-                        .only_after
-                        .iter()
-                        .find(|(n, _)| n == tool)
-                        .map(|(_, s)| *s);
-                    syn::Error::new(span.unwrap_or_else(Span::call_site), &conflict)
-                }
-                Conflict::ContradictsForbidden { key } => {
-                    let span = self
-                        .constraint_spans
-                        .iter()
-                        .find(|(k, _)| k == key)
-                        .map(|(_, s)| *s);
-                    syn::Error::new(span.unwrap_or_else(Span::call_site), &conflict)
-                }
+            // Where the conflict is written: the tool's own name in `only_after`, or the key.
+            let (written, name) = match &conflict {
+                Conflict::OnlyAfterItself { tool } => (&self.only_after, tool.as_str()),
+                Conflict::ContradictsForbidden { key } => (&self.constraint_spans, *key),
             };
+            let span = written.iter().find(|(n, _)| n == name).map(|(_, s)| *s);
+            let mut error = syn::Error::new(span.unwrap_or_else(Span::call_site), &conflict);
             if let (Conflict::ContradictsForbidden { .. }, Some(forbidden)) =
                 (&conflict, self.forbidden_span)
             {
