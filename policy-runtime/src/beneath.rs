@@ -29,7 +29,9 @@
 //! a time, so the file it opens is beneath the root. When it fails for any reason (a symlink
 //! that stays inside, one that leads out, a root that is itself a symlink, a missing file), the
 //! path is opened beneath the root as above, which decides and explains. This makes an
-//! argument's first read cost what `std::fs::read` costs. Opened roots are kept for later
+//! argument's first read cost what `std::fs::read` costs. After an open by name meets a link,
+//! the next few opens under the same root go beneath it first (the order changes only the
+//! cost), so paths through links that stay inside do not pay a failed attempt each time. Opened roots are kept for later
 //! calls; each first use by an argument checks, with one `stat` of the root's path, that the
 //! path still names the kept directory, and reopens it if not.
 //!
@@ -740,6 +742,53 @@ mod linux {
         }
     }
 
+    /// Which way to try first for a root. Both ways give the same answer (see
+    /// [`open_beneath`]), so this only decides the cost: a path with a symlink that stays in
+    /// the root pays a failed open by name before the open beneath the root, which made such
+    /// reads 1.6× a plain read instead of 1.3×. A root under which an open by name just met a
+    /// link is opened beneath first for its next [`BENEATH_RUN`] opens, then by name once
+    /// again, so a root whose links are gone returns to the cheaper way. Roots are told apart
+    /// by a hash of their path in a small table; a collision only picks the other order.
+    mod order {
+        use std::os::unix::ffi::OsStrExt;
+        use std::path::Path;
+        use std::sync::atomic::{AtomicU64, Ordering};
+
+        const SLOTS: usize = 64;
+        /// Opens beneath the root before the next attempt by name.
+        pub(super) const BENEATH_RUN: u64 = 15;
+        /// Each slot: the root's hash above the low byte, opens left beneath in the low byte.
+        static LINKED: [AtomicU64; SLOTS] = [const { AtomicU64::new(0) }; SLOTS];
+
+        fn slot(root: &Path) -> (&'static AtomicU64, u64) {
+            // FNV-1a: a few nanoseconds for a path, beside system calls of a microsecond.
+            let hash = root
+                .as_os_str()
+                .as_bytes()
+                .iter()
+                .fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+                    (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+                });
+            (&LINKED[(hash as usize) % SLOTS], hash & !0xff)
+        }
+
+        pub(super) fn by_name_first(root: &Path) -> bool {
+            let (slot, tag) = slot(root);
+            let now = slot.load(Ordering::Relaxed);
+            if now & !0xff != tag || now & 0xff == 0 {
+                return true;
+            }
+            // A lost race between threads only shifts when the next attempt by name comes.
+            slot.store(now - 1, Ordering::Relaxed);
+            false
+        }
+
+        pub(super) fn met_a_link(root: &Path) {
+            let (slot, tag) = slot(root);
+            slot.store(tag | BENEATH_RUN, Ordering::Relaxed);
+        }
+    }
+
     pub(super) fn available() -> bool {
         !MISSING.load(Ordering::Relaxed)
     }
@@ -783,7 +832,8 @@ mod linux {
     /// explains the rest in its own words; only `ENOSYS` is final (no `openat2` at all).
     /// Neither `EAGAIN` (only `..` lookups under `RESOLVE_BENEATH` race renames) nor `EXDEV`
     /// (no `RESOLVE_NO_XDEV`) can come from the first way; mounts are crossed downwards by both
-    /// ways alike.
+    /// ways alike. Since both give the same answer, a root where links were just met skips
+    /// the first way for a while ([`order`]).
     fn open_beneath(
         t: &Target<'_>,
         whole: &Path,
@@ -797,16 +847,20 @@ mod linux {
         } else {
             flags | OFlags::CLOEXEC | OFlags::NOCTTY
         };
-        match openat2(CWD, whole, flags, mode, ResolveFlags::NO_SYMLINKS) {
-            Ok(fd) => {
-                super::BY_NAME.with(|n| n.set(n.get() + 1));
-                return Ok(fd);
+        let by_name_first = order::by_name_first(t.grant.root());
+        let mut by_name_met_a_link = false;
+        if by_name_first {
+            match openat2(CWD, whole, flags, mode, ResolveFlags::NO_SYMLINKS) {
+                Ok(fd) => {
+                    super::BY_NAME.with(|n| n.set(n.get() + 1));
+                    return Ok(fd);
+                }
+                Err(Errno::NOSYS) => {
+                    MISSING.store(true, Ordering::Relaxed);
+                    return Err(Failure::Unsupported);
+                }
+                Err(e) => by_name_met_a_link = e == Errno::LOOP,
             }
-            Err(Errno::NOSYS) => {
-                MISSING.store(true, Ordering::Relaxed);
-                return Err(Failure::Unsupported);
-            }
-            Err(_) => {}
         }
         let root = match t.grant.root_fd.get() {
             Some(fd) => fd,
@@ -823,6 +877,9 @@ mod linux {
             if !matches!(result, Err(Errno::AGAIN)) {
                 break;
             }
+        }
+        if by_name_met_a_link && result.is_ok() {
+            order::met_a_link(t.grant.root());
         }
         result.map_err(|e| {
             if e == Errno::NOSYS {

@@ -689,3 +689,40 @@ fn a_root_whose_path_has_a_link_is_read_beneath_it() {
         });
     }
 }
+
+/// Which way is tried first only changes the cost: after a read through a link that stays in
+/// the root, the next reads under that root are opened beneath it first (no failed attempt by
+/// name), and within a bounded number of opens one goes by name again. Every read gets the
+/// same contents, and a link out stays refused whichever way comes first.
+#[test]
+fn after_a_link_the_root_is_opened_beneath_first_for_a_while() {
+    if !policy_runtime::beneath::uses_openat2() {
+        println!("skipped: this kernel has no openat2, so there is no open by name");
+        return;
+    }
+    let w = World::new();
+    std::fs::write(w.p("data/sub/f.txt"), "deep").unwrap();
+    symlink("sub", w.p("data/ln")).unwrap();
+    symlink("../secret", w.p("data/out")).unwrap();
+    let (n, text) = by_name(|| w.read_arg("data/ln/f.txt").read_to_string().unwrap());
+    assert_eq!((n, text.as_str()), (0, "deep"));
+    let mut ways = Vec::new();
+    for _ in 0..40 {
+        let (n, text) = by_name(|| w.read_arg("data/file.txt").read_to_string().unwrap());
+        assert_eq!(text, "inside");
+        ways.push(n);
+        let err = w.read_arg("data/out/key.txt").read().unwrap_err();
+        assert_refused(&err, Problem::Escapes, Some("path"), &w.p("data"));
+    }
+    assert_eq!(
+        ways[0], 0,
+        "the read after a link went by name first: {ways:?}"
+    );
+    let back = ways.iter().position(|&n| n == 1);
+    assert!(
+        back.is_some_and(|i| i <= 16),
+        "no read went by name again soon: {ways:?}"
+    );
+    // Reads by name that meet no link keep that order.
+    assert!(ways.iter().skip(back.unwrap()).all(|&n| n == 1), "{ways:?}");
+}

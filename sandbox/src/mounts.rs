@@ -923,7 +923,9 @@ mod tests {
             (real.join("d/flink"), false),
             (real.join("d/missing"), false),
         ] {
-            let kernel = open_no_symlinks(&path).map(|_| ()).map_err(|e| e.raw_os_error());
+            let kernel = open_no_symlinks(&path)
+                .map(|_| ())
+                .map_err(|e| e.raw_os_error());
             let stepwise = open_no_symlinks_stepwise(&path)
                 .map(|_| ())
                 .map_err(|e| e.raw_os_error());
