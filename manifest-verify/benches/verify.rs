@@ -9,14 +9,21 @@
 //! * `diff_all_changed/1000`: every tool changed with globs of its own, the worst case for the
 //!   glob cache.
 //!
+//! After criterion, the same cases run round-robin (so load from other processes on a shared
+//! machine hits all of them alike) and their median wall and CPU times are printed: CPU time is
+//! the whole process's (every thread), so it stays comparable when the machine is loaded.
+//! The bars: `parse_and_diff/10000` and `diff_all_changed/1000` under 100 ms each.
+//!
 //! Memory (peak RSS at 10k, 50k and 100k tools) is measured by `scripts/verify-memory.sh`.
 //! Like the command, the benchmark allocates with mimalloc.
 //!
-//! Run with `cargo bench -p manifest-verify --bench verify -- --warm-up-time 1 --measurement-time 3`.
+//! Run with `cargo bench -p manifest-verify --bench verify -- --warm-up-time 1 --measurement-time 3`;
+//! only the interleaved table: `cargo bench -p manifest-verify --bench verify -- zzz_nomatch`.
 
 use std::hint::black_box;
+use std::time::{Duration, Instant};
 
-use criterion::{criterion_group, criterion_main, BenchmarkId, Criterion};
+use criterion::{criterion_group, BenchmarkId, Criterion};
 use manifest_verify::Verifier;
 use policy_runtime::Manifest;
 
@@ -86,5 +93,91 @@ fn bench(c: &mut Criterion) {
     group.finish();
 }
 
+/// CPU time of the whole process so far (user and system, every thread).
+fn cpu_now() -> Duration {
+    // SAFETY: clock_gettime fills the zeroed struct it is given.
+    let ts = unsafe {
+        let mut ts: libc::timespec = std::mem::zeroed();
+        libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut ts);
+        ts
+    };
+    Duration::new(ts.tv_sec as u64, ts.tv_nsec as u32)
+}
+
+/// The cases of the criterion groups with a bar, plus their parts, run round-robin `rounds`
+/// times; prints each one's median wall and CPU time in milliseconds.
+fn interleaved(rounds: usize) {
+    let old_text = manifest_text(10_000, 10, false, false);
+    let new_text = manifest_text(10_000, 10, true, false);
+    let (old, new) = (parse(&old_text), parse(&new_text));
+    let all_old = parse(&manifest_text(1_000, 1, false, true));
+    let all_new = parse(&manifest_text(1_000, 1, true, true));
+    type Case<'a> = (&'static str, Box<dyn Fn() + 'a>);
+    let cases: Vec<Case<'_>> = vec![
+        (
+            "parse_and_diff/10000",
+            Box::new(|| {
+                let (o, n) = (parse(&old_text), parse(&new_text));
+                black_box(Verifier::new().diff(&o, &n));
+            }),
+        ),
+        (
+            "diff_all_changed/1000",
+            Box::new(|| {
+                black_box(Verifier::new().diff(&all_old, &all_new));
+            }),
+        ),
+        (
+            "parse/10000",
+            Box::new(|| {
+                black_box(parse(&new_text));
+            }),
+        ),
+        (
+            "diff/10000",
+            Box::new(|| {
+                black_box(Verifier::new().diff(&old, &new));
+            }),
+        ),
+        (
+            "serde_json_ignored/10000",
+            Box::new(|| {
+                black_box(serde_json::from_str::<serde::de::IgnoredAny>(&new_text).unwrap());
+            }),
+        ),
+    ];
+    let mut times = vec![(Vec::new(), Vec::new()); cases.len()];
+    for _ in 0..rounds {
+        for ((_, case), (wall, cpu)) in cases.iter().zip(&mut times) {
+            let (start, cpu_start) = (Instant::now(), cpu_now());
+            case();
+            wall.push(start.elapsed());
+            cpu.push(cpu_now().saturating_sub(cpu_start));
+        }
+    }
+    let median = |v: &mut Vec<Duration>| {
+        v.sort();
+        v[v.len() / 2].as_secs_f64() * 1e3
+    };
+    println!(
+        "interleaved, {rounds} rounds (median ms; bar: parse_and_diff and diff_all_changed < 100):"
+    );
+    for ((name, _), (wall, cpu)) in cases.iter().zip(&mut times) {
+        println!(
+            "  {name:<26} wall {:8.2}  cpu {:8.2}",
+            median(wall),
+            median(cpu)
+        );
+    }
+}
+
 criterion_group!(benches, bench);
-criterion_main!(benches);
+
+fn main() {
+    benches();
+    Criterion::default().configure_from_args().final_summary();
+    // `cargo test --benches` runs this binary without --bench: only smoke-test there.
+    if std::env::args().any(|a| a == "--bench") {
+        interleaved(15);
+    }
+}
