@@ -7,7 +7,9 @@
 //!   text into a `Value` or skipping it: the floor of any reader.
 //! * `diff/{1000,10000}`: comparing already loaded manifests, at two sizes.
 //! * `diff_all_changed/1000`: every tool changed with globs of its own, the worst case for the
-//!   glob cache.
+//!   glob cache; `diff_all_changed/1000_wild`: the same under a wildcard directory of each
+//!   tool's own, so that no literal directories can be read off first and every comparison is
+//!   one search of automata compiled for it alone.
 //!
 //! After criterion, the same cases run round-robin (so load from other processes on a shared
 //! machine hits all of them alike) and their median wall and CPU times are printed: CPU time is
@@ -34,15 +36,15 @@ mod shape;
 #[global_allocator]
 static ALLOCATOR: mimalloc::MiMalloc = mimalloc::MiMalloc;
 
-use shape::manifest_text;
+use shape::{manifest_text, Globs};
 
 fn parse(text: &str) -> Manifest {
     Manifest::from_json_str("bench.json", text).expect("bench manifests are valid")
 }
 
 fn bench(c: &mut Criterion) {
-    let old_text = manifest_text(10_000, 10, false, false);
-    let new_text = manifest_text(10_000, 10, true, false);
+    let old_text = manifest_text(10_000, 10, false, Globs::Shared);
+    let new_text = manifest_text(10_000, 10, true, Globs::Shared);
 
     let mut group = c.benchmark_group("parse_and_diff");
     group.sample_size(10);
@@ -73,9 +75,14 @@ fn bench(c: &mut Criterion) {
 
     let mut group = c.benchmark_group("diff_all_changed");
     group.sample_size(10);
-    let old = parse(&manifest_text(1_000, 1, false, true));
-    let new = parse(&manifest_text(1_000, 1, true, true));
+    let old = parse(&manifest_text(1_000, 1, false, Globs::Own));
+    let new = parse(&manifest_text(1_000, 1, true, Globs::Own));
     group.bench_function("1000", |b| {
+        b.iter(|| black_box(Verifier::new().diff(&old, &new)))
+    });
+    let old = parse(&manifest_text(1_000, 1, false, Globs::OwnWild));
+    let new = parse(&manifest_text(1_000, 1, true, Globs::OwnWild));
+    group.bench_function("1000_wild", |b| {
         b.iter(|| black_box(Verifier::new().diff(&old, &new)))
     });
     group.finish();
@@ -84,8 +91,8 @@ fn bench(c: &mut Criterion) {
     let mut group = c.benchmark_group("diff");
     group.sample_size(10);
     for tools in [1_000, 10_000] {
-        let old = parse(&manifest_text(tools, 10, false, false));
-        let new = parse(&manifest_text(tools, 10, true, false));
+        let old = parse(&manifest_text(tools, 10, false, Globs::Shared));
+        let new = parse(&manifest_text(tools, 10, true, Globs::Shared));
         group.bench_with_input(BenchmarkId::from_parameter(tools), &tools, |b, _| {
             b.iter(|| black_box(Verifier::new().diff(&old, &new)))
         });
@@ -107,11 +114,13 @@ fn cpu_now() -> Duration {
 /// The cases of the criterion groups with a bar, plus their parts, run round-robin `rounds`
 /// times; prints each one's median wall and CPU time in milliseconds.
 fn interleaved(rounds: usize) {
-    let old_text = manifest_text(10_000, 10, false, false);
-    let new_text = manifest_text(10_000, 10, true, false);
+    let old_text = manifest_text(10_000, 10, false, Globs::Shared);
+    let new_text = manifest_text(10_000, 10, true, Globs::Shared);
     let (old, new) = (parse(&old_text), parse(&new_text));
-    let all_old = parse(&manifest_text(1_000, 1, false, true));
-    let all_new = parse(&manifest_text(1_000, 1, true, true));
+    let all_old = parse(&manifest_text(1_000, 1, false, Globs::Own));
+    let all_new = parse(&manifest_text(1_000, 1, true, Globs::Own));
+    let wild_old = parse(&manifest_text(1_000, 1, false, Globs::OwnWild));
+    let wild_new = parse(&manifest_text(1_000, 1, true, Globs::OwnWild));
     type Case<'a> = (&'static str, Box<dyn Fn() + 'a>);
     let cases: Vec<Case<'_>> = vec![
         (
@@ -125,6 +134,12 @@ fn interleaved(rounds: usize) {
             "diff_all_changed/1000",
             Box::new(|| {
                 black_box(Verifier::new().diff(&all_old, &all_new));
+            }),
+        ),
+        (
+            "diff_all_changed/1000_wild",
+            Box::new(|| {
+                black_box(Verifier::new().diff(&wild_old, &wild_new));
             }),
         ),
         (

@@ -84,16 +84,25 @@ fn declared(list: &Option<GlobList>) -> &[Glob] {
     list.as_ref().map_or(&[], |l| l.globs())
 }
 
-/// Compiled glob sets, keyed by their sorted, deduplicated globs. Many tools share globs, so a
-/// set is compiled once and reused; the cache holds at most [`GlobCache::CAPACITY`] sets and
-/// starts over when full, so memory stays flat however many tools a manifest has.
+/// Compiled glob sets, keyed by their sorted, deduplicated globs, and the answers of
+/// witness searches between residuals (see [`path_witness`]), keyed by their regexes. Many
+/// tools share globs, or globs that differ only in their leading directories, so a set is
+/// compiled and a question answered once and reused; each table holds at most
+/// [`GlobCache::CAPACITY`] entries and starts over when full, so memory stays flat however
+/// many tools a manifest has.
 #[derive(Debug, Default)]
 pub struct GlobCache {
     languages: HashMap<Vec<Glob>, Arc<Result<Language, Undecided>>>,
+    residuals: HashMap<Vec<String>, Arc<Result<Language, Undecided>>>,
+    answers: HashMap<Question, Option<String>>,
 }
 
+/// One witness search between residuals: admitted regexes, rejected regexes, and whether the
+/// empty string is the root (no prefix was read) and so comes last.
+type Question = (Vec<String>, Vec<String>, bool);
+
 impl GlobCache {
-    /// The most compiled sets kept at once.
+    /// The most compiled sets (and, separately, answers) kept at once.
     pub const CAPACITY: usize = 2_048;
 }
 
@@ -117,14 +126,27 @@ impl GlobCache {
         Some(lang)
     }
 
+    /// The language of a union of residual regexes (sorted, distinct).
+    fn residual(&mut self, regexes: &[String]) -> Arc<Result<Language, Undecided>> {
+        if let Some(hit) = self.residuals.get(regexes) {
+            return Arc::clone(hit);
+        }
+        let lang = Arc::new(Language::from_regexes(regexes));
+        if self.residuals.len() >= GlobCache::CAPACITY {
+            self.residuals.clear();
+        }
+        self.residuals.insert(regexes.to_vec(), Arc::clone(&lang));
+        lang
+    }
+
     /// How many compiled sets the cache holds.
     pub fn len(&self) -> usize {
-        self.languages.len()
+        self.languages.len() + self.residuals.len()
     }
 
     /// Whether nothing has been compiled yet.
     pub fn is_empty(&self) -> bool {
-        self.languages.is_empty()
+        self.languages.is_empty() && self.residuals.is_empty()
     }
 }
 
@@ -153,6 +175,16 @@ fn relevant<'a, 'b>(admitted: &PathSet<'a>, rejected: &PathSet<'b>) -> (PathSet<
 /// A normalized path that `admitted` admits and `rejected` does not (`Ok(None)`: none exists,
 /// so `admitted ⊆ rejected`). The root is returned as `/`.
 ///
+/// The witness is the least such path, shorter first, then by [`WitnessOrder::Paths`]; it
+/// does not depend on how the question is split. The admitted globs are grouped by their
+/// literal leading directories `P`, and each group asks only what follows `P`: the residuals
+/// ([`Glob::residual_regexes`]) of its globs and of the rejected globs. Every path of the group
+/// is `P` followed by a path, so its least witness is `P` followed by the least witness of the
+/// residuals, and the least over the groups is the answer. Residuals of tools whose globs
+/// differ only in their leading directories are the same regexes, compiled and answered once
+/// per [`GlobCache`]. [`whole_path_witness`] asks the same question in one search; a property
+/// test holds both to the same answers.
+///
 /// ```
 /// use manifest_verify::fs::{path_witness, GlobCache, PathSet};
 /// use manifest_verify::inclusion::Budget;
@@ -166,6 +198,121 @@ fn relevant<'a, 'b>(admitted: &PathSet<'a>, rejected: &PathSet<'b>) -> (PathSet<
 /// assert_eq!(path_witness(&mut cache, &old, &PathSet::Universe, &budget).unwrap(), None);
 /// ```
 pub fn path_witness(
+    cache: &mut GlobCache,
+    admitted: &PathSet<'_>,
+    rejected: &PathSet<'_>,
+    budget: &Budget,
+) -> Result<Option<String>, Undecided> {
+    if admitted.textually_within(rejected) {
+        return Ok(None);
+    }
+    let (admitted, rejected) = relevant(admitted, rejected);
+    let (PathSet::Globs(admitted_globs), PathSet::Globs(rejected_globs)) = (&admitted, &rejected)
+    else {
+        return whole_path_witness(cache, &admitted, &rejected, budget);
+    };
+    let mut best: Option<String> = None;
+    for (prefix, group) in groups(admitted_globs) {
+        let residuals = |globs: &[&Glob]| {
+            let mut regexes: Vec<String> = globs
+                .iter()
+                .flat_map(|g| g.residual_regexes(&prefix))
+                .collect();
+            regexes.sort();
+            regexes.dedup();
+            regexes
+        };
+        let question = (
+            residuals(&group),
+            residuals(rejected_globs),
+            prefix.is_empty(),
+        );
+        let Some(tail) = answer(cache, question, budget)? else {
+            continue;
+        };
+        let witness = if prefix.is_empty() {
+            tail
+        } else {
+            format!("/{}{tail}", prefix.join("/"))
+        };
+        if best
+            .as_ref()
+            .is_none_or(|b| WitnessOrder::Paths.compare(&witness, b).is_lt())
+        {
+            best = Some(witness);
+        }
+    }
+    Ok(best.map(|w| root_as_slash(&w)))
+}
+
+/// The most groups [`path_witness`] searches one by one; past it, one group of the literal
+/// directories all admitted globs share (the same answer, from larger automata).
+const MAX_GROUPS: usize = 16;
+
+/// The admitted globs grouped by their literal leading components (each group's prefix), in
+/// a stable order.
+fn groups<'a>(globs: &[&'a Glob]) -> Vec<(Vec<String>, Vec<&'a Glob>)> {
+    let prefix = |g: &Glob, depth: usize| g.literal_components(depth).unwrap_or_default();
+    let mut groups: Vec<(Vec<String>, Vec<&'a Glob>)> = Vec::new();
+    for &g in globs {
+        let own = prefix(g, g.literal_depth());
+        match groups.iter_mut().find(|(p, _)| *p == own) {
+            Some((_, members)) => members.push(g),
+            None => groups.push((own, vec![g])),
+        }
+    }
+    if groups.len() <= MAX_GROUPS {
+        return groups;
+    }
+    // The longest run of leading components every group's prefix shares.
+    let mut shared = groups[0].0.clone();
+    for (p, _) in &groups[1..] {
+        let same = shared.iter().zip(p).take_while(|(a, b)| a == b).count();
+        shared.truncate(same);
+    }
+    vec![(shared, globs.to_vec())]
+}
+
+/// The least path in the residual `admitted` and not in `rejected` (the empty string is the
+/// prefix itself, or the root when the question has no prefix), from the cache when it was
+/// asked before. Undecided answers are not kept: they depend on the budget left.
+fn answer(
+    cache: &mut GlobCache,
+    question: Question,
+    budget: &Budget,
+) -> Result<Option<String>, Undecided> {
+    if let Some(hit) = cache.answers.get(&question) {
+        return Ok(hit.clone());
+    }
+    let (admitted, rejected, root_last) = &question;
+    if admitted.is_empty() {
+        return Ok(None);
+    }
+    let a = cache.residual(admitted);
+    let r = (!rejected.is_empty()).then(|| cache.residual(rejected));
+    let mut terms = vec![
+        Term::member(Language::paths()),
+        Term::member(a.as_ref().as_ref().map_err(Clone::clone)?),
+    ];
+    if let Some(r) = &r {
+        terms.push(Term::non_member(r.as_ref().as_ref().map_err(Clone::clone)?));
+    }
+    let order = if *root_last {
+        WitnessOrder::Paths
+    } else {
+        WitnessOrder::PathTails
+    };
+    let found = find_witness(&terms, order, budget)?;
+    if cache.answers.len() >= GlobCache::CAPACITY {
+        cache.answers.clear();
+    }
+    cache.answers.insert(question, found.clone());
+    Ok(found)
+}
+
+/// [`path_witness`] in one search of the whole sets' automata: the reference its grouped
+/// searches are tested against, and the search for an unspecified side.
+pub fn whole_path_witness(
     cache: &mut GlobCache,
     admitted: &PathSet<'_>,
     rejected: &PathSet<'_>,
@@ -296,4 +443,38 @@ fn json<T: serde::Serialize>(value: &T) -> String {
 
 fn fs_text(fs: &FsPolicy) -> Option<String> {
     (!fs.is_unspecified()).then(|| json(fs))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use policy_runtime::GlobList;
+
+    /// Past [`MAX_GROUPS`] prefixes the admitted globs are searched as one group under their
+    /// shared directories; the witness is still the whole search's.
+    #[test]
+    fn many_prefixes_are_searched_as_one_group() {
+        let budget = Budget::per_tool();
+        let new: Vec<String> = (0..MAX_GROUPS + 4)
+            .map(|i| format!("/srv/team{i}/{}", if i % 2 == 0 { "**" } else { "*.log" }))
+            .collect();
+        let old = ["/srv/team1/**", "/srv/team2/x", "/srv/zz"];
+        let (new, old) = (GlobList::new(&new).unwrap(), GlobList::new(old).unwrap());
+        fn set(l: &GlobList) -> PathSet<'_> {
+            PathSet::union([Some(l.globs())])
+        }
+        let (new, old) = (set(&new), set(&old));
+        let PathSet::Globs(globs) = &new else {
+            unreachable!()
+        };
+        let one = groups(globs);
+        assert_eq!(one.len(), 1);
+        assert_eq!(one[0].0, ["srv"]);
+        for (a, r, expected) in [(&new, &old, "/srv/team0"), (&old, &new, "/srv/zz")] {
+            let grouped = path_witness(&mut GlobCache::default(), a, r, &budget).unwrap();
+            let whole = whole_path_witness(&mut GlobCache::default(), a, r, &budget).unwrap();
+            assert_eq!(grouped, whole);
+            assert_eq!(grouped.as_deref(), Some(expected));
+        }
+    }
 }
