@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use policy_runtime::glob::{Glob, GlobList};
+use policy_runtime::glob::{Component, Glob, GlobList};
 use policy_runtime::policy::{FsPolicy, ToolPolicy};
 
 use crate::findings::{Code, Finding};
@@ -177,13 +177,15 @@ fn relevant<'a, 'b>(admitted: &PathSet<'a>, rejected: &PathSet<'b>) -> (PathSet<
 ///
 /// The witness is the least such path, shorter first, then by [`WitnessOrder::Paths`]; it
 /// does not depend on how the question is split. The admitted globs are grouped by their
-/// literal leading directories `P`, and each group asks only what follows `P`: the residuals
-/// ([`Glob::residual_regexes`]) of its globs and of the rejected globs. Every path of the group
-/// is `P` followed by a path, so its least witness is `P` followed by the least witness of the
-/// residuals, and the least over the groups is the answer. Residuals of tools whose globs
-/// differ only in their leading directories are the same regexes, compiled and answered once
-/// per [`GlobCache`]. [`whole_path_witness`] asks the same question in one search; a property
-/// test holds both to the same answers.
+/// leading components before any `**`, and each group reads off as much of them as leaves
+/// every residual ([`Glob::residual_after`]) decided: a literal component as written, a
+/// pattern such as `*` as its least text, since whichever text it stands for, the question
+/// after it is the same. Every path of the group is such a prefix followed by a path, so its
+/// least witness is the least prefix followed by the least witness of the residuals, and the
+/// least over the groups is the answer. Tools whose globs differ only in their leading
+/// directories ask the same residual question, compiled and answered once per [`GlobCache`].
+/// [`whole_path_witness`] asks the question in one search; a property test holds both to the
+/// same answers.
 ///
 /// ```
 /// use manifest_verify::fs::{path_witness, GlobCache, PathSet};
@@ -212,28 +214,9 @@ pub fn path_witness(
         return whole_path_witness(cache, &admitted, &rejected, budget);
     };
     let mut best: Option<String> = None;
-    for (prefix, group) in groups(admitted_globs) {
-        let residuals = |globs: &[&Glob]| {
-            let mut regexes: Vec<String> = globs
-                .iter()
-                .flat_map(|g| g.residual_regexes(&prefix))
-                .collect();
-            regexes.sort();
-            regexes.dedup();
-            regexes
-        };
-        let question = (
-            residuals(&group),
-            residuals(rejected_globs),
-            prefix.is_empty(),
-        );
-        let Some(tail) = answer(cache, question, budget)? else {
+    for (key, group) in groups(admitted_globs) {
+        let Some(witness) = group_witness(cache, &key, &group, rejected_globs, budget)? else {
             continue;
-        };
-        let witness = if prefix.is_empty() {
-            tail
-        } else {
-            format!("/{}{tail}", prefix.join("/"))
         };
         if best
             .as_ref()
@@ -245,18 +228,23 @@ pub fn path_witness(
     Ok(best.map(|w| root_as_slash(&w)))
 }
 
-/// The most groups [`path_witness`] searches one by one; past it, one group of the literal
-/// directories all admitted globs share (the same answer, from larger automata).
+/// The most groups [`path_witness`] searches one by one; past it, one group of the leading
+/// components all admitted globs share (the same answer, from larger automata).
 const MAX_GROUPS: usize = 16;
 
-/// The admitted globs grouped by their literal leading components (each group's prefix), in
-/// a stable order.
-fn groups<'a>(globs: &[&'a Glob]) -> Vec<(Vec<String>, Vec<&'a Glob>)> {
-    let prefix = |g: &Glob, depth: usize| g.literal_components(depth).unwrap_or_default();
-    let mut groups: Vec<(Vec<String>, Vec<&'a Glob>)> = Vec::new();
+/// The admitted globs grouped by their leading components before any `**` (each group's
+/// key), in a stable order.
+fn groups<'a>(globs: &[&'a Glob]) -> Vec<(Vec<&'a Component>, Vec<&'a Glob>)> {
+    let key = |g: &'a Glob| -> Vec<&'a Component> {
+        g.components()
+            .iter()
+            .take_while(|c| !matches!(c, Component::Recursive))
+            .collect()
+    };
+    let mut groups: Vec<(Vec<&'a Component>, Vec<&'a Glob>)> = Vec::new();
     for &g in globs {
-        let own = prefix(g, g.literal_depth());
-        match groups.iter_mut().find(|(p, _)| *p == own) {
+        let own = key(g);
+        match groups.iter_mut().find(|(k, _)| *k == own) {
             Some((_, members)) => members.push(g),
             None => groups.push((own, vec![g])),
         }
@@ -264,13 +252,75 @@ fn groups<'a>(globs: &[&'a Glob]) -> Vec<(Vec<String>, Vec<&'a Glob>)> {
     if groups.len() <= MAX_GROUPS {
         return groups;
     }
-    // The longest run of leading components every group's prefix shares.
     let mut shared = groups[0].0.clone();
-    for (p, _) in &groups[1..] {
-        let same = shared.iter().zip(p).take_while(|(a, b)| a == b).count();
+    for (k, _) in &groups[1..] {
+        let same = shared.iter().zip(k).take_while(|(a, b)| a == b).count();
         shared.truncate(same);
     }
     vec![(shared, globs.to_vec())]
+}
+
+/// The least witness among the paths of one group of admitted globs, which all begin with the
+/// components `key`: the longest part of `key` after which every residual is decided is read
+/// off (a literal component as written, a pattern as its least text: whichever text it stands
+/// for, what follows is the same question), and only what follows is searched.
+fn group_witness(
+    cache: &mut GlobCache,
+    key: &[&Component],
+    group: &[&Glob],
+    rejected: &[&Glob],
+    budget: &Budget,
+) -> Result<Option<String>, Undecided> {
+    let mut depth = key.len();
+    let (admitted, rejected) = loop {
+        let prefix = &key[..depth];
+        match (residuals(group, prefix), residuals(rejected, prefix)) {
+            (Ok(a), Ok(r)) => break (a, r),
+            (Err(i), _) | (_, Err(i)) => depth = i,
+        }
+    };
+    let mut prefix = String::new();
+    for component in &key[..depth] {
+        let text = match component.as_literal() {
+            Some(text) => text,
+            None => match least_text(cache, component, budget)? {
+                Some(text) => text,
+                // No valid path component spells the pattern: the group admits no path.
+                None => return Ok(None),
+            },
+        };
+        prefix.push('/');
+        prefix.push_str(&text);
+    }
+    let tail = answer(cache, (admitted, rejected, depth == 0), budget)?;
+    Ok(tail.map(|tail| prefix + &tail))
+}
+
+/// The union of the globs' residuals after `prefix` (sorted, distinct), or the first prefix
+/// component after which one of them is undecided.
+fn residuals(globs: &[&Glob], prefix: &[&Component]) -> Result<Vec<String>, usize> {
+    let mut regexes = Vec::new();
+    for g in globs {
+        regexes.extend(g.residual_after(prefix)?);
+    }
+    regexes.sort();
+    regexes.dedup();
+    Ok(regexes)
+}
+
+/// The least valid path component (shorter first, then by [`WitnessOrder::Paths`]) that a
+/// pattern component spells, if any.
+fn least_text(
+    cache: &mut GlobCache,
+    component: &Component,
+    budget: &Budget,
+) -> Result<Option<String>, Undecided> {
+    let path = answer(
+        cache,
+        (vec![component.to_regex()], Vec::new(), false),
+        budget,
+    )?;
+    Ok(path.map(|p| p.strip_prefix('/').unwrap_or(&p).to_string()))
 }
 
 /// The least path in the residual `admitted` and not in `rejected` (the empty string is the
@@ -469,7 +519,11 @@ mod tests {
         };
         let one = groups(globs);
         assert_eq!(one.len(), 1);
-        assert_eq!(one[0].0, ["srv"]);
+        // The one component they share: `srv`.
+        assert_eq!(
+            one[0].0,
+            globs[0].components()[..1].iter().collect::<Vec<_>>()
+        );
         for (a, r, expected) in [(&new, &old, "/srv/team0"), (&old, &new, "/srv/zz")] {
             let grouped = path_witness(&mut GlobCache::default(), a, r, &budget).unwrap();
             let whole = whole_path_witness(&mut GlobCache::default(), a, r, &budget).unwrap();

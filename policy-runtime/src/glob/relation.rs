@@ -99,7 +99,7 @@ fn has_recursive(components: &[Component]) -> bool {
 }
 
 /// Whether every text `inner` spells, `outer` spells too (shown, not decided).
-fn component_within(inner: &Component, outer: &Component) -> bool {
+pub(super) fn component_within(inner: &Component, outer: &Component) -> bool {
     match (inner, outer) {
         (_, Component::Recursive) | (Component::Recursive, _) => false,
         (Component::Pattern(i), Component::Pattern(o)) => {
@@ -114,7 +114,7 @@ fn component_within(inner: &Component, outer: &Component) -> bool {
 
 /// Whether two one-component patterns might spell the same text: decided when either is a
 /// literal, assumed otherwise.
-fn components_may_meet(p: &[Token], q: &[Token]) -> bool {
+pub(super) fn components_may_meet(p: &[Token], q: &[Token]) -> bool {
     let literal = |tokens: &[Token]| -> Option<String> {
         tokens
             .iter()

@@ -9,42 +9,10 @@
 //! question of their automata (and get the answer from its cache).
 
 use super::matcher::component_matches;
-use super::{regex_of, Component, Glob};
+use super::relation::{component_within, components_may_meet};
+use super::{regex_of, Component, Glob, Token};
 
 impl Glob {
-    /// How many leading components are literal text (no wildcard, class or alternation).
-    ///
-    /// ```
-    /// use policy_runtime::glob::Glob;
-    /// assert_eq!(Glob::new("/srv/app/*.log")?.literal_depth(), 2);
-    /// assert_eq!(Glob::new("/srv/app")?.literal_depth(), 2);
-    /// assert_eq!(Glob::new("/**/x")?.literal_depth(), 0);
-    /// # Ok::<(), policy_runtime::glob::GlobError>(())
-    /// ```
-    pub fn literal_depth(&self) -> usize {
-        self.components()
-            .iter()
-            .take_while(|c| c.as_literal().is_some())
-            .count()
-    }
-
-    /// The first `depth` components as literal texts; `None` when one of them is not literal.
-    ///
-    /// ```
-    /// use policy_runtime::glob::Glob;
-    /// let g = Glob::new("/srv/app/*.log")?;
-    /// assert_eq!(g.literal_components(2), Some(vec!["srv".to_string(), "app".to_string()]));
-    /// assert_eq!(g.literal_components(3), None);
-    /// # Ok::<(), policy_runtime::glob::GlobError>(())
-    /// ```
-    pub fn literal_components(&self, depth: usize) -> Option<Vec<String>> {
-        self.components()
-            .get(..depth)?
-            .iter()
-            .map(Component::as_literal)
-            .collect()
-    }
-
     /// The residual of the glob after the literal path whose components are `prefix`: regexes
     /// (in the convention of [`Glob::to_regex`]) whose union holds exactly the normalized paths
     /// `s` (the root as the empty string) for which `prefix` followed by `s` matches the glob.
@@ -66,7 +34,36 @@ impl Glob {
     /// assert!(g("/data/**").residual_regexes(&["srv"]).is_empty());
     /// ```
     pub fn residual_regexes<S: AsRef<str>>(&self, prefix: &[S]) -> Vec<String> {
+        let steps: Vec<Component> = prefix
+            .iter()
+            .map(|text| Component::Pattern(text.as_ref().chars().map(Token::Literal).collect()))
+            .collect();
+        let steps: Vec<&Component> = steps.iter().collect();
+        self.residual_after(&steps)
+            .expect("a literal prefix never leaves the residual undecided")
+    }
+
+    /// The residual of the glob after a prefix of components, each a literal text or a
+    /// pattern standing for *any one* of its texts: regexes as in [`Glob::residual_regexes`],
+    /// the same whichever texts the patterns stand for. `Err(i)` when that is not so: whether
+    /// the glob goes on after prefix component `i` depends on which text its pattern stands
+    /// for (as far as the components show); the residual after the first `i` components is
+    /// then always decided.
+    ///
+    /// ```
+    /// use policy_runtime::glob::Glob;
+    /// let g = |s| Glob::new(s).unwrap();
+    /// let own = g("/home/*/proj/**");
+    /// let prefix: Vec<_> = own.components()[..3].iter().collect(); // home, *, proj
+    /// // The same pattern, `**` or a lone `*` goes on whatever `*` stands for...
+    /// assert_eq!(g("/home/*/proj/*.rs").residual_after(&prefix), Ok(vec![r"^/[^/]*\.rs$".to_string()]));
+    /// assert_eq!(g("/home/**").residual_after(&prefix), Ok(vec![r"^(?:/[^/]+)*$".to_string()]));
+    /// // ...a literal user does not.
+    /// assert_eq!(g("/home/alice/proj/**").residual_after(&prefix), Err(1));
+    /// ```
+    pub fn residual_after(&self, prefix: &[&Component]) -> Result<Vec<String>, usize> {
         let components = self.components();
+        let literals: Vec<Option<String>> = prefix.iter().map(|c| c.as_literal()).collect();
         // seen[offset * (prefix + 1) + read]: the glob's components from `offset` on were
         // already tried against the prefix's components from `read` on (memoized, so several
         // `**` cannot make the walk exponential).
@@ -91,8 +88,22 @@ impl Glob {
                     stack.push((offset, read + 1));
                     stack.push((offset + 1, read));
                 }
-                Some(Component::Pattern(tokens)) => {
-                    if component_matches(tokens, prefix[read].as_ref()) {
+                Some(own @ Component::Pattern(tokens)) => {
+                    let goes_on = match (&literals[read], prefix[read]) {
+                        (Some(text), _) => component_matches(tokens, text),
+                        (None, Component::Pattern(step)) => {
+                            if component_within(prefix[read], own) {
+                                true
+                            } else if !components_may_meet(tokens, step) {
+                                false
+                            } else {
+                                return Err(read);
+                            }
+                        }
+                        // A `**` step stands for any number of components: never a prefix.
+                        (None, Component::Recursive) => return Err(read),
+                    };
+                    if goes_on {
                         stack.push((offset + 1, read + 1));
                     }
                 }
@@ -104,7 +115,22 @@ impl Glob {
             .collect();
         regexes.sort();
         regexes.dedup();
-        regexes
+        Ok(regexes)
+    }
+}
+
+impl Component {
+    /// The regex (in the convention of [`Glob::to_regex`]) of the one-component paths this
+    /// component matches: `/` and one of its texts.
+    ///
+    /// ```
+    /// use policy_runtime::glob::Glob;
+    /// let g = Glob::new("/srv/*.log")?;
+    /// assert_eq!(g.components()[1].to_regex(), r"^/[^/]*\.log$");
+    /// # Ok::<(), policy_runtime::glob::GlobError>(())
+    /// ```
+    pub fn to_regex(&self) -> String {
+        regex_of(std::slice::from_ref(self))
     }
 }
 
@@ -165,6 +191,33 @@ mod tests {
                         by_residual,
                         "{glob} after {prefix:?}, tail {tail:?}"
                     );
+                }
+            }
+            // Prefixes with patterns: a decided residual holds for every text a pattern
+            // stands for.
+            for prefix in ["/*", "/a/?", "/[ab]/b", "/*/*", "/{a,c}/b"] {
+                let steps = Glob::new(prefix).unwrap();
+                let steps: Vec<&Component> = steps.components().iter().collect();
+                let Ok(residual) = g.residual_after(&steps) else {
+                    continue;
+                };
+                let residual: Vec<regex_automata::meta::Regex> = residual
+                    .iter()
+                    .map(|r| regex_automata::meta::Regex::new(r).unwrap())
+                    .collect();
+                let step_glob = Glob::new(prefix).unwrap();
+                let heads = tails
+                    .iter()
+                    .filter(|h| !h.is_empty() && step_glob.is_match(h));
+                for head in heads {
+                    for tail in &tails {
+                        let by_residual = residual.iter().any(|r| r.is_match(tail.as_str()));
+                        assert_eq!(
+                            g.is_match(&format!("{head}{tail}")),
+                            by_residual,
+                            "{glob} after {head} (as {prefix}), tail {tail:?}"
+                        );
+                    }
                 }
             }
         }
