@@ -11,7 +11,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
-use policy_runtime::glob::{Component, Glob, GlobList};
+use policy_runtime::glob::{Component, Glob, GlobList, Token};
 use policy_runtime::policy::{FsPolicy, ToolPolicy};
 
 use crate::findings::{Code, Finding};
@@ -315,13 +315,31 @@ fn least_text(
     component: &Component,
     budget: &Budget,
 ) -> Result<Option<String>, Undecided> {
-    let path = answer(
-        cache,
-        (vec![component.to_regex()], Vec::new(), false),
-        budget,
-    )?;
+    // Literals, `?` and `*` alone: each `?` is its least character and each `*` empty, as
+    // long as that spells a valid component (not empty, `.` or `..`); otherwise the automaton
+    // decides.
+    let Component::Pattern(tokens) = component else {
+        return Ok(None);
+    };
+    let simple: Option<String> = tokens
+        .iter()
+        .filter_map(|t| match t {
+            Token::Literal(c) => Some(Some(*c)),
+            Token::Question => Some(Some(LEAST_CHAR)),
+            Token::Star => None,
+            _ => Some(None),
+        })
+        .collect();
+    if let Some(text) = simple.filter(|t| !matches!(t.as_str(), "" | "." | "..")) {
+        return Ok(Some(text));
+    }
+    let question = (vec![component.to_regex()], Vec::new(), false);
+    let path = answer(cache, question, budget)?;
     Ok(path.map(|p| p.strip_prefix('/').unwrap_or(&p).to_string()))
 }
+
+/// The first character of [`WitnessOrder::Paths`], which any `?` may spell.
+const LEAST_CHAR: char = 'a';
 
 /// The least path in the residual `admitted` and not in `rejected` (the empty string is the
 /// prefix itself, or the root when the question has no prefix), from the cache when it was
