@@ -102,6 +102,10 @@ fn has_recursive(components: &[Component]) -> bool {
 pub(super) fn component_within(inner: &Component, outer: &Component) -> bool {
     match (inner, outer) {
         (_, Component::Recursive) | (Component::Recursive, _) => false,
+        // Two literals (the common case: directory names) spell one text each.
+        (Component::Pattern(i), Component::Pattern(o)) if all_literal(i) && all_literal(o) => {
+            i == o
+        }
         (Component::Pattern(i), Component::Pattern(o)) => {
             i == o
                 || matches!(o.as_slice(), [Token::Star])
@@ -154,6 +158,9 @@ fn wildcards_within(inner: &[Token], outer: &[Token]) -> bool {
 /// Whether two one-component patterns might spell the same text: decided when either is a
 /// literal, assumed otherwise.
 pub(super) fn components_may_meet(p: &[Token], q: &[Token]) -> bool {
+    if all_literal(p) && all_literal(q) {
+        return p == q;
+    }
     let literal = |tokens: &[Token]| -> Option<String> {
         tokens
             .iter()
@@ -168,6 +175,10 @@ pub(super) fn components_may_meet(p: &[Token], q: &[Token]) -> bool {
         (_, Some(b)) => component_matches(p, &b),
         _ => true,
     }
+}
+
+fn all_literal(tokens: &[Token]) -> bool {
+    tokens.iter().all(|t| matches!(t, Token::Literal(_)))
 }
 
 #[cfg(test)]

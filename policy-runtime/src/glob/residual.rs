@@ -63,7 +63,9 @@ impl Glob {
     /// ```
     pub fn residual_after(&self, prefix: &[&Component]) -> Result<Vec<String>, usize> {
         let components = self.components();
-        let literals: Vec<Option<String>> = prefix.iter().map(|c| c.as_literal()).collect();
+        // Each prefix component's literal text, worked out when first needed (most components
+        // of a prefix are the glob's own, equal token for token).
+        let mut literals: Vec<Option<Option<String>>> = vec![None; prefix.len()];
         // seen[offset * (prefix + 1) + read]: the glob's components from `offset` on were
         // already tried against the prefix's components from `read` on (memoized, so several
         // `**` cannot make the walk exponential).
@@ -89,19 +91,25 @@ impl Glob {
                     stack.push((offset + 1, read));
                 }
                 Some(own @ Component::Pattern(tokens)) => {
-                    let goes_on = match (&literals[read], prefix[read]) {
-                        (Some(text), _) => component_matches(tokens, text),
-                        (None, Component::Pattern(step)) => {
-                            if component_within(prefix[read], own) {
-                                true
-                            } else if !components_may_meet(tokens, step) {
-                                false
-                            } else {
-                                return Err(read);
+                    let goes_on = if own == prefix[read] {
+                        true
+                    } else {
+                        let literal =
+                            literals[read].get_or_insert_with(|| prefix[read].as_literal());
+                        match (literal, prefix[read]) {
+                            (Some(text), _) => component_matches(tokens, text),
+                            (None, Component::Pattern(step)) => {
+                                if component_within(prefix[read], own) {
+                                    true
+                                } else if !components_may_meet(tokens, step) {
+                                    false
+                                } else {
+                                    return Err(read);
+                                }
                             }
+                            // A `**` step stands for any number of components: never a prefix.
+                            (None, Component::Recursive) => return Err(read),
                         }
-                        // A `**` step stands for any number of components: never a prefix.
-                        (None, Component::Recursive) => return Err(read),
                     };
                     if goes_on {
                         stack.push((offset + 1, read + 1));
