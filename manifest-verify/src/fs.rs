@@ -450,12 +450,10 @@ pub fn diff(
             Code::FsWriteNarrowed,
         ),
     };
-    let (old_text, new_text) = match op {
-        Operation::Read => (fs_text(&old.fs), fs_text(&new.fs)),
-        Operation::Write => (
-            old.fs.write.as_ref().map(json),
-            new.fs.write.as_ref().map(json),
-        ),
+    // The sides' texts, written only for a finding (most comparisons make none).
+    let text = |fs: &FsPolicy| match op {
+        Operation::Read => fs_text(fs),
+        Operation::Write => fs.write.as_ref().map(json),
     };
     let verb = if op == Operation::Read {
         "read"
@@ -469,8 +467,8 @@ pub fn diff(
         path: format!("tools.{tool}.{part}"),
         message,
         witness,
-        old: old_text.clone(),
-        new: new_text.clone(),
+        old: text(&old.fs),
+        new: text(&new.fs),
     };
     match path_witness(cache, &new_set, &old_set, budget) {
         Ok(Some(w)) => {
