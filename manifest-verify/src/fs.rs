@@ -119,11 +119,7 @@ impl GlobCache {
         }
         let regexes: Vec<String> = globs.iter().map(|g| g.to_regex()).collect();
         let lang = Arc::new(Language::from_regexes(&regexes));
-        if self.languages.len() >= GlobCache::CAPACITY {
-            self.languages.clear();
-        }
-        self.languages.insert(key, Arc::clone(&lang));
-        Some(lang)
+        Some(remember(&mut self.languages, key, lang))
     }
 
     /// The language of a union of residual regexes (sorted, distinct).
@@ -132,11 +128,7 @@ impl GlobCache {
             return Arc::clone(hit);
         }
         let lang = Arc::new(Language::from_regexes(regexes));
-        if self.residuals.len() >= GlobCache::CAPACITY {
-            self.residuals.clear();
-        }
-        self.residuals.insert(regexes.to_vec(), Arc::clone(&lang));
-        lang
+        remember(&mut self.residuals, regexes.to_vec(), lang)
     }
 
     /// How many compiled sets the cache holds.
@@ -148,6 +140,16 @@ impl GlobCache {
     pub fn is_empty(&self) -> bool {
         self.languages.is_empty() && self.residuals.is_empty()
     }
+}
+
+/// Keeps `value` under `key` in one of the cache's tables (emptied first when full, so it
+/// never holds more than [`GlobCache::CAPACITY`]) and returns it.
+fn remember<K: std::hash::Hash + Eq, V: Clone>(table: &mut HashMap<K, V>, key: K, value: V) -> V {
+    if table.len() >= GlobCache::CAPACITY {
+        table.clear();
+    }
+    table.insert(key, value.clone());
+    value
 }
 
 /// The parts of `admitted` and `rejected` that decide `admitted \ rejected`: the admitted globs
@@ -371,11 +373,7 @@ fn answer(
         WitnessOrder::PathTails
     };
     let found = find_witness(&terms, order, budget)?;
-    if cache.answers.len() >= GlobCache::CAPACITY {
-        cache.answers.clear();
-    }
-    cache.answers.insert(question, found.clone());
-    Ok(found)
+    Ok(remember(&mut cache.answers, question, found))
 }
 
 /// [`path_witness`] in one search of the whole sets' automata: the reference its grouped
@@ -515,6 +513,30 @@ fn fs_text(fs: &FsPolicy) -> Option<String> {
 mod tests {
     use super::*;
     use policy_runtime::GlobList;
+
+    /// Tools whose globs differ only in their leading directories (a literal one, or a
+    /// pattern of their own) ask one residual question: compiled and answered once.
+    #[test]
+    fn leading_directories_share_one_question() {
+        let budget = Budget::per_tool();
+        let mut cache = GlobCache::default();
+        let mut compiled = Vec::new();
+        for own in ["/u1", "/u2", "/team/x?", "/team/y*"] {
+            let new = GlobList::new([format!("{own}/srv/**")]).unwrap();
+            let old = GlobList::new([format!("{own}/srv/*.log")]).unwrap();
+            let (new, old) = (
+                PathSet::union([Some(new.globs())]),
+                PathSet::union([Some(old.globs())]),
+            );
+            let w = path_witness(&mut cache, &new, &old, &budget).unwrap();
+            let least = own.replace('?', "a").replace('*', "");
+            assert_eq!(w, Some(format!("{least}/srv")));
+            compiled.push(cache.len());
+        }
+        // The first question compiled its two residuals; the others reused them.
+        assert_eq!(compiled, [2, 2, 2, 2]);
+        assert_eq!(cache.answers.len(), 1);
+    }
 
     /// Past [`MAX_GROUPS`] prefixes the admitted globs are searched as one group under their
     /// shared directories; the witness is still the whole search's.
