@@ -234,13 +234,18 @@ pub fn path_witness(
 /// components all admitted globs share (the same answer, from larger automata).
 const MAX_GROUPS: usize = 16;
 
-/// The admitted globs grouped by their leading components before any `**` (each group's
-/// key), in a stable order.
+/// The most leading components a group reads off: the work of a residual is the glob's
+/// length times the prefix's, and directories deeper than this are rare.
+const MAX_PREFIX: usize = 32;
+
+/// The admitted globs grouped by their leading components before any `**` (at most
+/// [`MAX_PREFIX`]: each group's key), in a stable order.
 fn groups<'a>(globs: &[&'a Glob]) -> Vec<(Vec<&'a Component>, Vec<&'a Glob>)> {
     let key = |g: &'a Glob| -> Vec<&'a Component> {
         g.components()
             .iter()
             .take_while(|c| !matches!(c, Component::Recursive))
+            .take(MAX_PREFIX)
             .collect()
     };
     let mut groups: Vec<(Vec<&'a Component>, Vec<&'a Glob>)> = Vec::new();
@@ -536,6 +541,24 @@ mod tests {
         // The first question compiled its two residuals; the others reused them.
         assert_eq!(compiled, [2, 2, 2, 2]);
         assert_eq!(cache.answers.len(), 1);
+    }
+
+    /// Globs of a thousand components each, on both sides: reading their directories off
+    /// stays cheap (at most [`MAX_PREFIX`] of them), and the witness is still found.
+    #[test]
+    fn deep_globs_stay_cheap() {
+        let deep = "/d".repeat(1000);
+        let new: Vec<String> = (0..20).map(|i| format!("{deep}/x{i}/**")).collect();
+        let old: Vec<String> = (0..20).map(|i| format!("{deep}/x{i}/*.log")).collect();
+        let (new, old) = (GlobList::new(&new).unwrap(), GlobList::new(&old).unwrap());
+        let (new, old) = (
+            PathSet::union([Some(new.globs())]),
+            PathSet::union([Some(old.globs())]),
+        );
+        let started = std::time::Instant::now();
+        let w = path_witness(&mut GlobCache::default(), &new, &old, &Budget::per_tool());
+        assert!(started.elapsed() < std::time::Duration::from_secs(5));
+        assert_eq!(w, Ok(Some(format!("{deep}/x0"))));
     }
 
     /// Past [`MAX_GROUPS`] prefixes the admitted globs are searched as one group under their
