@@ -19,7 +19,7 @@ fn main() {
     };
     let dir = std::path::Path::new(dir);
     for (name, new) in [("old.json", false), ("new.json", true)] {
-        let text = shape::manifest_text(tools, 10, new, false);
+        let text = shape::manifest_text(tools, 10, new, shape::Globs::Shared);
         if let Err(e) = std::fs::write(dir.join(name), text) {
             eprintln!("cannot write {}: {e}", dir.join(name).display());
             std::process::exit(2);

@@ -9,10 +9,11 @@ use crate::fs::{GlobCache, Operation};
 use crate::inclusion::Budget;
 use crate::{args, commands, constraints, env, escalation, exec, fs, hosts, limits, risk};
 
-/// Compares manifests; keeps compiled glob sets between comparisons.
+/// Compares manifests; keeps compiled glob sets and answered questions between comparisons.
 ///
-/// One `Verifier` can diff many pairs; glob sets it has compiled once are reused, which is
-/// what makes large manifests with shared globs cheap.
+/// One `Verifier` can diff many pairs; glob sets it has compiled once, and witness searches
+/// it has answered once, are reused, which is what makes large manifests with shared globs
+/// (or globs that differ only in their leading directories) cheap.
 ///
 /// ```
 /// use manifest_verify::{Code, Verifier};
@@ -137,7 +138,8 @@ impl Verifier {
         }
     }
 
-    /// How many distinct glob sets have been compiled so far.
+    /// How many distinct glob sets and residuals (see [`crate::fs::path_witness`]) have
+    /// been compiled so far.
     pub fn compiled_glob_sets(&self) -> usize {
         self.globs.len()
     }

@@ -322,6 +322,9 @@ pub enum WitnessOrder {
     Paths,
     /// Uppercase letters, `_`, digits first, as in environment variable names.
     EnvNames,
+    /// The order of [`WitnessOrder::Paths`] for what follows a non-empty path prefix: the
+    /// empty string is then the prefix itself, an ordinary (and the shortest) candidate.
+    PathTails,
 }
 
 impl WitnessOrder {
@@ -329,7 +332,7 @@ impl WitnessOrder {
         static PATHS: OnceLock<[u8; 256]> = OnceLock::new();
         static ENV: OnceLock<[u8; 256]> = OnceLock::new();
         let (cell, groups): (_, &[&[u8]]) = match self {
-            WitnessOrder::Paths => (
+            WitnessOrder::Paths | WitnessOrder::PathTails => (
                 &PATHS,
                 &[
                     b"abcdefghijklmnopqrstuvwxyz",
@@ -360,6 +363,38 @@ impl WitnessOrder {
 
     fn root_last(self) -> bool {
         self == WitnessOrder::Paths
+    }
+
+    /// The order in which [`find_witness`] prefers witnesses: shorter first, then byte by byte
+    /// in this order's preference (the root last, for [`WitnessOrder::Paths`]). The least of
+    /// several searches' witnesses is the witness of the union of their questions.
+    ///
+    /// ```
+    /// use std::cmp::Ordering;
+    /// use manifest_verify::inclusion::WitnessOrder;
+    /// let order = WitnessOrder::Paths;
+    /// assert_eq!(order.compare("/b", "/aa"), Ordering::Less);
+    /// assert_eq!(order.compare("/a", "/B"), Ordering::Less);
+    /// assert_eq!(order.compare("/a", ""), Ordering::Less);
+    /// ```
+    pub fn compare(self, a: &str, b: &str) -> std::cmp::Ordering {
+        if self.root_last() && (a.is_empty() || b.is_empty()) {
+            return a.is_empty().cmp(&b.is_empty());
+        }
+        let rank = self.ranks();
+        a.len().cmp(&b.len()).then_with(|| {
+            let key = |s: &str| s.bytes().map(|b| rank[usize::from(b)]).collect::<Vec<u8>>();
+            key(a).cmp(&key(b))
+        })
+    }
+
+    /// Each byte's position in [`WitnessOrder::bytes`].
+    fn ranks(self) -> [u8; 256] {
+        let mut rank = [0u8; 256];
+        for (i, &b) in self.bytes().iter().enumerate() {
+            rank[usize::from(b)] = i as u8;
+        }
+        rank
     }
 }
 

@@ -7,12 +7,16 @@
 //! * a reported witness is a normalized path admitted by `new` and rejected by `old`;
 //! * when enumeration finds such a path, the automata must report a witness ("not widened" is
 //!   never said when a witness exists), and no longer than the shortest one enumerated.
+//!
+//! And `grouped_search_equals_the_whole_search`: [`path_witness`], which splits the question
+//! by the admitted globs' literal directories and caches answers, returns exactly the witness
+//! of [`whole_path_witness`], one search of the whole sets' automata.
 
 #[path = "../../policy-runtime/tests/fuzz_support/mod.rs"]
 mod fuzz_support;
 
 use fuzz_support::fuzz;
-use manifest_verify::fs::{path_witness, GlobCache, PathSet};
+use manifest_verify::fs::{path_witness, whole_path_witness, GlobCache, PathSet};
 use manifest_verify::inclusion::Budget;
 use policy_runtime::GlobList;
 use proptest::prelude::*;
@@ -143,4 +147,49 @@ fn fuzz_inclusion() {
 #[test]
 fn enumeration_is_large_enough_to_matter() {
     assert!(universe().len() > 5_000);
+}
+
+/// Globs that share leading directories often, as real tools do: literal components from a
+/// few names, mixed with the wildcard components of [`component`].
+fn prefixed_glob() -> impl Strategy<Value = String> {
+    let part = prop_oneof![
+        4 => prop::sample::select(vec!["a", "b", "ab", "é", ".a"]).prop_map(str::to_string),
+        2 => component(),
+    ];
+    prop::collection::vec(part, 1..=4).prop_map(|c| format!("/{}", c.join("/")))
+}
+
+fn prefixed_side() -> impl Strategy<Value = Option<GlobList>> {
+    prop_oneof![
+        1 => Just(None),
+        12 => prop::collection::vec(prefixed_glob(), 0..=5).prop_map(|globs| {
+            let valid: Vec<String> = globs
+                .into_iter()
+                .filter(|g| policy_runtime::Glob::new(g).is_ok())
+                .collect();
+            Some(GlobList::new(&valid).unwrap())
+        }),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 600, failure_persistence: None, ..ProptestConfig::default() })]
+
+    /// The grouped, cached search and the one whole search give the same witness (or none),
+    /// both from a fresh cache and from one that answered the reverse question first.
+    #[test]
+    fn grouped_search_equals_the_whole_search((old, new) in (prefixed_side(), prefixed_side())) {
+        let budget = Budget::new(std::time::Duration::from_secs(60));
+        let (old, new) = (set(&old), set(&new));
+        let whole = whole_path_witness(&mut GlobCache::default(), &new, &old, &budget).unwrap();
+        let grouped = path_witness(&mut GlobCache::default(), &new, &old, &budget).unwrap();
+        prop_assert_eq!(&grouped, &whole, "new {:?} old {:?}", new, old);
+        let mut shared = GlobCache::default();
+        let reverse = path_witness(&mut shared, &old, &new, &budget).unwrap();
+        prop_assert_eq!(
+            reverse,
+            whole_path_witness(&mut GlobCache::default(), &old, &new, &budget).unwrap()
+        );
+        prop_assert_eq!(path_witness(&mut shared, &new, &old, &budget).unwrap(), whole);
+    }
 }

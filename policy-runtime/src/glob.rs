@@ -46,6 +46,7 @@ mod index;
 mod intern;
 mod matcher;
 mod relation;
+mod residual;
 
 use index::PrefixIndex;
 

@@ -267,7 +267,11 @@ impl<'de, V: Deserialize<'de> + CheckNamed> Deserialize<'de> for StrictMap<V> {
                 f.write_str("an object of tools keyed by name")
             }
             fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-                let mut out = BTreeMap::new();
+                // Written manifests list their tools sorted: entries in order are collected
+                // without a lookup each and built into the map in one pass; the names seen
+                // are only kept in a set once a key comes out of order.
+                let mut out: Vec<(String, V)> = Vec::new();
+                let mut seen: Option<std::collections::HashSet<String>> = None;
                 while let Some(key) = map.next_key::<String>()? {
                     if let Err(e) = crate::tool::check_tool_name(&key) {
                         // Backticks let the error's span find the key; escaped, a control character is
@@ -277,18 +281,23 @@ impl<'de, V: Deserialize<'de> + CheckNamed> Deserialize<'de> for StrictMap<V> {
                             key.escape_debug()
                         )));
                     }
-                    if out.contains_key(&key) {
-                        return Err(serde::de::Error::custom(format!(
-                            "duplicate tool `{key}`: each tool name may appear once"
-                        )));
+                    let in_order = seen.is_none() && out.last().is_none_or(|(last, _)| *last < key);
+                    if !in_order {
+                        let seen = seen
+                            .get_or_insert_with(|| out.iter().map(|(k, _)| k.clone()).collect());
+                        if !seen.insert(key.clone()) {
+                            return Err(serde::de::Error::custom(format!(
+                                "duplicate tool `{key}`: each tool name may appear once"
+                            )));
+                        }
                     }
                     let value: V = map.next_value()?;
                     if let Err(e) = value.check_named(&key) {
                         return Err(serde::de::Error::custom(e));
                     }
-                    out.insert(key, value);
+                    out.push((key, value));
                 }
-                Ok(StrictMap(out))
+                Ok(StrictMap(out.into_iter().collect()))
             }
         }
         d.deserialize_map(V2(std::marker::PhantomData))
@@ -479,11 +488,13 @@ impl ToolPolicy {
 
 /// Parses a whole JSON document; errors name the file, line, column and the field's path.
 ///
-/// A valid document is read once, without tracking field paths; only a document that fails is
-/// read again with them, for the error.
+/// A valid document is read once, without tracking field paths and with stances read
+/// directly (not buffered); only a document that fails is read again with paths and the
+/// buffered reading, for the error.
 fn from_json<'de, T: Deserialize<'de>>(name: &str, text: &'de str) -> Result<T, LoadError> {
     let mut de = serde_json::Deserializer::from_str(text);
-    if let Ok(value) = T::deserialize(&mut de) {
+    let first = crate::policy::read_directly(|| T::deserialize(&mut de));
+    if let Ok(value) = first {
         if de.end().is_ok() {
             return Ok(value);
         }
@@ -625,6 +636,15 @@ mod tests {
                 r#"{"manifest_version": 1, "tools": {"a": {}, "a": {}}}"#,
                 "duplicate tool `a`",
             ),
+            // Out of order, the names seen are checked another way: still refused.
+            (
+                r#"{"manifest_version": 1, "tools": {"b": {}, "a": {}, "c": {}, "a": {}}}"#,
+                "duplicate tool `a`",
+            ),
+            (
+                r#"{"manifest_version": 1, "tools": {"a": {}, "c": {}, "b": {}, "c": {}}}"#,
+                "duplicate tool `c`",
+            ),
             (
                 r#"{"manifest_version": 1, "tools": {"a": {"nett": "deny"}}}"#,
                 "unknown field `nett`",
@@ -632,6 +652,85 @@ mod tests {
         ] {
             let err = Manifest::from_json_str("m.json", text).unwrap_err();
             assert!(err.to_string().contains(needle), "{text}: {err}");
+        }
+    }
+
+    /// Tools listed out of order load as the same manifest as sorted ones.
+    #[test]
+    fn tool_order_does_not_matter() {
+        let sorted = Manifest::from_json_str(
+            "m.json",
+            r#"{"manifest_version": 1, "tools": {"a": {}, "b": {"net": "deny"}, "c": {}}}"#,
+        )
+        .unwrap();
+        let shuffled = Manifest::from_json_str(
+            "m.json",
+            r#"{"manifest_version": 1, "tools": {"c": {}, "a": {}, "b": {"net": "deny"}}}"#,
+        )
+        .unwrap();
+        assert_eq!(sorted, shuffled);
+        assert_eq!(sorted.tools.keys().collect::<Vec<_>>(), ["a", "b", "c"]);
+    }
+
+    /// A manifest's stances are read directly on the first pass (see `policy::direct`); every
+    /// form reads as it does through the buffered reading, and each error is the buffered
+    /// reading's, at the same place.
+    #[test]
+    fn stances_read_directly_as_through_the_buffered_reading() {
+        let valid = [
+            r#""deny""#,
+            r#""allow""#,
+            r#"{"allow": ["git", "/bin/sh"]}"#,
+            r#"{"allow": []}"#,
+            r#"[["git"]]"#,
+        ];
+        let parts = valid.iter().map(|s| ("exec", *s)).chain([
+            ("net", r#""deny""#),
+            ("net", r#""allow""#),
+            ("net", r#"{"hosts": ["api.example.com:443"]}"#),
+            ("env", r#""deny""#),
+            ("env", r#"{"allow": ["HOME", "LC_*"]}"#),
+        ]);
+        for (part, stance) in parts {
+            let policy = format!(r#"{{"{part}": {stance}}}"#);
+            let buffered: ToolPolicy = serde_json::from_str(&policy).unwrap();
+            let direct =
+                crate::policy::read_directly(|| serde_json::from_str::<ToolPolicy>(&policy));
+            match direct {
+                Ok(direct) => assert_eq!(direct, buffered, "{part}: {stance}"),
+                // The list-as-array form is left to the buffered reading.
+                Err(_) => assert_eq!(stance, r#"[["git"]]"#),
+            }
+            let text = format!(r#"{{"manifest_version": 1, "tools": {{"t": {policy}}}}}"#);
+            let loaded = Manifest::from_json_str("m.json", &text).unwrap();
+            assert_eq!(loaded.tools["t"].policy, buffered, "{part}: {stance}");
+        }
+        for (part, stance) in [
+            ("exec", r#""sometimes""#),
+            ("exec", r#"{"allow": ["git"], "deny": []}"#),
+            ("exec", r#"{"allow": ["git"], "allow": ["sh"]}"#),
+            ("exec", r#"{}"#),
+            ("exec", r#"{"allow": [1]}"#),
+            ("net", r#"{"hosts": ["no port"]}"#),
+            ("net", r#""hosts""#),
+            ("env", r#""allow""#),
+            ("env", "\n  {\"allow\": [\"A\"],\n   \"x\": 1}\n"),
+        ] {
+            let text = format!(
+                "{{\"manifest_version\": 1, \"tools\": {{\"t\": {{\"{part}\": {stance}}}}}}}"
+            );
+            let err = Manifest::from_json_str("m.json", &text).unwrap_err();
+            let buffered = {
+                let mut de = serde_json::Deserializer::from_str(&text);
+                serde_path_to_error::deserialize::<_, Manifest>(&mut de).unwrap_err()
+            };
+            let expected = LoadError::from_json(
+                "m.json",
+                &text,
+                buffered.inner(),
+                &buffered.path().to_string(),
+            );
+            assert_eq!(err.to_string(), expected.to_string(), "{part}: {stance}");
         }
     }
 

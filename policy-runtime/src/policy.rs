@@ -547,6 +547,122 @@ impl Limits {
     }
 }
 
+/// How stances are read: directly by [`StanceVisitor`] while [`read_directly`] runs (the first
+/// pass over a manifest, whose errors are never shown), otherwise through serde's buffered
+/// `untagged` reading, whose error positions and field paths the loaders report and the tests
+/// pin. Both accept the same valid stances; anything the direct reading refuses is read again
+/// the buffered way.
+mod direct {
+    use std::cell::Cell;
+
+    thread_local! {
+        static DIRECT: Cell<bool> = const { Cell::new(false) };
+    }
+
+    /// Runs `f` with stances read directly, restoring the previous mode afterwards (also when
+    /// `f` panics).
+    pub(crate) fn read_directly<T>(f: impl FnOnce() -> T) -> T {
+        struct Restore(bool);
+        impl Drop for Restore {
+            fn drop(&mut self) {
+                DIRECT.with(|d| d.set(self.0));
+            }
+        }
+        let _restore = Restore(DIRECT.with(|d| d.replace(true)));
+        f()
+    }
+
+    pub(super) fn on() -> bool {
+        DIRECT.with(Cell::get)
+    }
+}
+
+pub(crate) use direct::read_directly;
+
+/// A stance read directly: the word (`"deny"`, `"allow"`, anything else), or the list under
+/// `key`.
+enum Read<T> {
+    Word(WordRead),
+    List(Vec<T>),
+}
+
+/// The word of a stance read directly; other words are kept for the error.
+enum WordRead {
+    Deny,
+    Allow,
+    Other(String),
+}
+
+/// Reads a stance without buffering it: a string, or an object with exactly one key, `key`,
+/// holding a list. Refuses everything else (the buffered reading then decides).
+struct StanceVisitor<T> {
+    key: &'static str,
+    item: std::marker::PhantomData<T>,
+}
+
+impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for StanceVisitor<T> {
+    type Value = Read<T>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "\"deny\", \"allow\" or {{\"{}\": [...]}}", self.key)
+    }
+
+    fn visit_str<E: serde::de::Error>(self, word: &str) -> Result<Read<T>, E> {
+        Ok(Read::Word(match word {
+            "deny" => WordRead::Deny,
+            "allow" => WordRead::Allow,
+            other => WordRead::Other(other.to_string()),
+        }))
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Read<T>, A::Error> {
+        use serde::de::Error;
+        let mut list = None;
+        while let Some(is_key) = map.next_key_seed(KeyIs(self.key))? {
+            if !is_key || list.is_some() {
+                return Err(A::Error::custom("not a stance"));
+            }
+            list = Some(map.next_value::<Vec<T>>()?);
+        }
+        list.map(Read::List)
+            .ok_or_else(|| A::Error::custom("not a stance"))
+    }
+}
+
+/// Whether an object key is the given one, read without allocating.
+struct KeyIs(&'static str);
+
+impl<'de> serde::de::DeserializeSeed<'de> for KeyIs {
+    type Value = bool;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<bool, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for KeyIs {
+    type Value = bool;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("a key")
+    }
+
+    fn visit_str<E: serde::de::Error>(self, key: &str) -> Result<bool, E> {
+        Ok(key == self.0)
+    }
+}
+
+/// A stance read directly (see [`direct`]).
+fn read_direct<'de, D: Deserializer<'de>, T: Deserialize<'de>>(
+    d: D,
+    key: &'static str,
+) -> Result<Read<T>, D::Error> {
+    d.deserialize_any(StanceVisitor {
+        key,
+        item: std::marker::PhantomData,
+    })
+}
+
 /// `"deny"`, `"allow"`, or an object with one list-valued key.
 #[derive(Serialize, Deserialize)]
 #[serde(untagged)]
@@ -585,6 +701,14 @@ impl Serialize for NetPolicy {
 
 impl<'de> Deserialize<'de> for NetPolicy {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        if direct::on() {
+            return match read_direct::<D, HostPattern>(d, "hosts")? {
+                Read::Word(WordRead::Deny) => Ok(NetPolicy::Deny),
+                Read::Word(WordRead::Allow) => Ok(NetPolicy::Allow),
+                Read::Word(WordRead::Other(w)) => Err(word_error("net policy", &w, "hosts")),
+                Read::List(hosts) => Ok(NetPolicy::Hosts(hosts)),
+            };
+        }
         #[derive(Deserialize)]
         #[serde(untagged)]
         enum Repr {
@@ -637,6 +761,14 @@ impl<'de> Deserialize<'de> for ExecPolicy {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let invalid =
             "invalid exec policy: expected \"deny\", \"allow\" or {\"allow\": [\"program\", ...]}";
+        if direct::on() {
+            return match read_direct::<D, String>(d, "allow")? {
+                Read::Word(WordRead::Deny) => Ok(ExecPolicy::Deny),
+                Read::Word(WordRead::Allow) => Ok(ExecPolicy::Allow),
+                Read::Word(WordRead::Other(w)) => Err(word_error("exec policy", &w, "allow")),
+                Read::List(items) => list_from(&items).map(ExecPolicy::AllowList),
+            };
+        }
         match StanceRepr::<String>::deserialize(d).map_err(|_| serde::de::Error::custom(invalid))? {
             StanceRepr::Word(w) if w == "deny" => Ok(ExecPolicy::Deny),
             StanceRepr::Word(w) if w == "allow" => Ok(ExecPolicy::Allow),
@@ -658,6 +790,13 @@ impl Serialize for EnvPolicy {
 impl<'de> Deserialize<'de> for EnvPolicy {
     fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
         let invalid = "invalid env policy: expected \"deny\" or {\"allow\": [\"NAME\", \"PREFIX_*\", ...]} (leave env out to inherit)";
+        if direct::on() {
+            return match read_direct::<D, String>(d, "allow")? {
+                Read::Word(WordRead::Deny) => Ok(EnvPolicy::Deny),
+                Read::Word(_) => Err(serde::de::Error::custom(invalid)),
+                Read::List(items) => list_from(&items).map(EnvPolicy::Allow),
+            };
+        }
         match StanceRepr::<String>::deserialize(d).map_err(|_| serde::de::Error::custom(invalid))? {
             StanceRepr::Word(w) if w == "deny" => Ok(EnvPolicy::Deny),
             StanceRepr::Word(_) => Err(serde::de::Error::custom(invalid)),

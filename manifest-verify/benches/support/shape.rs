@@ -2,16 +2,31 @@
 //! generator (`examples/bench_manifests.rs`).
 //!
 //! Each tool has 5 globs (3 read, 2 write), a host, `exec: deny`, an env list and a constraint.
-//! Globs come from shared families (`unique = false`), as real tools share directories, or are
-//! the tool's own (`unique = true`, the worst case for any cache of compiled globs). In the new
-//! manifest, every `changed_every`-th tool changed: a widened glob, a narrowed glob, a
-//! reordering or a host added, the shape of a large pull request.
+//! Globs come from shared families ([`Globs::Shared`]), as real tools share directories, or are
+//! the tool's own: under a directory of its own ([`Globs::Own`], the worst case for a cache of
+//! compiled glob sets), or under a wildcard directory of its own ([`Globs::OwnWild`], which
+//! also leaves no literal directories to read off before comparing: every comparison is one
+//! search of automata compiled for it alone). In the new manifest, every `changed_every`-th
+//! tool changed: a widened glob, a narrowed glob, a reordering or a host added, the shape of a
+//! large pull request.
 
 use serde_json::{json, Map, Value};
 
+/// Where the tools' globs come from (see the module docs).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[allow(dead_code)] // each user of this module picks its own
+pub enum Globs {
+    /// Shared families of directories.
+    Shared,
+    /// The tool's own: `/u{tool}/...`.
+    Own,
+    /// The tool's own under a wildcard: `/u{tool}?/...`.
+    OwnWild,
+}
+
 /// The five globs of tool `i`; `changed` applies the benchmark's edits.
-fn globs(i: usize, changed: bool, unique: bool) -> Vec<String> {
-    let k = if unique { i } else { i % 600 };
+fn globs(i: usize, changed: bool, family: Globs) -> Vec<String> {
+    let k = if family == Globs::Shared { i % 600 } else { i };
     let mut g = vec![
         format!("/data/team{}/**", k % 50),
         format!("/srv/app{}/*.log", k % 200),
@@ -19,11 +34,13 @@ fn globs(i: usize, changed: bool, unique: bool) -> Vec<String> {
         format!("/tmp/cache{}/[a-z]*", k % 20),
         format!("/var/lib/svc{}/?/x.db", k % 300),
     ];
-    if unique {
-        g = g
-            .into_iter()
-            .map(|s| s.replacen('/', &format!("/u{i}/"), 1))
-            .collect();
+    let own = match family {
+        Globs::Shared => None,
+        Globs::Own => Some(format!("/u{i}/")),
+        Globs::OwnWild => Some(format!("/u{i}?/")),
+    };
+    if let Some(own) = own {
+        g = g.into_iter().map(|s| s.replacen('/', &own, 1)).collect();
     }
     if changed {
         match (i / 10) % 4 {
@@ -37,7 +54,7 @@ fn globs(i: usize, changed: bool, unique: bool) -> Vec<String> {
 }
 
 /// The JSON text of a manifest of `tools` tools (see the module docs).
-pub fn manifest_text(tools: usize, changed_every: usize, new: bool, unique: bool) -> String {
+pub fn manifest_text(tools: usize, changed_every: usize, new: bool, family: Globs) -> String {
     let mut map = Map::new();
     for i in 0..tools {
         let changed = new && i % changed_every == 0;
@@ -45,7 +62,7 @@ pub fn manifest_text(tools: usize, changed_every: usize, new: bool, unique: bool
         if changed && i % 3 == 0 {
             hosts.push(format!("*.cdn{}.example.net:443", i % 7));
         }
-        let g = globs(i, changed, unique);
+        let g = globs(i, changed, family);
         map.insert(
             format!("tool{i:06}"),
             json!({

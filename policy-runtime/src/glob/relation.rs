@@ -99,22 +99,68 @@ fn has_recursive(components: &[Component]) -> bool {
 }
 
 /// Whether every text `inner` spells, `outer` spells too (shown, not decided).
-fn component_within(inner: &Component, outer: &Component) -> bool {
+pub(super) fn component_within(inner: &Component, outer: &Component) -> bool {
     match (inner, outer) {
         (_, Component::Recursive) | (Component::Recursive, _) => false,
+        // Two literals (the common case: directory names) spell one text each.
+        (Component::Pattern(i), Component::Pattern(o)) if all_literal(i) && all_literal(o) => {
+            i == o
+        }
         (Component::Pattern(i), Component::Pattern(o)) => {
             i == o
                 || matches!(o.as_slice(), [Token::Star])
                 || inner
                     .as_literal()
                     .is_some_and(|text| component_matches(o, &text))
+                || wildcards_within(i, o)
         }
     }
 }
 
+/// The longest patterns [`wildcards_within`] compares (its work is their product).
+const MAX_WILDCARD_TOKENS: usize = 64;
+
+/// Whether `outer` spells every text of `inner`, both made of literals, `?` and `*` only:
+/// `outer` reads `inner`'s tokens as text, its literal matching the same literal, its `?` one
+/// literal or `?`, its `*` any run of tokens. Each text of `inner` is then spelled by `outer`
+/// token block by token block (`u7?` is within `u7*`); `false` means "not shown".
+fn wildcards_within(inner: &[Token], outer: &[Token]) -> bool {
+    let simple = |t: &[Token]| {
+        t.len() <= MAX_WILDCARD_TOKENS
+            && t.iter()
+                .all(|t| matches!(t, Token::Literal(_) | Token::Question | Token::Star))
+    };
+    if !simple(inner) || !simple(outer) {
+        return false;
+    }
+    // reach[j]: `outer`'s tokens so far can have read exactly `inner[..j]`.
+    let mut reach = vec![false; inner.len() + 1];
+    reach[0] = true;
+    for o in outer {
+        let mut next = vec![false; inner.len() + 1];
+        for j in 0..=inner.len() {
+            match o {
+                Token::Star => next[j] = reach[j] || (j > 0 && next[j - 1]),
+                _ if j == 0 => {}
+                Token::Question => {
+                    next[j] =
+                        reach[j - 1] && matches!(inner[j - 1], Token::Literal(_) | Token::Question)
+                }
+                Token::Literal(c) => next[j] = reach[j - 1] && inner[j - 1] == Token::Literal(*c),
+                _ => {}
+            }
+        }
+        reach = next;
+    }
+    reach[inner.len()]
+}
+
 /// Whether two one-component patterns might spell the same text: decided when either is a
 /// literal, assumed otherwise.
-fn components_may_meet(p: &[Token], q: &[Token]) -> bool {
+pub(super) fn components_may_meet(p: &[Token], q: &[Token]) -> bool {
+    if all_literal(p) && all_literal(q) {
+        return p == q;
+    }
     let literal = |tokens: &[Token]| -> Option<String> {
         tokens
             .iter()
@@ -129,6 +175,10 @@ fn components_may_meet(p: &[Token], q: &[Token]) -> bool {
         (_, Some(b)) => component_matches(p, &b),
         _ => true,
     }
+}
+
+fn all_literal(tokens: &[Token]) -> bool {
+    tokens.iter().all(|t| matches!(t, Token::Literal(_)))
 }
 
 #[cfg(test)]
@@ -160,6 +210,12 @@ mod tests {
             "/*/b",
             "/a/b*",
             "/a/*b",
+            "/a/b?",
+            "/a/?b",
+            "/a/*?",
+            "/a/?*",
+            "/a/b?*",
+            "/a/**/b?",
             "/x/**",
             "/a/b/c",
             "/a/b/c/**",
@@ -206,6 +262,12 @@ mod tests {
         assert!(g("/**").covers(&g("/**")));
         assert!(!g("/a/**").covers(&g("/**")));
         assert!(!g("/a/b").may_overlap(&g("/a/c")));
+        // Wildcard patterns within wider ones.
+        assert!(g("/u7*/x").covers(&g("/u7?/x")));
+        assert!(g("/a/*b*").covers(&g("/a/?b?")));
+        assert!(g("/a/b*").covers(&g("/a/b?*")));
+        assert!(!g("/u7?/x").covers(&g("/u7*/x")));
+        assert!(!g("/a/?b").covers(&g("/a/*b")));
         assert!(!g("/a/b").may_overlap(&g("/a/b/c")));
     }
 }
