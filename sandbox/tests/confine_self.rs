@@ -8,6 +8,8 @@
 //!
 //! Missing kernel features print a reason and skip, unless `TOOLPOLICY_REQUIRE_KERNEL=1`.
 
+#[path = "support/cases.rs"]
+mod cases;
 #[path = "support/kernel.rs"]
 mod kernel;
 
@@ -27,7 +29,7 @@ const CASE_VAR: &str = "CONFINE_SELF_CASE";
 const DIR_VAR: &str = "CONFINE_SELF_DIR";
 const PORTS_VAR: &str = "CONFINE_SELF_PORTS";
 
-type Case = fn(&Path) -> Result<(), String>;
+use cases::Case;
 
 const CASES: &[(&str, Case)] = &[
     ("filesystem_and_processes", filesystem_and_processes),
@@ -39,56 +41,25 @@ const CASES: &[(&str, Case)] = &[
 ];
 
 fn main() -> ExitCode {
-    if let Ok(name) = std::env::var(CASE_VAR) {
-        let dir = PathBuf::from(std::env::var(DIR_VAR).expect("case directory"));
-        let case = CASES
-            .iter()
-            .find(|(n, _)| *n == name)
-            .expect("known case")
-            .1;
-        return match case(&dir) {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("FAIL ({name}): {e}");
-                ExitCode::FAILURE
-            }
-        };
+    if let Some(code) = cases::in_case_process(CASE_VAR, DIR_VAR, CASES, &[]) {
+        return code;
     }
-    // Listing and filtering, as libtest would.
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.iter().any(|a| a == "--list") {
-        for (name, _) in CASES {
-            println!("{name}: test");
+    let ready = || {
+        if kernel::landlock_abi() < 6 {
+            kernel::missing("confine_self needs Landlock ABI 6 (Linux 6.12)");
+            return false;
         }
-        return ExitCode::SUCCESS;
-    }
-    let filter = args.iter().find(|a| !a.starts_with('-'));
-    if kernel::landlock_abi() < 6 {
-        kernel::missing("confine_self needs Landlock ABI 6 (Linux 6.12)");
-        return ExitCode::SUCCESS;
-    }
-    let mut failed = 0;
-    for (name, _) in CASES {
-        if filter.is_some_and(|f| !name.contains(f.as_str())) {
-            continue;
-        }
-        for nobody in users() {
-            let who = if nobody { "uid 65534" } else { "current user" };
-            match run_case(name, nobody) {
-                Ok(()) => println!("test {name} ({who}) ... ok"),
-                Err(e) => {
-                    println!("test {name} ({who}) ... FAILED\n{e}");
-                    failed += 1;
-                }
-            }
-        }
-    }
-    if failed > 0 {
-        println!("{failed} failed");
-        ExitCode::FAILURE
-    } else {
-        ExitCode::SUCCESS
-    }
+        true
+    };
+    cases::run_suite(CASES, ready, |name| {
+        users()
+            .into_iter()
+            .map(|nobody| {
+                let who = if nobody { "uid 65534" } else { "current user" };
+                (format!("{name} ({who})"), run_case(name, nobody))
+            })
+            .collect()
+    })
 }
 
 /// `false`: the current user; `true` also uid 65534 when running as root with `setpriv`.

@@ -10,7 +10,6 @@ use std::time::{Duration, Instant};
 
 use policy_runtime::tool::{CallContext, Tool, ToolSpec};
 use policy_runtime::ToolPolicy;
-use sandbox::hostcaps::HostSupport;
 use sandbox::runner::{run, RunError, RunOptions};
 use sandbox::{ProcessTool, Profile};
 
@@ -18,26 +17,6 @@ use sandbox::{ProcessTool, Profile};
 mod kernel;
 
 const HELPER: &str = env!("CARGO_BIN_EXE_policy-sandbox");
-
-/// Whether the kernel can run `profile`; prints why not (and fails under
-/// `TOOLPOLICY_REQUIRE_KERNEL=1`).
-fn kernel_supports(profile: Profile) -> bool {
-    let host = HostSupport::detect();
-    let mut missing = Vec::new();
-    if host.landlock_abi < sandbox::plan::FULL_LANDLOCK_ABI {
-        missing.push(format!("Landlock ABI {}", host.landlock_abi));
-    }
-    if profile == Profile::Strict {
-        if let Err(e) = HostSupport::probe_namespaces() {
-            missing.push(e);
-        }
-    }
-    if missing.is_empty() {
-        return true;
-    }
-    kernel::missing(&format!("kernel lacks {}", missing.join(", ")));
-    false
-}
 
 fn policy(toml: &str) -> ToolPolicy {
     ToolPolicy::from_toml_str("test.toml", toml).unwrap()
@@ -57,7 +36,7 @@ fn text(bytes: &[u8]) -> String {
 
 #[test]
 fn output_is_capped_and_marked_truncated() {
-    if !kernel_supports(Profile::Strict) {
+    if !kernel::supports(Profile::Strict) {
         return;
     }
     let uncapped = run(&policy(""), &sh("echo hello world"), &opts(Profile::Strict)).unwrap();
@@ -77,7 +56,7 @@ fn output_is_capped_and_marked_truncated() {
 }
 
 fn timeout_kills_tree(profile: Profile) {
-    if !kernel_supports(profile) {
+    if !kernel::supports(profile) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -121,7 +100,7 @@ fn timeout_kills_the_whole_tree_hardened() {
 }
 
 fn tree_dies_with_its_caller(profile: Profile) {
-    if !kernel_supports(profile) {
+    if !kernel::supports(profile) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -158,7 +137,7 @@ fn tree_dies_with_its_caller(profile: Profile) {
 #[test]
 fn a_timeout_shorter_than_the_set_up_still_holds() {
     for profile in [Profile::Strict, Profile::Hardened] {
-        if !kernel_supports(profile) {
+        if !kernel::supports(profile) {
             continue;
         }
         let start = Instant::now();
@@ -188,7 +167,7 @@ fn strict_tree_dies_with_its_caller() {
 /// ignore some (the test harness ignores SIGPIPE): none of that may reach the command.
 #[test]
 fn strict_command_is_pid_1_with_default_signals() {
-    if !kernel_supports(Profile::Strict) {
+    if !kernel::supports(Profile::Strict) {
         return;
     }
     let out = run(
@@ -221,7 +200,7 @@ fn strict_command_is_pid_1_with_default_signals() {
 /// once while other threads allocate and free, and check every run and the heap survive.
 #[test]
 fn strict_runs_from_many_threads_while_others_allocate() {
-    if !kernel_supports(Profile::Strict) {
+    if !kernel::supports(Profile::Strict) {
         return;
     }
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
@@ -270,7 +249,7 @@ fn strict_runs_from_many_threads_while_others_allocate() {
 
 #[test]
 fn exec_allow_list_allows_exactly_those_programs() {
-    if !kernel_supports(Profile::Strict) {
+    if !kernel::supports(Profile::Strict) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -310,7 +289,7 @@ fn exec_allow_list_allows_exactly_those_programs() {
 #[test]
 fn exec_deny_refuses_every_exec_after_the_first() {
     for profile in [Profile::Strict, Profile::Hardened] {
-        if !kernel_supports(profile) {
+        if !kernel::supports(profile) {
             continue;
         }
         let out = run(
@@ -326,7 +305,7 @@ fn exec_deny_refuses_every_exec_after_the_first() {
 
 #[test]
 fn environment_is_cleared_to_the_allowed_names() {
-    if !kernel_supports(Profile::Strict) {
+    if !kernel::supports(Profile::Strict) {
         return;
     }
     let env = vec![
@@ -355,7 +334,7 @@ fn environment_is_cleared_to_the_allowed_names() {
 
 #[test]
 fn strict_view_hides_the_host() {
-    if !kernel_supports(Profile::Strict) {
+    if !kernel::supports(Profile::Strict) {
         return;
     }
     let script = "test -e /run && echo RUN-VISIBLE; test -e /root && echo ROOT-VISIBLE; \
@@ -379,7 +358,7 @@ fn strict_view_hides_the_host() {
 
 #[test]
 fn strict_tmp_and_shm_are_one_private_tmpfs_and_show_nothing_else() {
-    if !kernel_supports(Profile::Strict) {
+    if !kernel::supports(Profile::Strict) {
         return;
     }
     // Both are directories of one sized tmpfs, sticky and world-writable, empty at the start
@@ -412,7 +391,7 @@ fn strict_tmp_and_shm_are_one_private_tmpfs_and_show_nothing_else() {
 
 #[test]
 fn a_thousand_roots_build_under_the_usual_open_files_limit_which_the_command_keeps() {
-    if !kernel_supports(Profile::Strict) {
+    if !kernel::supports(Profile::Strict) {
         return;
     }
     use std::os::unix::process::CommandExt;
@@ -483,7 +462,7 @@ fn refusal_never_starts_the_command() {
     assert!(!marker.exists());
 
     // Control: the same command under an enforceable policy runs.
-    if kernel_supports(Profile::Hardened) {
+    if kernel::supports(Profile::Hardened) {
         std::fs::write(
             &file,
             format!("[fs]\nwrite = [\"{}/**\"]\n", dir.path().display()),
@@ -505,7 +484,7 @@ fn refusal_never_starts_the_command() {
 
 #[test]
 fn cli_passes_the_exit_status_through() {
-    if !kernel_supports(Profile::Strict) {
+    if !kernel::supports(Profile::Strict) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -530,7 +509,7 @@ fn cli_passes_the_exit_status_through() {
 
 #[test]
 fn process_tool_plugs_into_the_runtime_and_fails_closed() {
-    if !kernel_supports(Profile::Strict) {
+    if !kernel::supports(Profile::Strict) {
         return;
     }
     let spec = ToolSpec::new("echo", policy("exec = \"deny\"\n"));
@@ -610,7 +589,7 @@ fn check_and_gate_follow_the_cli_contract() {
 fn process_tool_runs_behind_the_registry_gate() {
     use policy_runtime::registry::{Registry, ToolCall};
     use policy_runtime::tool::Access;
-    if !kernel_supports(Profile::Strict) {
+    if !kernel::supports(Profile::Strict) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -649,7 +628,7 @@ fn process_tool_runs_behind_the_registry_gate() {
 
 #[test]
 fn roots_are_never_followed_through_symlinks() {
-    if !kernel_supports(Profile::Strict) {
+    if !kernel::supports(Profile::Strict) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();

@@ -10,25 +10,8 @@ mod kernel;
 use std::ffi::OsString;
 
 use policy_runtime::ToolPolicy;
-use sandbox::hostcaps::HostSupport;
 use sandbox::runner::{run, RunOptions};
 use sandbox::Profile;
-
-fn strict_supported() -> bool {
-    let host = HostSupport::detect();
-    let mut missing = Vec::new();
-    if host.landlock_abi < sandbox::plan::FULL_LANDLOCK_ABI {
-        missing.push(format!("Landlock ABI {}", host.landlock_abi));
-    }
-    if let Err(e) = HostSupport::probe_namespaces() {
-        missing.push(e);
-    }
-    if missing.is_empty() {
-        return true;
-    }
-    kernel::missing(&format!("kernel lacks {}", missing.join(", ")));
-    false
-}
 
 fn policy(json: &str) -> ToolPolicy {
     ToolPolicy::from_json_str("view_rules.json", json).unwrap()
@@ -50,7 +33,7 @@ fn text(bytes: &[u8]) -> String {
 /// plan) shows the new directory with the declared rights and nothing of the old one.
 #[test]
 fn a_root_recreated_after_planning_is_seen_and_ruled_as_it_is_at_the_run() {
-    if !strict_supported() {
+    if !kernel::supports(Profile::Strict) {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -96,7 +79,7 @@ fn a_root_recreated_after_planning_is_seen_and_ruled_as_it_is_at_the_run() {
 /// configuration, not the host's and not an `EACCES`.
 #[test]
 fn a_file_mounted_over_a_bound_path_is_ruled_by_what_the_view_shows() {
-    if !strict_supported() {
+    if !kernel::supports(Profile::Strict) {
         return;
     }
     let Ok(host_conf) = std::fs::read_to_string("/etc/resolv.conf") else {

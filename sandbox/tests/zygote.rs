@@ -5,11 +5,13 @@
 //! single-threaded process, and each needs a zygote of its own), re-executed with the case's
 //! name. Missing kernel features print a reason and skip, unless `TOOLPOLICY_REQUIRE_KERNEL=1`.
 
+#[path = "support/cases.rs"]
+mod cases;
 #[path = "support/kernel.rs"]
 mod kernel;
 
 use std::ffi::OsString;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
@@ -24,7 +26,7 @@ const DIR_VAR: &str = "ZYGOTE_DIR";
 /// Set for the agent role: fork a child that lives on (without `exec`) before the long run.
 const FORK_VAR: &str = "ZYGOTE_AGENT_FORKS";
 
-type Case = fn(&Path) -> Result<(), String>;
+use cases::Case;
 
 const CASES: &[(&str, Case)] = &[
     (
@@ -73,61 +75,25 @@ const CASES: &[(&str, Case)] = &[
 const AGENT_ROLE: &str = "agent_role";
 
 fn main() -> ExitCode {
-    if let Ok(name) = std::env::var(CASE_VAR) {
-        let dir = PathBuf::from(std::env::var(DIR_VAR).expect("case directory"));
-        let result = if name == AGENT_ROLE {
-            agent_role(&dir)
-        } else {
-            let case = CASES
-                .iter()
-                .find(|(n, _)| *n == name)
-                .expect("known case")
-                .1;
-            case(&dir)
-        };
-        return match result {
-            Ok(()) => ExitCode::SUCCESS,
-            Err(e) => {
-                eprintln!("FAIL ({name}): {e}");
-                ExitCode::FAILURE
-            }
-        };
+    let roles: &[(&str, Case)] = &[(AGENT_ROLE, agent_role)];
+    if let Some(code) = cases::in_case_process(CASE_VAR, DIR_VAR, CASES, roles) {
+        return code;
     }
-    let args: Vec<String> = std::env::args().skip(1).collect();
-    if args.iter().any(|a| a == "--list") {
-        for (name, _) in CASES {
-            println!("{name}: test");
+    let ready = || {
+        let host = HostSupport::detect();
+        if host.landlock_abi < sandbox::plan::FULL_LANDLOCK_ABI {
+            kernel::missing(&format!(
+                "the hardened profile needs Landlock ABI {} (this kernel: {})",
+                sandbox::plan::FULL_LANDLOCK_ABI,
+                host.landlock_abi
+            ));
+            return false;
         }
-        return ExitCode::SUCCESS;
-    }
-    let filter = args.iter().find(|a| !a.starts_with('-'));
-    let host = HostSupport::detect();
-    if host.landlock_abi < sandbox::plan::FULL_LANDLOCK_ABI {
-        kernel::missing(&format!(
-            "the hardened profile needs Landlock ABI {} (this kernel: {})",
-            sandbox::plan::FULL_LANDLOCK_ABI,
-            host.landlock_abi
-        ));
-        return ExitCode::SUCCESS;
-    }
-    let mut failed = 0;
-    for (name, _) in CASES {
-        if filter.is_some_and(|f| !name.contains(f.as_str())) {
-            continue;
-        }
-        match in_new_process(name) {
-            Ok(()) => println!("test {name} ... ok"),
-            Err(e) => {
-                println!("test {name} ... FAILED\n{e}");
-                failed += 1;
-            }
-        }
-    }
-    if failed > 0 {
-        println!("{failed} failed");
-        return ExitCode::FAILURE;
-    }
-    ExitCode::SUCCESS
+        true
+    };
+    cases::run_suite(CASES, ready, |name| {
+        vec![(name.to_string(), in_new_process(name))]
+    })
 }
 
 fn in_new_process(name: &str) -> Result<(), String> {

@@ -57,3 +57,24 @@ pub fn user_namespaces() -> bool {
 pub fn ipv6_loopback() -> bool {
     std::net::TcpListener::bind("[::1]:0").is_ok()
 }
+
+/// Whether this host can run `profile` (Landlock at the ABI the sandbox needs, and for the
+/// strict profile the namespaces); prints why not, as [`missing`] does.
+pub fn supports(profile: sandbox::Profile) -> bool {
+    use sandbox::hostcaps::HostSupport;
+    let host = HostSupport::detect();
+    let mut lacks = Vec::new();
+    if host.landlock_abi < sandbox::plan::FULL_LANDLOCK_ABI {
+        lacks.push(format!("Landlock ABI {}", host.landlock_abi));
+    }
+    if profile == sandbox::Profile::Strict {
+        if let Err(e) = HostSupport::probe_namespaces() {
+            lacks.push(e);
+        }
+    }
+    if lacks.is_empty() {
+        return true;
+    }
+    missing(&format!("kernel lacks {}", lacks.join(", ")));
+    false
+}

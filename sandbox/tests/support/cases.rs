@@ -1,0 +1,76 @@
+//! A harness for test binaries whose cases each need a process of their own (single-threaded,
+//! or owning process-wide state such as a zygote or a confinement): the binary runs without
+//! libtest and re-executes itself once per case. Shared with `#[path]`.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+/// One case: it gets its own directory and says what failed.
+pub type Case = fn(&Path) -> Result<(), String>;
+
+/// In a process started for one case (`case_var` names it, `dir_var` its directory): runs it,
+/// looked up among `cases` and then `roles` (processes a case starts that are not tests), and
+/// gives the exit code. `None` in the process that runs the whole suite.
+pub fn in_case_process(
+    case_var: &str,
+    dir_var: &str,
+    cases: &[(&str, Case)],
+    roles: &[(&str, Case)],
+) -> Option<ExitCode> {
+    let name = std::env::var(case_var).ok()?;
+    let dir = PathBuf::from(std::env::var(dir_var).expect("case directory"));
+    let case = cases
+        .iter()
+        .chain(roles)
+        .find(|(n, _)| *n == name)
+        .expect("known case")
+        .1;
+    Some(match case(&dir) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(e) => {
+            eprintln!("FAIL ({name}): {e}");
+            ExitCode::FAILURE
+        }
+    })
+}
+
+/// The suite, with libtest's `--list` and name filter: `ready` decides (after the listing)
+/// whether this host can run the cases at all (it prints why not), and `run` runs one case,
+/// giving a labelled result per pass (e.g. one per user).
+pub fn run_suite(
+    cases: &[(&str, Case)],
+    ready: impl FnOnce() -> bool,
+    mut run: impl FnMut(&str) -> Vec<(String, Result<(), String>)>,
+) -> ExitCode {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    if args.iter().any(|a| a == "--list") {
+        for (name, _) in cases {
+            println!("{name}: test");
+        }
+        return ExitCode::SUCCESS;
+    }
+    let filter = args.iter().find(|a| !a.starts_with('-'));
+    if !ready() {
+        return ExitCode::SUCCESS;
+    }
+    let mut failed = 0;
+    for (name, _) in cases {
+        if filter.is_some_and(|f| !name.contains(f.as_str())) {
+            continue;
+        }
+        for (label, result) in run(name) {
+            match result {
+                Ok(()) => println!("test {label} ... ok"),
+                Err(e) => {
+                    println!("test {label} ... FAILED\n{e}");
+                    failed += 1;
+                }
+            }
+        }
+    }
+    if failed > 0 {
+        println!("{failed} failed");
+        return ExitCode::FAILURE;
+    }
+    ExitCode::SUCCESS
+}
