@@ -69,6 +69,10 @@ const CASES: &[(&str, Case)] = &[
         "a_zygote_started_as_root_never_serves_an_agent_that_dropped_root",
         dropped_root_gets_a_new_zygote,
     ),
+    (
+        "the_command_holds_no_descriptor_but_its_standard_streams",
+        command_holds_only_its_stdio,
+    ),
 ];
 
 /// Not a test: the agent process [`agent_killed_mid_run`] starts and kills.
@@ -555,4 +559,32 @@ fn orphans_of_a_killed_trampoline(dir: &Path) -> Result<(), String> {
     }
     echo(dir, "after")?;
     check("the same zygote serves", zygote_pid()? == z)
+}
+
+/// Neither the zygote's control socket, nor a run's channels, nor a descriptor the agent left
+/// inheritable reaches the command: its shell holds only its three standard streams, in the run
+/// that starts the zygote, in one the running zygote serves, and in a strict run beside them.
+fn command_holds_only_its_stdio(dir: &Path) -> Result<(), String> {
+    let leaked = std::ffi::CString::new(dir.to_str().unwrap()).unwrap();
+    // SAFETY: a plain open of a directory, deliberately without O_CLOEXEC.
+    let fd = unsafe { libc::open(leaked.as_ptr(), libc::O_RDONLY | libc::O_DIRECTORY) };
+    check("the agent opened an inheritable descriptor", fd > 2)?;
+    let strict = RunOptions::default().profile(Profile::Strict);
+    for (round, options) in [
+        ("first hardened run", hardened()),
+        ("hardened run through the running zygote", hardened()),
+        ("strict run", strict),
+    ] {
+        let out = run(&policy_writing(dir), &sh("ls /proc/$$/fd"), &options)
+            .map_err(|e| format!("{round}: {e}"))?;
+        let fds = String::from_utf8_lossy(&out.stdout)
+            .split_whitespace()
+            .collect::<Vec<_>>()
+            .join(" ");
+        check(
+            &format!("{round}: the command holds {fds:?}"),
+            out.success() && fds == "0 1 2",
+        )?;
+    }
+    zygote_pid().map(|_| ())
 }
