@@ -419,7 +419,11 @@ fn confine_self_ends_the_zygote(dir: &Path) -> Result<(), String> {
         ),
     )
     .expect("valid policy");
-    sandbox::confine::confine_self(&policy, Profile::Hardened).map_err(|e| e.to_string())?;
+    // No protected paths: the write root covers the temporary directory, which may hold this
+    // checkout (and its `.git`), and protected paths are not what this case is about.
+    let none = policy_runtime::protected::ProtectedPaths::none();
+    sandbox::confine::confine_self_with(&policy, Profile::Hardened, &none)
+        .map_err(|e| e.to_string())?;
     check(
         "confine_self ended the unconfined zygote",
         zygote::running(Path::new(HELPER)).is_none() && state(old).is_none(),
