@@ -252,10 +252,17 @@ fn shows_broker_files(dir: &Path, write: bool) -> Result<(), String> {
     let (etc_before, elsewhere_before) = (snapshot(&host.etc), snapshot(&host.elsewhere));
     let files = broker_files();
     // Each file, then a marker, so that the output says which content came from which path.
-    let script: String = files
+    let mut script: String = files
         .iter()
         .map(|(path, _)| format!("cat {}; echo '<<end>>'; ", path.display()))
         .collect();
+    // A name lookup through the files (no network): the broker's nsswitch.conf and hosts.
+    let getent = Path::new("/usr/bin/getent").exists();
+    if getent {
+        script.push_str("getent hosts example.invalid; echo \"getent=$?\"");
+    } else {
+        kernel::missing("getent is not installed: the name lookup is not checked");
+    }
     let out = run_in_sandbox(write, &script).map_err(|e| format!("run refused: {e}"))?;
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
@@ -266,6 +273,14 @@ fn shows_broker_files(dir: &Path, write: bool) -> Result<(), String> {
             return Err(format!(
                 "{} in the view is not the broker's file:\nstdout {stdout}\nstderr {stderr}",
                 path.display()
+            ));
+        }
+    }
+    if getent {
+        let lookup = seen.get(files.len()).copied().unwrap_or_default();
+        if !(lookup.contains("example.invalid") && lookup.contains("getent=0")) {
+            return Err(format!(
+                "getent hosts example.invalid failed in the view:\nstdout {stdout}\nstderr {stderr}"
             ));
         }
     }

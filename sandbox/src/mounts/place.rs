@@ -303,3 +303,81 @@ pub(super) fn place_file(
     super::attach_onto(&tree, &target).map_err(|e| io("mount over", &at, e))?;
     Ok((tree, at))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn found(root: &Path, file: &str) -> Result<(PathBuf, Option<Vec<OsString>>), String> {
+        let dir = File::open(root).unwrap();
+        match follow(&dir, Path::new(file)) {
+            Ok(Found::Entry(_, at)) => Ok((at, None)),
+            Ok(Found::Missing(_, at, rest)) => Ok((at, Some(rest))),
+            Err(e) => Err(e.to_string()),
+        }
+    }
+
+    /// Links are followed inside the root, as `RESOLVE_IN_ROOT` would: an absolute target
+    /// starts again at the root and `..` stops there, so no path leads out of the view.
+    #[test]
+    fn links_are_followed_inside_the_root_only() {
+        let outside = tempfile::tempdir().unwrap();
+        let view = outside.path().join("view");
+        std::fs::create_dir_all(view.join("etc")).unwrap();
+        std::fs::create_dir_all(view.join("run/resolve")).unwrap();
+        std::fs::write(view.join("run/resolve/stub"), b"x").unwrap();
+        std::fs::write(outside.path().join("secret"), b"s").unwrap();
+        let link = |target: &str, name: &str| {
+            std::os::unix::fs::symlink(target, view.join("etc").join(name)).unwrap()
+        };
+        link("/run/resolve/stub", "absolute");
+        link("../run/resolve/stub", "relative");
+        link("../../../../secret", "climbing");
+        link(
+            outside.path().join("secret").to_str().unwrap(),
+            "host_absolute",
+        );
+        link("/run/missing/dir/file", "dangling");
+        link("loop_b", "loop_a");
+        link("loop_a", "loop_b");
+        let stub = (PathBuf::from("/run/resolve/stub"), None);
+        assert_eq!(found(&view, "/etc/absolute"), Ok(stub.clone()));
+        assert_eq!(found(&view, "/etc/relative"), Ok(stub.clone()));
+        assert_eq!(found(&view, "/etc/../etc/./absolute"), Ok(stub));
+        // `..` stops at the root: /secret of the view, which is missing, not the host's.
+        let missing = |rest: &[&str]| Some(rest.iter().map(OsString::from).collect());
+        assert_eq!(
+            found(&view, "/etc/climbing"),
+            Ok((PathBuf::from("/"), missing(&["secret"])))
+        );
+        // An absolute target is followed from the view's root: the host's file is not found.
+        let host_names: Vec<OsString> = names(&outside.path().join("secret")).collect();
+        assert_eq!(
+            found(&view, "/etc/host_absolute"),
+            Ok((PathBuf::from("/"), Some(host_names)))
+        );
+        assert_eq!(
+            found(&view, "/etc/dangling"),
+            Ok((PathBuf::from("/run"), missing(&["missing", "dir", "file"])))
+        );
+        assert_eq!(found(&view, "/etc"), Ok((PathBuf::from("/etc"), None)));
+        let looped = found(&view, "/etc/loop_a").unwrap_err();
+        assert!(looped.contains("more than 40 symlinks"), "{looped}");
+    }
+
+    /// What is missing is made below the directory the walk stopped in, and nowhere else.
+    #[test]
+    fn create_makes_the_missing_directories_and_file() {
+        let view = tempfile::tempdir().unwrap();
+        std::fs::create_dir(view.path().join("run")).unwrap();
+        let root = File::open(view.path()).unwrap();
+        let Found::Missing(dir, at, rest) = follow(&root, Path::new("/run/a/b/file")).unwrap()
+        else {
+            panic!("the file is missing");
+        };
+        let (made, at) = create(Path::new("/run/a/b/file"), dir, at, &rest).unwrap();
+        assert_eq!(at, PathBuf::from("/run/a/b/file"));
+        assert!(made.metadata().unwrap().is_file());
+        assert!(view.path().join("run/a/b/file").is_file());
+    }
+}
