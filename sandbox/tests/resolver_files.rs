@@ -52,6 +52,10 @@ const CASES: &[(&str, Case)] = &[
         "write_root_missing_nsswitch_conf_is_refused_and_nothing_created",
         |dir| missing_file_is_refused(dir, true),
     ),
+    (
+        "dangling_resolv_conf_link_into_a_write_root_is_refused_and_nothing_created",
+        dangling_link_into_a_write_root_is_refused,
+    ),
 ];
 
 fn main() -> ExitCode {
@@ -91,17 +95,21 @@ fn in_new_process(name: &str) -> Result<(), String> {
     }
 }
 
-/// The fake host: `etc` (bound over `/etc`) and `elsewhere`, where `etc/resolv.conf` points.
+/// The fake host: `etc` (bound over `/etc`) and `elsewhere`, where `etc/resolv.conf` points
+/// (outside `/tmp` and every root, so that in the view it leads where no rule grants anything).
 struct FakeHost {
     etc: PathBuf,
     elsewhere: PathBuf,
+    _elsewhere_dir: tempfile::TempDir,
 }
 
 /// Lays out the fake `/etc` in `dir` and binds it over `/etc` in a new private mount namespace
 /// of this (single-threaded) process.
 fn fake_host(dir: &Path, with_nsswitch: bool) -> Result<FakeHost, String> {
     let etc = dir.join("etc");
-    let elsewhere = dir.join("elsewhere/run/resolve");
+    let elsewhere_dir =
+        tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).map_err(|e| e.to_string())?;
+    let elsewhere = elsewhere_dir.path().join("run/resolve");
     std::fs::create_dir_all(&etc).map_err(|e| e.to_string())?;
     std::fs::create_dir_all(&elsewhere).map_err(|e| e.to_string())?;
     // What the tool's programs read from /etc (the loader's cache, users and groups).
@@ -165,7 +173,11 @@ fn fake_host(dir: &Path, with_nsswitch: bool) -> Result<FakeHost, String> {
         .file_type()
         .is_symlink()
     {
-        Ok(FakeHost { etc, elsewhere })
+        Ok(FakeHost {
+            etc,
+            elsewhere,
+            _elsewhere_dir: elsewhere_dir,
+        })
     } else {
         Err("the fake /etc is not in place".into())
     }
@@ -196,11 +208,15 @@ fn snapshot(dir: &Path) -> BTreeMap<PathBuf, (String, u32, Vec<u8>)> {
     out
 }
 
-fn policy(write: bool) -> ToolPolicy {
+/// `/etc/**` (and the `extra` roots) read-only, or writable when `write`.
+fn policy(write: bool, extra: &[String]) -> ToolPolicy {
+    let mut roots = vec!["/etc/**".to_string()];
+    roots.extend(extra.iter().cloned());
     let fs = if write {
-        serde_json::json!({"read": ["/usr/**"], "write": ["/etc/**"]})
+        serde_json::json!({"read": ["/usr/**"], "write": roots})
     } else {
-        serde_json::json!({"read": ["/usr/**", "/etc/**"]})
+        roots.push("/usr/**".into());
+        serde_json::json!({ "read": roots })
     };
     serde_json::from_value(serde_json::json!({"fs": fs, "net": {"hosts": [ENDPOINT]}})).unwrap()
 }
@@ -211,11 +227,15 @@ fn broker_files() -> Vec<(PathBuf, Vec<u8>)> {
     EgressPlan::new(&hosts).unwrap().files()
 }
 
-/// Runs `sh -c script` in the strict sandbox under `policy(write)`.
-fn run_in_sandbox(write: bool, script: &str) -> Result<sandbox::RunOutput, RunError> {
+/// Runs `sh -c script` in the strict sandbox under `policy(write, extra)`.
+fn run_in_sandbox(
+    write: bool,
+    extra: &[String],
+    script: &str,
+) -> Result<sandbox::RunOutput, RunError> {
     let argv: Vec<OsString> = ["/bin/sh", "-c", script].map(OsString::from).to_vec();
     let opts = RunOptions::default().helper(env!("CARGO_BIN_EXE_policy-sandbox"));
-    run(&policy(write), &argv, &opts)
+    run(&policy(write, extra), &argv, &opts)
 }
 
 fn unchanged(
@@ -263,7 +283,7 @@ fn shows_broker_files(dir: &Path, write: bool) -> Result<(), String> {
     } else {
         kernel::missing("getent is not installed: the name lookup is not checked");
     }
-    let out = run_in_sandbox(write, &script).map_err(|e| format!("run refused: {e}"))?;
+    let out = run_in_sandbox(write, &[], &script).map_err(|e| format!("run refused: {e}"))?;
     let stdout = String::from_utf8_lossy(&out.stdout).to_string();
     let stderr = String::from_utf8_lossy(&out.stderr).to_string();
     let seen: Vec<&str> = stdout.split("<<end>>\n").collect();
@@ -300,8 +320,39 @@ fn shows_broker_files(dir: &Path, write: bool) -> Result<(), String> {
 
 fn missing_file_is_refused(dir: &Path, write: bool) -> Result<(), String> {
     let host = fake_host(dir, false)?;
+    refused_and_unchanged(
+        &host,
+        write,
+        &[],
+        &[
+            "/etc/nsswitch.conf",
+            "under the root /etc bound from the host",
+        ],
+    )
+}
+
+/// `resolv.conf` leads into a writable root where its target is missing: creating the target
+/// would create it on the host, so the run is refused.
+fn dangling_link_into_a_write_root_is_refused(dir: &Path) -> Result<(), String> {
+    let host = fake_host(dir, true)?;
+    let stub = host.elsewhere.join("stub-resolv.conf");
+    std::fs::remove_file(&stub).map_err(|e| e.to_string())?;
+    let root = host.elsewhere.display().to_string();
+    let leads = format!("/etc/resolv.conf leads to {}", stub.display());
+    let under = format!("under the root {root} bound from the host");
+    refused_and_unchanged(&host, true, &[format!("{root}/**")], &[&leads, &under])
+}
+
+/// Runs under `policy(write, extra)`: the run must be refused with a reason holding each of
+/// `reason`, and the fake host must be unchanged.
+fn refused_and_unchanged(
+    host: &FakeHost,
+    write: bool,
+    extra: &[String],
+    reason: &[&str],
+) -> Result<(), String> {
     let (etc_before, elsewhere_before) = (snapshot(&host.etc), snapshot(&host.elsewhere));
-    let outcome = run_in_sandbox(write, "cat /etc/nsswitch.conf");
+    let outcome = run_in_sandbox(write, extra, "cat /etc/resolv.conf /etc/nsswitch.conf");
     // Checked first: a run that created the file on the host is the defect itself.
     unchanged("/etc", &etc_before, &host.etc)?;
     unchanged(
@@ -311,9 +362,7 @@ fn missing_file_is_refused(dir: &Path, write: bool) -> Result<(), String> {
     )?;
     match outcome {
         Err(RunError::Refused(why)) => {
-            if !(why.contains("/etc/nsswitch.conf")
-                && why.contains("under the root /etc bound from the host"))
-            {
+            if !reason.iter().all(|r| why.contains(r)) {
                 return Err(format!(
                     "the refusal must name the file and the root that covers it: {why}"
                 ));

@@ -26,12 +26,7 @@ const MAX_LINKS: usize = 40;
 pub enum PlaceError {
     /// The file is missing and the directory it belongs in is a host directory bound into the
     /// view: creating it would create it on the host.
-    #[error(
-        "{} does not exist in the view and its directory {} is the host's, under the root {} \
-         bound from the host: creating it would create it on the host (create {} on the host, \
-         or declare a root that does not cover {})",
-        file.display(), dir.display(), root.display(), at.display(), dir.display()
-    )]
+    #[error("{}", on_host(file, at, dir, root))]
     OnHost {
         /// The file, as the tool names it.
         file: PathBuf,
@@ -68,6 +63,28 @@ pub enum PlaceError {
         /// The error.
         source: std::io::Error,
     },
+}
+
+/// The message of [`PlaceError::OnHost`].
+fn on_host(file: &Path, at: &Path, dir: &Path, root: &Path) -> String {
+    let missing = if file == at {
+        format!("{} does not exist in the view", file.display())
+    } else {
+        format!(
+            "{} leads to {}, which does not exist in the view",
+            file.display(),
+            at.display()
+        )
+    };
+    format!(
+        "{missing}, and its directory {} is the host's, under the root {} bound from the host: \
+         creating it would create it on the host (create {} on the host, or declare a root that \
+         does not cover {})",
+        dir.display(),
+        root.display(),
+        at.display(),
+        dir.display()
+    )
 }
 
 /// Where a path leads in the view.
