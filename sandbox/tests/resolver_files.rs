@@ -248,9 +248,9 @@ fn unchanged(
         None => "absent".to_string(),
         Some((kind, mode, content)) => format!("{kind} mode {mode:o}, {} bytes", content.len()),
     };
-    let changed: Vec<String> = before
-        .keys()
-        .chain(after.keys())
+    let paths: std::collections::BTreeSet<&PathBuf> = before.keys().chain(after.keys()).collect();
+    let changed: Vec<String> = paths
+        .into_iter()
         .filter(|p| before.get(*p) != after.get(*p))
         .map(|p| {
             format!(
