@@ -529,28 +529,39 @@ pub fn open_no_symlinks(path: &Path) -> std::io::Result<std::fs::File> {
     Ok(unsafe { std::fs::File::from_raw_fd(fd as i32) })
 }
 
+/// `openat(dir, name, O_PATH | O_NOFOLLOW | extra)`: the entry itself (a symlink is opened, not
+/// followed); `dir` is a directory descriptor or `AT_FDCWD`.
+fn open_entry_at(
+    dir: libc::c_int,
+    name: &std::ffi::CStr,
+    extra: libc::c_int,
+) -> std::io::Result<std::fs::File> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: a valid C string and a directory fd (or AT_FDCWD).
+    let fd = unsafe {
+        libc::openat(
+            dir,
+            name.as_ptr(),
+            libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC | extra,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a new fd owned here.
+    Ok(unsafe { std::fs::File::from_raw_fd(fd) })
+}
+
 /// [`open_no_symlinks`] without `openat2`: each component is opened relative to the one
 /// before it with `O_NOFOLLOW`, so no link is followed and nothing can be swapped between the
 /// steps; a link as the last component is refused with `ELOOP`, as `openat2` would.
 fn open_no_symlinks_stepwise(path: &Path) -> std::io::Result<std::fs::File> {
-    use std::os::fd::{AsRawFd, FromRawFd};
+    use std::os::fd::AsRawFd;
     if !path.is_absolute() {
         return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
     }
     let open = |dir: libc::c_int, name: &CString| {
-        // SAFETY: a valid C string and a directory fd (or AT_FDCWD for "/").
-        let fd = unsafe {
-            libc::openat(
-                dir,
-                name.as_ptr(),
-                libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-            )
-        };
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        // SAFETY: a new fd owned here.
-        let file = unsafe { std::fs::File::from_raw_fd(fd) };
+        let file = open_entry_at(dir, name, 0)?;
         if file.metadata()?.file_type().is_symlink() {
             return Err(std::io::Error::from_raw_os_error(libc::ELOOP));
         }

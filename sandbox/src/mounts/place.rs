@@ -13,7 +13,7 @@
 use std::collections::VecDeque;
 use std::ffi::{CString, OsStr, OsString};
 use std::fs::File;
-use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::fd::AsRawFd;
 use std::os::unix::ffi::{OsStrExt, OsStringExt};
 use std::os::unix::fs::MetadataExt;
 use std::path::{Component, Path, PathBuf};
@@ -100,22 +100,9 @@ fn c_name(name: &OsStr) -> std::io::Result<CString> {
     CString::new(name.as_bytes()).map_err(|_| std::io::Error::from_raw_os_error(libc::EINVAL))
 }
 
-/// `openat(dir, name, O_PATH | O_NOFOLLOW)`: the entry itself, never what a link names.
+/// The entry `name` of `dir` itself, never what a link names (see [`super::open_entry_at`]).
 fn open_entry(dir: &File, name: &OsStr, extra: libc::c_int) -> std::io::Result<File> {
-    let c = c_name(name)?;
-    // SAFETY: a valid directory descriptor and C string.
-    let fd = unsafe {
-        libc::openat(
-            dir.as_raw_fd(),
-            c.as_ptr(),
-            libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC | extra,
-        )
-    };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: a new descriptor owned here.
-    Ok(unsafe { File::from_raw_fd(fd) })
+    super::open_entry_at(dir.as_raw_fd(), &c_name(name)?, extra)
 }
 
 /// The target of the symlink `link` (an `O_PATH` descriptor of it).
