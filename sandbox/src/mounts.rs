@@ -880,42 +880,36 @@ fn clone_tree(source: &std::fs::File) -> std::io::Result<std::fs::File> {
 
 /// Attaches a tree made by [`clone_tree`] at `target`.
 fn attach_tree(tree: &std::fs::File, target: &Path) -> Result<(), String> {
-    use std::os::fd::AsRawFd;
-    const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
-    let empty = CString::default();
-    let c = cstr(target)?;
-    // SAFETY: move_mount of our detached tree onto a valid path.
-    let rc = unsafe {
-        libc::syscall(
-            libc::SYS_move_mount,
-            tree.as_raw_fd(),
-            empty.as_ptr(),
-            libc::AT_FDCWD,
-            c.as_ptr(),
-            MOVE_MOUNT_F_EMPTY_PATH,
-        )
-    };
-    if rc != 0 {
-        return Err(os_err(format!("attach {}", target.display())));
-    }
-    Ok(())
+    move_tree(tree, libc::AT_FDCWD, &cstr(target)?, 0)
+        .map_err(|e| format!("attach {}: {e}", target.display()))
 }
 
 /// Attaches a tree made by [`clone_bind`] over the entry `target` (an `O_PATH` descriptor),
 /// with no path looked up again.
 fn attach_onto(tree: &std::fs::File, target: &std::fs::File) -> std::io::Result<()> {
     use std::os::fd::AsRawFd;
-    const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
     const MOVE_MOUNT_T_EMPTY_PATH: libc::c_uint = 0x40;
-    // SAFETY: move_mount of our detached tree onto an open descriptor, empty paths.
+    move_tree(tree, target.as_raw_fd(), c"", MOVE_MOUNT_T_EMPTY_PATH)
+}
+
+/// `move_mount` of the detached `tree` to `to_path` relative to `to_dir`.
+fn move_tree(
+    tree: &std::fs::File,
+    to_dir: libc::c_int,
+    to_path: &std::ffi::CStr,
+    to_flags: libc::c_uint,
+) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
+    // SAFETY: move_mount of our detached tree (an empty source path) to a valid C path.
     let rc = unsafe {
         libc::syscall(
             libc::SYS_move_mount,
             tree.as_raw_fd(),
             c"".as_ptr(),
-            target.as_raw_fd(),
-            c"".as_ptr(),
-            MOVE_MOUNT_F_EMPTY_PATH | MOVE_MOUNT_T_EMPTY_PATH,
+            to_dir,
+            to_path.as_ptr(),
+            MOVE_MOUNT_F_EMPTY_PATH | to_flags,
         )
     };
     if rc != 0 {
