@@ -384,4 +384,43 @@ mod tests {
         assert!(made.metadata().unwrap().is_file());
         assert!(view.path().join("run/a/b/file").is_file());
     }
+
+    /// Refusals come before anything is created or mounted: a missing file in a directory of
+    /// no filesystem of the view's own names the bind that covers it, and a path that leads to
+    /// a directory is refused.
+    #[test]
+    fn refusals_name_the_file_and_the_root() {
+        let view = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(view.path().join("etc/resolv.conf")).unwrap();
+        std::os::unix::fs::symlink("/srv/state/stub", view.path().join("etc/link")).unwrap();
+        std::fs::create_dir_all(view.path().join("srv/state")).unwrap();
+        let root = File::open(view.path()).unwrap();
+        let staged = File::open(view.path()).unwrap();
+        let binds = [PathBuf::from("/etc"), PathBuf::from("/srv")];
+        // No device is the view's own here: every directory counts as the host's.
+        let place = |file: &str| place_file(&root, &[], &binds, Path::new(file), &staged);
+        match place("/etc/nsswitch.conf") {
+            Err(PlaceError::OnHost { dir, root, .. }) => {
+                assert_eq!((dir, root), ("/etc".into(), "/etc".into()))
+            }
+            other => panic!("{other:?}"),
+        }
+        match place("/etc/link") {
+            Err(e @ PlaceError::OnHost { .. }) => {
+                let why = e.to_string();
+                assert!(
+                    why.contains("/etc/link leads to /srv/state/stub")
+                        && why.contains("under the root /srv bound"),
+                    "{why}"
+                );
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(matches!(
+            place("/etc/resolv.conf"),
+            Err(PlaceError::Directory { .. })
+        ));
+        assert!(!view.path().join("etc/nsswitch.conf").exists());
+        assert!(!view.path().join("srv/state/stub").exists());
+    }
 }
