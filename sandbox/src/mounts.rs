@@ -6,6 +6,12 @@
 //! `/dev/pts` and `/dev/ptmx`) and the egress resolver files. Everything else of the host
 //! (`/run` and its sockets, `/home`, `/root`, `/var`, `/sys`) is simply absent.
 //!
+//! Building the view never creates, removes or changes anything of the host. The resolver files
+//! ([`MountOp::File`]) are placed where their path leads in the view, symlinks followed inside
+//! the view as the tool would follow them: bound over the entry found there, or, where it is
+//! missing, over a new file created only on a tmpfs of the view's own; a missing file whose
+//! directory is a host bind (a root that covers `/etc`) refuses the run ([`PlaceError`]).
+//!
 //! A declared root shows the host tree it names, always: every bind source is cloned
 //! (`open_tree`) before anything of the view is mounted, so no mount of the sandbox's own can
 //! end up inside a recursive bind; and when a root holds `/tmp` (`/tmp/**`, `/**`) the tool sees
@@ -32,6 +38,9 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
+
+mod place;
+pub use place::PlaceError;
 
 /// The size of the `/dev` tmpfs: it holds only mount points and links.
 pub const DEV_TMPFS_BYTES: u64 = 64 << 10;
@@ -97,7 +106,9 @@ pub enum MountOp {
         /// Executable (no `noexec`), as the write root around it.
         exec: bool,
     },
-    /// A read-only file with this content, mounted over the path.
+    /// A read-only file with this content, bound over the entry the path leads to in the view
+    /// (symlinks followed inside the view), or over a new file where that entry is missing and
+    /// its directory is the view's own; never created in a host directory (see [`PlaceError`]).
     File {
         /// Where.
         path: PathBuf,
@@ -204,9 +215,11 @@ pub fn normalize(ops: &mut Vec<MountOp>) {
         })
     });
     ops.sort_by_key(|op| match op {
-        // Symlinks last: they must not turn into directories that binds then create.
-        MountOp::Symlink { .. } => (2, 0),
-        MountOp::File { .. } => (1, op.target().components().count()),
+        // Symlinks after the binds: they must not turn into directories that binds then create.
+        MountOp::Symlink { .. } => (1, 0),
+        // Files last: their paths are followed through the view as the tool will see it, links
+        // included.
+        MountOp::File { .. } => (2, op.target().components().count()),
         _ => (0, op.target().components().count()),
     });
 }
@@ -406,7 +419,8 @@ fn attach_bind(source: &std::fs::File, root: &Path, path: &Path) -> Result<bool,
 }
 
 /// The bind mounts of a built view, by path: for each, a descriptor of the mount's root (the
-/// host's file or directory at that path, as the view shows it) and whether it is a directory.
+/// host's file or directory at that path, or the sandbox's own file placed there, as the view
+/// shows it) and whether it is a directory.
 /// The Landlock rules for these paths are made from them ([`crate::landlock_rules`]), so a
 /// declared root is opened once per run, not once for its mount and again for its rule.
 ///
@@ -515,28 +529,39 @@ pub fn open_no_symlinks(path: &Path) -> std::io::Result<std::fs::File> {
     Ok(unsafe { std::fs::File::from_raw_fd(fd as i32) })
 }
 
+/// `openat(dir, name, O_PATH | O_NOFOLLOW | extra)`: the entry itself (a symlink is opened, not
+/// followed); `dir` is a directory descriptor or `AT_FDCWD`.
+fn open_entry_at(
+    dir: libc::c_int,
+    name: &std::ffi::CStr,
+    extra: libc::c_int,
+) -> std::io::Result<std::fs::File> {
+    use std::os::fd::FromRawFd;
+    // SAFETY: a valid C string and a directory fd (or AT_FDCWD).
+    let fd = unsafe {
+        libc::openat(
+            dir,
+            name.as_ptr(),
+            libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC | extra,
+        )
+    };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a new fd owned here.
+    Ok(unsafe { std::fs::File::from_raw_fd(fd) })
+}
+
 /// [`open_no_symlinks`] without `openat2`: each component is opened relative to the one
 /// before it with `O_NOFOLLOW`, so no link is followed and nothing can be swapped between the
 /// steps; a link as the last component is refused with `ELOOP`, as `openat2` would.
 fn open_no_symlinks_stepwise(path: &Path) -> std::io::Result<std::fs::File> {
-    use std::os::fd::{AsRawFd, FromRawFd};
+    use std::os::fd::AsRawFd;
     if !path.is_absolute() {
         return Err(std::io::Error::from_raw_os_error(libc::EINVAL));
     }
     let open = |dir: libc::c_int, name: &CString| {
-        // SAFETY: a valid C string and a directory fd (or AT_FDCWD for "/").
-        let fd = unsafe {
-            libc::openat(
-                dir,
-                name.as_ptr(),
-                libc::O_PATH | libc::O_NOFOLLOW | libc::O_CLOEXEC,
-            )
-        };
-        if fd < 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        // SAFETY: a new fd owned here.
-        let file = unsafe { std::fs::File::from_raw_fd(fd) };
+        let file = open_entry_at(dir, name, 0)?;
         if file.metadata()?.file_type().is_symlink() {
             return Err(std::io::Error::from_raw_os_error(libc::ELOOP));
         }
@@ -631,8 +656,20 @@ pub fn enter(ops: &[MountOp]) -> Result<BoundSources, String> {
         libc::MS_NOSUID | libc::MS_NODEV,
         Some("mode=0755,size=1m"),
     )?;
+    // The view's root, from which the resolver files' paths are followed, and the devices of
+    // the filesystems the view mounts itself: the only ones where a missing file may be made.
+    let root_dir = std::fs::File::open(root).map_err(|e| format!("open the view's root: {e}"))?;
+    let device = |p: &Path| {
+        use std::os::unix::fs::MetadataExt;
+        std::fs::metadata(p)
+            .map(|m| m.dev())
+            .map_err(|e| format!("stat {}: {e}", p.display()))
+    };
+    let mut own_devices = vec![device(root)?];
+    let mut host_binds: Vec<PathBuf> = Vec::new();
 
     let mut staged_files: Option<PathBuf> = None;
+    let mut staged_count = 0;
     let mut attrs: Vec<(PathBuf, u64, u64)> = Vec::new();
     let mut read_only: Vec<PathBuf> = Vec::new();
     let mut bound = BoundSources::default();
@@ -642,6 +679,7 @@ pub fn enter(ops: &[MountOp]) -> Result<BoundSources, String> {
                 let Some(source) = source else { continue };
                 let is_dir = attach_bind(&source, root, path)?;
                 bound.0.insert(path.clone(), (source, is_dir));
+                host_binds.push(path.clone());
                 continue;
             }
             MountOp::Symlink { .. } => {}
@@ -656,6 +694,7 @@ pub fn enter(ops: &[MountOp]) -> Result<BoundSources, String> {
             } => {
                 let target = under(root, path);
                 tmpfs(&target, *exec, &format!("mode=0755,size={size_bytes}"))?;
+                own_devices.push(device(&target)?);
                 read_only.push(target);
             }
             MountOp::Scratch {
@@ -664,6 +703,7 @@ pub fn enter(ops: &[MountOp]) -> Result<BoundSources, String> {
                 exec,
             } => {
                 for (target, flags) in scratch(root, *size_bytes, *tmp, *exec)? {
+                    own_devices.push(device(&target)?);
                     attrs.push((target, flags, MOUNT_ATTR_RDONLY));
                 }
             }
@@ -699,22 +739,19 @@ pub fn enter(ops: &[MountOp]) -> Result<BoundSources, String> {
                         s
                     }
                 };
-                let staged = stage.join(format!("{}", attrs.len()));
+                staged_count += 1;
+                let staged = stage.join(format!("{staged_count}"));
                 std::fs::write(&staged, content)
                     .map_err(|e| format!("write {}: {e}", staged.display()))?;
-                let target = under(root, path);
-                // A symlink at the target (e.g. /etc/resolv.conf -> /run/...) would send the
-                // mount elsewhere; the file replaces the link itself.
-                if std::fs::symlink_metadata(&target).is_ok_and(|m| m.file_type().is_symlink()) {
-                    let _ = std::fs::remove_file(&target);
-                }
-                touch(&target)?;
-                mount(Some(&staged), &target, None, libc::MS_BIND, None)?;
-                attrs.push((
-                    target,
-                    MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
-                    0,
-                ));
+                let staged = std::fs::File::open(&staged)
+                    .map_err(|e| format!("open {}: {e}", staged.display()))?;
+                // Where the tool will find it, links followed inside the view; nothing of a
+                // host bind is removed or created (see `place`).
+                let (placed, at) =
+                    place::place_file(&root_dir, &own_devices, &host_binds, path, &staged)
+                        .map_err(|e| e.to_string())?;
+                bound.covered_by(&at);
+                bound.0.insert(path.clone(), (placed, false));
             }
             MountOp::Symlink { path, target } => {
                 let at = under(root, path);
@@ -843,23 +880,40 @@ fn clone_tree(source: &std::fs::File) -> std::io::Result<std::fs::File> {
 
 /// Attaches a tree made by [`clone_tree`] at `target`.
 fn attach_tree(tree: &std::fs::File, target: &Path) -> Result<(), String> {
+    move_tree(tree, libc::AT_FDCWD, &cstr(target)?, 0)
+        .map_err(|e| format!("attach {}: {e}", target.display()))
+}
+
+/// Attaches a tree made by [`clone_bind`] over the entry `target` (an `O_PATH` descriptor),
+/// with no path looked up again.
+fn attach_onto(tree: &std::fs::File, target: &std::fs::File) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    const MOVE_MOUNT_T_EMPTY_PATH: libc::c_uint = 0x40;
+    move_tree(tree, target.as_raw_fd(), c"", MOVE_MOUNT_T_EMPTY_PATH)
+}
+
+/// `move_mount` of the detached `tree` to `to_path` relative to `to_dir`.
+fn move_tree(
+    tree: &std::fs::File,
+    to_dir: libc::c_int,
+    to_path: &std::ffi::CStr,
+    to_flags: libc::c_uint,
+) -> std::io::Result<()> {
     use std::os::fd::AsRawFd;
     const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
-    let empty = CString::default();
-    let c = cstr(target)?;
-    // SAFETY: move_mount of our detached tree onto a valid path.
+    // SAFETY: move_mount of our detached tree (an empty source path) to a valid C path.
     let rc = unsafe {
         libc::syscall(
             libc::SYS_move_mount,
             tree.as_raw_fd(),
-            empty.as_ptr(),
-            libc::AT_FDCWD,
-            c.as_ptr(),
-            MOVE_MOUNT_F_EMPTY_PATH,
+            c"".as_ptr(),
+            to_dir,
+            to_path.as_ptr(),
+            MOVE_MOUNT_F_EMPTY_PATH | to_flags,
         )
     };
     if rc != 0 {
-        return Err(os_err(format!("attach {}", target.display())));
+        return Err(std::io::Error::last_os_error());
     }
     Ok(())
 }
