@@ -15,6 +15,8 @@ use std::time::{Duration, Instant};
 mod kernel;
 #[path = "support/netns.rs"]
 mod netns;
+#[path = "support/ports.rs"]
+mod ports;
 use netns::{http_server, lo_up, socketpair};
 
 use policy_runtime::HostPattern;
@@ -93,12 +95,6 @@ fn sandboxed<T: Send + 'static>(
     drop(broker);
     let events = events.lock().unwrap().clone();
     Some((result, events))
-}
-
-/// A port on the host's loopback where nothing listens.
-fn dead_port() -> SocketAddr {
-    let l = TcpListener::bind("127.0.0.1:0").unwrap();
-    l.local_addr().unwrap()
 }
 
 fn http_get(addr: SocketAddr, host: &str, path: &str) -> io::Result<String> {
@@ -293,7 +289,7 @@ fn everything_else_fails_fast() {
 
 #[test]
 fn unreachable_upstream_is_a_clean_error() {
-    let dead = dead_port();
+    let (_held, dead) = ports::bound_not_listening();
     let plan = plan(&["down.test:80"]);
     let Some((err, events)) = sandboxed(
         &plan,
@@ -622,7 +618,7 @@ fn proxy_connect(target: &str) -> io::Result<(u16, TcpStream, String)> {
 #[test]
 fn connect_proxy_checks_every_request() {
     let (server, _) = http_server("hello from upstream, path");
-    let dead = dead_port();
+    let (_held, dead) = ports::bound_not_listening();
     let plan = plan(&["api.test:80", "any.test:*", "down.test:80"]);
     let resolver = Resolver::map([
         ("api.test", server),

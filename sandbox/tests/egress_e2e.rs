@@ -13,6 +13,8 @@ use std::time::{Duration, Instant};
 mod kernel;
 #[path = "support/netns.rs"]
 mod netns;
+#[path = "support/ports.rs"]
+mod ports;
 use netns::http_server;
 
 use policy_runtime::ToolPolicy;
@@ -185,7 +187,7 @@ fn unreachable_upstream_fails_cleanly() {
     }
     // A port bound and held, but never listened on: connecting is refused, and no parallel
     // test can take the port while this one runs (a released port could be reused).
-    let (_held, dead) = bound_not_listening();
+    let (_held, dead) = ports::bound_not_listening();
     let hosts = vec![format!("127.0.0.1:{}", dead.port())];
     let script = format!(
         "curl -sS -m 5 http://127.0.0.1:{}/; echo \"rc=$?\"",
@@ -279,33 +281,4 @@ fn made_up_names_through_the_broker_resolver() {
         .map(|e| e.host.as_str())
         .collect();
     assert_eq!(hosts_seen, ["api.test", "any.test", "blue.svc.test"]);
-}
-
-/// A TCP socket bound to a free port of 127.0.0.1 without `listen`, and its address.
-fn bound_not_listening() -> (std::os::fd::OwnedFd, std::net::SocketAddr) {
-    use std::os::fd::{AsRawFd, FromRawFd};
-    // SAFETY: plain socket calls on a new descriptor and local, zeroed structures.
-    unsafe {
-        let fd = libc::socket(libc::AF_INET, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
-        assert!(fd >= 0, "socket: {}", std::io::Error::last_os_error());
-        let fd = std::os::fd::OwnedFd::from_raw_fd(fd);
-        let mut addr: libc::sockaddr_in = std::mem::zeroed();
-        addr.sin_family = libc::AF_INET as libc::sa_family_t;
-        addr.sin_addr.s_addr = u32::from(std::net::Ipv4Addr::LOCALHOST).to_be();
-        let len = std::mem::size_of::<libc::sockaddr_in>() as libc::socklen_t;
-        let rc = libc::bind(
-            fd.as_raw_fd(),
-            (&addr as *const libc::sockaddr_in).cast(),
-            len,
-        );
-        assert_eq!(rc, 0, "bind: {}", std::io::Error::last_os_error());
-        let mut got = len;
-        libc::getsockname(
-            fd.as_raw_fd(),
-            (&mut addr as *mut libc::sockaddr_in).cast(),
-            &mut got,
-        );
-        let port = u16::from_be(addr.sin_port);
-        (fd, std::net::SocketAddr::from(([127, 0, 0, 1], port)))
-    }
 }
