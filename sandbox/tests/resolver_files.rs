@@ -22,7 +22,7 @@ use std::collections::BTreeMap;
 use std::ffi::{CString, OsString};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
-use std::process::{Command, ExitCode};
+use std::process::ExitCode;
 
 use policy_runtime::{HostPattern, ToolPolicy};
 use sandbox::egress::EgressPlan;
@@ -73,26 +73,11 @@ fn main() -> ExitCode {
         kernel::supports(Profile::Strict)
     };
     cases::run_suite(CASES, ready, |name| {
-        vec![(name.to_string(), in_new_process(name))]
+        vec![(
+            name.to_string(),
+            cases::in_new_process(CASE_VAR, DIR_VAR, name),
+        )]
     })
-}
-
-fn in_new_process(name: &str) -> Result<(), String> {
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let out = Command::new(std::env::current_exe().unwrap())
-        .env(CASE_VAR, name)
-        .env(DIR_VAR, dir.path())
-        .output()
-        .map_err(|e| e.to_string())?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "stdout:\n{}\nstderr:\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ))
-    }
 }
 
 /// The fake host: `etc` (bound over `/etc`) and `elsewhere`, where `etc/resolv.conf` points

@@ -96,26 +96,11 @@ fn main() -> ExitCode {
         true
     };
     cases::run_suite(CASES, ready, |name| {
-        vec![(name.to_string(), in_new_process(name))]
+        vec![(
+            name.to_string(),
+            cases::in_new_process(CASE_VAR, DIR_VAR, name),
+        )]
     })
-}
-
-fn in_new_process(name: &str) -> Result<(), String> {
-    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let out = Command::new(std::env::current_exe().unwrap())
-        .env(CASE_VAR, name)
-        .env(DIR_VAR, dir.path())
-        .output()
-        .map_err(|e| e.to_string())?;
-    if out.status.success() {
-        Ok(())
-    } else {
-        Err(format!(
-            "stdout:\n{}\nstderr:\n{}",
-            String::from_utf8_lossy(&out.stdout),
-            String::from_utf8_lossy(&out.stderr)
-        ))
-    }
 }
 
 // ---- helpers of the case processes ----

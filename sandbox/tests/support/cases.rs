@@ -2,6 +2,8 @@
 //! or owning process-wide state such as a zygote or a confinement): the binary runs without
 //! libtest and re-executes itself once per case. Shared with `#[path]`.
 
+#![allow(dead_code)] // each includer uses part of it
+
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -73,4 +75,24 @@ pub fn run_suite(
         return ExitCode::FAILURE;
     }
     ExitCode::SUCCESS
+}
+
+/// Runs case `name` in a new process of this binary (`case_var` names it, `dir_var` gives it a
+/// new temporary directory): its output when it fails.
+pub fn in_new_process(case_var: &str, dir_var: &str, name: &str) -> Result<(), String> {
+    let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
+    let out = std::process::Command::new(std::env::current_exe().unwrap())
+        .env(case_var, name)
+        .env(dir_var, dir.path())
+        .output()
+        .map_err(|e| e.to_string())?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(format!(
+            "stdout:\n{}\nstderr:\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        ))
+    }
 }
