@@ -138,12 +138,7 @@ fn names(path: &Path) -> impl DoubleEndedIterator<Item = OsString> + '_ {
 /// opened without following it, a symlink's target followed inside the view (an absolute one
 /// from `root` again), `..` never above `root`.
 fn follow(root: &File, file: &Path) -> Result<Found, PlaceError> {
-    let io = |what, at: &Path, source| PlaceError::Io {
-        file: file.to_path_buf(),
-        what,
-        at: at.to_path_buf(),
-        source,
-    };
+    let io = io_error(file);
     let top = root
         .try_clone()
         .map_err(|e| io("open", Path::new("/"), e))?;
@@ -203,6 +198,16 @@ fn follow(root: &File, file: &Path) -> Result<Found, PlaceError> {
     Ok(Found::Entry(dir, at))
 }
 
+/// The error of step `what` at `at` while placing `file`.
+fn io_error(file: &Path) -> impl Fn(&'static str, &Path, std::io::Error) -> PlaceError + '_ {
+    move |what, at, source| PlaceError::Io {
+        file: file.to_path_buf(),
+        what,
+        at: at.to_path_buf(),
+        source,
+    }
+}
+
 /// Creates the missing `rest` (directories, then an empty file) below `dir`, which is on a
 /// filesystem of the view's own. Returns the new file and its path in the view.
 fn create(
@@ -211,12 +216,7 @@ fn create(
     mut at: PathBuf,
     rest: &[OsString],
 ) -> Result<(File, PathBuf), PlaceError> {
-    let io = |what, at: &Path, source| PlaceError::Io {
-        file: file.to_path_buf(),
-        what,
-        at: at.to_path_buf(),
-        source,
-    };
+    let io = io_error(file);
     let last = rest.len() - 1;
     for (i, name) in rest.iter().enumerate() {
         at.push(name);
@@ -259,12 +259,7 @@ pub(super) fn place_file(
     file: &Path,
     staged: &File,
 ) -> Result<(File, PathBuf), PlaceError> {
-    let io = |what, at: &Path, source| PlaceError::Io {
-        file: file.to_path_buf(),
-        what,
-        at: at.to_path_buf(),
-        source,
-    };
+    let io = io_error(file);
     let (target, at) = match follow(root, file)? {
         Found::Entry(entry, at) => {
             let is_dir = entry.metadata().map_err(|e| io("stat", &at, e))?.is_dir();
