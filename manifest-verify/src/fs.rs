@@ -207,13 +207,12 @@ pub fn path_witness(
     rejected: &PathSet<'_>,
     budget: &Budget,
 ) -> Result<Option<String>, Undecided> {
-    if admitted.textually_within(rejected) {
+    let Some((admitted, rejected)) = to_search(admitted, rejected) else {
         return Ok(None);
-    }
-    let (admitted, rejected) = relevant(admitted, rejected);
+    };
     let (PathSet::Globs(admitted_globs), PathSet::Globs(rejected_globs)) = (&admitted, &rejected)
     else {
-        return whole_path_witness(cache, &admitted, &rejected, budget);
+        return whole_search(cache, &admitted, &rejected, budget);
     };
     let mut best: Option<String> = None;
     for (key, group) in groups(admitted_globs) {
@@ -389,15 +388,36 @@ pub fn whole_path_witness(
     rejected: &PathSet<'_>,
     budget: &Budget,
 ) -> Result<Option<String>, Undecided> {
+    match to_search(admitted, rejected) {
+        Some((admitted, rejected)) => whole_search(cache, &admitted, &rejected, budget),
+        None => Ok(None),
+    }
+}
+
+/// What is left to search for a path `admitted` has and `rejected` lacks: `None` when the text
+/// alone shows there is none, else the globs that can matter ([`relevant`]).
+fn to_search<'a, 'b>(
+    admitted: &PathSet<'a>,
+    rejected: &PathSet<'b>,
+) -> Option<(PathSet<'a>, PathSet<'b>)> {
     if admitted.textually_within(rejected) {
+        return None;
+    }
+    Some(relevant(admitted, rejected))
+}
+
+/// The one search of [`whole_path_witness`], on sets [`to_search`] already narrowed.
+fn whole_search(
+    cache: &mut GlobCache,
+    admitted: &PathSet<'_>,
+    rejected: &PathSet<'_>,
+    budget: &Budget,
+) -> Result<Option<String>, Undecided> {
+    if matches!(admitted, PathSet::Globs(globs) if globs.is_empty()) {
         return Ok(None);
     }
-    let (admitted, rejected) = relevant(admitted, rejected);
-    if matches!(&admitted, PathSet::Globs(globs) if globs.is_empty()) {
-        return Ok(None);
-    }
-    let a = cache.language(&admitted);
-    let r = cache.language(&rejected);
+    let a = cache.language(admitted);
+    let r = cache.language(rejected);
     let mut terms = vec![Term::member(Language::paths())];
     if let Some(a) = &a {
         terms.push(Term::member(a.as_ref().as_ref().map_err(Clone::clone)?));
