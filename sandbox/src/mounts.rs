@@ -583,6 +583,16 @@ fn open_no_symlinks_stepwise(path: &Path) -> std::io::Result<std::fs::File> {
     Ok(current)
 }
 
+/// Whether the nearest existing ancestor of `at` (what a `create_dir_all` would build on) lies
+/// on one of `own_devices`, the filesystems the view mounted itself, not a host bind.
+fn on_own_filesystem(at: &Path, own_devices: &[u64]) -> bool {
+    use std::os::unix::fs::MetadataExt;
+    at.ancestors()
+        .skip(1)
+        .find_map(|a| std::fs::symlink_metadata(a).ok())
+        .is_some_and(|m| own_devices.contains(&m.dev()))
+}
+
 fn under(root: &Path, path: &Path) -> PathBuf {
     root.join(path.strip_prefix("/").unwrap_or(path))
 }
@@ -755,7 +765,10 @@ pub fn enter(ops: &[MountOp]) -> Result<BoundSources, String> {
             }
             MountOp::Symlink { path, target } => {
                 let at = under(root, path);
-                if std::fs::symlink_metadata(&at).is_err() {
+                // Copies of the host's links on the way to a bind. Where the view shows a host
+                // bind the host's own entry is already there; one missing there (removed since
+                // the plan) is never made again on the host, only on the view's own filesystems.
+                if std::fs::symlink_metadata(&at).is_err() && on_own_filesystem(&at, &own_devices) {
                     if let Some(parent) = at.parent() {
                         let _ = std::fs::create_dir_all(parent);
                     }
@@ -960,6 +973,17 @@ fn pivot(root: &Path) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn links_are_copied_only_onto_the_views_own_filesystems() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let own = std::fs::metadata(dir.path()).unwrap().dev();
+        let deep = dir.path().join("missing/parent/link");
+        assert!(on_own_filesystem(&deep, &[own]));
+        assert!(!on_own_filesystem(&deep, &[own.wrapping_add(1)]));
+        assert!(!on_own_filesystem(&deep, &[]));
+    }
 
     #[test]
     fn the_stepwise_open_refuses_links_as_openat2_does() {

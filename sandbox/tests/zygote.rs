@@ -73,6 +73,14 @@ const CASES: &[(&str, Case)] = &[
         "the_command_holds_no_descriptor_but_its_standard_streams",
         command_holds_only_its_stdio,
     ),
+    (
+        "helper_cpu_counts_what_the_command_burned",
+        helper_cpu_counts_the_command,
+    ),
+    (
+        "the_command_cannot_signal_its_trampoline_or_the_zygote",
+        command_cannot_signal_its_helpers,
+    ),
 ];
 
 /// Not a test: the agent process [`agent_killed_mid_run`] starts and kills.
@@ -576,4 +584,59 @@ fn command_holds_only_its_stdio(dir: &Path) -> Result<(), String> {
         )?;
     }
     zygote_pid().map(|_| ())
+}
+
+/// The command is the zygote's grandchild, not the caller's child, so the CPU it burns is
+/// reported back (`RunOutput::helper_cpu`): the same fixed amount of shell work, run
+/// unconfined as this process's child, costs about what the hardened run reports (at least
+/// half of it: the report also holds the trampoline's and the zygote's share), and a strict run
+/// (the caller's own child) reports none.
+fn helper_cpu_counts_the_command(dir: &Path) -> Result<(), String> {
+    let work = "i=0; while [ $i -lt 300000 ]; do i=$((i+1)); done";
+    let children_cpu = || {
+        // SAFETY: getrusage fills a zeroed struct.
+        let usage = unsafe {
+            let mut usage: libc::rusage = std::mem::zeroed();
+            libc::getrusage(libc::RUSAGE_CHILDREN, &mut usage);
+            usage
+        };
+        let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
+        tv(usage.ru_utime) + tv(usage.ru_stime)
+    };
+    let before = children_cpu();
+    let status = Command::new("/bin/sh")
+        .args(["-c", work])
+        .status()
+        .map_err(|e| e.to_string())?;
+    let unconfined = children_cpu().saturating_sub(before);
+    check("the unconfined loop ran", status.success())?;
+    let out = run_sh(dir, work).map_err(|e| e.to_string())?;
+    let reported = out.helper_cpu.unwrap_or_default();
+    check(
+        &format!("hardened: helper_cpu {reported:?}, the same work unconfined {unconfined:?}"),
+        out.success() && reported >= unconfined / 2 && reported > Duration::ZERO,
+    )?;
+    let strict = RunOptions::default().profile(Profile::Strict);
+    let out = run(&policy_writing(dir), &sh("true"), &strict).map_err(|e| e.to_string())?;
+    check(
+        &format!("strict: helper_cpu {:?}", out.helper_cpu),
+        out.success() && out.helper_cpu.is_none(),
+    )
+}
+
+/// Landlock's signal scope keeps the command from signalling processes outside its domain:
+/// neither its trampoline (its parent) nor the zygote can be killed from inside, and the run
+/// ends normally with the zygote still serving.
+fn command_cannot_signal_its_helpers(dir: &Path) -> Result<(), String> {
+    echo(dir, "first")?;
+    let z = zygote_pid()?;
+    let script = format!("kill -9 $PPID; echo t=$?; kill -9 {z}; echo z=$?");
+    let out = run_sh(dir, &script).map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    check(
+        &format!("both kills refused and the run ended normally: {text:?} {out:?}"),
+        out.success() && !text.contains("t=0") && !text.contains("z=0") && text.contains("z="),
+    )?;
+    check("the zygote still serves", zygote_pid()? == z && !gone(z))?;
+    echo(dir, "after")
 }
