@@ -1,0 +1,423 @@
+//! Kernel facts about Landlock rules and mounts that the strict view's design rests on.
+//!
+//! A Landlock rule is tied to an inode, and the kernel decides an access by walking up from
+//! the file to the root, crossing mounts by their mount points. Two consequences:
+//!
+//! * a mount point hidden by a mount is skipped on the way up: a rule on a directory does not
+//!   reach a filesystem mounted over it (only the mounted root's own rule, or one above the
+//!   mount point, does). A ruleset built once per policy therefore cannot grant a run's own
+//!   per-run mounts (`/proc`, the private `/tmp`, `/dev`) through rules on the directories they
+//!   are mounted on: those need rules made per run, on the new mounts' roots;
+//! * the walk enters a bind at the bind's root and leaves it at its mount point: a rule on the
+//!   *source's* parent directory does not reach through a bind of a subdirectory.
+//!
+//! Each case runs in a forked child, in a private user and mount namespace (nothing reaches
+//! the host's mount table), that mounts, confines itself and opens one file; the exit code says
+//! what the kernel answered. Skipped with a reason without Landlock or user namespaces (a
+//! failure under `TOOLPOLICY_REQUIRE_KERNEL=1`).
+
+#[path = "support/kernel.rs"]
+mod kernel;
+
+use std::ffi::CString;
+use std::os::fd::RawFd;
+use std::path::Path;
+
+/// What the kernel answered to the final `open` of a case.
+#[derive(Debug, PartialEq, Eq)]
+enum Answer {
+    Allowed,
+    /// `EACCES`: Landlock refused.
+    Denied,
+    /// The case could not be set up (the step's number) or the open failed otherwise.
+    Broken(i32),
+}
+
+const ALLOWED: i32 = 0;
+const DENIED: i32 = 1;
+const OTHER_OPEN_ERROR: i32 = 2;
+
+/// Landlock's read rights (ABI 1): the only rights these rulesets handle.
+const READ_FILE: u64 = 1 << 2;
+const READ_DIR: u64 = 1 << 3;
+
+#[repr(C)]
+struct RulesetAttr {
+    handled_access_fs: u64,
+}
+
+#[repr(C, packed)]
+struct PathBeneathAttr {
+    allowed_access: u64,
+    parent_fd: i32,
+}
+
+/// One case's steps, run in the child. Each returns `false` on failure; they only make system
+/// calls on what the parent prepared (the child of a multi-threaded process must not allocate).
+struct Child {
+    uid_map: Vec<u8>,
+    gid_map: Vec<u8>,
+}
+
+impl Child {
+    fn new() -> Child {
+        // SAFETY: getters without pointers.
+        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        Child {
+            uid_map: format!("0 {uid} 1").into_bytes(),
+            gid_map: format!("0 {gid} 1").into_bytes(),
+        }
+    }
+
+    /// Forks; the child enters a new user and mount namespace (root in it, mapped to us), makes
+    /// every mount private, runs `case` and exits with its answer.
+    fn run(&self, case: &dyn Fn() -> i32) -> Answer {
+        // SAFETY: the child makes system calls only, on memory prepared before the fork, and
+        // leaves with `_exit`.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork: {}", std::io::Error::last_os_error());
+        if pid == 0 {
+            let code = if self.enter() { case() } else { 10 };
+            // SAFETY: ending the forked child without running the parent's exit handlers.
+            unsafe { libc::_exit(code) };
+        }
+        let mut status = 0;
+        // SAFETY: waiting for our own child.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        assert!(libc::WIFEXITED(status), "case child died: {status:#x}");
+        match libc::WEXITSTATUS(status) {
+            ALLOWED => Answer::Allowed,
+            DENIED => Answer::Denied,
+            other => Answer::Broken(other),
+        }
+    }
+
+    fn enter(&self) -> bool {
+        // SAFETY: system calls on static strings and buffers owned by `self`.
+        unsafe {
+            if libc::unshare(libc::CLONE_NEWUSER | libc::CLONE_NEWNS) != 0 {
+                return false;
+            }
+            let write = |file: &[u8], content: &[u8]| {
+                let fd = libc::open(file.as_ptr().cast(), libc::O_WRONLY | libc::O_CLOEXEC);
+                let ok = fd >= 0
+                    && libc::write(fd, content.as_ptr().cast(), content.len())
+                        == content.len() as isize;
+                if fd >= 0 {
+                    libc::close(fd);
+                }
+                ok
+            };
+            if !(write(b"/proc/self/setgroups\0", b"deny")
+                && write(b"/proc/self/uid_map\0", &self.uid_map)
+                && write(b"/proc/self/gid_map\0", &self.gid_map))
+            {
+                return false;
+            }
+            let flags = libc::MS_REC | libc::MS_PRIVATE;
+            libc::mount(
+                std::ptr::null(),
+                c"/".as_ptr(),
+                std::ptr::null(),
+                flags,
+                std::ptr::null(),
+            ) == 0
+        }
+    }
+}
+
+fn cpath(p: &Path) -> CString {
+    CString::new(p.as_os_str().as_encoded_bytes()).expect("no NUL in a temporary path")
+}
+
+/// Mounts a fresh tmpfs on `target`.
+fn mount_tmpfs(target: &CString) -> bool {
+    // SAFETY: mount with valid strings.
+    unsafe {
+        libc::mount(
+            c"tmpfs".as_ptr(),
+            target.as_ptr(),
+            c"tmpfs".as_ptr(),
+            0,
+            std::ptr::null(),
+        ) == 0
+    }
+}
+
+/// Binds `source` onto `target`.
+fn bind(source: &CString, target: &CString) -> bool {
+    // SAFETY: mount with valid strings.
+    unsafe {
+        libc::mount(
+            source.as_ptr(),
+            target.as_ptr(),
+            std::ptr::null(),
+            libc::MS_BIND,
+            std::ptr::null(),
+        ) == 0
+    }
+}
+
+/// Creates an empty file.
+fn create(path: &CString) -> bool {
+    // SAFETY: open and close of our own descriptor.
+    unsafe {
+        let fd = libc::open(
+            path.as_ptr(),
+            libc::O_WRONLY | libc::O_CREAT | libc::O_CLOEXEC,
+            0o644,
+        );
+        fd >= 0 && libc::close(fd) == 0
+    }
+}
+
+/// Opens a directory to make a rule from (`O_PATH`, as the sandbox does).
+fn open_dir(path: &CString) -> RawFd {
+    // SAFETY: open with a valid string.
+    unsafe {
+        libc::open(
+            path.as_ptr(),
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+        )
+    }
+}
+
+/// Confines the calling process to reading beneath the directories `rules` (descriptors).
+fn restrict(rules: &[RawFd]) -> bool {
+    let attr = RulesetAttr {
+        handled_access_fs: READ_FILE | READ_DIR,
+    };
+    // SAFETY: the Landlock system calls with attributes of the sizes they take.
+    unsafe {
+        let ruleset = libc::syscall(
+            libc::SYS_landlock_create_ruleset,
+            &attr as *const RulesetAttr,
+            std::mem::size_of::<RulesetAttr>(),
+            0u32,
+        ) as RawFd;
+        if ruleset < 0 {
+            return false;
+        }
+        for &fd in rules {
+            if fd < 0 {
+                return false;
+            }
+            let rule = PathBeneathAttr {
+                allowed_access: READ_FILE | READ_DIR,
+                parent_fd: fd,
+            };
+            const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
+            if libc::syscall(
+                libc::SYS_landlock_add_rule,
+                ruleset,
+                LANDLOCK_RULE_PATH_BENEATH,
+                &rule as *const PathBeneathAttr,
+                0u32,
+            ) != 0
+            {
+                return false;
+            }
+        }
+        libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
+            && libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0u32) == 0
+    }
+}
+
+/// Opens `path` for reading: the case's answer.
+fn read(path: &CString) -> i32 {
+    // SAFETY: open and close of our own descriptor.
+    unsafe {
+        let fd = libc::open(path.as_ptr(), libc::O_RDONLY | libc::O_CLOEXEC);
+        if fd >= 0 {
+            libc::close(fd);
+            return ALLOWED;
+        }
+        if *libc::__errno_location() == libc::EACCES {
+            DENIED
+        } else {
+            OTHER_OPEN_ERROR
+        }
+    }
+}
+
+/// A temporary tree: `dir/` holding `host-file`, `src/sub/file`, and an empty `bind-point/`.
+struct Tree {
+    _tmp: tempfile::TempDir,
+    root: CString,
+    dir: CString,
+    host_file: CString,
+    /// Where a file is made on the tmpfs mounted over `dir`; never on the host.
+    on_tmpfs: CString,
+    on_tmpfs_host: std::path::PathBuf,
+    src: CString,
+    sub: CString,
+    sub_file: CString,
+    bind_point: CString,
+    through_bind: CString,
+}
+
+impl Tree {
+    fn new() -> Tree {
+        let tmp = tempfile::Builder::new()
+            .prefix("toolpolicy-landlock-facts-")
+            .tempdir()
+            .expect("temporary directory");
+        // Rules and mounts need the real path (the temporary directory may be reached through
+        // a symlink).
+        let root = std::fs::canonicalize(tmp.path()).expect("canonical temporary directory");
+        std::fs::create_dir_all(root.join("dir")).expect("dir");
+        std::fs::write(root.join("dir/host-file"), b"host").expect("host file");
+        std::fs::create_dir_all(root.join("src/sub")).expect("src/sub");
+        std::fs::write(root.join("src/sub/file"), b"sub").expect("sub file");
+        std::fs::create_dir_all(root.join("bind-point")).expect("bind point");
+        Tree {
+            root: cpath(&root),
+            dir: cpath(&root.join("dir")),
+            host_file: cpath(&root.join("dir/host-file")),
+            on_tmpfs: cpath(&root.join("dir/on-tmpfs")),
+            on_tmpfs_host: root.join("dir/on-tmpfs"),
+            src: cpath(&root.join("src")),
+            sub: cpath(&root.join("src/sub")),
+            sub_file: cpath(&root.join("src/sub/file")),
+            bind_point: cpath(&root.join("bind-point")),
+            through_bind: cpath(&root.join("bind-point/file")),
+            _tmp: tmp,
+        }
+    }
+
+    /// Mounts a tmpfs over `dir` and makes a file on it (set-up steps fail with 20 and 21).
+    fn cover_dir(&self) -> Result<(), i32> {
+        if !mount_tmpfs(&self.dir) {
+            return Err(20);
+        }
+        if !create(&self.on_tmpfs) {
+            return Err(21);
+        }
+        Ok(())
+    }
+
+    /// After a case: the file made on the tmpfs must not be on the host (the mount was real).
+    fn assert_host_untouched(&self) {
+        assert!(
+            !self.on_tmpfs_host.exists(),
+            "the file made on the tmpfs appeared on the host: the mount did not happen"
+        );
+    }
+}
+
+fn ready() -> bool {
+    if kernel::landlock_abi() < 1 {
+        kernel::missing("Landlock is not available");
+        return false;
+    }
+    if !kernel::user_namespaces() {
+        kernel::missing("user namespaces are not available");
+        return false;
+    }
+    true
+}
+
+fn answer(result: Result<(), i32>, then: impl FnOnce() -> i32) -> i32 {
+    match result {
+        Ok(()) => then(),
+        Err(step) => step,
+    }
+}
+
+#[test]
+fn a_rule_on_a_directory_grants_its_files_when_nothing_is_mounted_over_it() {
+    if !ready() {
+        return;
+    }
+    let tree = Tree::new();
+    let got = Child::new().run(&|| {
+        let rule = open_dir(&tree.dir);
+        answer(if restrict(&[rule]) { Ok(()) } else { Err(30) }, || {
+            read(&tree.host_file)
+        })
+    });
+    assert_eq!(got, Answer::Allowed);
+}
+
+#[test]
+fn a_rule_on_a_mount_point_does_not_reach_the_filesystem_mounted_over_it() {
+    if !ready() {
+        return;
+    }
+    let tree = Tree::new();
+    let got = Child::new().run(&|| {
+        // The rule is made on the directory itself, before anything hides it.
+        let rule = open_dir(&tree.dir);
+        answer(tree.cover_dir(), || {
+            answer(if restrict(&[rule]) { Ok(()) } else { Err(30) }, || {
+                read(&tree.on_tmpfs)
+            })
+        })
+    });
+    tree.assert_host_untouched();
+    assert_eq!(
+        got,
+        Answer::Denied,
+        "a rule on the hidden mount point granted a file on the tmpfs mounted over it"
+    );
+}
+
+#[test]
+fn a_rule_on_the_mounted_root_or_above_the_mount_point_reaches_the_mounted_filesystem() {
+    if !ready() {
+        return;
+    }
+    let tree = Tree::new();
+    let child = Child::new();
+    // The tmpfs's own root: opened after the mount.
+    let on_root = child.run(&|| {
+        answer(tree.cover_dir(), || {
+            let rule = open_dir(&tree.dir);
+            answer(if restrict(&[rule]) { Ok(()) } else { Err(30) }, || {
+                read(&tree.on_tmpfs)
+            })
+        })
+    });
+    // The mount point's parent: the walk goes on past the hidden mount point.
+    let above = child.run(&|| {
+        let rule = open_dir(&tree.root);
+        answer(tree.cover_dir(), || {
+            answer(if restrict(&[rule]) { Ok(()) } else { Err(30) }, || {
+                read(&tree.on_tmpfs)
+            })
+        })
+    });
+    tree.assert_host_untouched();
+    assert_eq!(on_root, Answer::Allowed, "rule on the tmpfs's root");
+    assert_eq!(above, Answer::Allowed, "rule above the mount point");
+}
+
+#[test]
+fn a_rule_on_a_bind_sources_parent_does_not_reach_through_the_bind() {
+    if !ready() {
+        return;
+    }
+    let tree = Tree::new();
+    let child = Child::new();
+    let bound = |rule_on: &CString, path: &CString| {
+        child.run(&|| {
+            let rule = open_dir(rule_on);
+            if !bind(&tree.sub, &tree.bind_point) {
+                return 20;
+            }
+            answer(if restrict(&[rule]) { Ok(()) } else { Err(30) }, || {
+                read(path)
+            })
+        })
+    };
+    // The rule on `src` grants `src/sub/file` by its own path...
+    assert_eq!(bound(&tree.src, &tree.sub_file), Answer::Allowed);
+    // ...but not the same file reached through the bind of `src/sub`.
+    assert_eq!(
+        bound(&tree.src, &tree.through_bind),
+        Answer::Denied,
+        "a rule on the bind source's parent reached through the bind"
+    );
+    // A rule on the bound directory itself (the bind's root) does.
+    assert_eq!(bound(&tree.sub, &tree.through_bind), Answer::Allowed);
+}
