@@ -24,7 +24,10 @@
 //! floors: what the kernel alone charges for the pieces of a spawn (a `vfork`-style
 //! `clone` + `execve` of `/bin/true` bare, in the strict profile's namespaces with and without
 //! a network namespace, loading the strict seccomp filter, building a Landlock ruleset of 1 and
-//! 500 path rules), interleaved with plain spawns in the same way.
+//! 500 path rules), interleaved with plain spawns in the same way; and, for 500 declared roots,
+//! the floors of a strict view prepared once per policy (a bind tree cloned per run in one call,
+//! a Landlock ruleset built once) beside the real 1- and 500-root strict runs, with the cost
+//! per root each implies.
 //!
 //! Run: `cargo bench -p sandbox --bench spawn` (or `benches/install-bwrap.sh`); only the
 //! interleaved ratios and floors: `cargo bench -p sandbox --bench spawn -- zzz_nomatch`.
@@ -596,7 +599,9 @@ fn hardened_floors(rounds: usize) {
 /// What the kernel alone charges for the pieces of a sandboxed spawn: the floor under each
 /// profile's cost, measured the way the runner pays it.
 mod floors {
+    use std::cell::Cell;
     use std::ffi::CString;
+    use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
 
     use super::Times;
 
@@ -610,6 +615,12 @@ mod floors {
         Landlock(LandlockSpec),
         /// Bind each directory onto itself (in the child's own mount namespace).
         Binds(Vec<CString>),
+        /// Move a clone of a bind tree built once ([`BindTree`]) onto a directory: the parent
+        /// clones it per run before the `clone` (a detached tree cannot be cloned from inside
+        /// the new mount namespace), the child moves the copy into its own namespace.
+        Tree(BindTree),
+        /// Enforce a Landlock ruleset built once ([`PrebuiltRuleset`]).
+        Ruleset(PrebuiltRuleset),
     }
 
     struct Child {
@@ -638,6 +649,17 @@ mod floors {
                         libc::_exit(126);
                     }
                 }
+                Work::Tree(tree) => {
+                    if !tree.attach_copy() {
+                        libc::_exit(126);
+                    }
+                }
+                Work::Ruleset(ruleset) => {
+                    libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+                    if !ruleset.enforce() {
+                        libc::_exit(126);
+                    }
+                }
                 Work::Binds(dirs) => {
                     for dir in dirs {
                         let flags = libc::MS_BIND | libc::MS_REC;
@@ -658,6 +680,9 @@ mod floors {
     fn spawn(flags: libc::c_int, work: &Child, stack: &mut [u8]) {
         // SAFETY: the child runs on `stack` with `work`, both alive until it executed (the
         // parent is suspended until then: CLONE_VFORK).
+        if let Work::Tree(tree) = &work.work {
+            tree.copy_for_run();
+        }
         unsafe {
             let top = stack.as_mut_ptr().add(stack.len() & !15).cast();
             let pid = libc::clone(
@@ -673,6 +698,238 @@ mod floors {
                 libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
                 "floor child failed: {status:#x}"
             );
+        }
+        if let Work::Tree(tree) = &work.work {
+            // The copy's teardown, as a run's: the child's namespace is gone, ours is the
+            // last reference.
+            tree.drop_copy();
+        }
+    }
+
+    /// A detached tmpfs holding one bind per directory, private (no mount made in a copy can
+    /// propagate anywhere), built once; [`BindTree::copy_for_run`] clones it whole in one call.
+    pub(super) struct BindTree {
+        tree: OwnedFd,
+        target: CString,
+        copy: Cell<RawFd>,
+    }
+
+    impl BindTree {
+        /// Builds the tree of binds of `dirs`, to be attached at `target` in each run.
+        fn build(dirs: &[CString], target: CString) -> std::io::Result<BindTree> {
+            let fail = |what: &str| {
+                let e = std::io::Error::last_os_error();
+                std::io::Error::new(e.kind(), format!("{what}: {e}"))
+            };
+            // SAFETY: the new mount API's system calls on our own descriptors and valid
+            // strings; every descriptor made is owned or closed here.
+            unsafe {
+                let context = libc::syscall(libc::SYS_fsopen, c"tmpfs".as_ptr(), 1u32) as RawFd;
+                if context < 0 {
+                    return Err(fail("fsopen tmpfs"));
+                }
+                let context = OwnedFd::from_raw_fd(context);
+                const FSCONFIG_CMD_CREATE: u32 = 6;
+                let null = std::ptr::null::<libc::c_char>();
+                if libc::syscall(
+                    libc::SYS_fsconfig,
+                    context.as_raw_fd(),
+                    FSCONFIG_CMD_CREATE,
+                    null,
+                    null,
+                    0,
+                ) != 0
+                {
+                    return Err(fail("fsconfig create"));
+                }
+                let tree =
+                    libc::syscall(libc::SYS_fsmount, context.as_raw_fd(), 1u32, 0u32) as RawFd;
+                if tree < 0 {
+                    return Err(fail("fsmount"));
+                }
+                let tree = OwnedFd::from_raw_fd(tree);
+                for (i, dir) in dirs.iter().enumerate() {
+                    let name = CString::new(format!("b{i}")).expect("no NUL");
+                    if libc::mkdirat(tree.as_raw_fd(), name.as_ptr(), 0o755) != 0 {
+                        return Err(fail("mkdir in the tree"));
+                    }
+                    let bind = clone_tree(libc::AT_FDCWD, dir, 0)?;
+                    let moved = libc::syscall(
+                        libc::SYS_move_mount,
+                        bind.as_raw_fd(),
+                        c"".as_ptr(),
+                        tree.as_raw_fd(),
+                        name.as_ptr(),
+                        MOVE_MOUNT_F_EMPTY_PATH,
+                    );
+                    if moved != 0 {
+                        return Err(fail("move a bind into the detached tree"));
+                    }
+                }
+                let attr = MountAttr {
+                    attr_set: 0,
+                    attr_clr: 0,
+                    propagation: libc::MS_PRIVATE,
+                    userns_fd: 0,
+                };
+                let set = libc::syscall(
+                    libc::SYS_mount_setattr,
+                    tree.as_raw_fd(),
+                    c"".as_ptr(),
+                    libc::AT_EMPTY_PATH | libc::AT_RECURSIVE,
+                    &attr as *const MountAttr,
+                    std::mem::size_of::<MountAttr>(),
+                );
+                if set != 0 {
+                    return Err(fail("make the tree private"));
+                }
+                Ok(BindTree {
+                    tree,
+                    target,
+                    copy: Cell::new(-1),
+                })
+            }
+        }
+
+        /// In the parent, before the child's `clone`: one recursive clone of the whole tree.
+        fn copy_for_run(&self) {
+            let copy = clone_tree(
+                self.tree.as_raw_fd(),
+                c"",
+                libc::AT_EMPTY_PATH | libc::AT_RECURSIVE,
+            )
+            .expect("clone the bind tree");
+            self.copy.set(copy.into_raw_fd());
+        }
+
+        /// In the child, in its new namespaces: attaches the copy at the target.
+        fn attach_copy(&self) -> bool {
+            // SAFETY: moving our copy's descriptor onto a path; no allocation.
+            unsafe {
+                libc::syscall(
+                    libc::SYS_move_mount,
+                    self.copy.get(),
+                    c"".as_ptr(),
+                    libc::AT_FDCWD,
+                    self.target.as_ptr(),
+                    MOVE_MOUNT_F_EMPTY_PATH,
+                ) == 0
+            }
+        }
+
+        fn drop_copy(&self) {
+            // SAFETY: the copy's descriptor, ours since `copy_for_run`, closed once.
+            unsafe { libc::close(self.copy.replace(-1)) };
+        }
+    }
+
+    const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
+
+    /// The kernel's `struct mount_attr`.
+    #[repr(C)]
+    struct MountAttr {
+        attr_set: u64,
+        attr_clr: u64,
+        propagation: u64,
+        userns_fd: u64,
+    }
+
+    /// `open_tree(OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | extra)` of `path` at `at`.
+    fn clone_tree(
+        at: RawFd,
+        path: &std::ffi::CStr,
+        extra: libc::c_int,
+    ) -> std::io::Result<OwnedFd> {
+        const OPEN_TREE_CLONE: libc::c_int = 1;
+        // SAFETY: open_tree with a valid string; the result is a new descriptor we own.
+        unsafe {
+            let fd = libc::syscall(
+                libc::SYS_open_tree,
+                at,
+                path.as_ptr(),
+                OPEN_TREE_CLONE | libc::O_CLOEXEC | extra,
+            ) as RawFd;
+            if fd < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(OwnedFd::from_raw_fd(fd))
+        }
+    }
+
+    /// A Landlock ruleset built once (from descriptors, the way the strict child makes its
+    /// rules), enforced per run: what a cached ruleset would cost a run.
+    pub(super) struct PrebuiltRuleset(OwnedFd);
+
+    impl PrebuiltRuleset {
+        /// The filesystem rights of ABI `abi` handled; read and execute beneath `/usr` and
+        /// `/etc`, read beneath each of `roots`.
+        fn build(abi: i32, roots: &[std::path::PathBuf]) -> std::io::Result<PrebuiltRuleset> {
+            const EXECUTE: u64 = 1 << 0;
+            const READ_FILE: u64 = 1 << 2;
+            const READ_DIR: u64 = 1 << 3;
+            // 13 rights in ABI 1; REFER (2), TRUNCATE (3), IOCTL_DEV (5) after.
+            let bits = match abi {
+                ..=1 => 13,
+                2 => 14,
+                3 | 4 => 15,
+                _ => 16,
+            };
+            #[repr(C)]
+            struct Attr {
+                handled_access_fs: u64,
+            }
+            #[repr(C, packed)]
+            struct Beneath {
+                allowed_access: u64,
+                parent_fd: i32,
+            }
+            let handled = Attr {
+                handled_access_fs: (1u64 << bits) - 1,
+            };
+            let system = ["/usr", "/etc"]
+                .map(|p| (std::path::PathBuf::from(p), EXECUTE | READ_FILE | READ_DIR));
+            let rules = system
+                .into_iter()
+                .chain(roots.iter().map(|r| (r.clone(), READ_FILE | READ_DIR)));
+            // SAFETY: the Landlock system calls with attributes of their sizes; descriptors
+            // owned here.
+            unsafe {
+                let fd = libc::syscall(
+                    libc::SYS_landlock_create_ruleset,
+                    &handled as *const Attr,
+                    std::mem::size_of::<Attr>(),
+                    0u32,
+                ) as RawFd;
+                if fd < 0 {
+                    return Err(std::io::Error::last_os_error());
+                }
+                let ruleset = OwnedFd::from_raw_fd(fd);
+                for (path, access) in rules {
+                    let dir = std::fs::File::open(&path)?;
+                    let rule = Beneath {
+                        allowed_access: access,
+                        parent_fd: dir.as_raw_fd(),
+                    };
+                    if libc::syscall(
+                        libc::SYS_landlock_add_rule,
+                        fd,
+                        1,
+                        &rule as *const Beneath,
+                        0u32,
+                    ) != 0
+                    {
+                        return Err(std::io::Error::last_os_error());
+                    }
+                }
+                Ok(PrebuiltRuleset(ruleset))
+            }
+        }
+
+        fn enforce(&self) -> bool {
+            // SAFETY: landlock_restrict_self on our ruleset; NO_NEW_PRIVS is set.
+            unsafe {
+                libc::syscall(libc::SYS_landlock_restrict_self, self.0.as_raw_fd(), 0u32) == 0
+            }
         }
     }
 
@@ -745,7 +1002,7 @@ mod floors {
             });
             Work::Binds(dirs.collect())
         };
-        let variants: Vec<(&str, libc::c_int, Child)> = vec![
+        let mut variants: Vec<(&str, libc::c_int, Child)> = vec![
             ("clone(VM|VFORK) + execve", 0, make(Work::Nothing)),
             (
                 "+ user, mount, pid, IPC namespaces",
@@ -757,32 +1014,46 @@ mod floors {
                 namespaces | libc::CLONE_NEWNET,
                 make(Work::Nothing),
             ),
-            (
-                "+ user, mount, pid, IPC namespaces, 1 bind mount",
-                namespaces,
-                make(binds(1)),
-            ),
-            (
-                "+ user, mount, pid, IPC namespaces, 500 bind mounts",
-                namespaces,
-                make(binds(super::MANY_ROOTS)),
-            ),
+            (BINDS_1, namespaces, make(binds(1))),
+            (BINDS_500, namespaces, make(binds(super::MANY_ROOTS))),
             (
                 "+ strict seccomp filter load",
                 0,
                 make(Work::Seccomp(seccomp::unpack(&filter.program))),
             ),
-            (
-                "+ Landlock ruleset, /usr, /etc and 1 path rule",
-                0,
-                make(landlock(1)),
-            ),
-            (
-                "+ Landlock ruleset, /usr, /etc and 500 path rules",
-                0,
-                make(landlock(super::MANY_ROOTS)),
-            ),
+            (RULES_1, 0, make(landlock(1))),
+            (RULES_500, 0, make(landlock(super::MANY_ROOTS))),
         ];
+        // What a strict run would cost with its declared roots prepared once per policy: the
+        // binds as one tree, cloned per run in one call, and (not sound for the strict view,
+        // whose per-run `/proc`, `/tmp` and `/dev` need rules of their own: see
+        // `tests/landlock_facts.rs`) a ruleset built once.
+        let base = std::fs::canonicalize(tree.dir.path()).expect("canonical tree");
+        let roots: Vec<std::path::PathBuf> = (0..super::MANY_ROOTS)
+            .map(|i| base.join(format!("r{i:03}")))
+            .collect();
+        let cpaths = |n: usize| -> Vec<CString> {
+            roots[..n]
+                .iter()
+                .map(|r| CString::new(r.as_os_str().as_encoded_bytes()).expect("no NUL"))
+                .collect()
+        };
+        // The copy is attached over the tree's own first directory (any directory of the
+        // child's private namespace would do).
+        let target = || cpaths(1).remove(0);
+        for (name, n) in [(TREE_1, 1), (TREE_500, super::MANY_ROOTS)] {
+            match BindTree::build(&cpaths(n), target()) {
+                Ok(t) => variants.push((name, namespaces, make(Work::Tree(t)))),
+                Err(e) => eprintln!("skipped floor `{name}`: {e}"),
+            }
+        }
+        let abi = sandbox::landlock_rules::negotiated_abi(sandbox::hostcaps::landlock_abi());
+        for (name, n) in [(ONCE_1, 1), (ONCE_500, super::MANY_ROOTS)] {
+            match PrebuiltRuleset::build(abi, &roots[..n]) {
+                Ok(r) => variants.push((name, 0, make(Work::Ruleset(r)))),
+                Err(e) => eprintln!("skipped floor `{name}`: {e}"),
+            }
+        }
         let stack = std::cell::RefCell::new(vec![0u8; 256 << 10]);
         // A refusal (no user namespaces, no Landlock) skips the floors with the reason.
         for (name, flags, work) in &variants {
@@ -794,14 +1065,29 @@ mod floors {
                 return;
             }
         }
+        // The real strict runs with 1 and 500 declared roots, in the same rounds, against which
+        // the floors are read.
+        let strict_roots: Vec<(usize, super::Sandboxed)> = [1, super::MANY_ROOTS]
+            .into_iter()
+            .filter_map(|n| {
+                super::Sandboxed::new(sandbox::Profile::Strict, &tree.policy(n))
+                    .map_err(|e| eprintln!("skipped strict with {n} roots in the floors: {e}"))
+                    .ok()
+                    .map(|s| (n, s))
+            })
+            .collect();
         let mut t_plain = Times::default();
         let mut t_helper = Times::default();
         let mut times: Vec<Times> = variants.iter().map(|_| Times::default()).collect();
+        let mut t_strict: Vec<Times> = strict_roots.iter().map(|_| Times::default()).collect();
         for _ in 0..rounds {
             t_plain.run(&super::plain);
             t_helper.run(&helper_start);
             for ((_, flags, work), t) in variants.iter().zip(&mut times) {
                 t.run(&|| spawn(*flags, work, &mut stack.borrow_mut()));
+            }
+            for ((_, s), t) in strict_roots.iter().zip(&mut t_strict) {
+                t.run(&|| s.spawn());
             }
         }
         let base = t_plain.us();
@@ -818,12 +1104,77 @@ mod floors {
             &mut t_helper,
             base,
         );
+        let mut cpu_of = std::collections::HashMap::new();
         for ((name, _, _), t) in variants.iter().zip(&mut times) {
             let (wall, cpu) = super::line(name, t, base);
+            cpu_of.insert(*name, cpu);
             println!(
                 "      over the bare clone: wall +{:.0}, cpu +{:.0}",
                 wall - bare.0,
                 cpu - bare.1
+            );
+        }
+        let mut strict_cpu = std::collections::HashMap::new();
+        for ((n, _), t) in strict_roots.iter().zip(&mut t_strict) {
+            let (_, cpu) = super::line(&format!("strict run, {n} declared roots"), t, base);
+            strict_cpu.insert(*n, cpu);
+        }
+        per_root_floor(&cpu_of, &strict_cpu);
+    }
+
+    const TREE_1: &str = "+ user, mount, pid, IPC namespaces, a 1-bind tree cloned in one call";
+    const TREE_500: &str = "+ user, mount, pid, IPC namespaces, a 500-bind tree cloned in one call";
+    const ONCE_1: &str =
+        "Landlock: /usr, /etc and 1 path rule, ruleset built once, applied per run";
+    const ONCE_500: &str =
+        "Landlock: /usr, /etc and 500 path rules, ruleset built once, applied per run";
+    const BINDS_1: &str = "+ user, mount, pid, IPC namespaces, 1 bind mount";
+    const BINDS_500: &str = "+ user, mount, pid, IPC namespaces, 500 bind mounts";
+    const RULES_1: &str = "+ Landlock ruleset, /usr, /etc and 1 path rule";
+    const RULES_500: &str = "+ Landlock ruleset, /usr, /etc and 500 path rules";
+
+    /// The strict profile's cost per declared root, by floor: each as the CPU time between its
+    /// 500 and its 1 line over 499, and what a tree cloned per run plus a ruleset built per run
+    /// (the floor of a strict run: its own mounts need their own rules) would make of the
+    /// 500-root run against the 1-root run measured in the same rounds.
+    fn per_root_floor(
+        cpu: &std::collections::HashMap<&str, f64>,
+        strict: &std::collections::HashMap<usize, f64>,
+    ) {
+        let extra = (super::MANY_ROOTS - 1) as f64;
+        let slope = |one: &str, many: &str| Some((cpu.get(many)? - cpu.get(one)?) / extra);
+        println!("  per declared root (cpu µs, the 500 line minus the 1 line, over 499):");
+        let binds = slope(BINDS_1, BINDS_500);
+        let tree = slope(TREE_1, TREE_500);
+        let rules = slope(RULES_1, RULES_500);
+        let once = slope(ONCE_1, ONCE_500);
+        for (what, v) in [
+            ("a bind made per run (today)", binds),
+            ("a bind tree cloned per run", tree),
+            ("a Landlock rule built per run (opened by path)", rules),
+            ("a Landlock rule built once, applied per run", once),
+        ] {
+            if let Some(v) = v {
+                println!("    {what}: {v:.2}");
+            }
+        }
+        let (Some(&one), Some(&many)) = (strict.get(&1), strict.get(&super::MANY_ROOTS)) else {
+            return;
+        };
+        println!(
+            "    the strict run today: {:.2} ({:.2}× its 1-root run)",
+            (many - one) / extra,
+            many / one
+        );
+        if let (Some(tree), Some(rules), Some(once)) = (tree, rules, once) {
+            let implied = |per_root: f64| (one + extra * per_root) / one;
+            println!(
+                "    floor, tree + per-run rule: {:.2} per root, 500 roots ≈ {:.2}× the 1-root run; \
+                 with a ruleset built once (not sound for the strict view): {:.2} per root, {:.2}×",
+                tree + rules,
+                implied(tree + rules),
+                tree + once,
+                implied(tree + once)
             );
         }
     }
