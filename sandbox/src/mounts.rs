@@ -768,11 +768,26 @@ pub fn enter(ops: &[MountOp]) -> Result<BoundSources, String> {
                 // Copies of the host's links on the way to a bind. Where the view shows a host
                 // bind the host's own entry is already there; one missing there (removed since
                 // the plan) is never made again on the host, only on the view's own filesystems.
-                if std::fs::symlink_metadata(&at).is_err() && on_own_filesystem(&at, &own_devices) {
-                    if let Some(parent) = at.parent() {
-                        let _ = std::fs::create_dir_all(parent);
+                // Mostly the parent is a directory the view made: one `symlink`, which leaves an
+                // existing entry as it is (EEXIST).
+                let parent = at.parent().and_then(|p| std::fs::symlink_metadata(p).ok());
+                match parent {
+                    Some(m) if m.is_dir() => {
+                        use std::os::unix::fs::MetadataExt;
+                        if own_devices.contains(&m.dev()) {
+                            let _ = std::os::unix::fs::symlink(target, &at);
+                        }
                     }
-                    let _ = std::os::unix::fs::symlink(target, &at);
+                    _ => {
+                        if std::fs::symlink_metadata(&at).is_err()
+                            && on_own_filesystem(&at, &own_devices)
+                        {
+                            if let Some(parent) = at.parent() {
+                                let _ = std::fs::create_dir_all(parent);
+                            }
+                            let _ = std::os::unix::fs::symlink(target, &at);
+                        }
+                    }
                 }
             }
         }

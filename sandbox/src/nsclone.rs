@@ -102,7 +102,7 @@ pub(crate) fn spawn(
     } else {
         None
     };
-    let stack = Stack::new().map_err(|e| io("child stack", e))?;
+    let stack = Stack::take().map_err(|e| io("child stack", e))?;
     // SAFETY: getters without pointers.
     let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
     let context = ChildContext {
@@ -170,7 +170,7 @@ pub(crate) fn spawn(
     );
     restore_signals(&saved_mask);
     // `context` stays in scope (and in place) to here, past the end of the hand-off.
-    drop(stack);
+    stack.give_back();
     Ok(Spawned {
         pid,
         pidfd,
@@ -424,7 +424,30 @@ struct Stack {
     len: usize,
 }
 
+/// Stacks of children whose hand-off ended, for the next spawns: a fresh mapping costs its
+/// `mmap`, the guard page's `mprotect`, a page fault per page the set-up touches and an
+/// `munmap` (with the TLB shootdown that a mapping the child's CPU used needs) per run.
+static SPARE_STACKS: std::sync::Mutex<Vec<Stack>> = std::sync::Mutex::new(Vec::new());
+
+/// At most this many stacks are kept: as many as spawns ran at once, up to this.
+const SPARE_STACKS_KEPT: usize = 8;
+
 impl Stack {
+    /// A spare stack, or a new one.
+    fn take() -> std::io::Result<Stack> {
+        let spare = SPARE_STACKS.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        spare.map_or_else(Stack::new, Ok)
+    }
+
+    /// Keeps the stack for a later spawn. Only after the hand-off: the child then executed
+    /// the command (a new address space) or exited, so nothing runs on it any more.
+    fn give_back(self) {
+        let mut spare = SPARE_STACKS.lock().unwrap_or_else(|e| e.into_inner());
+        if spare.len() < SPARE_STACKS_KEPT {
+            spare.push(self);
+        }
+    }
+
     fn new() -> std::io::Result<Stack> {
         let guard = 4096;
         let len = STACK_BYTES + guard;
@@ -452,6 +475,9 @@ impl Stack {
         unsafe { self.base.cast::<u8>().add(self.len).cast() }
     }
 }
+
+// SAFETY: a stack is a private mapping owned by one value; spare ones are used by no thread.
+unsafe impl Send for Stack {}
 
 impl Drop for Stack {
     fn drop(&mut self) {
