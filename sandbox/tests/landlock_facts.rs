@@ -9,7 +9,8 @@
 //!   per-run mounts (`/proc`, the private `/tmp`, `/dev`) through rules on the directories they
 //!   are mounted on: those need rules made per run, on the new mounts' roots;
 //! * the walk enters a bind at the bind's root and leaves it at its mount point: a rule on the
-//!   *source's* parent directory does not reach through a bind of a subdirectory.
+//!   *source's* parent directory does not reach through a bind of a subdirectory, and one on
+//!   the directory holding the mount point does (one rule there covers every bind in it).
 //!
 //! Each case runs in a forked child, in a private user and mount namespace (nothing reaches
 //! the host's mount table), that mounts, confines itself and opens one file; the exit code says
@@ -418,6 +419,8 @@ fn a_rule_on_a_bind_sources_parent_does_not_reach_through_the_bind() {
         Answer::Denied,
         "a rule on the bind source's parent reached through the bind"
     );
-    // A rule on the bound directory itself (the bind's root) does.
+    // A rule on the bound directory itself (the bind's root) does, and so does one on the
+    // directory that holds the bind's mount point: the walk leaves the bind there.
     assert_eq!(bound(&tree.sub, &tree.through_bind), Answer::Allowed);
+    assert_eq!(bound(&tree.root, &tree.through_bind), Answer::Allowed);
 }
