@@ -12,6 +12,10 @@
 //!   *source's* parent directory does not reach through a bind of a subdirectory, and one on
 //!   the directory holding the mount point does (one rule there covers every bind in it).
 //!
+//! And a mount tree built once (a detached tmpfs holding binds) and cloned whole per run keeps
+//! its inodes: a rule made once on the built tree, on a bind or on the tree's own root (the
+//! binds' common parent), applies in every clone.
+//!
 //! Each case runs in a forked child, in a private user and mount namespace (nothing reaches
 //! the host's mount table), that mounts, confines itself and opens one file; the exit code says
 //! what the kernel answered. Skipped with a reason without Landlock or user namespaces (a
@@ -245,6 +249,7 @@ fn read(path: &CString) -> i32 {
 struct Tree {
     _tmp: tempfile::TempDir,
     root: CString,
+    root_path: std::path::PathBuf,
     dir: CString,
     host_file: CString,
     /// Where a file is made on the tmpfs mounted over `dir`; never on the host.
@@ -273,6 +278,7 @@ impl Tree {
         std::fs::create_dir_all(root.join("bind-point")).expect("bind point");
         Tree {
             root: cpath(&root),
+            root_path: root.clone(),
             dir: cpath(&root.join("dir")),
             host_file: cpath(&root.join("dir/host-file")),
             on_tmpfs: cpath(&root.join("dir/on-tmpfs")),
@@ -423,4 +429,156 @@ fn a_rule_on_a_bind_sources_parent_does_not_reach_through_the_bind() {
     // directory that holds the bind's mount point: the walk leaves the bind there.
     assert_eq!(bound(&tree.sub, &tree.through_bind), Answer::Allowed);
     assert_eq!(bound(&tree.root, &tree.through_bind), Answer::Allowed);
+}
+
+/// `open_tree(OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | flags)` of `path` at `at`.
+fn clone_tree(at: RawFd, path: &std::ffi::CStr, flags: libc::c_int) -> RawFd {
+    const OPEN_TREE_CLONE: libc::c_int = 1;
+    // SAFETY: open_tree with a valid string.
+    unsafe {
+        libc::syscall(
+            libc::SYS_open_tree,
+            at,
+            path.as_ptr(),
+            OPEN_TREE_CLONE | libc::O_CLOEXEC | flags,
+        ) as RawFd
+    }
+}
+
+/// `move_mount` of the detached tree `tree` onto `name` at `at`.
+fn attach(tree: RawFd, at: RawFd, name: &std::ffi::CStr) -> bool {
+    const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
+    // SAFETY: move_mount with valid strings and our own descriptors.
+    unsafe {
+        libc::syscall(
+            libc::SYS_move_mount,
+            tree,
+            c"".as_ptr(),
+            at,
+            name.as_ptr(),
+            MOVE_MOUNT_F_EMPTY_PATH,
+        ) == 0
+    }
+}
+
+/// A detached tmpfs holding, at `b`, a bind of `source`: a tree built once, as a prepared view
+/// would be. Every mount in it is made private.
+fn bind_tree(source: &CString) -> Result<RawFd, i32> {
+    // SAFETY: the new mount API on our own descriptors and static strings.
+    unsafe {
+        let context = libc::syscall(libc::SYS_fsopen, c"tmpfs".as_ptr(), 1u32) as RawFd;
+        if context < 0 {
+            return Err(40);
+        }
+        const FSCONFIG_CMD_CREATE: u32 = 6;
+        let null = std::ptr::null::<libc::c_char>();
+        if libc::syscall(
+            libc::SYS_fsconfig,
+            context,
+            FSCONFIG_CMD_CREATE,
+            null,
+            null,
+            0,
+        ) != 0
+        {
+            return Err(41);
+        }
+        let tree = libc::syscall(libc::SYS_fsmount, context, 1u32, 0u32) as RawFd;
+        if tree < 0 || libc::mkdirat(tree, c"b".as_ptr(), 0o755) != 0 {
+            return Err(42);
+        }
+        let bind = clone_tree(libc::AT_FDCWD, source, 0);
+        if bind < 0 || !attach(bind, tree, c"b") {
+            return Err(43);
+        }
+        #[repr(C)]
+        struct MountAttr {
+            attr_set: u64,
+            attr_clr: u64,
+            propagation: u64,
+            userns_fd: u64,
+        }
+        let private = MountAttr {
+            attr_set: 0,
+            attr_clr: 0,
+            propagation: libc::MS_PRIVATE,
+            userns_fd: 0,
+        };
+        if libc::syscall(
+            libc::SYS_mount_setattr,
+            tree,
+            c"".as_ptr(),
+            libc::AT_EMPTY_PATH | libc::AT_RECURSIVE,
+            &private as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        ) != 0
+        {
+            return Err(44);
+        }
+        Ok(tree)
+    }
+}
+
+/// What a rule made once on the built tree grants in a run's clone of it.
+enum TreeRule {
+    /// No rule.
+    None,
+    /// On the tree's bind (whose root is the host's directory).
+    OnBind,
+    /// On the tree's own root, a directory of the tmpfs built once: the binds' common parent.
+    OnTreeRoot,
+}
+
+#[test]
+fn a_rule_made_on_a_tree_built_once_applies_to_each_clone_of_it() {
+    if !ready() {
+        return;
+    }
+    let tree = Tree::new();
+    let through_clone = cpath(&tree.root_path.join("bind-point/b/file"));
+    let child = Child::new();
+    let run = |on: TreeRule| {
+        child.run(&|| {
+            let built = match bind_tree(&tree.sub) {
+                Ok(fd) => fd,
+                Err(step) => return step,
+            };
+            // The rule is made once, from the built tree...
+            let rule = match on {
+                TreeRule::None => None,
+                // SAFETY: openat on our own descriptor.
+                TreeRule::OnBind => Some(unsafe {
+                    libc::openat(
+                        built,
+                        c"b".as_ptr(),
+                        libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+                    )
+                }),
+                TreeRule::OnTreeRoot => Some(built),
+            };
+            // ...and a run attaches its own copy of the whole tree.
+            let copy = clone_tree(built, c"", libc::AT_EMPTY_PATH | libc::AT_RECURSIVE);
+            if copy < 0 || !attach(copy, libc::AT_FDCWD, &tree.bind_point) {
+                return 45;
+            }
+            let restricted = match rule {
+                Some(fd) => restrict(&[fd]),
+                None => restrict(&[]),
+            };
+            answer(if restricted { Ok(()) } else { Err(30) }, || {
+                read(&through_clone)
+            })
+        })
+    };
+    assert_eq!(run(TreeRule::None), Answer::Denied, "no rule");
+    assert_eq!(
+        run(TreeRule::OnBind),
+        Answer::Allowed,
+        "rule on the tree's bind"
+    );
+    assert_eq!(
+        run(TreeRule::OnTreeRoot),
+        Answer::Allowed,
+        "rule on the tree's own root (the binds' common parent)"
+    );
 }
