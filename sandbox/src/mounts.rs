@@ -593,6 +593,28 @@ fn on_own_filesystem(at: &Path, own_devices: &[u64]) -> bool {
         .is_some_and(|m| own_devices.contains(&m.dev()))
 }
 
+/// Makes the link `at` → `target` unless something is there already, and only on the view's own
+/// filesystems ([`on_own_filesystem`]). Mostly the parent is a directory the view made: then it
+/// is one `lstat` and one `symlink`, which leaves an existing entry as it is (`EEXIST`).
+fn copy_link(at: &Path, target: &Path, own_devices: &[u64]) {
+    use std::os::unix::fs::MetadataExt;
+    match at.parent().and_then(|p| std::fs::symlink_metadata(p).ok()) {
+        Some(parent) if parent.is_dir() => {
+            if own_devices.contains(&parent.dev()) {
+                let _ = std::os::unix::fs::symlink(target, at);
+            }
+        }
+        _ => {
+            if std::fs::symlink_metadata(at).is_err() && on_own_filesystem(at, own_devices) {
+                if let Some(parent) = at.parent() {
+                    let _ = std::fs::create_dir_all(parent);
+                }
+                let _ = std::os::unix::fs::symlink(target, at);
+            }
+        }
+    }
+}
+
 fn under(root: &Path, path: &Path) -> PathBuf {
     root.join(path.strip_prefix("/").unwrap_or(path))
 }
@@ -768,27 +790,7 @@ pub fn enter(ops: &[MountOp]) -> Result<BoundSources, String> {
                 // Copies of the host's links on the way to a bind. Where the view shows a host
                 // bind the host's own entry is already there; one missing there (removed since
                 // the plan) is never made again on the host, only on the view's own filesystems.
-                // Mostly the parent is a directory the view made: one `symlink`, which leaves an
-                // existing entry as it is (EEXIST).
-                let parent = at.parent().and_then(|p| std::fs::symlink_metadata(p).ok());
-                match parent {
-                    Some(m) if m.is_dir() => {
-                        use std::os::unix::fs::MetadataExt;
-                        if own_devices.contains(&m.dev()) {
-                            let _ = std::os::unix::fs::symlink(target, &at);
-                        }
-                    }
-                    _ => {
-                        if std::fs::symlink_metadata(&at).is_err()
-                            && on_own_filesystem(&at, &own_devices)
-                        {
-                            if let Some(parent) = at.parent() {
-                                let _ = std::fs::create_dir_all(parent);
-                            }
-                            let _ = std::os::unix::fs::symlink(target, &at);
-                        }
-                    }
-                }
+                copy_link(&at, target, &own_devices);
             }
         }
     }
@@ -988,6 +990,29 @@ fn pivot(root: &Path) -> Result<(), String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_link_is_copied_only_onto_the_views_own_filesystems_and_never_over_an_entry() {
+        use std::os::unix::fs::MetadataExt;
+        let dir = tempfile::tempdir().unwrap();
+        let base = dir.path();
+        let own = std::fs::metadata(base).unwrap().dev();
+        let target = Path::new("usr/bin");
+        // Parent present: made on an own filesystem, not elsewhere.
+        copy_link(&base.join("host"), target, &[own.wrapping_add(1)]);
+        assert!(std::fs::symlink_metadata(base.join("host")).is_err());
+        copy_link(&base.join("bin"), target, &[own]);
+        assert_eq!(std::fs::read_link(base.join("bin")).unwrap(), target);
+        // An existing entry is left as it is.
+        std::fs::write(base.join("file"), b"kept").unwrap();
+        copy_link(&base.join("file"), target, &[own]);
+        assert_eq!(std::fs::read(base.join("file")).unwrap(), b"kept");
+        // Parent missing: made with its parents on an own filesystem, not elsewhere.
+        copy_link(&base.join("a/b/link"), target, &[]);
+        assert!(!base.join("a").exists());
+        copy_link(&base.join("a/b/link"), target, &[own]);
+        assert_eq!(std::fs::read_link(base.join("a/b/link")).unwrap(), target);
+    }
 
     #[test]
     fn links_are_copied_only_onto_the_views_own_filesystems() {
