@@ -39,6 +39,9 @@ use std::process::{Command, Stdio};
 use std::time::Duration;
 
 use criterion::{criterion_group, Criterion};
+
+#[path = "../tests/support/raw_kernel.rs"]
+mod raw;
 use policy_runtime::ToolPolicy;
 use sandbox::{run, Profile, RunOptions};
 
@@ -600,8 +603,10 @@ fn hardened_floors(rounds: usize) {
 /// profile's cost, measured the way the runner pays it.
 mod floors {
     use std::cell::Cell;
-    use std::ffi::CString;
-    use std::os::fd::{AsRawFd, FromRawFd, IntoRawFd, OwnedFd, RawFd};
+    use std::ffi::{CStr, CString};
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+
+    use super::raw;
 
     use super::Times;
 
@@ -655,7 +660,6 @@ mod floors {
                     }
                 }
                 Work::Ruleset(ruleset) => {
-                    libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
                     if !ruleset.enforce() {
                         libc::_exit(126);
                     }
@@ -706,8 +710,8 @@ mod floors {
         }
     }
 
-    /// A detached tmpfs holding one bind per directory, private (no mount made in a copy can
-    /// propagate anywhere), built once; [`BindTree::copy_for_run`] clones it whole in one call.
+    /// A tree of binds built once ([`raw::bind_tree`]), cloned whole in one call per run
+    /// ([`BindTree::copy_for_run`]) and attached at `target` in the run's namespace.
     pub(super) struct BindTree {
         tree: OwnedFd,
         target: CString,
@@ -716,143 +720,45 @@ mod floors {
 
     impl BindTree {
         /// Builds the tree of binds of `dirs`, to be attached at `target` in each run.
-        fn build(dirs: &[CString], target: CString) -> std::io::Result<BindTree> {
-            let fail = |what: &str| {
-                let e = std::io::Error::last_os_error();
-                std::io::Error::new(e.kind(), format!("{what}: {e}"))
-            };
-            // SAFETY: the new mount API's system calls on our own descriptors and valid
-            // strings; every descriptor made is owned or closed here.
-            unsafe {
-                let context = libc::syscall(libc::SYS_fsopen, c"tmpfs".as_ptr(), 1u32) as RawFd;
-                if context < 0 {
-                    return Err(fail("fsopen tmpfs"));
-                }
-                let context = OwnedFd::from_raw_fd(context);
-                const FSCONFIG_CMD_CREATE: u32 = 6;
-                let null = std::ptr::null::<libc::c_char>();
-                if libc::syscall(
-                    libc::SYS_fsconfig,
-                    context.as_raw_fd(),
-                    FSCONFIG_CMD_CREATE,
-                    null,
-                    null,
-                    0,
-                ) != 0
-                {
-                    return Err(fail("fsconfig create"));
-                }
-                let tree =
-                    libc::syscall(libc::SYS_fsmount, context.as_raw_fd(), 1u32, 0u32) as RawFd;
-                if tree < 0 {
-                    return Err(fail("fsmount"));
-                }
-                let tree = OwnedFd::from_raw_fd(tree);
-                for (i, dir) in dirs.iter().enumerate() {
-                    let name = CString::new(format!("b{i}")).expect("no NUL");
-                    if libc::mkdirat(tree.as_raw_fd(), name.as_ptr(), 0o755) != 0 {
-                        return Err(fail("mkdir in the tree"));
-                    }
-                    let bind = clone_tree(libc::AT_FDCWD, dir, 0)?;
-                    let moved = libc::syscall(
-                        libc::SYS_move_mount,
-                        bind.as_raw_fd(),
-                        c"".as_ptr(),
-                        tree.as_raw_fd(),
-                        name.as_ptr(),
-                        MOVE_MOUNT_F_EMPTY_PATH,
-                    );
-                    if moved != 0 {
-                        return Err(fail("move a bind into the detached tree"));
-                    }
-                }
-                let attr = MountAttr {
-                    attr_set: 0,
-                    attr_clr: 0,
-                    propagation: libc::MS_PRIVATE,
-                    userns_fd: 0,
-                };
-                let set = libc::syscall(
-                    libc::SYS_mount_setattr,
-                    tree.as_raw_fd(),
-                    c"".as_ptr(),
-                    libc::AT_EMPTY_PATH | libc::AT_RECURSIVE,
-                    &attr as *const MountAttr,
-                    std::mem::size_of::<MountAttr>(),
-                );
-                if set != 0 {
-                    return Err(fail("make the tree private"));
-                }
-                Ok(BindTree {
-                    tree,
-                    target,
-                    copy: Cell::new(-1),
-                })
-            }
+        fn build(dirs: &[CString], target: CString) -> Result<BindTree, String> {
+            let names: Vec<CString> = (0..dirs.len())
+                .map(|i| CString::new(format!("b{i}")).expect("no NUL"))
+                .collect();
+            let binds: Vec<(&CStr, &CStr)> = dirs
+                .iter()
+                .zip(&names)
+                .map(|(d, n)| (d.as_c_str(), n.as_c_str()))
+                .collect();
+            let tree = raw::bind_tree(&binds)
+                .map_err(|step| format!("{step}: {}", std::io::Error::last_os_error()))?;
+            Ok(BindTree {
+                // SAFETY: bind_tree made the descriptor; it is ours.
+                tree: unsafe { OwnedFd::from_raw_fd(tree) },
+                target,
+                copy: Cell::new(-1),
+            })
         }
 
         /// In the parent, before the child's `clone`: one recursive clone of the whole tree.
         fn copy_for_run(&self) {
-            let copy = clone_tree(
-                self.tree.as_raw_fd(),
-                c"",
-                libc::AT_EMPTY_PATH | libc::AT_RECURSIVE,
-            )
-            .expect("clone the bind tree");
-            self.copy.set(copy.into_raw_fd());
+            let flags = libc::AT_EMPTY_PATH | libc::AT_RECURSIVE;
+            let copy = raw::clone_tree(self.tree.as_raw_fd(), c"", flags);
+            assert!(
+                copy >= 0,
+                "clone the bind tree: {}",
+                std::io::Error::last_os_error()
+            );
+            self.copy.set(copy);
         }
 
         /// In the child, in its new namespaces: attaches the copy at the target.
         fn attach_copy(&self) -> bool {
-            // SAFETY: moving our copy's descriptor onto a path; no allocation.
-            unsafe {
-                libc::syscall(
-                    libc::SYS_move_mount,
-                    self.copy.get(),
-                    c"".as_ptr(),
-                    libc::AT_FDCWD,
-                    self.target.as_ptr(),
-                    MOVE_MOUNT_F_EMPTY_PATH,
-                ) == 0
-            }
+            raw::attach(self.copy.get(), libc::AT_FDCWD, &self.target)
         }
 
         fn drop_copy(&self) {
             // SAFETY: the copy's descriptor, ours since `copy_for_run`, closed once.
             unsafe { libc::close(self.copy.replace(-1)) };
-        }
-    }
-
-    const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
-
-    /// The kernel's `struct mount_attr`.
-    #[repr(C)]
-    struct MountAttr {
-        attr_set: u64,
-        attr_clr: u64,
-        propagation: u64,
-        userns_fd: u64,
-    }
-
-    /// `open_tree(OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | extra)` of `path` at `at`.
-    fn clone_tree(
-        at: RawFd,
-        path: &std::ffi::CStr,
-        extra: libc::c_int,
-    ) -> std::io::Result<OwnedFd> {
-        const OPEN_TREE_CLONE: libc::c_int = 1;
-        // SAFETY: open_tree with a valid string; the result is a new descriptor we own.
-        unsafe {
-            let fd = libc::syscall(
-                libc::SYS_open_tree,
-                at,
-                path.as_ptr(),
-                OPEN_TREE_CLONE | libc::O_CLOEXEC | extra,
-            ) as RawFd;
-            if fd < 0 {
-                return Err(std::io::Error::last_os_error());
-            }
-            Ok(OwnedFd::from_raw_fd(fd))
         }
     }
 
@@ -864,72 +770,29 @@ mod floors {
         /// The filesystem rights of ABI `abi` handled; read and execute beneath `/usr` and
         /// `/etc`, read beneath each of `roots`.
         fn build(abi: i32, roots: &[std::path::PathBuf]) -> std::io::Result<PrebuiltRuleset> {
-            const EXECUTE: u64 = 1 << 0;
-            const READ_FILE: u64 = 1 << 2;
-            const READ_DIR: u64 = 1 << 3;
-            // 13 rights in ABI 1; REFER (2), TRUNCATE (3), IOCTL_DEV (5) after.
-            let bits = match abi {
-                ..=1 => 13,
-                2 => 14,
-                3 | 4 => 15,
-                _ => 16,
-            };
-            #[repr(C)]
-            struct Attr {
-                handled_access_fs: u64,
-            }
-            #[repr(C, packed)]
-            struct Beneath {
-                allowed_access: u64,
-                parent_fd: i32,
-            }
-            let handled = Attr {
-                handled_access_fs: (1u64 << bits) - 1,
-            };
-            let system = ["/usr", "/etc"]
-                .map(|p| (std::path::PathBuf::from(p), EXECUTE | READ_FILE | READ_DIR));
+            let (read, exec) = (raw::READ_FILE | raw::READ_DIR, raw::EXECUTE);
+            let system = ["/usr", "/etc"].map(|p| (std::path::PathBuf::from(p), read | exec));
             let rules = system
                 .into_iter()
-                .chain(roots.iter().map(|r| (r.clone(), READ_FILE | READ_DIR)));
-            // SAFETY: the Landlock system calls with attributes of their sizes; descriptors
-            // owned here.
-            unsafe {
-                let fd = libc::syscall(
-                    libc::SYS_landlock_create_ruleset,
-                    &handled as *const Attr,
-                    std::mem::size_of::<Attr>(),
-                    0u32,
-                ) as RawFd;
-                if fd < 0 {
+                .chain(roots.iter().map(|r| (r.clone(), read)));
+            let fd = raw::create_ruleset(raw::all_fs_rights(abi));
+            if fd < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            // SAFETY: create_ruleset made the descriptor; it is ours.
+            let ruleset = unsafe { OwnedFd::from_raw_fd(fd) };
+            for (path, access) in rules {
+                let dir = std::fs::File::open(&path)?;
+                if !raw::add_rule(fd, dir.as_raw_fd(), access) {
                     return Err(std::io::Error::last_os_error());
                 }
-                let ruleset = OwnedFd::from_raw_fd(fd);
-                for (path, access) in rules {
-                    let dir = std::fs::File::open(&path)?;
-                    let rule = Beneath {
-                        allowed_access: access,
-                        parent_fd: dir.as_raw_fd(),
-                    };
-                    if libc::syscall(
-                        libc::SYS_landlock_add_rule,
-                        fd,
-                        1,
-                        &rule as *const Beneath,
-                        0u32,
-                    ) != 0
-                    {
-                        return Err(std::io::Error::last_os_error());
-                    }
-                }
-                Ok(PrebuiltRuleset(ruleset))
             }
+            Ok(PrebuiltRuleset(ruleset))
         }
 
+        /// In the child: NO_NEW_PRIVS, then the ruleset.
         fn enforce(&self) -> bool {
-            // SAFETY: landlock_restrict_self on our ruleset; NO_NEW_PRIVS is set.
-            unsafe {
-                libc::syscall(libc::SYS_landlock_restrict_self, self.0.as_raw_fd(), 0u32) == 0
-            }
+            raw::restrict_self(self.0.as_raw_fd())
         }
     }
 

@@ -23,6 +23,8 @@
 
 #[path = "support/kernel.rs"]
 mod kernel;
+#[path = "support/raw_kernel.rs"]
+mod raw;
 
 use std::ffi::CString;
 use std::os::fd::RawFd;
@@ -41,21 +43,6 @@ enum Answer {
 const ALLOWED: i32 = 0;
 const DENIED: i32 = 1;
 const OTHER_OPEN_ERROR: i32 = 2;
-
-/// Landlock's read rights (ABI 1): the only rights these rulesets handle.
-const READ_FILE: u64 = 1 << 2;
-const READ_DIR: u64 = 1 << 3;
-
-#[repr(C)]
-struct RulesetAttr {
-    handled_access_fs: u64,
-}
-
-#[repr(C, packed)]
-struct PathBeneathAttr {
-    allowed_access: u64,
-    parent_fd: i32,
-}
 
 /// One case's steps, run in the child. Each returns `false` on failure; they only make system
 /// calls on what the parent prepared (the child of a multi-threaded process must not allocate).
@@ -187,45 +174,16 @@ fn open_dir(path: &CString) -> RawFd {
     }
 }
 
-/// Confines the calling process to reading beneath the directories `rules` (descriptors).
+/// Confines the calling process to reading beneath the directories `rules` (descriptors):
+/// the read rights (ABI 1) are the only ones these rulesets handle.
 fn restrict(rules: &[RawFd]) -> bool {
-    let attr = RulesetAttr {
-        handled_access_fs: READ_FILE | READ_DIR,
-    };
-    // SAFETY: the Landlock system calls with attributes of the sizes they take.
-    unsafe {
-        let ruleset = libc::syscall(
-            libc::SYS_landlock_create_ruleset,
-            &attr as *const RulesetAttr,
-            std::mem::size_of::<RulesetAttr>(),
-            0u32,
-        ) as RawFd;
-        if ruleset < 0 {
-            return false;
-        }
-        for &fd in rules {
-            if fd < 0 {
-                return false;
-            }
-            let rule = PathBeneathAttr {
-                allowed_access: READ_FILE | READ_DIR,
-                parent_fd: fd,
-            };
-            const LANDLOCK_RULE_PATH_BENEATH: libc::c_int = 1;
-            if libc::syscall(
-                libc::SYS_landlock_add_rule,
-                ruleset,
-                LANDLOCK_RULE_PATH_BENEATH,
-                &rule as *const PathBeneathAttr,
-                0u32,
-            ) != 0
-            {
-                return false;
-            }
-        }
-        libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
-            && libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0u32) == 0
-    }
+    let read = raw::READ_FILE | raw::READ_DIR;
+    let ruleset = raw::create_ruleset(read);
+    ruleset >= 0
+        && rules
+            .iter()
+            .all(|&fd| fd >= 0 && raw::add_rule(ruleset, fd, read))
+        && raw::restrict_self(ruleset)
 }
 
 /// Opens `path` for reading: the case's answer.
@@ -431,94 +389,6 @@ fn a_rule_on_a_bind_sources_parent_does_not_reach_through_the_bind() {
     assert_eq!(bound(&tree.root, &tree.through_bind), Answer::Allowed);
 }
 
-/// `open_tree(OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | flags)` of `path` at `at`.
-fn clone_tree(at: RawFd, path: &std::ffi::CStr, flags: libc::c_int) -> RawFd {
-    const OPEN_TREE_CLONE: libc::c_int = 1;
-    // SAFETY: open_tree with a valid string.
-    unsafe {
-        libc::syscall(
-            libc::SYS_open_tree,
-            at,
-            path.as_ptr(),
-            OPEN_TREE_CLONE | libc::O_CLOEXEC | flags,
-        ) as RawFd
-    }
-}
-
-/// `move_mount` of the detached tree `tree` onto `name` at `at`.
-fn attach(tree: RawFd, at: RawFd, name: &std::ffi::CStr) -> bool {
-    const MOVE_MOUNT_F_EMPTY_PATH: libc::c_uint = 0x4;
-    // SAFETY: move_mount with valid strings and our own descriptors.
-    unsafe {
-        libc::syscall(
-            libc::SYS_move_mount,
-            tree,
-            c"".as_ptr(),
-            at,
-            name.as_ptr(),
-            MOVE_MOUNT_F_EMPTY_PATH,
-        ) == 0
-    }
-}
-
-/// A detached tmpfs holding, at `b`, a bind of `source`: a tree built once, as a prepared view
-/// would be. Every mount in it is made private.
-fn bind_tree(source: &CString) -> Result<RawFd, i32> {
-    // SAFETY: the new mount API on our own descriptors and static strings.
-    unsafe {
-        let context = libc::syscall(libc::SYS_fsopen, c"tmpfs".as_ptr(), 1u32) as RawFd;
-        if context < 0 {
-            return Err(40);
-        }
-        const FSCONFIG_CMD_CREATE: u32 = 6;
-        let null = std::ptr::null::<libc::c_char>();
-        if libc::syscall(
-            libc::SYS_fsconfig,
-            context,
-            FSCONFIG_CMD_CREATE,
-            null,
-            null,
-            0,
-        ) != 0
-        {
-            return Err(41);
-        }
-        let tree = libc::syscall(libc::SYS_fsmount, context, 1u32, 0u32) as RawFd;
-        if tree < 0 || libc::mkdirat(tree, c"b".as_ptr(), 0o755) != 0 {
-            return Err(42);
-        }
-        let bind = clone_tree(libc::AT_FDCWD, source, 0);
-        if bind < 0 || !attach(bind, tree, c"b") {
-            return Err(43);
-        }
-        #[repr(C)]
-        struct MountAttr {
-            attr_set: u64,
-            attr_clr: u64,
-            propagation: u64,
-            userns_fd: u64,
-        }
-        let private = MountAttr {
-            attr_set: 0,
-            attr_clr: 0,
-            propagation: libc::MS_PRIVATE,
-            userns_fd: 0,
-        };
-        if libc::syscall(
-            libc::SYS_mount_setattr,
-            tree,
-            c"".as_ptr(),
-            libc::AT_EMPTY_PATH | libc::AT_RECURSIVE,
-            &private as *const MountAttr,
-            std::mem::size_of::<MountAttr>(),
-        ) != 0
-        {
-            return Err(44);
-        }
-        Ok(tree)
-    }
-}
-
 /// What a rule made once on the built tree grants in a run's clone of it.
 enum TreeRule {
     /// No rule.
@@ -539,9 +409,9 @@ fn a_rule_made_on_a_tree_built_once_applies_to_each_clone_of_it() {
     let child = Child::new();
     let run = |on: TreeRule| {
         child.run(&|| {
-            let built = match bind_tree(&tree.sub) {
+            let built = match raw::bind_tree(&[(&tree.sub, c"b")]) {
                 Ok(fd) => fd,
-                Err(step) => return step,
+                Err(_) => return 40,
             };
             // The rule is made once, from the built tree...
             let rule = match on {
@@ -557,8 +427,8 @@ fn a_rule_made_on_a_tree_built_once_applies_to_each_clone_of_it() {
                 TreeRule::OnTreeRoot => Some(built),
             };
             // ...and a run attaches its own copy of the whole tree.
-            let copy = clone_tree(built, c"", libc::AT_EMPTY_PATH | libc::AT_RECURSIVE);
-            if copy < 0 || !attach(copy, libc::AT_FDCWD, &tree.bind_point) {
+            let copy = raw::clone_tree(built, c"", libc::AT_EMPTY_PATH | libc::AT_RECURSIVE);
+            if copy < 0 || !raw::attach(copy, libc::AT_FDCWD, &tree.bind_point) {
                 return 45;
             }
             let restricted = match rule {
