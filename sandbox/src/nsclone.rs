@@ -433,18 +433,20 @@ static SPARE_STACKS: std::sync::Mutex<Vec<Stack>> = std::sync::Mutex::new(Vec::n
 const SPARE_STACKS_KEPT: usize = 8;
 
 impl Stack {
-    /// A spare stack, or a new one.
+    /// A spare stack, or a new one. `try_lock`, never `lock`: a process forked while another
+    /// thread held the list would otherwise wait for good on its first strict spawn.
     fn take() -> std::io::Result<Stack> {
-        let spare = SPARE_STACKS.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let spare = SPARE_STACKS.try_lock().ok().and_then(|mut s| s.pop());
         spare.map_or_else(Stack::new, Ok)
     }
 
     /// Keeps the stack for a later spawn. Only after the hand-off: the child then executed
     /// the command (a new address space) or exited, so nothing runs on it any more.
     fn give_back(self) {
-        let mut spare = SPARE_STACKS.lock().unwrap_or_else(|e| e.into_inner());
-        if spare.len() < SPARE_STACKS_KEPT {
-            spare.push(self);
+        if let Ok(mut spare) = SPARE_STACKS.try_lock() {
+            if spare.len() < SPARE_STACKS_KEPT {
+                spare.push(self);
+            }
         }
     }
 
