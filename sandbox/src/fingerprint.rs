@@ -147,6 +147,7 @@ impl Fingerprint {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::path::PathBuf;
 
     fn take(paths: &[&Path]) -> Fingerprint {
         let mut f = Fingerprint::begin(paths.iter().copied());
@@ -187,6 +188,40 @@ mod tests {
         std::fs::rename(base.join("a"), base.join("b")).unwrap();
         std::os::unix::fs::symlink(base.join("b"), base.join("a")).unwrap();
         assert!(!f.holds());
+    }
+
+    /// What a lease's check costs per path, against the `statx` that `std::fs::symlink_metadata`
+    /// does: `cargo test -p sandbox --lib revalidation_cost -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "a measurement, not a check"]
+    fn revalidation_cost_per_root() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        let roots: Vec<PathBuf> = (0..500).map(|i| base.join(format!("r{i:03}"))).collect();
+        for r in &roots {
+            std::fs::create_dir(r).unwrap();
+        }
+        let refs: Vec<&Path> = roots.iter().map(PathBuf::as_path).collect();
+        let f = take(&refs);
+        let rounds = 200;
+        let (mut check, mut statx) = (std::time::Duration::ZERO, std::time::Duration::ZERO);
+        for _ in 0..rounds {
+            let t = std::time::Instant::now();
+            assert!(f.holds());
+            check += t.elapsed();
+            let t = std::time::Instant::now();
+            for r in &roots {
+                std::hint::black_box(std::fs::symlink_metadata(r).unwrap());
+            }
+            statx += t.elapsed();
+        }
+        let per = |d: std::time::Duration| d.as_secs_f64() * 1e6 / (rounds * roots.len()) as f64;
+        println!(
+            "500 roots ({} paths checked): {:.2} µs per root; one statx per root: {:.2} µs",
+            f.len(),
+            per(check),
+            per(statx)
+        );
     }
 
     #[test]
