@@ -273,3 +273,46 @@ pub(crate) fn lease(key: u64, spec: &LandlockSpec, exec: bool) -> Result<Lease, 
         reusable: true,
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn free_in(key: u64) -> usize {
+        pools().free.get(&key).map_or(0, Vec::len)
+    }
+
+    /// One test, since the slots are the process's: the per-policy bound, then the total.
+    #[test]
+    fn free_slots_are_bounded_per_policy_and_in_all_least_recently_used_first() {
+        if crate::hostcaps::landlock_abi() < 1 {
+            eprintln!("skipped: no Landlock");
+            return;
+        }
+        let spec = LandlockSpec {
+            abi: crate::landlock_rules::negotiated_abi(crate::hostcaps::landlock_abi()),
+            ..LandlockSpec::default()
+        };
+        let base = 1 << 40;
+        let leases: Vec<Lease> = (0..PER_POLICY + 2)
+            .map(|_| lease(base, &spec, false).unwrap())
+            .collect();
+        let dirs: Vec<_> = leases.iter().map(|l| l.dir().to_path_buf()).collect();
+        let distinct: std::collections::HashSet<_> = dirs.iter().collect();
+        assert_eq!(distinct.len(), dirs.len(), "leases at once share nothing");
+        drop(leases);
+        assert_eq!(free_in(base), PER_POLICY);
+        // The first two returned were the least recently used: dropped, directories removed.
+        assert!(!dirs[0].exists() && !dirs[1].exists());
+        assert!(dirs[2..].iter().all(|d| d.is_dir()));
+
+        let others: Vec<Lease> = (1..=TOTAL as u64)
+            .map(|k| lease(base + k, &spec, false).unwrap())
+            .collect();
+        drop(others);
+        let total: usize = pools().free.values().map(Vec::len).sum();
+        assert_eq!(total, TOTAL);
+        assert_eq!(free_in(base), 0, "the oldest policy's slots went first");
+        assert!(dirs.iter().all(|d| !d.exists()));
+    }
+}
