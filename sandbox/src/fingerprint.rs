@@ -133,8 +133,13 @@ impl Fingerprint {
     /// Whether every path still names what it named: a fresh build would make the same rules
     /// from the same inodes.
     pub(crate) fn holds(&self) -> bool {
-        self.ancestors.iter().all(|(p, seen)| Seen::lstat(p) == *seen)
-            && self.rules.iter().all(|(p, seen)| Seen::rule_now(p) == *seen)
+        self.ancestors
+            .iter()
+            .all(|(p, seen)| Seen::lstat(p) == *seen)
+            && self
+                .rules
+                .iter()
+                .all(|(p, seen)| Seen::rule_now(p) == *seen)
     }
 
     /// How many paths a check looks at.

@@ -11,9 +11,9 @@
 //! run, and rules added to a shared ruleset would pile up in it.
 //!
 //! The hardened profile has no private inodes but its scratch directory, so its rulesets are
-//! built once per policy and scratch directory in the agent ([`build_fd`], [`crate::slots`]),
-//! revalidated before every run ([`crate::fingerprint`]) and enforced by the command's process
-//! from the descriptor ([`restrict_self_with`]).
+//! built once per policy and scratch directory in the agent (`build_fd`, the `slots` module),
+//! revalidated before every run (the `fingerprint` module) and enforced by the command's process
+//! from the descriptor (`restrict_self_with`).
 
 use std::os::fd::{OwnedFd, RawFd};
 use std::path::PathBuf;

@@ -40,8 +40,8 @@ pub struct Request {
     /// Landlock rules.
     pub landlock: LandlockSpec,
     /// The descriptor of a Landlock ruleset built from [`Request::landlock`] before the run
-    /// (hardened: [`RULESET_FD`], see [`crate::slots`]): the command's process enforces it
-    /// instead of building one, and the spec's path rules are then not sent.
+    /// (hardened: [`RULESET_FD`], see the crate's `slots` module): the command's process
+    /// enforces it instead of building one, and the spec's path rules are then not sent.
     #[serde(default)]
     pub ruleset_fd: Option<i32>,
     /// seccomp programs.

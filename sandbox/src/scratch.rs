@@ -251,7 +251,7 @@ mod tests {
         std::os::unix::fs::symlink(victim.path(), p.join("a/link")).unwrap();
         std::fs::create_dir(p.join("locked")).unwrap();
         std::fs::write(p.join("locked/f"), b"2").unwrap();
-        std::fs::set_permissions(p.join("locked"), std::fs::Permissions::from_mode(0)).unwrap();
+        std::fs::set_permissions(p.join("locked"), std::fs::Permissions::from_mode(0o000)).unwrap();
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o500)).unwrap();
         s.empty().unwrap();
         assert_eq!(std::fs::read_dir(p).unwrap().count(), 0);
@@ -272,7 +272,10 @@ mod tests {
         assert!(!s.in_place());
         let path = s.path.clone();
         s.remove();
-        assert!(path.join("other").exists(), "what replaced it is left alone");
+        assert!(
+            path.join("other").exists(),
+            "what replaced it is left alone"
+        );
         std::fs::remove_dir_all(&path).unwrap();
         std::fs::remove_dir_all(&moved).unwrap();
     }

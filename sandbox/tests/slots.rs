@@ -50,10 +50,7 @@ const CASES: &[(&str, Case)] = &[
         "a_forked_child_does_not_lease_the_parents_slots",
         forked_child,
     ),
-    (
-        "a_normal_exit_leaves_no_scratch_directory",
-        normal_exit,
-    ),
+    ("a_normal_exit_leaves_no_scratch_directory", normal_exit),
 ];
 
 /// Not a test: the agent process [`normal_exit`] starts.
@@ -162,8 +159,14 @@ fn root_renamed_and_recreated(dir: &Path) -> Result<(), String> {
     let root = dir.join("root");
     std::fs::create_dir(&root).map_err(|e| e.to_string())?;
     std::fs::write(root.join("marker"), "old").map_err(|e| e.to_string())?;
-    let p = policy(&format!(r#"{{"fs": {{"write": ["{}/**"]}}}}"#, root.display()));
-    let first = sh(&p, &format!("cat {0}/marker && echo w > {0}/w1", root.display()))?;
+    let p = policy(&format!(
+        r#"{{"fs": {{"write": ["{}/**"]}}}}"#,
+        root.display()
+    ));
+    let first = sh(
+        &p,
+        &format!("cat {0}/marker && echo w > {0}/w1", root.display()),
+    )?;
     check(
         &format!("run 1 reads and writes its root: {}", show(&first)),
         first.success() && stdout(&first) == "old",
@@ -173,19 +176,28 @@ fn root_renamed_and_recreated(dir: &Path) -> Result<(), String> {
     std::fs::create_dir(&root).map_err(|e| e.to_string())?;
     std::fs::write(root.join("marker"), "new").map_err(|e| e.to_string())?;
 
-    let new = sh(&p, &format!("cat {0}/marker && echo w > {0}/w2", root.display()))?;
+    let new = sh(
+        &p,
+        &format!("cat {0}/marker && echo w > {0}/w2", root.display()),
+    )?;
     check(
         &format!("run 2 reads and writes the new root: {}", show(&new)),
         new.success() && stdout(&new) == "new" && root.join("w2").exists(),
     )?;
     let read_old = sh(&p, &format!("cat {}/marker", old.display()))?;
     check(
-        &format!("run 2 cannot read the old root at its new place: {}", show(&read_old)),
+        &format!(
+            "run 2 cannot read the old root at its new place: {}",
+            show(&read_old)
+        ),
         !read_old.success() && !stdout(&read_old).contains("old"),
     )?;
     let write_old = sh(&p, &format!("echo w > {}/w3", old.display()))?;
     check(
-        &format!("run 2 cannot write the old root at its new place: {}", show(&write_old)),
+        &format!(
+            "run 2 cannot write the old root at its new place: {}",
+            show(&write_old)
+        ),
         !write_old.success() && !old.join("w3").exists(),
     )
 }
@@ -199,7 +211,10 @@ fn root_replaced_by_a_symlink(dir: &Path) -> Result<(), String> {
     let root = dir.join("root");
     std::fs::create_dir(&root).map_err(|e| e.to_string())?;
     std::fs::write(root.join("f"), "public").map_err(|e| e.to_string())?;
-    let p = policy(&format!(r#"{{"fs": {{"read": ["{}/**"]}}}}"#, root.display()));
+    let p = policy(&format!(
+        r#"{{"fs": {{"read": ["{}/**"]}}}}"#,
+        root.display()
+    ));
     let first = sh(&p, &format!("cat {}/f", root.display()))?;
     check(
         &format!("run 1 reads its root: {}", show(&first)),
@@ -223,17 +238,26 @@ fn root_replaced_by_a_symlink(dir: &Path) -> Result<(), String> {
 /// What a run leaves in its `$TMPDIR` (a file, a tree, a link) is gone when the next run of the same policy gets the same directory back.
 fn tmpdir_is_emptied(dir: &Path) -> Result<(), String> {
     let dir = canonical(dir);
-    let p = policy(&format!(r#"{{"fs": {{"read": ["{}/**"]}}}}"#, dir.display()));
+    let p = policy(&format!(
+        r#"{{"fs": {{"read": ["{}/**"]}}}}"#,
+        dir.display()
+    ));
     let first = sh(
         &p,
         "echo left > $TMPDIR/left && mkdir -p $TMPDIR/d/e && echo x > $TMPDIR/d/e/f && \
          ln -s / $TMPDIR/link && echo $TMPDIR",
     )?;
-    check(&format!("run 1 fills its TMPDIR: {}", show(&first)), first.success())?;
+    check(
+        &format!("run 1 fills its TMPDIR: {}", show(&first)),
+        first.success(),
+    )?;
     let second = sh(&p, "ls -A $TMPDIR; echo $TMPDIR; echo data > $TMPDIR/again")?;
     let lines: Vec<String> = stdout(&second).lines().map(str::to_string).collect();
     check(
-        &format!("run 2 reuses the directory, empty and writable: {}", show(&second)),
+        &format!(
+            "run 2 reuses the directory, empty and writable: {}",
+            show(&second)
+        ),
         second.success() && lines == [stdout(&first)],
     )
 }
@@ -247,7 +271,10 @@ fn scratch_swapped_for_a_symlink(dir: &Path) -> Result<(), String> {
     let victim = dir.join("victim");
     std::fs::create_dir(&victim).map_err(|e| e.to_string())?;
     std::fs::write(victim.join("precious"), "p").map_err(|e| e.to_string())?;
-    let p = policy(&format!(r#"{{"fs": {{"write": ["{}/**"]}}}}"#, tmp.display()));
+    let p = policy(&format!(
+        r#"{{"fs": {{"write": ["{}/**"]}}}}"#,
+        tmp.display()
+    ));
     let first = sh(
         &p,
         &format!(
@@ -255,14 +282,20 @@ fn scratch_swapped_for_a_symlink(dir: &Path) -> Result<(), String> {
             victim.display()
         ),
     )?;
-    check(&format!("run 1 swaps its scratch: {}", show(&first)), first.success())?;
+    check(
+        &format!("run 1 swaps its scratch: {}", show(&first)),
+        first.success(),
+    )?;
     check(
         "the victim is untouched by the cleanup",
         victim.join("precious").exists(),
     )?;
     let next = tmpdir_of(&p)?;
     check(
-        &format!("run 2 gets a new directory ({next} after {})", stdout(&first)),
+        &format!(
+            "run 2 gets a new directory ({next} after {})",
+            stdout(&first)
+        ),
         next != stdout(&first) && Path::new(&next).is_dir(),
     )?;
     check(
@@ -273,7 +306,10 @@ fn scratch_swapped_for_a_symlink(dir: &Path) -> Result<(), String> {
 
 fn concurrent_runs(dir: &Path) -> Result<(), String> {
     let dir = canonical(dir);
-    let p = policy(&format!(r#"{{"fs": {{"read": ["{}/**"]}}}}"#, dir.display()));
+    let p = policy(&format!(
+        r#"{{"fs": {{"read": ["{}/**"]}}}}"#,
+        dir.display()
+    ));
     let script = "echo $TMPDIR; echo mine > $TMPDIR/f; sleep 0.5; cat $TMPDIR/f";
     let (a, b) = std::thread::scope(|s| {
         let a = s.spawn(|| sh(&p, script));
@@ -293,7 +329,10 @@ fn concurrent_runs(dir: &Path) -> Result<(), String> {
 /// not the parent's.
 fn forked_child(dir: &Path) -> Result<(), String> {
     let dir = canonical(dir);
-    let p = policy(&format!(r#"{{"fs": {{"read": ["{}/**"]}}}}"#, dir.display()));
+    let p = policy(&format!(
+        r#"{{"fs": {{"read": ["{}/**"]}}}}"#,
+        dir.display()
+    ));
     let parents = tmpdir_of(&p)?;
     let report = dir.join("child-tmpdir");
     // SAFETY: this case process is single-threaded; the child runs ordinary code and exits.
@@ -357,7 +396,10 @@ fn normal_exit(dir: &Path) -> Result<(), String> {
     )?;
     let made = std::fs::read_to_string(dir.join("made")).map_err(|e| e.to_string())?;
     check(
-        &format!("the agent's runs used scratch directories in {}: {made}", tmp.display()),
+        &format!(
+            "the agent's runs used scratch directories in {}: {made}",
+            tmp.display()
+        ),
         made.lines().count() == 2 && made.lines().all(|l| l.starts_with(&*tmp.to_string_lossy())),
     )?;
     let left = scratch_dirs_in(&tmp);
