@@ -25,11 +25,13 @@
 //! * **Fork and exit**: the slots belong to the process that made them; a child forked from it
 //!   makes its own (the parent's directories and descriptors are never touched by it). The
 //!   free slots' directories are removed when the process exits normally (`atexit`). A process
-//!   killed outright leaves one directory per slot it held (`$TMPDIR/toolpolicy-scratch-<pid>-<n>`).
+//!   killed outright leaves one directory per slot it held
+//!   (`$TMPDIR/toolpolicy-scratch-<pid>-<n>`).
 //!
 //! The ruleset descriptor is the agent's: it is built without privileges and never enforced on
-//! the agent itself; the command's process enforces it ([`crate::landlock_rules::restrict_self_with`])
-//! and the descriptor is closed at its `execve`.
+//! the agent itself; the command's process enforces it
+//! ([`crate::landlock_rules::restrict_self_with`]) and the descriptor is closed at its `execve`.
+//! Each slot holds two descriptors (its directory and its ruleset).
 
 use std::collections::HashMap;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};

@@ -235,7 +235,8 @@ fn root_replaced_by_a_symlink(dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// What a run leaves in its `$TMPDIR` (a file, a tree, a link) is gone when the next run of the same policy gets the same directory back.
+/// What a run leaves in its `$TMPDIR` (a file, a tree, a link) is gone when the next run of
+/// the same policy gets the same directory back.
 fn tmpdir_is_emptied(dir: &Path) -> Result<(), String> {
     let dir = canonical(dir);
     let p = policy(&format!(
@@ -278,7 +279,8 @@ fn scratch_swapped_for_a_symlink(dir: &Path) -> Result<(), String> {
     let first = sh(
         &p,
         &format!(
-            "echo junk > $TMPDIR/junk && mv $TMPDIR $TMPDIR.moved && ln -s {} $TMPDIR && echo $TMPDIR",
+            "echo junk > $TMPDIR/junk && mv $TMPDIR $TMPDIR.moved && ln -s {} $TMPDIR && \
+             echo $TMPDIR",
             victim.display()
         ),
     )?;
