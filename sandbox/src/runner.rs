@@ -244,6 +244,9 @@ pub struct Prepared {
     rules: LandlockSpec,
     /// Which slots are this plan's.
     slot_key: u64,
+    /// Hardened: every root's canonical path, resolved once here (not per run) for
+    /// [`redirect_home`].
+    root_paths: Vec<PathBuf>,
 }
 
 /// Policy hash, profile, program, `PATH`, and the protected list in force (by address: see
@@ -600,6 +603,11 @@ fn build(
         egress,
         rules,
         slot_key: SLOT_KEYS.fetch_add(1, Ordering::Relaxed),
+        root_paths: if strict {
+            Vec::new()
+        } else {
+            canonical_roots.into_iter().map(|(path, _)| path).collect()
+        },
     })
 }
 
@@ -805,17 +813,15 @@ pub const HOME_VARIABLES: &[&str] = &[
 /// scratch directory. Without a mount namespace the directory stays visible, so a program
 /// (git reading `~/.gitconfig`, say) sees that the file exists, then gets `EACCES` from
 /// Landlock and gives up; an empty home of its own behaves as a fresh account.
-fn redirect_home(env: &mut [(OsString, OsString)], plan: &Plan, scratch: &Path) {
+/// `roots` are the roots' canonical paths, resolved when the plan was prepared.
+fn redirect_home(env: &mut [(OsString, OsString)], roots: &[PathBuf], scratch: &Path) {
     for (name, value) in env.iter_mut() {
         if !HOME_VARIABLES.iter().any(|v| name == v) {
             continue;
         }
         let path = Path::new(value.as_os_str());
         let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-        let inside = plan
-            .roots
-            .iter()
-            .any(|r| path.starts_with(std::fs::canonicalize(&r.path).unwrap_or(r.path.clone())));
+        let inside = roots.iter().any(|r| path.starts_with(r));
         if !inside {
             *value = scratch.as_os_str().to_os_string();
         }
@@ -942,7 +948,7 @@ pub fn run(
         request.ruleset_fd = Some(crate::request::RULESET_FD);
         env.retain(|(k, _)| k != "TMPDIR");
         env.push(("TMPDIR".into(), dir.clone().into_os_string()));
-        redirect_home(&mut env, &plan, &dir);
+        redirect_home(&mut env, &prepared.root_paths, &dir);
         lease = Some(leased);
     }
     request.env = env
