@@ -16,7 +16,7 @@
 //! Cost: one `fstatat` per rule and per distinct ancestor at every lease (a cheaper inotify
 //! watch set would also need mount-table change detection to be complete; not done).
 
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::Path;
@@ -52,26 +52,15 @@ impl Seen {
 
     /// `lstat` of `path` now.
     fn lstat(path: &CString) -> Seen {
-        // SAFETY: an all-zero stat is valid; fstatat fills it.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: a NUL-terminated path and a live stat buffer.
-        let rc = unsafe {
-            libc::fstatat(
-                libc::AT_FDCWD,
-                path.as_ptr(),
-                &mut st,
-                libc::AT_SYMLINK_NOFOLLOW,
-            )
-        };
-        if rc != 0 {
-            return Seen::Failed(std::io::Error::last_os_error().raw_os_error().unwrap_or(0));
-        }
-        Seen::Present {
-            dev: st.st_dev,
-            ino: st.st_ino,
-            mode: st.st_mode,
-            uid: st.st_uid,
-            gid: st.st_gid,
+        match lstat(path) {
+            Ok(st) => Seen::Present {
+                dev: st.st_dev,
+                ino: st.st_ino,
+                mode: st.st_mode,
+                uid: st.st_uid,
+                gid: st.st_gid,
+            },
+            Err(errno) => Seen::Failed(errno),
         }
     }
 
@@ -91,6 +80,26 @@ impl Seen {
 pub(crate) struct Fingerprint {
     ancestors: Vec<(CString, Seen)>,
     rules: Vec<(CString, Seen)>,
+}
+
+/// `lstat` (`fstatat` with `AT_SYMLINK_NOFOLLOW`, no allocation): the file the path names, a
+/// link itself rather than its target, or the errno.
+pub(crate) fn lstat(path: &CStr) -> Result<libc::stat, i32> {
+    // SAFETY: an all-zero stat is valid; fstatat fills it.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: a NUL-terminated path and a live stat buffer.
+    let rc = unsafe {
+        libc::fstatat(
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            &mut st,
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    };
+    if rc != 0 {
+        return Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0));
+    }
+    Ok(st)
 }
 
 fn c_path(path: &Path) -> Option<CString> {

@@ -109,20 +109,10 @@ impl Scratch {
     /// Whether its path still names the directory it was made as (not a link, not another
     /// directory renamed into its place).
     pub(crate) fn in_place(&self) -> bool {
-        // SAFETY: an all-zero stat is valid; fstatat fills it.
-        let mut st: libc::stat = unsafe { std::mem::zeroed() };
-        // SAFETY: a NUL-terminated path and a live buffer.
-        let rc = unsafe {
-            libc::fstatat(
-                libc::AT_FDCWD,
-                self.c_path.as_ptr(),
-                &mut st,
-                libc::AT_SYMLINK_NOFOLLOW,
-            )
-        };
-        rc == 0
-            && st.st_mode & libc::S_IFMT == libc::S_IFDIR
-            && (st.st_dev, st.st_ino) == (self.dev, self.ino)
+        crate::fingerprint::lstat(&self.c_path).is_ok_and(|st| {
+            st.st_mode & libc::S_IFMT == libc::S_IFDIR
+                && (st.st_dev, st.st_ino) == (self.dev, self.ino)
+        })
     }
 
     /// Removes everything in it, through its descriptor, and gives it back its mode 0700.
