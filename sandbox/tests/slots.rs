@@ -47,6 +47,10 @@ const CASES: &[(&str, Case)] = &[
         concurrent_runs,
     ),
     (
+        "a_run_whose_end_was_not_seen_never_gives_its_slot_back",
+        run_end_not_seen,
+    ),
+    (
         "a_forked_child_does_not_lease_the_parents_slots",
         forked_child,
     ),
@@ -324,6 +328,54 @@ fn concurrent_runs(dir: &Path) -> Result<(), String> {
     check(
         &format!("both ran with their own scratch: {} {}", show(&a), show(&b)),
         a.success() && b.success() && first(&la) != first(&lb) && la.ends_with("mine"),
+    )
+}
+
+/// The zygote killed during a run (the run fails with the helper error): its command's
+/// processes may outlive the runner's return, so the slot is dropped, and the next run of the
+/// policy gets another directory.
+fn run_end_not_seen(dir: &Path) -> Result<(), String> {
+    let dir = canonical(dir);
+    let p = policy(&format!(
+        r#"{{"fs": {{"write": ["{}/**"]}}}}"#,
+        dir.display()
+    ));
+    let warm = tmpdir_of(&p)?;
+    check(
+        &format!("the slot is reused between runs that ended ({warm})"),
+        tmpdir_of(&p)? == warm,
+    )?;
+    let zygote = sandbox::zygote::running(Path::new(HELPER)).ok_or("no zygote")?;
+    let marker = dir.join("started");
+    let script = format!("echo $TMPDIR > {}; sleep 30", marker.display());
+    let long = {
+        let p = p.clone();
+        std::thread::spawn(move || sh(&p, &script))
+    };
+    let start = std::time::Instant::now();
+    while !marker.exists() && start.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let used = std::fs::read_to_string(&marker).map_err(|e| e.to_string())?;
+    check(
+        &format!("the long run had the slot ({used})"),
+        used.trim() == warm,
+    )?;
+    // SAFETY: killing the zygote this process started.
+    unsafe { libc::kill(zygote as i32, libc::SIGKILL) };
+    let out = long.join().map_err(|_| "the run's thread panicked")?;
+    check(
+        &format!(
+            "the run failed with the helper error: {:?}",
+            out.as_ref().err()
+        ),
+        out.as_ref()
+            .is_err_and(|e| e.contains("ended during the run")),
+    )?;
+    let next = tmpdir_of(&p)?;
+    check(
+        &format!("the next run has another directory ({next} after {warm})"),
+        next != warm,
     )
 }
 
