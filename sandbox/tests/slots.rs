@@ -35,6 +35,10 @@ const CASES: &[(&str, Case)] = &[
         root_replaced_by_a_symlink,
     ),
     (
+        "a_directory_mounted_over_a_root_between_runs_is_what_the_next_run_sees",
+        mounted_over_a_root,
+    ),
+    (
         "a_file_left_in_tmpdir_is_gone_in_the_next_run_of_the_policy",
         tmpdir_is_emptied,
     ),
@@ -237,6 +241,75 @@ fn root_replaced_by_a_symlink(dir: &Path) -> Result<(), String> {
         )?;
     }
     Ok(())
+}
+
+/// Run 1 caches a ruleset for a read root among many siblings; then, in this case's own mount
+/// namespace, another directory is bind-mounted over the root. A fresh ruleset's rule names
+/// the mounted directory (what the path shows now), so run 2 reads the mounted file.
+fn mounted_over_a_root(dir: &Path) -> Result<(), String> {
+    let dir = canonical(dir);
+    // SAFETY: this case process is single-threaded; unshare and mount take plain arguments.
+    let private = unsafe {
+        libc::unshare(libc::CLONE_NEWNS) == 0
+            && libc::mount(
+                c"none".as_ptr(),
+                c"/".as_ptr(),
+                std::ptr::null(),
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            ) == 0
+    };
+    if !private {
+        kernel::missing(&format!(
+            "a mount namespace of its own for this case: {}",
+            std::io::Error::last_os_error()
+        ));
+        return Ok(());
+    }
+    let roots = dir.join("roots");
+    let names: Vec<PathBuf> = (0..40).map(|i| roots.join(format!("r{i:02}"))).collect();
+    for n in &names {
+        std::fs::create_dir_all(n).map_err(|e| e.to_string())?;
+    }
+    let root = &names[7];
+    std::fs::write(root.join("f"), "covered").map_err(|e| e.to_string())?;
+    let list: Vec<String> = names
+        .iter()
+        .map(|n| format!("\"{}/**\"", n.display()))
+        .collect();
+    let p = policy(&format!(r#"{{"fs": {{"read": [{}]}}}}"#, list.join(", ")));
+    let first = sh(&p, &format!("cat {}/f", root.display()))?;
+    check(
+        &format!("run 1 reads the root: {}", show(&first)),
+        first.success() && stdout(&first) == "covered",
+    )?;
+    let other = dir.join("other");
+    std::fs::create_dir(&other).map_err(|e| e.to_string())?;
+    std::fs::write(other.join("f"), "mounted").map_err(|e| e.to_string())?;
+    let (src, dst) = (
+        std::ffi::CString::new(other.as_os_str().as_encoded_bytes()).expect("no NUL"),
+        std::ffi::CString::new(root.as_os_str().as_encoded_bytes()).expect("no NUL"),
+    );
+    // SAFETY: a bind mount in this case's own mount namespace.
+    let bound = unsafe {
+        libc::mount(
+            src.as_ptr(),
+            dst.as_ptr(),
+            std::ptr::null(),
+            libc::MS_BIND,
+            std::ptr::null(),
+        )
+    };
+    check(
+        &format!("bind mount: {}", std::io::Error::last_os_error()),
+        bound == 0,
+    )?;
+    // A stale rule (on the covered directory) would make this EACCES.
+    let second = sh(&p, &format!("cat {}/f", root.display()))?;
+    check(
+        &format!("run 2 reads what is mounted there now: {}", show(&second)),
+        second.success() && stdout(&second) == "mounted",
+    )
 }
 
 /// What a run leaves in its `$TMPDIR` (a file, a tree, a link) is gone when the next run of
