@@ -136,6 +136,7 @@ pub(crate) fn build_fd(spec: &LandlockSpec) -> Result<(OwnedFd, Fingerprint), St
     let prepared = prepare_bound(spec, None, &mut |rule, meta| {
         fingerprint.rule(&rule.path, meta)
     })?;
+    fingerprint.finish();
     let fd: Option<OwnedFd> = prepared.0.into();
     let fd = fd.ok_or_else(|| "landlock ruleset: the kernel gave no descriptor".to_string())?;
     Ok((fd, fingerprint))

@@ -142,7 +142,7 @@ fn empty_dir(dir: BorrowedFd<'_>, depth: u32) -> std::io::Result<()> {
     // A new open file description, so listing starts at the beginning whatever was read before.
     let listing = open_at(dir, c".", libc::O_RDONLY | libc::O_DIRECTORY)?;
     let names = list(listing)?;
-    for name in names {
+    for (name, _, _) in names {
         // SAFETY: a NUL-terminated name relative to a live descriptor.
         if unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), 0) } == 0 {
             continue;
@@ -192,8 +192,12 @@ fn open_subdir(dir: BorrowedFd<'_>, name: &CStr) -> std::io::Result<OwnedFd> {
     Ok(fd)
 }
 
-/// The names in a directory, `.` and `..` left out.
-fn list(dir: OwnedFd) -> std::io::Result<Vec<CString>> {
+/// One directory entry: its name, inode number and type (`DT_*`, `DT_UNKNOWN` where the file
+/// system does not say).
+pub(crate) type Entry = (CString, u64, u8);
+
+/// The entries of a directory, `.` and `..` left out.
+pub(crate) fn list(dir: OwnedFd) -> std::io::Result<Vec<Entry>> {
     // SAFETY: fdopendir takes ownership of the descriptor; closedir below closes it.
     let stream = unsafe { libc::fdopendir(dir.as_raw_fd()) };
     if stream.is_null() {
@@ -217,7 +221,9 @@ fn list(dir: OwnedFd) -> std::io::Result<Vec<CString>> {
         // SAFETY: d_name is NUL-terminated within the entry.
         let name = unsafe { CStr::from_ptr((*entry).d_name.as_ptr()) };
         if name != c"." && name != c".." {
-            names.push(name.to_owned());
+            // SAFETY: a live entry.
+            let (ino, kind) = unsafe { ((*entry).d_ino, (*entry).d_type) };
+            names.push((name.to_owned(), ino, kind));
         }
     };
     // SAFETY: closing the stream we opened.
