@@ -13,8 +13,18 @@
 //! identity or permissions and its last component is that inode, not a link. A change made
 //! while the fingerprint was taken is caught too, as the ancestors are recorded first.
 //!
-//! Cost: one `fstatat` per rule and per distinct ancestor at every lease (a cheaper inotify
-//! watch set would also need mount-table change detection to be complete; not done).
+//! Rule paths many to a directory (8 or more, in a directory of at most 4 entries per such
+//! path) are checked by one listing of the directory instead: each name's entry must have the
+//! same inode number and type as when the rule was made from it (the listing taken before the
+//! rule paths were opened, and used only for the names on which both agree), and the mount
+//! table must not have changed since (a listing does not show a mount on an entry; any mount,
+//! unmount or move in the namespace, seen as `POLLPRI` on `/proc/self/mountinfo`, makes the
+//! check fail and the ruleset be built again). An inode number names one inode at a time, and
+//! the inode of a rule cannot be freed and its number reused while the ruleset lives: Landlock
+//! holds a reference to it.
+//!
+//! Cost at every lease, on the machine of the spawn bench: about 1.0 µs per rule path checked
+//! on its own (one `fstatat`), about 0.3–0.4 µs per rule path checked by a listing.
 
 use std::collections::HashMap;
 use std::ffi::{CStr, CString};
@@ -111,19 +121,19 @@ impl Group {
     /// Lists `dir` (opened without following a link) for `names`; `None` when it cannot be
     /// listed, is too large, or does not say an entry's type.
     fn list(dir: &CStr, names: &[&[u8]]) -> Option<Group> {
-        let (dev, ino, listing) = open_and_list(dir)?;
-        if listing.len() > GROUP_SPARSENESS * names.len() {
-            return None;
-        }
         let mut entries: HashMap<Box<[u8]>, Option<(u64, u8)>> =
             names.iter().map(|n| (Box::from(*n), None)).collect();
-        for (name, d_ino, d_type) in listing {
-            if let Some(slot) = entries.get_mut(name.as_bytes()) {
-                if d_type == libc::DT_UNKNOWN {
-                    return None;
-                }
-                *slot = Some((d_ino, d_type));
+        let (mut count, mut known) = (0, true);
+        let (dev, ino, _) = open_and_visit(dir, |name, d_ino, d_type| {
+            count += 1;
+            if let Some(slot) = entries.get_mut(name.to_bytes()) {
+                known &= d_type != libc::DT_UNKNOWN;
+                *slot = Some(entry_seen(d_ino, d_type));
             }
+            true
+        })?;
+        if !known || count > GROUP_SPARSENESS * names.len() {
+            return None;
         }
         let present = entries.values().filter(|e| e.is_some()).count();
         Some(Group {
@@ -137,26 +147,38 @@ impl Group {
 
     /// Whether the listing now shows every name as it was.
     fn holds(&self) -> bool {
-        let Some((dev, ino, listing)) = open_and_list(&self.dir) else {
-            return false;
-        };
-        if (dev, ino) != (self.dev, self.ino) {
-            return false;
-        }
         let mut seen = 0;
-        for (name, d_ino, d_type) in listing {
-            match self.entries.get(name.as_bytes()) {
-                None => {}
-                Some(Some(was)) if *was == (d_ino, d_type) => seen += 1,
-                Some(_) => return false,
+        let visited = open_and_visit(&self.dir, |name, d_ino, d_type| {
+            match self.entries.get(name.to_bytes()) {
+                None => true,
+                Some(Some(was)) if *was == entry_seen(d_ino, d_type) => {
+                    seen += 1;
+                    true
+                }
+                Some(_) => false,
             }
-        }
-        seen == self.present
+        });
+        matches!(visited, Some((dev, ino, true)) if (dev, ino) == (self.dev, self.ino))
+            && seen == self.present
     }
 }
 
-/// The directory at `dir` (not through a link), its device and inode, and its entries.
-fn open_and_list(dir: &CStr) -> Option<(u64, u64, Vec<crate::scratch::Entry>)> {
+/// What matters of an entry: its inode number and type, except that any symlink is the same
+/// as any other (a rule path that is a link gets no rule, wherever it points).
+fn entry_seen(d_ino: u64, d_type: u8) -> (u64, u8) {
+    if d_type == libc::DT_LNK {
+        (0, d_type)
+    } else {
+        (d_ino, d_type)
+    }
+}
+
+/// The directory at `dir` (not through a link): its device and inode, and whether `each` saw
+/// all its entries ([`crate::scratch::visit`]).
+fn open_and_visit(
+    dir: &CStr,
+    each: impl FnMut(&CStr, u64, u8) -> bool,
+) -> Option<(u64, u64, bool)> {
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
     // SAFETY: a NUL-terminated path.
@@ -172,8 +194,8 @@ fn open_and_list(dir: &CStr) -> Option<(u64, u64, Vec<crate::scratch::Entry>)> {
     if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
         return None;
     }
-    let listing = crate::scratch::list(fd).ok()?;
-    Some((st.st_dev, st.st_ino, listing))
+    let all = crate::scratch::visit(fd, each).ok()?;
+    Some((st.st_dev, st.st_ino, all))
 }
 
 /// A count of the changes to this process's mount table seen so far, or `None` when they

@@ -198,13 +198,26 @@ pub(crate) type Entry = (CString, u64, u8);
 
 /// The entries of a directory, `.` and `..` left out.
 pub(crate) fn list(dir: OwnedFd) -> std::io::Result<Vec<Entry>> {
+    let mut names = Vec::new();
+    visit(dir, |name, ino, kind| {
+        names.push((name.to_owned(), ino, kind));
+        true
+    })?;
+    Ok(names)
+}
+
+/// Calls `each` with every entry of a directory (name, inode number, type), `.` and `..` left
+/// out, without copying them, until it returns `false`. `Ok(false)`: stopped early.
+pub(crate) fn visit(
+    dir: OwnedFd,
+    mut each: impl FnMut(&CStr, u64, u8) -> bool,
+) -> std::io::Result<bool> {
     // SAFETY: fdopendir takes ownership of the descriptor; closedir below closes it.
     let stream = unsafe { libc::fdopendir(dir.as_raw_fd()) };
     if stream.is_null() {
         return Err(errno());
     }
     std::mem::forget(dir);
-    let mut names = Vec::new();
     let result = loop {
         // SAFETY: errno cleared to tell the end from an error.
         unsafe { *libc::__errno_location() = 0 };
@@ -213,22 +226,26 @@ pub(crate) fn list(dir: OwnedFd) -> std::io::Result<Vec<Entry>> {
         if entry.is_null() {
             let e = errno();
             break if e.raw_os_error().unwrap_or(0) == 0 {
-                Ok(())
+                Ok(true)
             } else {
                 Err(e)
             };
         }
-        // SAFETY: d_name is NUL-terminated within the entry.
-        let name = unsafe { CStr::from_ptr((*entry).d_name.as_ptr()) };
-        if name != c"." && name != c".." {
-            // SAFETY: a live entry.
-            let (ino, kind) = unsafe { ((*entry).d_ino, (*entry).d_type) };
-            names.push((name.to_owned(), ino, kind));
+        // SAFETY: d_name is NUL-terminated within the live entry.
+        let (name, ino, kind) = unsafe {
+            (
+                CStr::from_ptr((*entry).d_name.as_ptr()),
+                (*entry).d_ino,
+                (*entry).d_type,
+            )
+        };
+        if name != c"." && name != c".." && !each(name, ino, kind) {
+            break Ok(false);
         }
     };
     // SAFETY: closing the stream we opened.
     unsafe { libc::closedir(stream) };
-    result.map(|()| names)
+    result
 }
 
 #[cfg(test)]
