@@ -267,13 +267,17 @@ impl Fingerprint {
     /// them is opened, then [`Fingerprint::rule`] for each as it is.
     pub(crate) fn begin<'a>(paths: impl IntoIterator<Item = &'a Path>) -> Fingerprint {
         let paths: Vec<&Path> = paths.into_iter().collect();
-        let mut ancestors: Vec<&Path> = paths
-            .iter()
-            .flat_map(|p| p.ancestors().skip(1))
-            .filter(|a| !a.as_os_str().is_empty())
-            .collect();
-        ancestors.sort_unstable();
-        ancestors.dedup();
+        // Walking up stops at the first ancestor already seen: its own are in the set too.
+        let mut seen: std::collections::HashSet<&[u8]> = std::collections::HashSet::new();
+        let mut ancestors: Vec<&Path> = Vec::new();
+        for p in &paths {
+            for a in p.ancestors().skip(1) {
+                if a.as_os_str().is_empty() || !seen.insert(a.as_os_str().as_bytes()) {
+                    break;
+                }
+                ancestors.push(a);
+            }
+        }
         let mounts = mount_generation();
         let ancestors = ancestors
             .into_iter()
@@ -285,13 +289,16 @@ impl Fingerprint {
             .collect();
         let mut groups = Vec::new();
         if mounts.is_some() {
-            let mut by_dir: HashMap<&Path, Vec<&[u8]>> = HashMap::new();
+            let mut by_dir: HashMap<&[u8], (&Path, Vec<&[u8]>)> = HashMap::new();
             for p in &paths {
                 if let (Some(dir), Some(name)) = (p.parent(), p.file_name()) {
-                    by_dir.entry(dir).or_default().push(name.as_bytes());
+                    let group = by_dir
+                        .entry(dir.as_os_str().as_bytes())
+                        .or_insert_with(|| (dir, Vec::new()));
+                    group.1.push(name.as_bytes());
                 }
             }
-            for (dir, names) in by_dir {
+            for (_, (dir, names)) in by_dir {
                 if names.len() >= GROUP_MIN {
                     groups.extend(c_path(dir).and_then(|d| Group::list(&d, &names)));
                 }
