@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Whole-process CPU time (user + system, the process and every child it waited for) of
 # `policy-sandbox run -- /bin/true` against `bwrap --unshare-all ... /bin/true` and a bare
-# `/bin/true`, and of a strict run with 500 declared roots against one with 1, over N runs
+# `/bin/true`, and of a strict and a hardened run with 500 declared roots against one with 1
+# (each a whole process: a hardened one makes its scratch slot and ruleset once), over N runs
 # each, interleaved round by round so that load from other processes on a shared machine hits
 # every variant alike. Prints the mean CPU and wall time per run and the ratios the issue sets
 # bars for.
@@ -64,6 +65,7 @@ for label, build in [("", sandbox)] + ([(" (baseline)", baseline)] if baseline e
     variants["hardened" + label] = [build, "run", "--profile", "hardened", "--policy", policy, "--", "/bin/true"]
     for roots in (1, 500):
         variants[f"strict, {roots} root{'s' if roots > 1 else ''}{label}"] = [build, "run", "--policy", f"{work}/roots{roots}.json", "--", "/bin/true"]
+        variants[f"hardened, {roots} root{'s' if roots > 1 else ''}{label}"] = [build, "run", "--profile", "hardened", "--policy", f"{work}/roots{roots}.json", "--", "/bin/true"]
 if have_bwrap:
     variants["bwrap"] = ["bwrap", "--unshare-all", "--ro-bind", "/", "/", "--dev", "/dev", "--proc", "/proc", "/bin/true"]
 import ctypes
@@ -103,8 +105,10 @@ print("whole process tree (tree) and of what wait4 of the started process report
 for name in variants:
     print(f"  {name:31} cpu tree {mean(cpu[name]):7.3f}  own {mean(own[name]):7.3f}  wall {med(wall[name]):7.3f}")
 for label in [""] + ([" (baseline)"] if baseline else []):
-    one, many = cpu[f"strict, 1 root{label}"], cpu[f"strict, 500 roots{label}"]
-    print(f"  strict{label}: 500 roots / 1 root: cpu {mean(many) / mean(one):.2f}")
+    for profile in ("strict", "hardened"):
+        one, many = cpu[f"{profile}, 1 root{label}"], cpu[f"{profile}, 500 roots{label}"]
+        print(f"  {profile}{label}: 500 roots / 1 root: cpu {mean(many) / mean(one):.2f}")
+    print(f"  hardened{label} / true: cpu {mean(cpu['hardened' + label]) / mean(cpu['true']):.2f}")
 if have_bwrap:
     for name in [v for v in variants if v.startswith(("strict", "hardened")) and "root" not in v]:
         print(f"  policy-sandbox run ({name}) / bwrap: cpu (tree) {mean(cpu[name]) / mean(cpu['bwrap']):.2f}, cpu (own) {mean(own[name]) / mean(own['bwrap']):.2f}, wall {med(wall[name]) / med(wall['bwrap']):.2f}")

@@ -560,7 +560,8 @@ fn main() {
 /// the zygote's round trip without a command (the run's channels, the fork of the trampoline,
 /// its start and end, the report; the trampoline's fork of the command costs about as much as
 /// the zygote's fork of the trampoline: both copy the zygote), and the private scratch
-/// directory every hardened run gets as `$TMPDIR`.
+/// directory a hardened run gets as `$TMPDIR` (made once per scratch slot and reused, emptied,
+/// by the later runs of the policy; see `sandbox/src/slots.rs`).
 fn hardened_floors(rounds: usize) {
     let helper = std::path::Path::new(env!("CARGO_BIN_EXE_policy-sandbox"));
     if let Err(e) = sandbox::zygote::floor_round_trip(helper) {
@@ -593,7 +594,7 @@ fn hardened_floors(rounds: usize) {
         base,
     );
     line(
-        "a private scratch directory created, resolved and removed ($TMPDIR)",
+        "a private scratch directory created, resolved and removed ($TMPDIR; once per slot)",
         &mut t_scratch,
         base,
     );

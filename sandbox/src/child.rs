@@ -193,9 +193,10 @@ pub(crate) fn confine_view_and_exec(
     if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
         reporter.refuse(format!("PR_SET_NO_NEW_PRIVS: {}", errno()));
     }
-    let landlock = match &view {
-        Some(view) => crate::landlock_rules::restrict_self_bound(&req.landlock, &view.bound),
-        None => crate::landlock_rules::restrict_self(&req.landlock),
+    let landlock = match (&view, req.ruleset_fd) {
+        (Some(view), _) => crate::landlock_rules::restrict_self_bound(&req.landlock, &view.bound),
+        (None, Some(fd)) => crate::landlock_rules::restrict_self_with(fd),
+        (None, None) => crate::landlock_rules::restrict_self(&req.landlock),
     };
     if let Err(e) = landlock {
         reporter.refuse(e);

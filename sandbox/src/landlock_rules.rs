@@ -6,10 +6,16 @@
 //! sandboxed child after its mounts exist, because the private `/tmp`, `/proc` and `/dev` are
 //! new inodes that only the child can name. In the strict child, the rule of a path a bind put
 //! in the view is made from that bind's descriptor ([`crate::mounts::BoundSources`]): the same
-//! inode that opening the path would give, opened once per run instead of twice. A ruleset
-//! built once per policy is not possible this way: the private inodes are new in every run,
-//! and rules added to a shared ruleset would pile up in it.
+//! inode that opening the path would give, opened once per run instead of twice. A strict
+//! ruleset built once per policy is not possible this way: the private inodes are new in every
+//! run, and rules added to a shared ruleset would pile up in it.
+//!
+//! The hardened profile has no private inodes but its scratch directory, so its rulesets are
+//! built once per policy and scratch directory in the agent (`build_fd`, the `slots` module),
+//! revalidated before every run (the `fingerprint` module) and enforced by the command's process
+//! from the descriptor (`restrict_self_with`).
 
+use std::os::fd::{OwnedFd, RawFd};
 use std::path::PathBuf;
 
 use landlock::{
@@ -18,6 +24,7 @@ use landlock::{
 };
 use serde::{Deserialize, Serialize};
 
+use crate::fingerprint::Fingerprint;
 use crate::mounts::BoundSources;
 
 /// One path rule.
@@ -90,7 +97,7 @@ pub fn restrict_self(spec: &LandlockSpec) -> Result<(), String> {
 /// [`restrict_self`] in the strict child, whose view's binds are already open
 /// ([`BoundSources`]): a rule for a bound path is made from the bind's descriptor.
 pub(crate) fn restrict_self_bound(spec: &LandlockSpec, bound: &BoundSources) -> Result<(), String> {
-    prepare_bound(spec, Some(bound))?.enforce()
+    prepare_bound(spec, Some(bound), &mut |_, _| {})?.enforce()
 }
 
 /// A ruleset with every rule added, not yet enforced: building it opens every path and asks the
@@ -117,15 +124,48 @@ impl PreparedRuleset {
 
 /// Builds the ruleset of `spec` without enforcing it ([`PreparedRuleset::enforce`]).
 pub fn prepare(spec: &LandlockSpec) -> Result<PreparedRuleset, String> {
-    prepare_bound(spec, None)
+    prepare_bound(spec, None, &mut |_, _| {})
+}
+
+/// Builds the ruleset of `spec` as a descriptor that any number of processes can later enforce
+/// on themselves ([`restrict_self_with`]), and the [`Fingerprint`] of what its rule paths named:
+/// a ruleset kept for later runs ([`crate::slots`]) is good only while that still holds.
+/// Building needs no privilege, and enforces nothing on the caller.
+pub(crate) fn build_fd(spec: &LandlockSpec) -> Result<(OwnedFd, Fingerprint), String> {
+    let mut fingerprint = Fingerprint::begin(spec.paths.iter().map(|r| r.path.as_path()));
+    let prepared = prepare_bound(spec, None, &mut |rule, meta| {
+        fingerprint.rule(&rule.path, meta)
+    })?;
+    fingerprint.finish();
+    let fd: Option<OwnedFd> = prepared.0.into();
+    let fd = fd.ok_or_else(|| "landlock ruleset: the kernel gave no descriptor".to_string())?;
+    Ok((fd, fingerprint))
+}
+
+/// Enforces the ruleset open as `ruleset` ([`build_fd`]) on the calling thread, in place of
+/// building one: the rules, rights and compatibility were settled when it was built.
+/// NO_NEW_PRIVS must already be set. Allocates nothing.
+pub(crate) fn restrict_self_with(ruleset: RawFd) -> Result<(), String> {
+    // SAFETY: landlock_restrict_self takes a descriptor number and flags; a descriptor that is
+    // not a ruleset fails with EBADF or EBADFD.
+    let rc = unsafe { libc::syscall(libc::SYS_landlock_restrict_self, ruleset, 0u32) };
+    if rc != 0 {
+        return Err(format!(
+            "landlock restrict_self with the prepared ruleset (descriptor {ruleset}): {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
 }
 
 /// [`prepare`], taking the rule for a path that `bound` holds from its descriptor: the same
 /// inode that opening the path in the view would give (the bind's root), one `openat2` and one
-/// `statx` fewer per declared root.
+/// `statx` fewer per declared root. `seen` learns what each rule path opened as (`None`: not
+/// opened, no rule).
 fn prepare_bound(
     spec: &LandlockSpec,
     bound: Option<&BoundSources>,
+    seen: &mut dyn FnMut(&PathRule, Option<&std::fs::Metadata>),
 ) -> Result<PreparedRuleset, String> {
     let abi = ABI::from(spec.abi);
     let fail = |what: &str, e: &dyn std::fmt::Display| format!("landlock {what}: {e}");
@@ -165,12 +205,16 @@ fn prepare_bound(
         // kind is read from the opened descriptor, so it is the kind of what the rule names.
         let fd = match crate::mounts::open_no_symlinks(&rule.path) {
             Ok(fd) => fd,
-            Err(_) if rule.optional => continue,
+            Err(_) if rule.optional => {
+                seen(rule, None);
+                continue;
+            }
             Err(e) => return Err(format!("landlock rule for {}: {e}", rule.path.display())),
         };
         let meta = fd
             .metadata()
             .map_err(|e| format!("landlock rule for {}: {e}", rule.path.display()))?;
+        seen(rule, Some(&meta));
         let access = access_for(
             rule,
             abi,

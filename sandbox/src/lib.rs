@@ -47,7 +47,8 @@
 //! **hardened** (only by name, for hosts without user namespaces): the same Landlock, seccomp,
 //! rlimits and NO_NEW_PRIVS, capabilities dropped for good (securebits), a private scratch
 //! directory as `$TMPDIR` (and as `$HOME` and the `$XDG_*` directories when those lie outside
-//! every root: the tool could see its files exist but not open them), `socket()` (and unix datagram `socketpair()`s) refused when
+//! every root: the tool could see its files exist but not open them; leased with a Landlock
+//! ruleset built once per policy, emptied between runs, see `slots`), `socket()` (and unix datagram `socketpair()`s) refused when
 //! net = deny, and the trampoline as child subreaper so the whole tree is killed at the end, at
 //! the timeout, or when the caller dies. Host lists and exec allow-lists are refused there (see
 //! [`plan`]). Without a mount namespace there is no private `/dev/shm` or devpts to give: the
@@ -136,6 +137,7 @@ mod child;
 pub mod confine;
 pub mod egress;
 mod fdpass;
+mod fingerprint;
 pub mod hostcaps;
 pub mod interpreters;
 pub mod landlock_rules;
@@ -145,7 +147,9 @@ pub mod plan;
 pub mod process_tool;
 pub mod request;
 pub mod runner;
+mod scratch;
 pub mod seccomp;
+mod slots;
 mod spawn;
 mod supervisor;
 pub mod trampoline;

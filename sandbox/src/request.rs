@@ -18,6 +18,9 @@ use crate::seccomp::Filters;
 pub const REQUEST_FD: i32 = 3;
 /// The trampoline's status channel: JSON lines of [`Status`].
 pub const STATUS_FD: i32 = 4;
+/// Where the trampoline holds the run's prepared Landlock ruleset, when the run came with one
+/// ([`Request::ruleset_fd`]).
+pub const RULESET_FD: i32 = 5;
 
 /// A spawn request.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -36,6 +39,11 @@ pub struct Request {
     pub mounts: Vec<MountOp>,
     /// Landlock rules.
     pub landlock: LandlockSpec,
+    /// The descriptor of a Landlock ruleset built from [`Request::landlock`] before the run
+    /// (hardened: [`RULESET_FD`], see the crate's `slots` module): the command's process
+    /// enforces it instead of building one, and the spec's path rules are then not sent.
+    #[serde(default)]
+    pub ruleset_fd: Option<i32>,
     /// seccomp programs.
     pub filters: Filters,
     /// Whether the filter has a user-notification listener for the supervisor (exec = deny,

@@ -239,6 +239,14 @@ pub struct Prepared {
     _protected: Arc<policy_runtime::protected::ProtectedPaths>,
     template: Request,
     egress: Option<EgressPlan>,
+    /// Hardened: the Landlock rules, built into a ruleset per scratch slot ([`crate::slots`])
+    /// and so not sent with each request (the template's spec has no path rules).
+    rules: LandlockSpec,
+    /// Which slots are this plan's.
+    slot_key: u64,
+    /// Hardened: every root's canonical path, resolved once here (not per run) for
+    /// [`redirect_home`].
+    root_paths: Vec<PathBuf>,
 }
 
 /// Policy hash, profile, program, `PATH`, and the protected list in force (by address: see
@@ -553,6 +561,7 @@ fn build(
         cwd: None,
         mounts,
         landlock,
+        ruleset_fd: None,
         exec_notify: plan.exec == ExecPlan::Deny || supervise_unix,
         exec_budget: 1 + chain.relay_execs,
         exec_relays: if plan.exec == ExecPlan::Deny {
@@ -577,11 +586,28 @@ fn build(
         timeout_ms: l.timeout_ms,
         parent_pid: 0,
     };
+    let mut template = template;
+    let rules = if strict {
+        LandlockSpec::default()
+    } else {
+        LandlockSpec {
+            paths: std::mem::take(&mut template.landlock.paths),
+            ..template.landlock.clone()
+        }
+    };
+    static SLOT_KEYS: AtomicU64 = AtomicU64::new(0);
     Ok(Prepared {
         plan: Arc::new(plan),
         _protected: protected,
         template,
         egress,
+        rules,
+        slot_key: SLOT_KEYS.fetch_add(1, Ordering::Relaxed),
+        root_paths: if strict {
+            Vec::new()
+        } else {
+            canonical_roots.into_iter().map(|(path, _)| path).collect()
+        },
     })
 }
 
@@ -750,8 +776,6 @@ pub fn locate_helper(explicit: Option<&Path>) -> Result<PathBuf, RunError> {
     )))
 }
 
-static RUN_COUNTER: AtomicU64 = AtomicU64::new(0);
-
 /// Creates the run's cgroups for the limits the plan holds by cgroup, and names them in the
 /// request; they are removed when the returned guards drop (after the run).
 fn run_cgroups(plan: &Plan, request: &mut Request) -> Result<Vec<RunCgroup>, RunError> {
@@ -774,40 +798,6 @@ fn run_cgroups(plan: &Plan, request: &mut Request) -> Result<Vec<RunCgroup>, Run
     Ok(cgroups)
 }
 
-struct Scratch(PathBuf);
-
-/// A new private directory under the temporary directory. A name can be taken by a run of an
-/// earlier process with the same pid that did not clean up (it was killed): take the next.
-fn scratch_dir() -> Result<PathBuf, RunError> {
-    use std::os::unix::fs::DirBuilderExt;
-    let mut last = None;
-    for _ in 0..100 {
-        let n = RUN_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let dir =
-            std::env::temp_dir().join(format!("toolpolicy-scratch-{}-{n}", std::process::id()));
-        match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
-            Ok(()) => return Ok(dir),
-            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => last = Some(dir),
-            Err(e) => {
-                return Err(RunError::Refused(format!(
-                    "creating scratch dir {}: {e}",
-                    dir.display()
-                )))
-            }
-        }
-    }
-    Err(RunError::Refused(format!(
-        "creating a scratch dir: 100 names up to {} are taken",
-        last.map_or_else(String::new, |d| d.display().to_string())
-    )))
-}
-
-impl Drop for Scratch {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
-
 /// The variables naming a user's own directories, which programs probe with `access()` (not
 /// governed by Landlock) and then fail to open.
 pub const HOME_VARIABLES: &[&str] = &[
@@ -823,17 +813,15 @@ pub const HOME_VARIABLES: &[&str] = &[
 /// scratch directory. Without a mount namespace the directory stays visible, so a program
 /// (git reading `~/.gitconfig`, say) sees that the file exists, then gets `EACCES` from
 /// Landlock and gives up; an empty home of its own behaves as a fresh account.
-fn redirect_home(env: &mut [(OsString, OsString)], plan: &Plan, scratch: &Path) {
+/// `roots` are the roots' canonical paths, resolved when the plan was prepared.
+fn redirect_home(env: &mut [(OsString, OsString)], roots: &[PathBuf], scratch: &Path) {
     for (name, value) in env.iter_mut() {
         if !HOME_VARIABLES.iter().any(|v| name == v) {
             continue;
         }
         let path = Path::new(value.as_os_str());
         let path = std::fs::canonicalize(path).unwrap_or_else(|_| path.to_path_buf());
-        let inside = plan
-            .roots
-            .iter()
-            .any(|r| path.starts_with(std::fs::canonicalize(&r.path).unwrap_or(r.path.clone())));
+        let inside = roots.iter().any(|r| path.starts_with(r));
         if !inside {
             *value = scratch.as_os_str().to_os_string();
         }
@@ -946,21 +934,22 @@ pub fn run(
     let mut request = prepared.template.clone();
     request.argv = argv.iter().map(|a| a.as_bytes().to_vec()).collect();
     let mut env = filtered_env(&plan, source_env);
-    let mut _scratch = None;
+    // Hardened: a scratch directory and the ruleset of the policy's rules with it, leased
+    // for the run and given back (emptied) when `lease` drops, after the run has ended.
+    let mut lease = None;
     if profile == Profile::Hardened {
-        let dir = scratch_dir()?;
-        let dir = std::fs::canonicalize(&dir).unwrap_or(dir);
-        request.landlock.paths.push(PathRule {
-            path: dir.clone(),
-            read: true,
-            write: true,
-            exec: plan.exec == ExecPlan::Allow,
-            optional: false,
-        });
+        let leased = crate::slots::lease(
+            prepared.slot_key,
+            &prepared.rules,
+            plan.exec == ExecPlan::Allow,
+        )
+        .map_err(RunError::Refused)?;
+        let dir = leased.dir().to_path_buf();
+        request.ruleset_fd = Some(crate::request::RULESET_FD);
         env.retain(|(k, _)| k != "TMPDIR");
         env.push(("TMPDIR".into(), dir.clone().into_os_string()));
-        redirect_home(&mut env, &plan, &dir);
-        _scratch = Some(Scratch(dir));
+        redirect_home(&mut env, &prepared.root_paths, &dir);
+        lease = Some(leased);
     }
     request.env = env
         .into_iter()
@@ -989,7 +978,12 @@ pub fn run(
     let running = match &helper {
         None => crate::spawn::spawn_direct(&request, opts.stdio, child_end, timeout)
             .map_err(RunError::Refused)?,
-        Some(helper) => crate::zygote::spawn(helper, opts.stdio, &mut request)?,
+        Some(helper) => crate::zygote::spawn(
+            helper,
+            opts.stdio,
+            &mut request,
+            lease.as_ref().map(|l| l.ruleset()),
+        )?,
     };
     let mut broker_error = None;
     let egress_events: Arc<Mutex<Vec<EgressEvent>>> = Arc::default();
@@ -1020,6 +1014,16 @@ pub fn run(
     // The trampoline enforces the timeout itself; the backstop catches a trampoline that hangs.
     let backstop = timeout.map(|t| t + Duration::from_secs(5));
     let collected = running.collect(plan.limits.max_output_bytes, backstop);
+    if let Some(lease) = &mut lease {
+        // Only a trampoline that exited by itself has killed and reaped every process of the
+        // run; after anything else the scratch directory may still be in use.
+        if collected.helper_lost
+            || collected.backstop_killed
+            || !libc::WIFEXITED(collected.child_status)
+        {
+            lease.taint();
+        }
+    }
     // Dropping the broker waits for the final events of live connections.
     drop(_broker);
     let egress = std::mem::take(&mut *egress_events.lock().unwrap_or_else(|e| e.into_inner()));

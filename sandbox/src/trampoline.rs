@@ -24,7 +24,7 @@ use std::time::{Duration, Instant};
 
 use crate::child::{ExecImage, Reporter};
 use crate::plan::Profile;
-use crate::request::{Request, Status, REQUEST_FD, STATUS_FD};
+use crate::request::{Request, Status, REQUEST_FD, RULESET_FD, STATUS_FD};
 
 pub use crate::child::REFUSED_EXIT;
 
@@ -75,11 +75,12 @@ pub fn main() -> ! {
 /// Serves one run with the channels in place: T, right after the zygote forked it. Never
 /// returns.
 pub(crate) fn serve_request() -> ! {
-    // Only fds 0-2 and our channels survive.
+    // Only fds 0-2, our channels and the prepared ruleset, when sent, survive.
     // SAFETY: plain syscalls on fd numbers.
     unsafe {
-        libc::syscall(libc::SYS_close_range, STATUS_FD as u32 + 1, u32::MAX, 0u32);
+        libc::syscall(libc::SYS_close_range, RULESET_FD as u32 + 1, u32::MAX, 0u32);
         libc::fcntl(STATUS_FD, libc::F_SETFD, libc::FD_CLOEXEC);
+        libc::fcntl(RULESET_FD, libc::F_SETFD, libc::FD_CLOEXEC);
     }
     // SAFETY: fd 3 is the request pipe handed over by the parent.
     let mut file = unsafe { std::fs::File::from_raw_fd(REQUEST_FD) };
@@ -156,6 +157,11 @@ fn supervise_child(req: &Request) -> i32 {
         // The command's end stays open until execve closes it; the supervisor's end closes here.
         let notify = pair.map(|(_, child_end)| child_end.into_raw_fd());
         crate::child::confine_and_exec(req, &image, REPORTER, notify);
+    }
+    if let Some(fd) = req.ruleset_fd {
+        // G has it; T never uses it.
+        // SAFETY: closing our copy of the run's ruleset.
+        unsafe { libc::close(fd) };
     }
     let notify_sock = pair.map(|(supervisor_end, _)| supervisor_end);
     let supervision = crate::supervisor::Supervision::for_request(req);

@@ -289,17 +289,20 @@ pub fn running(helper: &Path) -> Option<u32> {
 
 /// Starts one hardened run through the zygote for `helper`: the request goes out only once T
 /// exists, so a run that fails before is retried once on a new zygote with nothing started.
+/// `ruleset` goes with the run's message when the request names one
+/// ([`crate::request::Request::ruleset_fd`]).
 pub(crate) fn spawn(
     helper: &Path,
     stdio: Stdio,
     request: &mut crate::request::Request,
+    ruleset: Option<BorrowedFd<'_>>,
 ) -> Result<Running, RunError> {
     for _ in 0..2 {
         let z = current(helper)?;
         request.parent_pid = z.pid;
         let bytes = serde_json::to_vec(&*request)
             .map_err(|e| RunError::Refused(format!("encoding the spawn request: {e}")))?;
-        match try_spawn(&z, stdio, &bytes)? {
+        match try_spawn(&z, stdio, &bytes, ruleset)? {
             Some(running) => return Ok(running),
             None => forget(helper, &z),
         }
@@ -312,7 +315,12 @@ pub(crate) fn spawn(
 }
 
 /// `Ok(None)`: the zygote is gone and nothing started.
-fn try_spawn(z: &Zygote, stdio: Stdio, bytes: &[u8]) -> Result<Option<Running>, RunError> {
+fn try_spawn(
+    z: &Zygote,
+    stdio: Stdio,
+    bytes: &[u8],
+    ruleset: Option<BorrowedFd<'_>>,
+) -> Result<Option<Running>, RunError> {
     let refuse = |what: &str, e: std::io::Error| RunError::Refused(format!("{what}: {e}"));
     let streams = Streams::new(stdio).map_err(|e| refuse("capturing output", e))?;
     let (req_r, req_w) = crate::spawn::pipe().map_err(|e| refuse("request pipe", e))?;
@@ -331,18 +339,18 @@ fn try_spawn(z: &Zygote, stdio: Stdio, bytes: &[u8]) -> Result<Option<Running>, 
             ]
         }
     };
-    let sent = crate::fdpass::send_msg(
-        z.control.as_fd(),
-        RUN,
-        &[
-            stdio_fds[0],
-            stdio_fds[1],
-            stdio_fds[2],
-            req_r.as_fd(),
-            status_w.as_fd(),
-            theirs.as_fd(),
-        ],
-    );
+    let fds = [
+        stdio_fds[0],
+        stdio_fds[1],
+        stdio_fds[2],
+        req_r.as_fd(),
+        status_w.as_fd(),
+        theirs.as_fd(),
+    ];
+    let sent = match ruleset {
+        Some(r) => crate::fdpass::send_msg(z.control.as_fd(), RUN, &[&fds[..], &[r]].concat()),
+        None => crate::fdpass::send_msg(z.control.as_fd(), RUN, &fds),
+    };
     drop((req_r, status_w, theirs, streams.child));
     if let Err(e) = sent {
         if !z.alive() || matches!(e.raw_os_error(), Some(libc::EPIPE | libc::ECONNRESET)) {
@@ -450,7 +458,7 @@ pub(crate) fn read_report(report: BorrowedFd<'_>) -> Option<(i32, Duration)> {
 #[doc(hidden)]
 pub fn floor_round_trip(helper: &Path) -> Result<Duration, RunError> {
     let z = current(helper)?;
-    let running = try_spawn(&z, Stdio::Capture, b"")?
+    let running = try_spawn(&z, Stdio::Capture, b"", None)?
         .ok_or_else(|| RunError::Helper("the zygote ended".into()))?;
     let collected = running.collect(None, None);
     let refused = collected

@@ -8,7 +8,8 @@
 //! ```text
 //! agent ──posix_spawn, at the first hardened run──▶ Z: child subreaper, single-threaded poll
 //!   loop over its control socket (SOCK_SEQPACKET) and a SIGCHLD signalfd
-//! per run: agent ──one message: stdin, stdout, stderr, request pipe, status pipe, run socket──▶ Z
+//! per run: agent ──one message: stdin, stdout, stderr, request pipe, status pipe, run socket,
+//!   and the run's Landlock ruleset when it has one──▶ Z
 //!   Z ──fork──▶ T ([`crate::trampoline`]), then T's pidfd on the run socket
 //!   agent writes the request (only now: without T's pidfd, nothing has started)
 //!   Z reaps T with wait4 and sends its wait status and CPU time on the run socket, then closes it
@@ -53,7 +54,8 @@ pub(crate) use server::serve;
 
 /// Z's control socket.
 const CONTROL_FD: RawFd = 3;
-/// A run's message: this payload with six descriptors ([`RUN_FDS`]).
+/// A run's message: this payload with six descriptors ([`RUN_FDS`]), or seven: the seventh is
+/// the run's prepared Landlock ruleset ([`crate::slots`]).
 const RUN: &[u8; 4] = b"ZRN1";
 /// stdin, stdout, stderr, request (read end), status (write end), the run's socket.
 const RUN_FDS: usize = 6;

@@ -6,7 +6,7 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::time::Duration;
 
 use super::{errno, thread_cpu, CONTROL_FD, ENDED, ENDED_LEN, RUN, RUN_FDS};
-use crate::request::{REQUEST_FD, STATUS_FD};
+use crate::request::{REQUEST_FD, RULESET_FD, STATUS_FD};
 
 /// One run in flight: T's pid is the key.
 struct Run {
@@ -65,10 +65,12 @@ pub(crate) fn serve() -> ! {
         }
         if fds[0].revents != 0 {
             let mut payload = [0u8; 8];
-            match crate::fdpass::recv_msg(control.as_fd(), &mut payload, RUN_FDS) {
+            match crate::fdpass::recv_msg(control.as_fd(), &mut payload, RUN_FDS + 1) {
                 // The agent is gone: every T notices our death and kills its command's tree.
                 Ok((0, _)) => std::process::exit(0),
-                Ok((4, fds)) if &payload[..4] == RUN && fds.len() == RUN_FDS => {
+                Ok((4, fds))
+                    if &payload[..4] == RUN && (RUN_FDS..=RUN_FDS + 1).contains(&fds.len()) =>
+                {
                     start_run(fds, &mut runs, began)
                 }
                 // Not a run: its descriptors close as they drop.
@@ -109,10 +111,13 @@ fn drain(fd: BorrowedFd<'_>) {
 }
 
 /// Forks T with the run's descriptors in place, then sends T's pidfd on the run's socket.
+/// A seventh descriptor is the run's prepared Landlock ruleset, which T gets as
+/// [`RULESET_FD`].
 fn start_run(fds: Vec<OwnedFd>, runs: &mut HashMap<libc::pid_t, Run>, began: Duration) {
     let mut fds = fds.into_iter();
-    let channels: Vec<OwnedFd> = fds.by_ref().take(5).collect();
+    let mut channels: Vec<OwnedFd> = fds.by_ref().take(5).collect();
     let Some(report) = fds.next() else { return };
+    channels.extend(fds.next());
     // SAFETY: fork of a single-threaded process; the child only moves descriptors and becomes
     // the trampoline.
     let pid = unsafe { libc::fork() };
@@ -147,7 +152,8 @@ fn start_run(fds: Vec<OwnedFd>, runs: &mut HashMap<libc::pid_t, Run>, began: Dur
 }
 
 /// In T, right after the fork: stdio on 0-2, the request on [`REQUEST_FD`], the status channel on
-/// [`STATUS_FD`], nothing else; Z's signal mask undone; then the trampoline. Never returns.
+/// [`STATUS_FD`], the ruleset (when sent) on [`RULESET_FD`], nothing else; Z's signal mask
+/// undone; then the trampoline. Never returns.
 fn become_trampoline(channels: &[OwnedFd]) -> ! {
     // SAFETY: descriptor and signal-mask calls on our own process.
     unsafe {
@@ -155,17 +161,17 @@ fn become_trampoline(channels: &[OwnedFd]) -> ! {
         libc::sigemptyset(&mut empty);
         libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
         // Above every target first, so that no dup2 overwrites a source.
-        let mut high = [-1; 5];
+        let mut high = [-1; 6];
         for (slot, fd) in high.iter_mut().zip(channels) {
             *slot = libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 10);
         }
-        for (target, fd) in high.into_iter().enumerate() {
+        for (target, fd) in high.into_iter().take(channels.len()).enumerate() {
             if fd < 0 || libc::dup2(fd, target as RawFd) < 0 {
                 libc::_exit(crate::child::REFUSED_EXIT);
             }
         }
-        debug_assert_eq!((REQUEST_FD, STATUS_FD), (3, 4));
-        libc::syscall(libc::SYS_close_range, STATUS_FD as u32 + 1, u32::MAX, 0u32);
+        debug_assert_eq!((REQUEST_FD, STATUS_FD, RULESET_FD), (3, 4, 5));
+        libc::syscall(libc::SYS_close_range, channels.len() as u32, u32::MAX, 0u32);
     }
     crate::trampoline::serve_request()
 }

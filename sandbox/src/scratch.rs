@@ -1,0 +1,295 @@
+//! The hardened profile's private scratch directories: made (0700, in the temporary directory),
+//! checked to still be where they were made, and emptied between runs, always through a
+//! descriptor held since the directory was made, never by following a name the tool could have
+//! replaced ([`crate::slots`] keeps them).
+
+use std::ffi::{CStr, CString};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+
+/// How deep [`Scratch::empty`] goes: a deeper tree makes emptying fail (and the directory is
+/// then never reused).
+const MAX_DEPTH: u32 = 128;
+
+static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+fn errno() -> std::io::Error {
+    std::io::Error::last_os_error()
+}
+
+/// A scratch directory and a descriptor of it, held since it was made.
+#[derive(Debug)]
+pub(crate) struct Scratch {
+    /// Its canonical path.
+    pub path: PathBuf,
+    c_path: CString,
+    fd: OwnedFd,
+    dev: u64,
+    ino: u64,
+}
+
+/// The (device, inode) of an open descriptor.
+fn identity(fd: BorrowedFd<'_>) -> std::io::Result<(u64, u64)> {
+    // SAFETY: an all-zero stat is valid; fstat fills it.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: a live descriptor and buffer.
+    if unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } != 0 {
+        return Err(errno());
+    }
+    Ok((st.st_dev, st.st_ino))
+}
+
+/// `openat` that owns its result.
+fn open_at(dir: BorrowedFd<'_>, name: &CStr, flags: libc::c_int) -> std::io::Result<OwnedFd> {
+    // SAFETY: a NUL-terminated name relative to a live descriptor.
+    let fd = unsafe { libc::openat(dir.as_raw_fd(), name.as_ptr(), flags | libc::O_CLOEXEC) };
+    if fd < 0 {
+        return Err(errno());
+    }
+    // SAFETY: a new descriptor, owned here.
+    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+}
+
+impl Scratch {
+    /// A new private directory under the temporary directory. A name can be taken by a run of
+    /// an earlier process with the same pid that did not clean up (it was killed): take the
+    /// next.
+    pub(crate) fn create() -> Result<Scratch, String> {
+        let base = std::env::temp_dir();
+        let base = std::fs::canonicalize(&base).unwrap_or(base);
+        let mut last = None;
+        for _ in 0..100 {
+            let n = COUNTER.fetch_add(1, Ordering::Relaxed);
+            let path = base.join(format!("toolpolicy-scratch-{}-{n}", std::process::id()));
+            let c_path = CString::new(path.as_os_str().as_bytes())
+                .map_err(|_| format!("the temporary directory {} has a NUL", base.display()))?;
+            // SAFETY: a NUL-terminated path.
+            if unsafe { libc::mkdir(c_path.as_ptr(), 0o700) } != 0 {
+                let e = errno();
+                if e.kind() == std::io::ErrorKind::AlreadyExists {
+                    last = Some(path);
+                    continue;
+                }
+                return Err(format!("creating scratch dir {}: {e}", path.display()));
+            }
+            let made = (|| {
+                // SAFETY: AT_FDCWD stands for the current directory; the path is absolute.
+                let cwd = unsafe { BorrowedFd::borrow_raw(libc::AT_FDCWD) };
+                let fd = open_at(
+                    cwd,
+                    &c_path,
+                    libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW,
+                )?;
+                let (dev, ino) = identity(fd.as_fd())?;
+                Ok::<_, std::io::Error>((fd, dev, ino))
+            })();
+            return match made {
+                Ok((fd, dev, ino)) => Ok(Scratch {
+                    path,
+                    c_path,
+                    fd,
+                    dev,
+                    ino,
+                }),
+                Err(e) => {
+                    // SAFETY: removing the empty directory just made.
+                    unsafe { libc::rmdir(c_path.as_ptr()) };
+                    Err(format!("opening scratch dir {}: {e}", path.display()))
+                }
+            };
+        }
+        Err(format!(
+            "creating a scratch dir: 100 names up to {} are taken",
+            last.map_or_else(String::new, |d| d.display().to_string())
+        ))
+    }
+
+    /// Whether its path still names the directory it was made as (not a link, not another
+    /// directory renamed into its place).
+    pub(crate) fn in_place(&self) -> bool {
+        crate::fingerprint::lstat(&self.c_path).is_ok_and(|st| {
+            st.st_mode & libc::S_IFMT == libc::S_IFDIR
+                && (st.st_dev, st.st_ino) == (self.dev, self.ino)
+        })
+    }
+
+    /// Removes everything in it, through its descriptor, and gives it back its mode 0700.
+    /// Nothing is followed: links are removed as links, directories are opened with
+    /// `O_NOFOLLOW` relative to their parent's descriptor, and unreadable ones (mode 000) are
+    /// made readable through their own descriptor first.
+    pub(crate) fn empty(&self) -> std::io::Result<()> {
+        // SAFETY: fchmod on our own descriptor.
+        if unsafe { libc::fchmod(self.fd.as_raw_fd(), 0o700) } != 0 {
+            return Err(errno());
+        }
+        empty_dir(self.fd.as_fd(), MAX_DEPTH)
+    }
+
+    /// Empties and removes it when its path still names it; otherwise leaves whatever is at
+    /// the path alone.
+    pub(crate) fn remove(self) {
+        if self.in_place() && self.empty().is_ok() {
+            // SAFETY: a NUL-terminated path; it names our directory (checked just above).
+            unsafe { libc::rmdir(self.c_path.as_ptr()) };
+        }
+    }
+}
+
+/// Removes every entry of the directory open as `dir`.
+fn empty_dir(dir: BorrowedFd<'_>, depth: u32) -> std::io::Result<()> {
+    // A new open file description, so listing starts at the beginning whatever was read before.
+    let listing = open_at(dir, c".", libc::O_RDONLY | libc::O_DIRECTORY)?;
+    let names = list(listing)?;
+    for (name, _, _) in names {
+        // SAFETY: a NUL-terminated name relative to a live descriptor.
+        if unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), 0) } == 0 {
+            continue;
+        }
+        let e = errno();
+        if e.raw_os_error() != Some(libc::EISDIR) {
+            return Err(e);
+        }
+        if depth == 0 {
+            return Err(std::io::Error::other("scratch tree too deep"));
+        }
+        let sub = open_subdir(dir, &name)?;
+        empty_dir(sub.as_fd(), depth - 1)?;
+        drop(sub);
+        // SAFETY: as above.
+        if unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), libc::AT_REMOVEDIR) } != 0 {
+            return Err(errno());
+        }
+    }
+    Ok(())
+}
+
+/// Opens the subdirectory `name` of `dir` without following a link, and makes it readable,
+/// writable and searchable by its owner (the tool may have set mode 000).
+fn open_subdir(dir: BorrowedFd<'_>, name: &CStr) -> std::io::Result<OwnedFd> {
+    let flags = libc::O_DIRECTORY | libc::O_NOFOLLOW;
+    let fd = match open_at(dir, name, libc::O_RDONLY | flags) {
+        Ok(fd) => fd,
+        Err(e) if e.raw_os_error() == Some(libc::EACCES) => {
+            // Searching the parent is enough for an O_PATH descriptor; the mode is changed
+            // through it (the inode it names), never through the name.
+            let path_fd = open_at(dir, name, libc::O_PATH | flags)?;
+            let proc = CString::new(format!("/proc/self/fd/{}", path_fd.as_raw_fd()))
+                .map_err(std::io::Error::other)?;
+            // SAFETY: chmod of the magic link of our own descriptor: the inode itself.
+            if unsafe { libc::chmod(proc.as_ptr(), 0o700) } != 0 {
+                return Err(errno());
+            }
+            open_at(path_fd.as_fd(), c".", libc::O_RDONLY | libc::O_DIRECTORY)?
+        }
+        Err(e) => return Err(e),
+    };
+    // SAFETY: fchmod on our own descriptor.
+    if unsafe { libc::fchmod(fd.as_raw_fd(), 0o700) } != 0 {
+        return Err(errno());
+    }
+    Ok(fd)
+}
+
+/// One directory entry: its name, inode number and type (`DT_*`, `DT_UNKNOWN` where the file
+/// system does not say).
+pub(crate) type Entry = (CString, u64, u8);
+
+/// The entries of a directory, `.` and `..` left out.
+pub(crate) fn list(dir: OwnedFd) -> std::io::Result<Vec<Entry>> {
+    let mut names = Vec::new();
+    visit(dir, |name, ino, kind| {
+        names.push((name.to_owned(), ino, kind));
+        true
+    })?;
+    Ok(names)
+}
+
+/// Calls `each` with every entry of a directory (name, inode number, type), `.` and `..` left
+/// out, without copying them, until it returns `false`. `Ok(false)`: stopped early.
+pub(crate) fn visit(
+    dir: OwnedFd,
+    mut each: impl FnMut(&CStr, u64, u8) -> bool,
+) -> std::io::Result<bool> {
+    // SAFETY: fdopendir takes ownership of the descriptor; closedir below closes it.
+    let stream = unsafe { libc::fdopendir(dir.as_raw_fd()) };
+    if stream.is_null() {
+        return Err(errno());
+    }
+    std::mem::forget(dir);
+    let result = loop {
+        // SAFETY: errno cleared to tell the end from an error.
+        unsafe { *libc::__errno_location() = 0 };
+        // SAFETY: a live stream.
+        let entry = unsafe { libc::readdir64(stream) };
+        if entry.is_null() {
+            let e = errno();
+            break if e.raw_os_error().unwrap_or(0) == 0 {
+                Ok(true)
+            } else {
+                Err(e)
+            };
+        }
+        // SAFETY: d_name is NUL-terminated within the live entry.
+        let (name, ino, kind) = unsafe {
+            (
+                CStr::from_ptr((*entry).d_name.as_ptr()),
+                (*entry).d_ino,
+                (*entry).d_type,
+            )
+        };
+        if name != c"." && name != c".." && !each(name, ino, kind) {
+            break Ok(false);
+        }
+    };
+    // SAFETY: closing the stream we opened.
+    unsafe { libc::closedir(stream) };
+    result
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::unix::fs::PermissionsExt;
+
+    #[test]
+    fn empties_links_as_links_and_unreadable_trees() {
+        let victim = tempfile::tempdir().unwrap();
+        std::fs::write(victim.path().join("keep"), b"x").unwrap();
+        let s = Scratch::create().unwrap();
+        let p = &s.path;
+        std::fs::create_dir_all(p.join("a/b/c")).unwrap();
+        std::fs::write(p.join("a/b/c/f"), b"1").unwrap();
+        std::os::unix::fs::symlink(victim.path(), p.join("a/link")).unwrap();
+        std::fs::create_dir(p.join("locked")).unwrap();
+        std::fs::write(p.join("locked/f"), b"2").unwrap();
+        std::fs::set_permissions(p.join("locked"), std::fs::Permissions::from_mode(0o000)).unwrap();
+        std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o500)).unwrap();
+        s.empty().unwrap();
+        assert_eq!(std::fs::read_dir(p).unwrap().count(), 0);
+        assert!(victim.path().join("keep").exists());
+        assert!(s.in_place());
+        let path = p.clone();
+        s.remove();
+        assert!(!path.exists());
+    }
+
+    #[test]
+    fn a_directory_renamed_away_is_not_in_place_and_not_removed_by_name() {
+        let s = Scratch::create().unwrap();
+        let moved = s.path.with_extension("moved");
+        std::fs::rename(&s.path, &moved).unwrap();
+        std::fs::create_dir(&s.path).unwrap();
+        std::fs::write(s.path.join("other"), b"o").unwrap();
+        assert!(!s.in_place());
+        let path = s.path.clone();
+        s.remove();
+        assert!(
+            path.join("other").exists(),
+            "what replaced it is left alone"
+        );
+        std::fs::remove_dir_all(&path).unwrap();
+        std::fs::remove_dir_all(&moved).unwrap();
+    }
+}

@@ -1,0 +1,367 @@
+//! The hardened profile's slots: per prepared policy, a few scratch directories, each with a
+//! Landlock ruleset built once for the policy's rules plus that directory, reused run after
+//! run.
+//!
+//! A run needs a rule for its own scratch directory, and Landlock layers only narrow, so a
+//! ruleset cannot be shared by runs with different scratch directories; but a run can lease a
+//! directory together with its ruleset. Building a ruleset opens every rule path and adds one
+//! rule each (a few µs per declared root), and making and removing a directory on a journaled
+//! `$TMPDIR` costs about a tenth of a plain spawn: a slot pays both once.
+//!
+//! * **Lease** ([`lease`]): a free slot of the policy, or a new one. Before it is used, its
+//!   directory must still be at its path (`lstat` against the descriptor held since it was
+//!   made) or the slot is dropped, and its [`Fingerprint`] must hold (every rule path still
+//!   leads, without a link, to the inode its rule holds) or its ruleset is built again: a
+//!   cached ruleset then grants exactly what a fresh one would.
+//! * **Return** ([`Lease`]'s drop): the run's processes have all ended (the trampoline kills
+//!   and reaps every descendant before it exits, and the runner waits for that exit). The
+//!   directory is emptied through its descriptor ([`Scratch::empty`]) and checked to be still at
+//!   its path after that; otherwise, or after a run whose end was not seen (the helper lost,
+//!   the trampoline killed), the slot is dropped and never reused, and nothing that replaced
+//!   its directory is followed.
+//! * **Bounds**: at most [`PER_POLICY`] free slots per policy and [`TOTAL`] in all, the least
+//!   recently used dropped first (descriptors closed, directory removed). Runs beyond them at
+//!   the same time get slots of their own that are dropped after the run.
+//! * **Fork and exit**: the slots belong to the process that made them; a child forked from it
+//!   makes its own (the parent's directories and descriptors are never touched by it). The
+//!   free slots' directories are removed when the process exits normally (`atexit`). A process
+//!   killed outright leaves one directory per slot it held
+//!   (`$TMPDIR/toolpolicy-scratch-<pid>-<n>`).
+//!
+//! The ruleset descriptor is the agent's: it is built without privileges and never enforced on
+//! the agent itself; the command's process enforces it
+//! ([`crate::landlock_rules::restrict_self_with`]) and the descriptor is closed at its `execve`.
+//! Each slot holds two descriptors (its directory and its ruleset).
+
+use std::collections::HashMap;
+use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
+use std::path::Path;
+use std::sync::atomic::{AtomicPtr, Ordering};
+use std::sync::{Mutex, MutexGuard};
+
+use crate::fingerprint::Fingerprint;
+use crate::landlock_rules::{LandlockSpec, PathRule};
+use crate::scratch::Scratch;
+
+/// Free slots kept per policy: more runs at once than this get slots dropped after their run.
+pub(crate) const PER_POLICY: usize = 4;
+/// Free slots kept in all.
+pub(crate) const TOTAL: usize = 32;
+
+/// A scratch directory and the ruleset of a policy's rules with it.
+struct Slot {
+    scratch: Scratch,
+    ruleset: OwnedFd,
+    fingerprint: Fingerprint,
+    last_used: u64,
+}
+
+#[derive(Default)]
+struct Pools {
+    free: HashMap<u64, Vec<Slot>>,
+    clock: u64,
+}
+
+struct Registry {
+    owner: u32,
+    pools: Mutex<Pools>,
+}
+
+static REGISTRY: AtomicPtr<Registry> = AtomicPtr::new(std::ptr::null_mut());
+
+/// This process's slots. A forked child finds its parent's registry, whose slots are not its
+/// own (and whose lock a thread of the parent may have held at the fork): it starts a registry
+/// of its own and leaves the parent's untouched.
+fn pools() -> MutexGuard<'static, Pools> {
+    let me = std::process::id();
+    loop {
+        let current = REGISTRY.load(Ordering::Acquire);
+        // SAFETY: a published registry is never freed.
+        if let Some(reg) = unsafe { current.as_ref() } {
+            if reg.owner == me {
+                return reg.pools.lock().unwrap_or_else(|e| e.into_inner());
+            }
+        }
+        let fresh = Box::into_raw(Box::new(Registry {
+            owner: me,
+            pools: Mutex::new(Pools::default()),
+        }));
+        if REGISTRY
+            .compare_exchange(current, fresh, Ordering::AcqRel, Ordering::Acquire)
+            .is_err()
+        {
+            // SAFETY: `fresh` was not published; it is ours alone.
+            drop(unsafe { Box::from_raw(fresh) });
+        } else {
+            remove_at_exit();
+        }
+    }
+}
+
+/// At a normal exit of the process that owns the registry: every free slot's directory goes.
+extern "C" fn remove_free_slots() {
+    let current = REGISTRY.load(Ordering::Acquire);
+    // SAFETY: a published registry is never freed.
+    let Some(reg) = (unsafe { current.as_ref() }) else {
+        return;
+    };
+    if reg.owner != std::process::id() {
+        return;
+    }
+    // A thread that holds the lock at exit keeps its slots (their directories are left).
+    let Ok(mut pools) = reg.pools.try_lock() else {
+        return;
+    };
+    let slots: Vec<Slot> = pools.free.drain().flat_map(|(_, v)| v).collect();
+    drop(pools);
+    for slot in slots {
+        slot.scratch.remove();
+    }
+}
+
+fn remove_at_exit() {
+    static ONCE: std::sync::Once = std::sync::Once::new();
+    // SAFETY: registers a handler that only takes this module's slots out and removes them.
+    ONCE.call_once(|| unsafe {
+        libc::atexit(remove_free_slots);
+    });
+}
+
+/// A slot leased for one run; goes back to its policy's free slots when dropped (see the
+/// module docs).
+pub(crate) struct Lease {
+    key: u64,
+    owner: u32,
+    slot: Option<Slot>,
+    reusable: bool,
+}
+
+impl Lease {
+    /// The scratch directory (canonical).
+    pub(crate) fn dir(&self) -> &Path {
+        &self.slot.as_ref().expect("leased").scratch.path
+    }
+
+    /// The ruleset for the run's command.
+    pub(crate) fn ruleset(&self) -> BorrowedFd<'_> {
+        self.slot.as_ref().expect("leased").ruleset.as_fd()
+    }
+
+    /// The run's end was not seen (its processes may live on): never reuse the slot.
+    pub(crate) fn taint(&mut self) {
+        self.reusable = false;
+    }
+}
+
+impl Drop for Lease {
+    fn drop(&mut self) {
+        let Some(mut slot) = self.slot.take() else {
+            return;
+        };
+        if self.owner != std::process::id() {
+            // A copy in a forked child: the directory is the parent's, never touched here.
+            return;
+        }
+        let clean = self.reusable
+            && slot.scratch.in_place()
+            && slot.scratch.empty().is_ok()
+            && slot.scratch.in_place();
+        if !clean {
+            slot.scratch.remove();
+            return;
+        }
+        let mut evicted = Vec::new();
+        {
+            let mut pools = pools();
+            pools.clock += 1;
+            slot.last_used = pools.clock;
+            let list = pools.free.entry(self.key).or_default();
+            list.push(slot);
+            if list.len() > PER_POLICY {
+                // The most recent are at the end.
+                evicted.push(list.remove(0));
+            }
+            while pools.free.values().map(Vec::len).sum::<usize>() > TOTAL {
+                let oldest = pools
+                    .free
+                    .iter()
+                    .filter_map(|(k, v)| v.first().map(|s| (s.last_used, *k)))
+                    .min();
+                let Some((_, k)) = oldest else { break };
+                let list = pools.free.get_mut(&k).expect("present");
+                evicted.push(list.remove(0));
+                if list.is_empty() {
+                    pools.free.remove(&k);
+                }
+            }
+        }
+        for slot in evicted {
+            slot.scratch.remove();
+        }
+    }
+}
+
+/// The spec of `spec`'s rules plus the scratch directory (read, write, and execute when the
+/// policy lets the command execute files).
+fn with_scratch(spec: &LandlockSpec, scratch: &Path, exec: bool) -> LandlockSpec {
+    let mut full = LandlockSpec {
+        paths: Vec::with_capacity(spec.paths.len() + 1),
+        ..spec.clone()
+    };
+    full.paths.extend(spec.paths.iter().cloned());
+    full.paths.push(PathRule {
+        path: scratch.to_path_buf(),
+        read: true,
+        write: true,
+        exec,
+        optional: false,
+    });
+    full
+}
+
+/// Leases a slot of the policy `key` (one per prepared policy), whose rules are `spec`, with
+/// its scratch directory executable when `exec`. See the module docs.
+///
+/// # Errors
+///
+/// No scratch directory could be made, or the ruleset could not be built (a rule path that
+/// must exist is missing): the run is refused.
+pub(crate) fn lease(key: u64, spec: &LandlockSpec, exec: bool) -> Result<Lease, String> {
+    let owner = std::process::id();
+    let reused = loop {
+        let Some(slot) = pools().free.get_mut(&key).and_then(Vec::pop) else {
+            break None;
+        };
+        if slot.scratch.in_place() {
+            break Some(slot);
+        }
+        // Moved away or replaced between runs: never followed, never reused.
+        slot.scratch.remove();
+    };
+    let slot = match reused {
+        Some(mut slot) => {
+            if !slot.fingerprint.holds() {
+                match crate::landlock_rules::build_fd(&with_scratch(spec, &slot.scratch.path, exec))
+                {
+                    Ok((ruleset, fingerprint)) => {
+                        slot.ruleset = ruleset;
+                        slot.fingerprint = fingerprint;
+                    }
+                    Err(e) => {
+                        slot.scratch.remove();
+                        return Err(e);
+                    }
+                }
+            }
+            slot
+        }
+        None => {
+            let scratch = Scratch::create()?;
+            match crate::landlock_rules::build_fd(&with_scratch(spec, &scratch.path, exec)) {
+                Ok((ruleset, fingerprint)) => Slot {
+                    scratch,
+                    ruleset,
+                    fingerprint,
+                    last_used: 0,
+                },
+                Err(e) => {
+                    scratch.remove();
+                    return Err(e);
+                }
+            }
+        }
+    };
+    Ok(Lease {
+        key,
+        owner,
+        slot: Some(slot),
+        reusable: true,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn free_in(key: u64) -> usize {
+        pools().free.get(&key).map_or(0, Vec::len)
+    }
+
+    /// One test, since the slots are the process's: the per-policy bound, then the total.
+    #[test]
+    fn free_slots_are_bounded_per_policy_and_in_all_least_recently_used_first() {
+        if crate::hostcaps::landlock_abi() < 1 {
+            eprintln!("skipped: no Landlock");
+            return;
+        }
+        let spec = LandlockSpec {
+            abi: crate::landlock_rules::negotiated_abi(crate::hostcaps::landlock_abi()),
+            ..LandlockSpec::default()
+        };
+        let base = 1 << 40;
+        let leases: Vec<Lease> = (0..PER_POLICY + 2)
+            .map(|_| lease(base, &spec, false).unwrap())
+            .collect();
+        let dirs: Vec<_> = leases.iter().map(|l| l.dir().to_path_buf()).collect();
+        let distinct: std::collections::HashSet<_> = dirs.iter().collect();
+        assert_eq!(distinct.len(), dirs.len(), "leases at once share nothing");
+        drop(leases);
+        assert_eq!(free_in(base), PER_POLICY);
+        // The first two returned were the least recently used: dropped, directories removed.
+        assert!(!dirs[0].exists() && !dirs[1].exists());
+        assert!(dirs[2..].iter().all(|d| d.is_dir()));
+
+        let others: Vec<Lease> = (1..=TOTAL as u64)
+            .map(|k| lease(base + k, &spec, false).unwrap())
+            .collect();
+        drop(others);
+        let total: usize = pools().free.values().map(Vec::len).sum();
+        assert_eq!(total, TOTAL);
+        assert_eq!(free_in(base), 0, "the oldest policy's slots went first");
+        assert!(dirs.iter().all(|d| !d.exists()));
+    }
+
+    /// What a lease and its return cost a run in the agent, for a policy of `n` read roots:
+    /// `cargo test -p sandbox --lib lease_cost -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "a measurement, not a check"]
+    fn lease_cost() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        for n in [1usize, 20, 500] {
+            let paths = (0..n)
+                .map(|i| {
+                    let path = base.join(format!("{n}-{i}"));
+                    std::fs::create_dir(&path).unwrap();
+                    PathRule {
+                        path,
+                        read: true,
+                        write: false,
+                        exec: false,
+                        optional: true,
+                    }
+                })
+                .collect();
+            let spec = LandlockSpec {
+                abi: crate::landlock_rules::negotiated_abi(crate::hostcaps::landlock_abi()),
+                paths,
+                ..LandlockSpec::default()
+            };
+            let key = (2 << 40) + n as u64;
+            let t = std::time::Instant::now();
+            drop(lease(key, &spec, false).unwrap());
+            let first = t.elapsed();
+            let rounds = 200;
+            let t = std::time::Instant::now();
+            for _ in 0..rounds {
+                drop(lease(key, &spec, false).unwrap());
+            }
+            println!(
+                "{n} roots: first lease (directory made, ruleset built) {:.0} µs, then lease + \
+                 return {:.1} µs",
+                first.as_secs_f64() * 1e6,
+                t.elapsed().as_secs_f64() * 1e6 / rounds as f64
+            );
+        }
+    }
+}

@@ -1,0 +1,549 @@
+//! The hardened profile's scratch slots (`sandbox/src/slots.rs`): a Landlock ruleset and a
+//! scratch directory kept per policy and reused run after run. Every case runs real hardened
+//! runs in a process of its own (the slots are per process): a cached ruleset must grant
+//! exactly what a fresh one would after the roots changed on disk, the scratch directory must
+//! be empty, private to one run at a time and to one process, cleaned without following what
+//! the tool put in its place, and gone after the process exits.
+
+#[path = "support/cases.rs"]
+mod cases;
+#[path = "support/kernel.rs"]
+mod kernel;
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use policy_runtime::ToolPolicy;
+use sandbox::hostcaps::HostSupport;
+use sandbox::runner::{run, RunOptions, RunOutput};
+use sandbox::Profile;
+
+const HELPER: &str = env!("CARGO_BIN_EXE_policy-sandbox");
+const CASE_VAR: &str = "SLOTS_CASE";
+const DIR_VAR: &str = "SLOTS_DIR";
+
+use cases::Case;
+
+const CASES: &[(&str, Case)] = &[
+    (
+        "a_root_renamed_away_and_recreated_is_the_new_one_and_the_old_is_unreachable",
+        root_renamed_and_recreated,
+    ),
+    (
+        "a_root_replaced_by_a_symlink_is_not_served_from_the_cached_ruleset",
+        root_replaced_by_a_symlink,
+    ),
+    (
+        "a_directory_mounted_over_a_root_between_runs_is_what_the_next_run_sees",
+        mounted_over_a_root,
+    ),
+    (
+        "a_file_left_in_tmpdir_is_gone_in_the_next_run_of_the_policy",
+        tmpdir_is_emptied,
+    ),
+    (
+        "a_scratch_directory_swapped_for_a_symlink_leaves_the_victim_untouched",
+        scratch_swapped_for_a_symlink,
+    ),
+    (
+        "two_concurrent_runs_of_one_policy_get_different_scratch_directories",
+        concurrent_runs,
+    ),
+    (
+        "a_run_whose_end_was_not_seen_never_gives_its_slot_back",
+        run_end_not_seen,
+    ),
+    (
+        "a_forked_child_does_not_lease_the_parents_slots",
+        forked_child,
+    ),
+    ("a_normal_exit_leaves_no_scratch_directory", normal_exit),
+];
+
+/// Not a test: the agent process [`normal_exit`] starts.
+const AGENT_ROLE: &str = "agent_role";
+
+fn main() -> ExitCode {
+    let roles: &[(&str, Case)] = &[(AGENT_ROLE, agent_role)];
+    if let Some(code) = cases::in_case_process(CASE_VAR, DIR_VAR, CASES, roles) {
+        return code;
+    }
+    let ready = || {
+        let host = HostSupport::detect();
+        if host.landlock_abi < sandbox::plan::FULL_LANDLOCK_ABI {
+            kernel::missing(&format!(
+                "the hardened profile needs Landlock ABI {} (this kernel: {})",
+                sandbox::plan::FULL_LANDLOCK_ABI,
+                host.landlock_abi
+            ));
+            return false;
+        }
+        true
+    };
+    cases::run_suite(CASES, ready, |name| {
+        vec![(
+            name.to_string(),
+            cases::in_new_process(CASE_VAR, DIR_VAR, name),
+        )]
+    })
+}
+
+// ---- helpers of the case processes ----
+
+fn check(what: &str, ok: bool) -> Result<(), String> {
+    if ok {
+        Ok(())
+    } else {
+        Err(what.to_string())
+    }
+}
+
+fn canonical(dir: &Path) -> PathBuf {
+    std::fs::canonicalize(dir).expect("canonical case directory")
+}
+
+fn policy(json: &str) -> ToolPolicy {
+    ToolPolicy::from_json_str("case", json).expect("valid policy")
+}
+
+fn sh(policy: &ToolPolicy, script: &str) -> Result<RunOutput, String> {
+    let argv: Vec<OsString> = vec!["/bin/sh".into(), "-c".into(), script.into()];
+    let opts = RunOptions::default()
+        .helper(HELPER)
+        .profile(Profile::Hardened);
+    run(policy, &argv, &opts).map_err(|e| e.to_string())
+}
+
+/// A run's outcome, short, for failure messages.
+fn show(out: &RunOutput) -> String {
+    format!(
+        "exit {:?}, stdout {:?}, stderr {:?}",
+        out.code,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn stdout(out: &RunOutput) -> String {
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// The `$TMPDIR` a run of `policy` sees.
+fn tmpdir_of(policy: &ToolPolicy) -> Result<String, String> {
+    let out = sh(policy, "echo $TMPDIR")?;
+    check(&format!("echo $TMPDIR: {}", show(&out)), out.success())?;
+    Ok(stdout(&out))
+}
+
+/// Makes this case process's temporary directory `dir/tmp` (read by every later scratch
+/// directory made in it). The case processes are single-threaded when they call it.
+fn private_tmp(dir: &Path) -> PathBuf {
+    let tmp = dir.join("tmp");
+    std::fs::create_dir_all(&tmp).expect("tmp");
+    std::env::set_var("TMPDIR", &tmp);
+    tmp
+}
+
+fn scratch_dirs_in(tmp: &Path) -> Vec<String> {
+    std::fs::read_dir(tmp)
+        .map(|entries| {
+            entries
+                .filter_map(Result::ok)
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .filter(|n| n.starts_with("toolpolicy-scratch-"))
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+// ---- cases ----
+
+/// Run 1 caches a ruleset whose rule holds the root's inode. The root is then renamed out of
+/// the policy and a new directory made at its path: run 2 must see the new one, and must not
+/// reach the old one at its new place (a stale rule would still grant it).
+fn root_renamed_and_recreated(dir: &Path) -> Result<(), String> {
+    let dir = canonical(dir);
+    let root = dir.join("root");
+    std::fs::create_dir(&root).map_err(|e| e.to_string())?;
+    std::fs::write(root.join("marker"), "old").map_err(|e| e.to_string())?;
+    let p = policy(&format!(
+        r#"{{"fs": {{"write": ["{}/**"]}}}}"#,
+        root.display()
+    ));
+    let first = sh(
+        &p,
+        &format!("cat {0}/marker && echo w > {0}/w1", root.display()),
+    )?;
+    check(
+        &format!("run 1 reads and writes its root: {}", show(&first)),
+        first.success() && stdout(&first) == "old",
+    )?;
+    let old = dir.join("old");
+    std::fs::rename(&root, &old).map_err(|e| e.to_string())?;
+    std::fs::create_dir(&root).map_err(|e| e.to_string())?;
+    std::fs::write(root.join("marker"), "new").map_err(|e| e.to_string())?;
+
+    let new = sh(
+        &p,
+        &format!("cat {0}/marker && echo w > {0}/w2", root.display()),
+    )?;
+    check(
+        &format!("run 2 reads and writes the new root: {}", show(&new)),
+        new.success() && stdout(&new) == "new" && root.join("w2").exists(),
+    )?;
+    let read_old = sh(&p, &format!("cat {}/marker", old.display()))?;
+    check(
+        &format!(
+            "run 2 cannot read the old root at its new place: {}",
+            show(&read_old)
+        ),
+        !read_old.success() && !stdout(&read_old).contains("old"),
+    )?;
+    let write_old = sh(&p, &format!("echo w > {}/w3", old.display()))?;
+    check(
+        &format!(
+            "run 2 cannot write the old root at its new place: {}",
+            show(&write_old)
+        ),
+        !write_old.success() && !old.join("w3").exists(),
+    )
+}
+
+/// Run 1 caches a ruleset for a read root. The root is then moved away, its file rewritten
+/// as a secret, and a symlink to it left at the root's path. A fresh ruleset makes no rule for
+/// a path that resolves through a link (so the secret is not readable by either name); the
+/// cached one, whose rule holds the moved directory, must not be used.
+fn root_replaced_by_a_symlink(dir: &Path) -> Result<(), String> {
+    let dir = canonical(dir);
+    let root = dir.join("root");
+    std::fs::create_dir(&root).map_err(|e| e.to_string())?;
+    std::fs::write(root.join("f"), "public").map_err(|e| e.to_string())?;
+    let p = policy(&format!(
+        r#"{{"fs": {{"read": ["{}/**"]}}}}"#,
+        root.display()
+    ));
+    let first = sh(&p, &format!("cat {}/f", root.display()))?;
+    check(
+        &format!("run 1 reads its root: {}", show(&first)),
+        first.success() && stdout(&first) == "public",
+    )?;
+    let secret = dir.join("secret");
+    std::fs::rename(&root, &secret).map_err(|e| e.to_string())?;
+    std::fs::write(secret.join("f"), "secret").map_err(|e| e.to_string())?;
+    std::os::unix::fs::symlink(&secret, &root).map_err(|e| e.to_string())?;
+
+    for path in [root.join("f"), secret.join("f")] {
+        let out = sh(&p, &format!("cat {}", path.display()))?;
+        check(
+            &format!("run 2 cannot read {}: {}", path.display(), show(&out)),
+            !out.success() && !stdout(&out).contains("secret"),
+        )?;
+    }
+    Ok(())
+}
+
+/// Run 1 caches a ruleset for a read root among many siblings; then, in this case's own mount
+/// namespace, another directory is bind-mounted over the root. A fresh ruleset's rule names
+/// the mounted directory (what the path shows now), so run 2 reads the mounted file.
+fn mounted_over_a_root(dir: &Path) -> Result<(), String> {
+    let dir = canonical(dir);
+    // SAFETY: this case process is single-threaded; unshare and mount take plain arguments.
+    let private = unsafe {
+        libc::unshare(libc::CLONE_NEWNS) == 0
+            && libc::mount(
+                c"none".as_ptr(),
+                c"/".as_ptr(),
+                std::ptr::null(),
+                libc::MS_REC | libc::MS_PRIVATE,
+                std::ptr::null(),
+            ) == 0
+    };
+    if !private {
+        kernel::missing(&format!(
+            "a mount namespace of its own for this case: {}",
+            std::io::Error::last_os_error()
+        ));
+        return Ok(());
+    }
+    let roots = dir.join("roots");
+    let names: Vec<PathBuf> = (0..40).map(|i| roots.join(format!("r{i:02}"))).collect();
+    for n in &names {
+        std::fs::create_dir_all(n).map_err(|e| e.to_string())?;
+    }
+    let root = &names[7];
+    std::fs::write(root.join("f"), "covered").map_err(|e| e.to_string())?;
+    let list: Vec<String> = names
+        .iter()
+        .map(|n| format!("\"{}/**\"", n.display()))
+        .collect();
+    let p = policy(&format!(r#"{{"fs": {{"read": [{}]}}}}"#, list.join(", ")));
+    let first = sh(&p, &format!("cat {}/f", root.display()))?;
+    check(
+        &format!("run 1 reads the root: {}", show(&first)),
+        first.success() && stdout(&first) == "covered",
+    )?;
+    let other = dir.join("other");
+    std::fs::create_dir(&other).map_err(|e| e.to_string())?;
+    std::fs::write(other.join("f"), "mounted").map_err(|e| e.to_string())?;
+    let (src, dst) = (
+        std::ffi::CString::new(other.as_os_str().as_encoded_bytes()).expect("no NUL"),
+        std::ffi::CString::new(root.as_os_str().as_encoded_bytes()).expect("no NUL"),
+    );
+    // SAFETY: a bind mount in this case's own mount namespace.
+    let bound = unsafe {
+        libc::mount(
+            src.as_ptr(),
+            dst.as_ptr(),
+            std::ptr::null(),
+            libc::MS_BIND,
+            std::ptr::null(),
+        )
+    };
+    check(
+        &format!("bind mount: {}", std::io::Error::last_os_error()),
+        bound == 0,
+    )?;
+    // A stale rule (on the covered directory) would make this EACCES.
+    let second = sh(&p, &format!("cat {}/f", root.display()))?;
+    check(
+        &format!("run 2 reads what is mounted there now: {}", show(&second)),
+        second.success() && stdout(&second) == "mounted",
+    )
+}
+
+/// What a run leaves in its `$TMPDIR` (a file, a tree, a link) is gone when the next run of
+/// the same policy gets the same directory back.
+fn tmpdir_is_emptied(dir: &Path) -> Result<(), String> {
+    let dir = canonical(dir);
+    let p = policy(&format!(
+        r#"{{"fs": {{"read": ["{}/**"]}}}}"#,
+        dir.display()
+    ));
+    let first = sh(
+        &p,
+        "echo left > $TMPDIR/left && mkdir -p $TMPDIR/d/e && echo x > $TMPDIR/d/e/f && \
+         ln -s / $TMPDIR/link && echo $TMPDIR",
+    )?;
+    check(
+        &format!("run 1 fills its TMPDIR: {}", show(&first)),
+        first.success(),
+    )?;
+    let second = sh(&p, "ls -A $TMPDIR; echo $TMPDIR; echo data > $TMPDIR/again")?;
+    let lines: Vec<String> = stdout(&second).lines().map(str::to_string).collect();
+    check(
+        &format!(
+            "run 2 reuses the directory, empty and writable: {}",
+            show(&second)
+        ),
+        second.success() && lines == [stdout(&first)],
+    )
+}
+
+/// A policy that may write the scratch directory's parent lets the tool rename its scratch
+/// directory away and leave a symlink to a victim directory in its place. The cleanup after
+/// the run must not empty the victim through the link, and the next run gets a new directory.
+fn scratch_swapped_for_a_symlink(dir: &Path) -> Result<(), String> {
+    let dir = canonical(dir);
+    let tmp = private_tmp(&dir);
+    let victim = dir.join("victim");
+    std::fs::create_dir(&victim).map_err(|e| e.to_string())?;
+    std::fs::write(victim.join("precious"), "p").map_err(|e| e.to_string())?;
+    let p = policy(&format!(
+        r#"{{"fs": {{"write": ["{}/**"]}}}}"#,
+        tmp.display()
+    ));
+    let first = sh(
+        &p,
+        &format!(
+            "echo junk > $TMPDIR/junk && mv $TMPDIR $TMPDIR.moved && ln -s {} $TMPDIR && \
+             echo $TMPDIR",
+            victim.display()
+        ),
+    )?;
+    check(
+        &format!("run 1 swaps its scratch: {}", show(&first)),
+        first.success(),
+    )?;
+    check(
+        "the victim is untouched by the cleanup",
+        victim.join("precious").exists(),
+    )?;
+    let next = tmpdir_of(&p)?;
+    check(
+        &format!(
+            "run 2 gets a new directory ({next} after {})",
+            stdout(&first)
+        ),
+        next != stdout(&first) && Path::new(&next).is_dir(),
+    )?;
+    check(
+        "the victim is still untouched after run 2",
+        victim.join("precious").exists(),
+    )
+}
+
+fn concurrent_runs(dir: &Path) -> Result<(), String> {
+    let dir = canonical(dir);
+    let p = policy(&format!(
+        r#"{{"fs": {{"read": ["{}/**"]}}}}"#,
+        dir.display()
+    ));
+    let script = "echo $TMPDIR; echo mine > $TMPDIR/f; sleep 0.5; cat $TMPDIR/f";
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(|| sh(&p, script));
+        let b = s.spawn(|| sh(&p, script));
+        (a.join().expect("thread"), b.join().expect("thread"))
+    });
+    let (a, b) = (a?, b?);
+    let (la, lb) = (stdout(&a), stdout(&b));
+    let first = |s: &str| s.lines().next().unwrap_or_default().to_string();
+    check(
+        &format!("both ran with their own scratch: {} {}", show(&a), show(&b)),
+        a.success() && b.success() && first(&la) != first(&lb) && la.ends_with("mine"),
+    )
+}
+
+/// The zygote killed during a run (the run fails with the helper error): its command's
+/// processes may outlive the runner's return, so the slot is dropped, and the next run of the
+/// policy gets another directory.
+fn run_end_not_seen(dir: &Path) -> Result<(), String> {
+    let dir = canonical(dir);
+    let p = policy(&format!(
+        r#"{{"fs": {{"write": ["{}/**"]}}}}"#,
+        dir.display()
+    ));
+    let warm = tmpdir_of(&p)?;
+    check(
+        &format!("the slot is reused between runs that ended ({warm})"),
+        tmpdir_of(&p)? == warm,
+    )?;
+    let zygote = sandbox::zygote::running(Path::new(HELPER)).ok_or("no zygote")?;
+    let marker = dir.join("started");
+    let script = format!("echo $TMPDIR > {}; sleep 30", marker.display());
+    let long = {
+        let p = p.clone();
+        std::thread::spawn(move || sh(&p, &script))
+    };
+    let start = std::time::Instant::now();
+    while !marker.exists() && start.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let used = std::fs::read_to_string(&marker).map_err(|e| e.to_string())?;
+    check(
+        &format!("the long run had the slot ({used})"),
+        used.trim() == warm,
+    )?;
+    // SAFETY: killing the zygote this process started.
+    unsafe { libc::kill(zygote as i32, libc::SIGKILL) };
+    let out = long.join().map_err(|_| "the run's thread panicked")?;
+    check(
+        &format!(
+            "the run failed with the helper error: {:?}",
+            out.as_ref().err()
+        ),
+        out.as_ref()
+            .is_err_and(|e| e.contains("ended during the run")),
+    )?;
+    let next = tmpdir_of(&p)?;
+    check(
+        &format!("the next run has another directory ({next} after {warm})"),
+        next != warm,
+    )
+}
+
+/// A child forked from the agent makes slots of its own, and its normal exit removes them,
+/// not the parent's.
+fn forked_child(dir: &Path) -> Result<(), String> {
+    let dir = canonical(dir);
+    let p = policy(&format!(
+        r#"{{"fs": {{"read": ["{}/**"]}}}}"#,
+        dir.display()
+    ));
+    let parents = tmpdir_of(&p)?;
+    let report = dir.join("child-tmpdir");
+    // SAFETY: this case process is single-threaded; the child runs ordinary code and exits.
+    let child = unsafe { libc::fork() };
+    if child == 0 {
+        let outcome = tmpdir_of(&p).and_then(|own| {
+            check(
+                &format!("the child's scratch {own} is not the parent's {parents}"),
+                own != parents
+                    && own.contains(&format!("toolpolicy-scratch-{}-", std::process::id())),
+            )?;
+            std::fs::write(&report, &own).map_err(|e| e.to_string())
+        });
+        if let Err(e) = &outcome {
+            eprintln!("in the forked child: {e}");
+        }
+        // A normal exit: the exit handlers run (the child's slots are removed).
+        std::process::exit(i32::from(outcome.is_err()));
+    }
+    let mut status = 0;
+    // SAFETY: waiting for our child.
+    unsafe { libc::waitpid(child, &mut status, 0) };
+    check(
+        "the forked child's run succeeded",
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+    )?;
+    let childs = std::fs::read_to_string(&report).map_err(|e| e.to_string())?;
+    check(
+        &format!("the child's scratch {childs} went with it"),
+        !Path::new(&childs).exists(),
+    )?;
+    check(
+        "the parent's scratch is still there",
+        Path::new(&parents).is_dir(),
+    )?;
+    let again = tmpdir_of(&p)?;
+    check(
+        &format!("the parent gets its slot back ({again} vs {parents})"),
+        again == parents,
+    )
+}
+
+/// An agent that ran hardened tools (two policies, files left behind) and exits normally
+/// leaves no scratch directory.
+fn normal_exit(dir: &Path) -> Result<(), String> {
+    let dir = canonical(dir);
+    let tmp = dir.join("tmp");
+    std::fs::create_dir(&tmp).map_err(|e| e.to_string())?;
+    let out = std::process::Command::new(std::env::current_exe().map_err(|e| e.to_string())?)
+        .env(CASE_VAR, AGENT_ROLE)
+        .env(DIR_VAR, &dir)
+        .env("TMPDIR", &tmp)
+        .output()
+        .map_err(|e| e.to_string())?;
+    check(
+        &format!(
+            "the agent ran: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ),
+        out.status.success(),
+    )?;
+    let made = std::fs::read_to_string(dir.join("made")).map_err(|e| e.to_string())?;
+    check(
+        &format!(
+            "the agent's runs used scratch directories in {}: {made}",
+            tmp.display()
+        ),
+        made.lines().count() == 2 && made.lines().all(|l| l.starts_with(&*tmp.to_string_lossy())),
+    )?;
+    let left = scratch_dirs_in(&tmp);
+    check(&format!("nothing left behind: {left:?}"), left.is_empty())
+}
+
+fn agent_role(dir: &Path) -> Result<(), String> {
+    let mut made = String::new();
+    for json in [
+        format!(r#"{{"fs": {{"read": ["{}/**"]}}}}"#, dir.display()),
+        r#"{"net": "deny"}"#.to_string(),
+    ] {
+        let p = policy(&json);
+        let out = sh(&p, "echo x > $TMPDIR/left; mkdir $TMPDIR/d; echo $TMPDIR")?;
+        check(&format!("run: {}", show(&out)), out.success())?;
+        made.push_str(&stdout(&out));
+        made.push('\n');
+    }
+    std::fs::write(dir.join("made"), made).map_err(|e| e.to_string())
+}
