@@ -706,6 +706,7 @@ mod floors {
             shares_host_namespaces: false,
             deny_metadata_writes: false,
             supervise_unix: false,
+            keep_process_group: false,
         })
         .expect("the strict filter compiles");
         let tree = super::RootTree::new();

@@ -282,7 +282,12 @@ fn hand_off(
                 }
                 notify = None;
             } else if p.revents & libc::POLLIN != 0 {
-                crate::supervisor::answer(p.fd, pid, supervision, false);
+                crate::supervisor::answer(
+                    p.fd,
+                    pid,
+                    supervision,
+                    crate::supervisor::Answering::HandOff,
+                );
             } else {
                 // The listener hung up: the child is gone.
                 supervision.first_exec_done = true;

@@ -526,6 +526,7 @@ fn build(
         shares_host_namespaces: !strict,
         deny_metadata_writes: !strict && !plan.host_metadata_writable(),
         supervise_unix,
+        keep_process_group: !strict,
     })
     .map_err(RunError::Refused)?;
 

@@ -151,12 +151,9 @@ pub(crate) enum Waited {
         pid: libc::pid_t,
         pidfd: Option<OwnedFd>,
     },
-    /// The hardened trampoline T, the zygote's child: killed through its pidfd; its wait
-    /// status comes as the zygote's report on the run's socket.
-    Zygote {
-        trampoline: OwnedFd,
-        report: OwnedFd,
-    },
+    /// The hardened command's process G, the zygote's child: its process group is killed
+    /// through its pidfd; its wait status comes as the zygote's report on the run's socket.
+    Zygote { leader: OwnedFd, report: OwnedFd },
 }
 
 pub(crate) struct Running {
@@ -370,7 +367,12 @@ impl Running {
                 } else if listener.as_ref().is_some_and(|l| l.as_raw_fd() == p.fd) {
                     if p.revents & libc::POLLIN != 0 {
                         // Later execs (refused unless the interpreter chain's) and connects.
-                        crate::supervisor::answer(p.fd, self.waited.pid(), &mut supervision, true);
+                        crate::supervisor::answer(
+                            p.fd,
+                            self.waited.pid(),
+                            &mut supervision,
+                            crate::supervisor::Answering::Threads,
+                        );
                     } else {
                         listener = None;
                     }
@@ -487,7 +489,7 @@ impl Waited {
             Waited::Child { pid, .. } => unsafe {
                 libc::kill(*pid, libc::SIGKILL);
             },
-            Waited::Zygote { trampoline, .. } => crate::zygote::kill(trampoline.as_fd()),
+            Waited::Zygote { leader, .. } => crate::zygote::kill_run(leader.as_fd()),
         }
     }
 
@@ -512,12 +514,17 @@ impl Waited {
                     Ended::Not
                 }
             }
-            Waited::Zygote { report, .. } => match crate::zygote::read_report(report.as_fd()) {
+            Waited::Zygote { leader, report } => match crate::zygote::read_report(report.as_fd()) {
                 Some((status, cpu)) => Ended::Status {
                     status,
                     cpu: Some(cpu),
                 },
-                None => Ended::Lost,
+                None => {
+                    // The zygote died during the run: G died with it (parent-death signal),
+                    // and what G left is this caller's to kill.
+                    crate::zygote::kill_run(leader.as_fd());
+                    Ended::Lost
+                }
             },
         }
     }

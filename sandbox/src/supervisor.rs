@@ -73,25 +73,48 @@ impl Supervision {
     /// The supervision a request asks for.
     pub(crate) fn for_request(req: &crate::request::Request) -> Supervision {
         Supervision {
-            execs_left: if req.exec_notify {
-                req.exec_budget.max(1)
-            } else {
-                0
-            },
-            first_exec_done: false,
-            relays: req.exec_relays.clone().into(),
             tcp_ports: req
                 .landlock
                 .restrict_connect
                 .then(|| req.landlock.connect_ports.clone().into()),
+            ..Supervision::of_execs(req.exec_notify, req.exec_budget, &req.exec_relays)
+        }
+    }
+
+    /// The `execve` supervision alone (the hardened zygote's, which never supervises
+    /// `connect`): `exec_notify`, the budget and relays of the request.
+    pub(crate) fn of_execs(exec_notify: bool, budget: u32, relays: &[(u64, u64)]) -> Supervision {
+        Supervision {
+            execs_left: if exec_notify { budget.max(1) } else { 0 },
+            first_exec_done: false,
+            relays: relays.into(),
+            tcp_ports: None,
         }
     }
 }
 
+/// Where [`answer`] runs, which decides what it may do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Answering {
+    /// The strict profile's hand-off: only the command's own `execve` can arrive; no
+    /// allocation, no thread.
+    HandOff,
+    /// A single-threaded process that forks (the hardened zygote): it may allocate, but must
+    /// not start a thread (a forked child could inherit a lock held by it); a `connect`, which
+    /// only the strict profile's filter sends, is refused.
+    NoThreads,
+    /// The caller's collecting loop: a `connect` is served on a thread of its own.
+    Threads,
+}
+
 /// Receives and answers one notification on `listener` from the sandbox whose command is
-/// `child`. `threads`: whether it may allocate and start a thread (false during the strict
-/// profile's hand-off, when only the command's own `execve` can arrive).
-pub(crate) fn answer(listener: RawFd, child: libc::pid_t, state: &mut Supervision, threads: bool) {
+/// `child`; `mode` says what the caller's process allows.
+pub(crate) fn answer(
+    listener: RawFd,
+    child: libc::pid_t,
+    state: &mut Supervision,
+    mode: Answering,
+) {
     // SAFETY: the notification struct is plain data, zeroed as the kernel requires.
     let mut notif: libc::seccomp_notif = unsafe { std::mem::zeroed() };
     // SAFETY: RECV fills `notif`.
@@ -100,7 +123,7 @@ pub(crate) fn answer(listener: RawFd, child: libc::pid_t, state: &mut Supervisio
     }
     let nr = notif.data.nr as libc::c_long;
     if nr == libc::SYS_execve || nr == libc::SYS_execveat {
-        let admitted = admit_exec(&notif, child, state, threads);
+        let admitted = admit_exec(&notif, child, state, mode != Answering::HandOff);
         respond(
             listener,
             notif.id,
@@ -110,7 +133,7 @@ pub(crate) fn answer(listener: RawFd, child: libc::pid_t, state: &mut Supervisio
                 Some(Err(libc::EPERM))
             },
         );
-    } else if nr == libc::SYS_connect && threads {
+    } else if nr == libc::SYS_connect && mode == Answering::Threads {
         serve_connect(listener, notif, state.tcp_ports.clone());
     } else {
         respond(listener, notif.id, Some(Err(libc::EPERM)));

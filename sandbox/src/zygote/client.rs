@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use super::{errno, CONTROL_FD, ENDED, ENDED_LEN, RUN, START_TIMEOUT};
+use super::{errno, kill_group, Group, Header, CONTROL_FD, ENDED, ENDED_LEN, START_TIMEOUT};
 use crate::runner::RunError;
 use crate::spawn::{FileActions, Running, Stdio, Streams, Supervisor, Waited};
 
@@ -186,7 +186,7 @@ impl Zygote {
 }
 
 /// Sends SIGKILL through a pidfd (never to a reused pid).
-pub(crate) fn kill(pidfd: BorrowedFd<'_>) {
+pub(super) fn kill(pidfd: BorrowedFd<'_>) {
     // SAFETY: pidfd_send_signal with a null siginfo.
     unsafe {
         libc::syscall(
@@ -198,6 +198,21 @@ pub(crate) fn kill(pidfd: BorrowedFd<'_>) {
         )
     };
 }
+
+/// Kills a run's process group through G's pidfd (see [`super`]), again until the kernel finds
+/// no member (a fork racing the kill can add one), for at most [`KILL_RUN_LIMIT`]: members
+/// that are dead but not yet reaped by their new parent still count, and the caller must not
+/// block on them. Used when the zygote cannot (it died during the run) and as the caller's
+/// backstop.
+pub(crate) fn kill_run(leader: BorrowedFd<'_>) {
+    let give_up = std::time::Instant::now() + KILL_RUN_LIMIT;
+    while kill_group(leader, None) == Group::Signalled && std::time::Instant::now() < give_up {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// How long [`kill_run`] repeats its kill while the group has members.
+const KILL_RUN_LIMIT: Duration = Duration::from_millis(200);
 
 /// The live zygote for `helper`, started when there is none, it died, or the agent's
 /// [`Standing`] changed since it started (the old one is ended).
@@ -269,8 +284,8 @@ fn start(helper: &Path) -> std::io::Result<Zygote> {
 
 /// Ends every zygote this process started and waits until each is gone; the next hardened run
 /// starts a new one. [`crate::confine::confine_self`] calls it first, so that no unconfined
-/// zygote outlives the confinement. Runs in flight through them fail (their T kills its
-/// command when its zygote dies).
+/// zygote outlives the confinement. Runs in flight through them fail (each one's client kills
+/// its command's process group when its zygote is gone).
 pub fn shut_down() {
     let zygotes: Vec<Arc<Zygote>> = { registry().drain().map(|(_, z)| z).collect() };
     for z in zygotes {
@@ -287,19 +302,21 @@ pub fn running(helper: &Path) -> Option<u32> {
         .map(|z| z.pid as u32)
 }
 
-/// Starts one hardened run through the zygote for `helper`: the request goes out only once T
-/// exists, so a run that fails before is retried once on a new zygote with nothing started.
+/// Starts one hardened run through the zygote for `helper`: the request goes out only once G
+/// exists and its pidfd is here, so a run that fails before is retried once on a new zygote
+/// with nothing started.
 pub(crate) fn spawn(
     helper: &Path,
     stdio: Stdio,
     request: &mut crate::request::Request,
 ) -> Result<Running, RunError> {
+    let header = Header::of(request).map_err(RunError::Refused)?.encode();
     for _ in 0..2 {
         let z = current(helper)?;
         request.parent_pid = z.pid;
         let bytes = serde_json::to_vec(&*request)
             .map_err(|e| RunError::Refused(format!("encoding the spawn request: {e}")))?;
-        match try_spawn(&z, stdio, &bytes)? {
+        match try_spawn(&z, stdio, &header, &bytes)? {
             Some(running) => return Ok(running),
             None => forget(helper, &z),
         }
@@ -311,8 +328,13 @@ pub(crate) fn spawn(
     )))
 }
 
-/// `Ok(None)`: the zygote is gone and nothing started.
-fn try_spawn(z: &Zygote, stdio: Stdio, bytes: &[u8]) -> Result<Option<Running>, RunError> {
+/// `Ok(None)`: the zygote is gone and nothing started. `header`: the encoded [`Header`].
+fn try_spawn(
+    z: &Zygote,
+    stdio: Stdio,
+    header: &[u8],
+    bytes: &[u8],
+) -> Result<Option<Running>, RunError> {
     let refuse = |what: &str, e: std::io::Error| RunError::Refused(format!("{what}: {e}"));
     let streams = Streams::new(stdio).map_err(|e| refuse("capturing output", e))?;
     let (req_r, req_w) = crate::spawn::pipe().map_err(|e| refuse("request pipe", e))?;
@@ -333,7 +355,7 @@ fn try_spawn(z: &Zygote, stdio: Stdio, bytes: &[u8]) -> Result<Option<Running>, 
     };
     let sent = crate::fdpass::send_msg(
         z.control.as_fd(),
-        RUN,
+        header,
         &[
             stdio_fds[0],
             stdio_fds[1],
@@ -350,7 +372,7 @@ fn try_spawn(z: &Zygote, stdio: Stdio, bytes: &[u8]) -> Result<Option<Running>, 
         }
         return Err(refuse("sending the run to the sandbox helper", e));
     }
-    let trampoline = match wait_started(report.as_fd()) {
+    let leader = match wait_started(report.as_fd()) {
         Ok(t) => t,
         Err(_) if !z.alive() => return Ok(None),
         Err(e) => {
@@ -361,7 +383,7 @@ fn try_spawn(z: &Zygote, stdio: Stdio, bytes: &[u8]) -> Result<Option<Running>, 
         }
     };
     let running = Running {
-        waited: Waited::Zygote { trampoline, report },
+        waited: Waited::Zygote { leader, report },
         supervisor: Supervisor::Trampoline { status_r },
         stdout_r: streams.stdout_r,
         stderr_r: streams.stderr_r,
@@ -374,7 +396,7 @@ fn try_spawn(z: &Zygote, stdio: Stdio, bytes: &[u8]) -> Result<Option<Running>, 
     Ok(Some(running))
 }
 
-/// Waits (bounded) for T's pidfd on the run's socket.
+/// Waits (bounded) for G's pidfd on the run's socket.
 fn wait_started(report: BorrowedFd<'_>) -> std::io::Result<OwnedFd> {
     let mut p = libc::pollfd {
         fd: report.as_raw_fd(),
@@ -418,8 +440,8 @@ fn inherit_stdio() -> std::io::Result<[OwnedFd; 3]> {
     Ok([one(0)?, one(1)?, one(2)?])
 }
 
-/// Reads Z's report of T's end: the wait status and the CPU time of T (the command included)
-/// plus Z's own for the run. `None`: Z closed the socket without one (it died).
+/// Reads Z's report of G's end: G's wait status, and the CPU time of G, of the run's orphans
+/// and Z's own for the run. `None`: Z closed the socket without one (it died).
 pub(crate) fn read_report(report: BorrowedFd<'_>) -> Option<(i32, Duration)> {
     let mut record = [0u8; ENDED_LEN];
     let n = loop {
@@ -440,17 +462,17 @@ pub(crate) fn read_report(report: BorrowedFd<'_>) -> Option<(i32, Duration)> {
 }
 
 /// The floor of a hardened run's helper side, for the spawn bench: one run whose request is
-/// empty, so the trampoline refuses it at once. It costs the run's channels, the zygote's fork
-/// of T, T's start and end and the zygote's report, and no command. Returns the helper CPU time
+/// empty, so G refuses it at once. It costs the run's channels, the zygote's fork of G, G's
+/// end, the group kill and the zygote's report, and no command. Returns the helper CPU time
 /// the zygote reported (the caller's own is the caller's to measure).
 ///
 /// # Errors
 ///
-/// The helper could not be started, or the round trip did not end in T's refusal.
+/// The helper could not be started, or the round trip did not end in G's refusal.
 #[doc(hidden)]
 pub fn floor_round_trip(helper: &Path) -> Result<Duration, RunError> {
     let z = current(helper)?;
-    let running = try_spawn(&z, Stdio::Capture, b"")?
+    let running = try_spawn(&z, Stdio::Capture, &Header::default().encode(), b"")?
         .ok_or_else(|| RunError::Helper("the zygote ended".into()))?;
     let collected = running.collect(None, None);
     let refused = collected

@@ -1,30 +1,54 @@
 //! The hardened profile's zygote: one small helper process per agent process (and helper
-//! binary), started once, that forks the trampoline of every hardened run.
+//! binary), started once, that forks and supervises the command of every hardened run.
 //!
 //! Starting the helper binary for each run (`posix_spawn`, the dynamic loader, the Rust
 //! runtime) cost more than the whole plain spawn it is compared with. The zygote pays that once;
-//! each run then costs one `fork` of a process of a few megabytes.
+//! each run then costs one `fork` of a process of a few megabytes, which becomes the command.
 //!
 //! ```text
 //! agent ──posix_spawn, at the first hardened run──▶ Z: child subreaper, single-threaded poll
-//!   loop over its control socket (SOCK_SEQPACKET) and a SIGCHLD signalfd
-//! per run: agent ──one message: stdin, stdout, stderr, request pipe, status pipe, run socket──▶ Z
-//!   Z ──fork──▶ T ([`crate::trampoline`]), then T's pidfd on the run socket
-//!   agent writes the request (only now: without T's pidfd, nothing has started)
-//!   Z reaps T with wait4 and sends its wait status and CPU time on the run socket, then closes it
+//!   loop over its control socket (SOCK_SEQPACKET), a SIGCHLD signalfd and every run's
+//!   exec-notification channel, with the nearest deadline of all runs as its timeout
+//! per run: agent ──one message: the run's header (timeout, exec supervision), stdin, stdout,
+//!   stderr, request pipe, status pipe, run socket──▶ Z
+//!   Z ──fork──▶ G: new process group (setpgid(0, 0), same session), parent-death signal;
+//!   Z sends G's pidfd on the run socket
+//!   agent writes the request (only now: without G's pidfd, nothing has started)
+//!   G reads it: cgroups → capabilities dropped → NO_NEW_PRIVS → Landlock → rlimits →
+//!   seccomp (setpgid and setsid refused) → execve ([`crate::child`])
+//!   Z answers G's exec notifications, kills G's group at the timeout, reaps G (wait4), kills
+//!   the group until it is empty, reaping the orphans the kernel hands it (telling their run by
+//!   their process group), then writes the final status and sends the CPU time on the run
+//!   socket, and closes it
 //! ```
+//!
+//! The hardened profile has no pid namespace, so the command's process group is what finds
+//! everything it started: the command cannot leave it (its seccomp filter refuses `setpgid`
+//! and `setsid`, [`crate::seccomp::GROUP_CHANGES`]), and an orphan it leaves becomes Z's child
+//! (Z is a child subreaper), whose run `getpgid` on the zombie tells. The group is killed through
+//! G's pidfd (`pidfd_send_signal` with `PIDFD_SIGNAL_PROCESS_GROUP`, Linux 6.9): the pidfd pins
+//! the group's id, so a reused pid is never hit; and again until the kernel answers `ESRCH`, since
+//! a fork racing the kill can add a member. On older kernels the fallback `kill(-pgid)` is used
+//! only while G is alive or an unreaped zombie (its pgid cannot be reused then). The command
+//! keeps the agent's session, so its controlling terminal is the one it had; its group is not
+//! the terminal's foreground group, so reading the terminal stops it (`SIGTTIN`) as it would
+//! any background job, and a terminal's Ctrl-C reaches the agent (and Z, which blocks it and
+//! ends the runs when the agent ends), not the command.
 //!
 //! Lifetime and failure, each tested in `tests/zygote.rs`:
 //! * Z ends at end-of-file on its control socket, i.e. when the agent process is gone (its
-//!   end is close-on-exec, so programs the agent starts do not hold it). Nothing ties Z to the
-//!   thread that started it: that thread may end.
-//! * T keeps a parent-death signal on Z (single-threaded, so the signal follows the process)
-//!   and kills its command's tree when Z dies. Z is itself a child subreaper and kills at once
-//!   any process that is not one of its T children (the orphans of a T that was killed).
+//!   end is close-on-exec, so programs the agent starts do not hold it), after killing the
+//!   group of every run in flight. Nothing ties Z to the thread that started it: that thread
+//!   may end. Z blocks the terminal's signals (interrupt, hang-up, quit, stop) and SIGTERM, so
+//!   a Ctrl-C that ends the agent leaves Z to clean up; G empties its mask before `execve`.
+//! * A Z killed from outside (SIGKILL) during a run: G dies with it (parent-death signal), and
+//!   the client, which sees the run socket's end without a report, kills G's group itself with
+//!   the pidfd Z sent it; the run fails with [`crate::runner::RunError::Helper`], never a
+//!   made-up result. Only when the agent and Z are killed at the same instant (one signal to
+//!   both from outside) can the command's descendants outlive them.
 //! * A Z that died is noticed before the next run (its pidfd), or when the run's message finds
-//!   no reader, and a new one is started; the run is retried once only when Z never sent T's
-//!   pidfd, so the request was never written and nothing ran. A Z that dies during a run makes
-//!   that run fail with [`crate::runner::RunError::Helper`], never report a made-up result.
+//!   no reader, and a new one is started; the run is retried once only when Z never sent G's
+//!   pidfd, so the request was never written and nothing ran.
 //! * A process forked from the agent (without `exec`) runs its hardened tools through a zygote
 //!   of its own: the registry remembers which process it belongs to. A `fork` handler closes
 //!   the agent's control sockets in the child, so a forked child that lives on does not keep
@@ -37,32 +61,149 @@
 //!   it started, and a Landlock domain the agent enters later by other means than
 //!   `confine_self` cannot be detected: call [`shut_down`] after such changes.
 //!
-//! CPU time: T and the command are Z's children, not the caller's, so Z reports T's rusage (the
-//! command's included) and its own time spent on the run; the runner returns the sum as
+//! CPU time: G and its orphans are Z's children, not the caller's, so Z reports G's rusage (its
+//! waited-for children included), the rusage of every orphan of the run it reaped, and its own
+//! time spent on the run; the runner returns the sum as
 //! [`crate::runner::RunOutput::helper_cpu`].
 
 mod client;
 mod server;
 
-use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
 use std::time::Duration;
 
 pub use client::{floor_round_trip, running, shut_down};
-pub(crate) use client::{kill, read_report, spawn};
+pub(crate) use client::{kill_run, read_report, spawn};
 pub(crate) use server::serve;
 
 /// Z's control socket.
 const CONTROL_FD: RawFd = 3;
-/// A run's message: this payload with six descriptors ([`RUN_FDS`]).
-const RUN: &[u8; 4] = b"ZRN1";
+/// A run's message: this, then its [`Header`], with six descriptors ([`RUN_FDS`]).
+const RUN: &[u8; 4] = b"ZRN2";
 /// stdin, stdout, stderr, request (read end), status (write end), the run's socket.
 const RUN_FDS: usize = 6;
-/// Z's report of T's end: this, T's wait status (`i32`), T's CPU and Z's CPU for the run (`u64`
-/// nanoseconds), little-endian.
-const ENDED: &[u8; 4] = b"ZEN1";
+/// The most relays of an interpreter chain a run's header carries.
+const MAX_RELAYS: usize = 64;
+/// The longest run message: the tag, the fixed fields and [`MAX_RELAYS`] relays.
+const RUN_MAX_LEN: usize = 4 + 8 + 1 + 4 + 2 + MAX_RELAYS * 16;
+/// Z's report of G's end: this, G's wait status (`i32`), the CPU of G and of the run's orphans,
+/// and Z's CPU for the run (`u64` nanoseconds), little-endian.
+const ENDED: &[u8; 4] = b"ZEN2";
 const ENDED_LEN: usize = 4 + 4 + 8 + 8;
-/// How long a live zygote may take to fork T before the run is refused.
+/// How long a live zygote may take to fork G before the run is refused.
 const START_TIMEOUT: Duration = Duration::from_secs(10);
+/// `pidfd_send_signal`'s flag that signals the process group the pidfd's process leads
+/// (Linux 6.9).
+const PIDFD_SIGNAL_PROCESS_GROUP: u32 = 1 << 2;
+
+/// What Z must know of a run to supervise it, sent with its descriptors. Z never reads the
+/// request itself: G does, once the client has G's pidfd.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+struct Header {
+    timeout_ms: Option<u64>,
+    exec_notify: bool,
+    exec_budget: u32,
+    exec_relays: Vec<(u64, u64)>,
+}
+
+impl Header {
+    fn of(request: &crate::request::Request) -> Result<Header, String> {
+        if request.exec_relays.len() > MAX_RELAYS {
+            return Err(format!(
+                "the command's interpreter chain has {} relays; the sandbox follows at most \
+                 {MAX_RELAYS}",
+                request.exec_relays.len()
+            ));
+        }
+        Ok(Header {
+            timeout_ms: request.timeout_ms,
+            exec_notify: request.exec_notify,
+            exec_budget: request.exec_budget,
+            exec_relays: request.exec_relays.clone(),
+        })
+    }
+
+    fn encode(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(RUN_MAX_LEN);
+        out.extend_from_slice(RUN);
+        out.extend_from_slice(&self.timeout_ms.unwrap_or(u64::MAX).to_le_bytes());
+        out.push(u8::from(self.exec_notify));
+        out.extend_from_slice(&self.exec_budget.to_le_bytes());
+        out.extend_from_slice(&(self.exec_relays.len() as u16).to_le_bytes());
+        for (dev, ino) in &self.exec_relays {
+            out.extend_from_slice(&dev.to_le_bytes());
+            out.extend_from_slice(&ino.to_le_bytes());
+        }
+        out
+    }
+
+    /// `None`: not a run message of this version.
+    fn decode(bytes: &[u8]) -> Option<Header> {
+        let rest = bytes.strip_prefix(RUN)?;
+        let (timeout, rest) = rest.split_first_chunk::<8>()?;
+        let (notify, rest) = rest.split_first()?;
+        let (budget, rest) = rest.split_first_chunk::<4>()?;
+        let (count, mut rest) = rest.split_first_chunk::<2>()?;
+        let mut exec_relays = Vec::new();
+        for _ in 0..u16::from_le_bytes(*count) {
+            let (dev, after) = rest.split_first_chunk::<8>()?;
+            let (ino, after) = after.split_first_chunk::<8>()?;
+            exec_relays.push((u64::from_le_bytes(*dev), u64::from_le_bytes(*ino)));
+            rest = after;
+        }
+        let timeout = u64::from_le_bytes(*timeout);
+        (rest.is_empty() && *notify <= 1).then_some(Header {
+            timeout_ms: (timeout != u64::MAX).then_some(timeout),
+            exec_notify: *notify == 1,
+            exec_budget: u32::from_le_bytes(*budget),
+            exec_relays,
+        })
+    }
+}
+
+/// Whether a process group kill reached anyone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Group {
+    /// Signalled: it had members (maybe only zombies not yet reaped).
+    Signalled,
+    /// No member is left (or the group could not be reached, see [`kill_group`]).
+    Empty,
+}
+
+/// SIGKILL to the process group G leads, through G's pidfd. `pinned`: G's pid, when G is alive
+/// or an unreaped zombie of the caller's, so that its number still names its group: the
+/// fallback `kill(-pgid)` for kernels without `PIDFD_SIGNAL_PROCESS_GROUP` is used only then
+/// (otherwise only G itself is signalled, through the pidfd, and the group counts as empty).
+fn kill_group(pidfd: BorrowedFd<'_>, pinned: Option<libc::pid_t>) -> Group {
+    // SAFETY: pidfd_send_signal with a null siginfo.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            pidfd.as_raw_fd(),
+            libc::SIGKILL,
+            std::ptr::null::<libc::siginfo_t>(),
+            PIDFD_SIGNAL_PROCESS_GROUP,
+        )
+    };
+    if rc == 0 {
+        return Group::Signalled;
+    }
+    match (errno().raw_os_error(), pinned) {
+        (Some(libc::EINVAL), Some(pgid)) if pgid > 0 => {
+            // SAFETY: signalling a group whose leader's pid is pinned (see above).
+            if unsafe { libc::kill(-pgid, libc::SIGKILL) } == 0 {
+                Group::Signalled
+            } else {
+                Group::Empty
+            }
+        }
+        (Some(libc::EINVAL), None) => {
+            client::kill(pidfd);
+            Group::Empty
+        }
+        _ => Group::Empty,
+    }
+}
 
 fn errno() -> std::io::Error {
     std::io::Error::last_os_error()
