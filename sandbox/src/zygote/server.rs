@@ -70,6 +70,7 @@ pub(crate) fn serve() -> ! {
             std::process::exit(crate::child::REFUSED_EXIT);
         }
     }
+    crate::child::lock_for_children();
     // SAFETY: fd 3 is the control socket handed over by the starter, owned from here on.
     let control = unsafe { OwnedFd::from_raw_fd(CONTROL_FD) };
     let sigchld = block_signals();
