@@ -1,7 +1,6 @@
 //! What a sandboxed child does to itself between its creation and `execve`, in both profiles:
 //! the strict profile's namespace child ([`crate::nsclone`]) and the hardened profile's G,
-//! forked by the zygote ([`crate::zygote`]), which reads its request first
-//! ([`serve_hardened`]).
+//! started by the zygote ([`crate::zygote`], [`start_hardened`]).
 //!
 //! Order matters and follows what the kernel needs: capabilities dropped for good, then
 //! NO_NEW_PRIVS (Landlock and seccomp need it without privileges), then Landlock, then the
@@ -13,11 +12,9 @@
 //! child with [`REFUSED_EXIT`], so the command never starts half-confined.
 
 use std::ffi::CString;
-use std::io::Read;
-use std::os::fd::{BorrowedFd, FromRawFd, RawFd};
+use std::os::fd::{BorrowedFd, RawFd};
 
-use crate::plan::Profile;
-use crate::request::{Request, Status, REQUEST_FD, STATUS_FD};
+use crate::request::{Request, Status, STATUS_FD};
 
 /// Exit status of a run the sandbox refused.
 pub const REFUSED_EXIT: i32 = 125;
@@ -65,32 +62,12 @@ impl Reporter {
     }
 }
 
-/// G, the hardened run's process, right after the zygote forked it with its channels in place
-/// (stdio on 0-2, the request on [`REQUEST_FD`], the status channel on [`STATUS_FD`], the
-/// exec-notification channel on `notify`) and in a process group of its own: reads the request
-/// to its end (the client writes it only once it holds G's pidfd), joins the run's cgroups,
-/// enters its working directory, confines itself and executes the command. Never returns.
-pub(crate) fn serve_hardened(notify: Option<RawFd>) -> ! {
+/// G, the hardened run's process, once the zygote started it with its channels in place and
+/// in a process group of its own ([`crate::zygote`]): joins the run's cgroups, enters its
+/// working directory, confines itself and executes the command. `req` and `image` live in the
+/// zygote's memory, which G shares until `execve`. Never returns.
+pub(crate) fn start_hardened(req: &Request, image: &ExecImage, notify: Option<RawFd>) -> ! {
     let reporter = Reporter(STATUS_FD);
-    // SAFETY: fd 3 is the request pipe the zygote put in place, owned from here on.
-    let mut file = unsafe { std::fs::File::from_raw_fd(REQUEST_FD) };
-    let mut bytes = Vec::new();
-    if let Err(e) = file.read_to_end(&mut bytes) {
-        reporter.refuse(format!("reading the spawn request: {e}"));
-    }
-    drop(file);
-    let req: Request = match serde_json::from_slice(&bytes) {
-        Ok(r) => r,
-        Err(e) => reporter.refuse(format!(
-            "invalid spawn request (sandbox helper from another version?): {e}"
-        )),
-    };
-    if req.profile != Profile::Hardened {
-        reporter.refuse("the zygote serves the hardened profile only (strict runs are spawned directly); is the helper from another version?".into());
-    }
-    if req.exec_notify != notify.is_some() {
-        reporter.refuse("the run's exec supervision and its request disagree".into());
-    }
     // The command's tree, not the zygote, is what the cgroups limit.
     if let Err(e) = crate::cgroup::join(&req.cgroups) {
         reporter.refuse(e);
@@ -98,8 +75,7 @@ pub(crate) fn serve_hardened(notify: Option<RawFd>) -> ! {
     if let Some(cwd) = &req.cwd {
         let _ = std::env::set_current_dir(cwd);
     }
-    let image = ExecImage::new(&req).unwrap_or_else(|e| reporter.refuse(e));
-    confine_and_exec(&req, &image, reporter, notify)
+    confine_and_exec(req, image, reporter, notify)
 }
 
 /// What `execve` and seccomp need, built before the child starts: the strict child must not

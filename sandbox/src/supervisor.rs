@@ -73,22 +73,17 @@ impl Supervision {
     /// The supervision a request asks for.
     pub(crate) fn for_request(req: &crate::request::Request) -> Supervision {
         Supervision {
+            execs_left: if req.exec_notify {
+                req.exec_budget.max(1)
+            } else {
+                0
+            },
+            first_exec_done: false,
+            relays: req.exec_relays.clone().into(),
             tcp_ports: req
                 .landlock
                 .restrict_connect
                 .then(|| req.landlock.connect_ports.clone().into()),
-            ..Supervision::of_execs(req.exec_notify, req.exec_budget, &req.exec_relays)
-        }
-    }
-
-    /// The `execve` supervision alone (the hardened zygote's, which never supervises
-    /// `connect`): `exec_notify`, the budget and relays of the request.
-    pub(crate) fn of_execs(exec_notify: bool, budget: u32, relays: &[(u64, u64)]) -> Supervision {
-        Supervision {
-            execs_left: if exec_notify { budget.max(1) } else { 0 },
-            first_exec_done: false,
-            relays: relays.into(),
-            tcp_ports: None,
         }
     }
 }

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use super::{errno, kill_group, Group, Header, CONTROL_FD, ENDED, ENDED_LEN, START_TIMEOUT};
+use super::{errno, kill_group, Group, CONTROL_FD, ENDED, ENDED_LEN, FLOOR, RUN, START_TIMEOUT};
 use crate::runner::RunError;
 use crate::spawn::{FileActions, Running, Stdio, Streams, Supervisor, Waited};
 
@@ -302,21 +302,20 @@ pub fn running(helper: &Path) -> Option<u32> {
         .map(|z| z.pid as u32)
 }
 
-/// Starts one hardened run through the zygote for `helper`: the request goes out only once G
-/// exists and its pidfd is here, so a run that fails before is retried once on a new zygote
-/// with nothing started.
+/// Starts one hardened run through the zygote for `helper`. G sends its own pidfd before it
+/// does anything else, so a zygote that ends before that pidfd arrives started nothing: the
+/// run is then retried once on a new zygote.
 pub(crate) fn spawn(
     helper: &Path,
     stdio: Stdio,
     request: &mut crate::request::Request,
 ) -> Result<Running, RunError> {
-    let header = Header::of(request).map_err(RunError::Refused)?.encode();
     for _ in 0..2 {
         let z = current(helper)?;
         request.parent_pid = z.pid;
         let bytes = serde_json::to_vec(&*request)
             .map_err(|e| RunError::Refused(format!("encoding the spawn request: {e}")))?;
-        match try_spawn(&z, stdio, &header, &bytes)? {
+        match try_spawn(&z, stdio, RUN, &bytes)? {
             Some(running) => return Ok(running),
             None => forget(helper, &z),
         }
@@ -328,11 +327,11 @@ pub(crate) fn spawn(
     )))
 }
 
-/// `Ok(None)`: the zygote is gone and nothing started. `header`: the encoded [`Header`].
+/// `Ok(None)`: the zygote is gone and nothing started. `kind`: [`RUN`] or [`FLOOR`].
 fn try_spawn(
     z: &Zygote,
     stdio: Stdio,
-    header: &[u8],
+    kind: &[u8; 4],
     bytes: &[u8],
 ) -> Result<Option<Running>, RunError> {
     let refuse = |what: &str, e: std::io::Error| RunError::Refused(format!("{what}: {e}"));
@@ -355,7 +354,7 @@ fn try_spawn(
     };
     let sent = crate::fdpass::send_msg(
         z.control.as_fd(),
-        header,
+        kind,
         &[
             stdio_fds[0],
             stdio_fds[1],
@@ -372,28 +371,47 @@ fn try_spawn(
         }
         return Err(refuse("sending the run to the sandbox helper", e));
     }
+    // Z reads the request as it comes, and starts G only once it has all of it.
+    let written = std::fs::File::from(req_w).write_all(bytes);
     let leader = match wait_started(report.as_fd()) {
         Ok(t) => t,
         Err(_) if !z.alive() => return Ok(None),
         Err(e) => {
+            // Z refused the request before starting G (its reason is on the status channel),
+            // or could not start G.
+            if let Some(why) = refusal(status_r) {
+                return Err(RunError::Refused(why));
+            }
+            if let Err(w) = written {
+                return Err(refuse("sending the spawn request", w));
+            }
             return Err(RunError::Helper(format!(
                 "the sandbox helper (zygote, pid {}) did not start the run, nothing ran: {e}",
                 z.pid
-            )))
+            )));
         }
     };
-    let running = Running {
+    Ok(Some(Running {
         waited: Waited::Zygote { leader, report },
         supervisor: Supervisor::Trampoline { status_r },
         stdout_r: streams.stdout_r,
         stderr_r: streams.stderr_r,
-    };
-    if let Err(e) = std::fs::File::from(req_w).write_all(bytes) {
-        running.kill();
-        let _ = running.collect(None, None);
-        return Err(refuse("sending the spawn request", e));
-    }
-    Ok(Some(running))
+    }))
+}
+
+/// The refusal Z wrote on the status channel of a run it did not start, before it closed the
+/// run's socket. Read without blocking: nothing else is waited for.
+fn refusal(status_r: OwnedFd) -> Option<String> {
+    // SAFETY: setting O_NONBLOCK on our own pipe end.
+    unsafe { libc::fcntl(status_r.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) };
+    let mut bytes = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut std::fs::File::from(status_r), &mut bytes);
+    String::from_utf8_lossy(&bytes)
+        .lines()
+        .find_map(|l| match serde_json::from_str(l) {
+            Ok(crate::request::Status::Refused(why)) => Some(why),
+            _ => None,
+        })
 }
 
 /// Waits (bounded) for G's pidfd on the run's socket.
@@ -461,9 +479,9 @@ pub(crate) fn read_report(report: BorrowedFd<'_>) -> Option<(i32, Duration)> {
     Some((status, Duration::from_nanos(t) + Duration::from_nanos(z)))
 }
 
-/// The floor of a hardened run's helper side, for the spawn bench: one run whose request is
-/// empty, so G refuses it at once. It costs the run's channels, the zygote's fork of G, G's
-/// end, the group kill and the zygote's report, and no command. Returns the helper CPU time
+/// The floor of a hardened run's helper side, for the spawn bench: one run without a request,
+/// whose G refuses at once after its start. It costs the run's channels, the zygote's start of
+/// G, G's pidfd and end, the group kill and the zygote's report, and no command. Returns the helper CPU time
 /// the zygote reported (the caller's own is the caller's to measure).
 ///
 /// # Errors
@@ -472,7 +490,7 @@ pub(crate) fn read_report(report: BorrowedFd<'_>) -> Option<(i32, Duration)> {
 #[doc(hidden)]
 pub fn floor_round_trip(helper: &Path) -> Result<Duration, RunError> {
     let z = current(helper)?;
-    let running = try_spawn(&z, Stdio::Capture, &Header::default().encode(), b"")?
+    let running = try_spawn(&z, Stdio::Capture, FLOOR, b"")?
         .ok_or_else(|| RunError::Helper("the zygote ended".into()))?;
     let collected = running.collect(None, None);
     let refused = collected

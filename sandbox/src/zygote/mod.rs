@@ -78,88 +78,24 @@ pub(crate) use server::serve;
 
 /// Z's control socket.
 const CONTROL_FD: RawFd = 3;
-/// A run's message: this, then its [`Header`], with six descriptors ([`RUN_FDS`]).
+/// A run's message: this payload with six descriptors ([`RUN_FDS`]).
 const RUN: &[u8; 4] = b"ZRN2";
+/// The bench's floor ([`floor_round_trip`]): a run without a request, whose G ends right after
+/// its start.
+const FLOOR: &[u8; 4] = b"ZFL2";
 /// stdin, stdout, stderr, request (read end), status (write end), the run's socket.
 const RUN_FDS: usize = 6;
-/// The most relays of an interpreter chain a run's header carries.
-const MAX_RELAYS: usize = 64;
-/// The longest run message: the tag, the fixed fields and [`MAX_RELAYS`] relays.
-const RUN_MAX_LEN: usize = 4 + 8 + 1 + 4 + 2 + MAX_RELAYS * 16;
 /// Z's report of G's end: this, G's wait status (`i32`), the CPU of G and of the run's orphans,
 /// and Z's CPU for the run (`u64` nanoseconds), little-endian.
 const ENDED: &[u8; 4] = b"ZEN2";
 const ENDED_LEN: usize = 4 + 4 + 8 + 8;
-/// How long a live zygote may take to fork G before the run is refused.
+/// How long a live zygote may take to start G before the run is refused.
 const START_TIMEOUT: Duration = Duration::from_secs(10);
+/// The largest request the zygote reads.
+const MAX_REQUEST: usize = 64 << 20;
 /// `pidfd_send_signal`'s flag that signals the process group the pidfd's process leads
 /// (Linux 6.9).
 const PIDFD_SIGNAL_PROCESS_GROUP: u32 = 1 << 2;
-
-/// What Z must know of a run to supervise it, sent with its descriptors. Z never reads the
-/// request itself: G does, once the client has G's pidfd.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-struct Header {
-    timeout_ms: Option<u64>,
-    exec_notify: bool,
-    exec_budget: u32,
-    exec_relays: Vec<(u64, u64)>,
-}
-
-impl Header {
-    fn of(request: &crate::request::Request) -> Result<Header, String> {
-        if request.exec_relays.len() > MAX_RELAYS {
-            return Err(format!(
-                "the command's interpreter chain has {} relays; the sandbox follows at most \
-                 {MAX_RELAYS}",
-                request.exec_relays.len()
-            ));
-        }
-        Ok(Header {
-            timeout_ms: request.timeout_ms,
-            exec_notify: request.exec_notify,
-            exec_budget: request.exec_budget,
-            exec_relays: request.exec_relays.clone(),
-        })
-    }
-
-    fn encode(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(RUN_MAX_LEN);
-        out.extend_from_slice(RUN);
-        out.extend_from_slice(&self.timeout_ms.unwrap_or(u64::MAX).to_le_bytes());
-        out.push(u8::from(self.exec_notify));
-        out.extend_from_slice(&self.exec_budget.to_le_bytes());
-        out.extend_from_slice(&(self.exec_relays.len() as u16).to_le_bytes());
-        for (dev, ino) in &self.exec_relays {
-            out.extend_from_slice(&dev.to_le_bytes());
-            out.extend_from_slice(&ino.to_le_bytes());
-        }
-        out
-    }
-
-    /// `None`: not a run message of this version.
-    fn decode(bytes: &[u8]) -> Option<Header> {
-        let rest = bytes.strip_prefix(RUN)?;
-        let (timeout, rest) = rest.split_first_chunk::<8>()?;
-        let (notify, rest) = rest.split_first()?;
-        let (budget, rest) = rest.split_first_chunk::<4>()?;
-        let (count, mut rest) = rest.split_first_chunk::<2>()?;
-        let mut exec_relays = Vec::new();
-        for _ in 0..u16::from_le_bytes(*count) {
-            let (dev, after) = rest.split_first_chunk::<8>()?;
-            let (ino, after) = after.split_first_chunk::<8>()?;
-            exec_relays.push((u64::from_le_bytes(*dev), u64::from_le_bytes(*ino)));
-            rest = after;
-        }
-        let timeout = u64::from_le_bytes(*timeout);
-        (rest.is_empty() && *notify <= 1).then_some(Header {
-            timeout_ms: (timeout != u64::MAX).then_some(timeout),
-            exec_notify: *notify == 1,
-            exec_budget: u32::from_le_bytes(*budget),
-            exec_relays,
-        })
-    }
-}
 
 /// Whether a process group kill reached anyone.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

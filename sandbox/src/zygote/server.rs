@@ -1,18 +1,40 @@
 //! Z, the zygote process: a single-threaded poll loop over its control socket, a SIGCHLD
-//! signalfd and the exec-notification channels of its runs, that forks each run's G and
-//! supervises every run in flight until its process group is gone (see [`super`]).
+//! signalfd, the request pipes of runs about to start and the exec-notification listeners of
+//! runs in flight, that starts each run's G and supervises every run until its process group
+//! is gone (see [`super`]).
+//!
+//! G is started with `clone(CLONE_VM)` on a stack of its own, as the strict profile's child is
+//! ([`crate::nsclone`]): it shares Z's memory until its `execve`, so no page table is copied
+//! and none torn down. Z waits for that `execve` (or G's end) in [`crate::nsclone::hand_off`],
+//! making only system calls into stack buffers meanwhile (G uses Z's thread-local storage
+//! and allocator), answering the command's own `execve` notification there. The request and
+//! the program's image are Z's: parsed and built before the `clone`, freed after the hand-off.
 
 use std::collections::HashMap;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
-use super::{errno, kill_group, thread_cpu, Group, Header, CONTROL_FD, ENDED, ENDED_LEN};
-use super::{RUN_FDS, RUN_MAX_LEN};
-use crate::request::{Status, REQUEST_FD, STATUS_FD};
+use super::{errno, kill_group, thread_cpu, Group, CONTROL_FD, ENDED, ENDED_LEN};
+use super::{FLOOR, MAX_REQUEST, RUN, RUN_FDS};
+use crate::child::{ExecImage, Reporter, REFUSED_EXIT};
+use crate::nsclone::Stack;
+use crate::plan::Profile;
+use crate::request::{Request, Status, STATUS_FD};
 use crate::supervisor::{Answering, Supervision};
 
+/// Where G keeps the write end of its hand-off pipe until `execve` closes it.
+const DONE_FD: RawFd = 3;
 /// Where G finds its end of the exec-notification channel, if the run has one.
 const NOTIFY_FD: RawFd = STATUS_FD + 1;
+
+/// A run whose request is still arriving: its pipe's read end is the key.
+struct Pending {
+    /// stdin, stdout, stderr, the request pipe, the status channel.
+    channels: Vec<OwnedFd>,
+    report: OwnedFd,
+    bytes: Vec<u8>,
+    floor: bool,
+}
 /// How long a run whose G ended waits for the rest of its group to die and be reaped before
 /// it is reported anyway (only a member stuck in the kernel, or one that is not Z's child and
 /// whose parent does not reap it, takes that long).
@@ -27,8 +49,6 @@ struct Run {
     report: OwnedFd,
     /// The status channel's write end, for the final record.
     status: OwnedFd,
-    /// Z's end of the channel on which G sends its exec-notification listener.
-    notify: Option<OwnedFd>,
     listener: Option<OwnedFd>,
     supervision: Supervision,
     deadline: Option<Instant>,
@@ -74,8 +94,10 @@ pub(crate) fn serve() -> ! {
     // SAFETY: fd 3 is the control socket handed over by the starter, owned from here on.
     let control = unsafe { OwnedFd::from_raw_fd(CONTROL_FD) };
     let sigchld = block_signals();
+    let stack = Stack::new().unwrap_or_else(|_| std::process::exit(1));
     let mut runs: HashMap<libc::pid_t, Run> = HashMap::new();
-    let mut watched: Vec<(libc::pid_t, bool)> = Vec::new();
+    let mut pending: HashMap<RawFd, Pending> = HashMap::new();
+    let mut watched: Vec<Watched> = Vec::new();
     let mut fds: Vec<libc::pollfd> = Vec::new();
     loop {
         fds.clear();
@@ -83,14 +105,14 @@ pub(crate) fn serve() -> ! {
         for fd in [control.as_raw_fd(), sigchld.as_raw_fd()] {
             fds.push(pollin(fd));
         }
+        for &fd in pending.keys() {
+            fds.push(pollin(fd));
+            watched.push(Watched::Request(fd));
+        }
         for (&pid, run) in &runs {
-            if let Some(n) = &run.notify {
-                fds.push(pollin(n.as_raw_fd()));
-                watched.push((pid, false));
-            }
             if let Some(l) = &run.listener {
                 fds.push(pollin(l.as_raw_fd()));
-                watched.push((pid, true));
+                watched.push(Watched::Listener(pid));
             }
         }
         let wait = next_wake(&runs);
@@ -108,25 +130,42 @@ pub(crate) fn serve() -> ! {
             drain(sigchld.as_fd());
             reap(&mut runs, &mut meter);
         }
-        for (p, &(pid, is_listener)) in fds[2..].iter().zip(&watched) {
+        for (p, &what) in fds[2..].iter().zip(&watched) {
             if p.revents == 0 {
                 continue;
             }
-            if let Some(run) = runs.get_mut(&pid) {
-                serve_channel(pid, run, is_listener, p.revents);
-                meter.charge(run);
+            match what {
+                Watched::Listener(pid) => {
+                    if let Some(run) = runs.get_mut(&pid) {
+                        serve_listener(pid, run, p.revents);
+                        meter.charge(run);
+                    }
+                }
+                Watched::Request(fd) => {
+                    if let Some(run) = read_request(fd, &mut pending) {
+                        start_run(run, &stack, &mut runs, &mut meter);
+                    }
+                }
             }
         }
         enforce_deadlines(&mut runs, &mut meter);
         finish_drained(&mut runs, &mut meter);
         if fds[0].revents != 0 {
-            let mut payload = [0u8; RUN_MAX_LEN];
+            let mut payload = [0u8; 8];
             match crate::fdpass::recv_msg(control.as_fd(), &mut payload, RUN_FDS) {
                 // The agent is gone: so are its runs.
                 Ok((0, _)) => end_all(&mut runs),
-                Ok((n, fds)) if fds.len() == RUN_FDS => {
-                    if let Some(header) = Header::decode(&payload[..n]) {
-                        start_run(header, fds, &mut runs, &mut meter);
+                Ok((4, fds)) if fds.len() == RUN_FDS => {
+                    let kind = &payload[..4];
+                    if kind == RUN || kind == FLOOR {
+                        receive_run(
+                            fds,
+                            kind == FLOOR,
+                            &mut pending,
+                            &stack,
+                            &mut runs,
+                            &mut meter,
+                        );
                     }
                     // Otherwise not a run of this version: its descriptors close as they
                     // drop, and the client sees the run socket end without G's pidfd.
@@ -143,6 +182,15 @@ pub(crate) fn serve() -> ! {
             }
         }
     }
+}
+
+/// What a polled descriptor past the control socket and the signalfd belongs to.
+#[derive(Clone, Copy)]
+enum Watched {
+    /// A run's exec-notification listener, by G's pid.
+    Listener(libc::pid_t),
+    /// A request pipe of a run about to start.
+    Request(RawFd),
 }
 
 fn pollin(fd: RawFd) -> libc::pollfd {
@@ -214,75 +262,189 @@ fn next_wake(runs: &HashMap<libc::pid_t, Run>) -> i32 {
     })
 }
 
-/// Forks G with the run's descriptors in place, then sends G's pidfd on the run's socket.
-fn start_run(
-    header: Header,
+/// A run's message: its request is read as it arrives (never blocking the loop), and the run
+/// starts once it is whole; the bench's floor has none and starts at once.
+fn receive_run(
     fds: Vec<OwnedFd>,
+    floor: bool,
+    pending: &mut HashMap<RawFd, Pending>,
+    stack: &Stack,
     runs: &mut HashMap<libc::pid_t, Run>,
     meter: &mut Meter,
 ) {
     let mut fds = fds.into_iter();
     let channels: Vec<OwnedFd> = fds.by_ref().take(5).collect();
     let Some(report) = fds.next() else { return };
-    let pair = if header.exec_notify {
+    let request = channels[3].as_raw_fd();
+    // SAFETY: O_NONBLOCK on our own end of the request pipe (the client holds only the other).
+    unsafe { libc::fcntl(request, libc::F_SETFL, libc::O_NONBLOCK) };
+    let run = Pending {
+        channels,
+        report,
+        bytes: Vec::new(),
+        floor,
+    };
+    if floor {
+        start_run(run, stack, runs, meter);
+    } else {
+        pending.insert(request, run);
+    }
+}
+
+/// Reads what arrived on a request pipe; the run, once its request is whole.
+fn read_request(fd: RawFd, pending: &mut HashMap<RawFd, Pending>) -> Option<Pending> {
+    let run = pending.get_mut(&fd)?;
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        // SAFETY: reading into a local buffer.
+        let n = unsafe { libc::read(fd, chunk.as_mut_ptr().cast(), chunk.len()) };
+        if n > 0 && run.bytes.len() < MAX_REQUEST {
+            run.bytes.extend_from_slice(&chunk[..n as usize]);
+            continue;
+        }
+        if n < 0 && errno().kind() == std::io::ErrorKind::Interrupted {
+            continue;
+        }
+        if n < 0 && errno().kind() == std::io::ErrorKind::WouldBlock {
+            return None;
+        }
+        // End of file (or an error, or more than a request can be: parsed as it is, it fails).
+        return pending.remove(&fd);
+    }
+}
+
+/// Everything G reads, in Z's memory, which it shares until `execve`.
+struct Start<'a> {
+    /// `None` for the bench's floor.
+    work: Option<(&'a Request, &'a ExecImage)>,
+    /// stdin, stdout, stderr, the status channel, the hand-off pipe's write end, the
+    /// notification channel (or -1).
+    fds: [RawFd; 6],
+    report: RawFd,
+    zygote: libc::pid_t,
+}
+
+/// Parses the run's request, starts G (see the module documentation), waits for its
+/// `execve`, and keeps the run.
+fn start_run(run: Pending, stack: &Stack, runs: &mut HashMap<libc::pid_t, Run>, meter: &mut Meter) {
+    let Pending {
+        channels,
+        report,
+        bytes,
+        floor,
+    } = run;
+    let status = Reporter(channels[4].as_raw_fd());
+    let refuse = |why: String| {
+        // Before G exists: the client reads it once the run's socket closes without a pidfd.
+        status.report(&Status::Refused(why));
+    };
+    let parsed = if floor {
+        None
+    } else {
+        let req: Request = match serde_json::from_slice(&bytes) {
+            Ok(r) => r,
+            Err(e) => {
+                return refuse(format!(
+                    "invalid spawn request (sandbox helper from another version?): {e}"
+                ))
+            }
+        };
+        if req.profile != Profile::Hardened {
+            return refuse("the zygote serves the hardened profile only (strict runs are spawned directly); is the helper from another version?".into());
+        }
+        let image = match ExecImage::new(&req) {
+            Ok(i) => i,
+            Err(e) => return refuse(e),
+        };
+        Some((req, image))
+    };
+    drop(bytes);
+    let exec_notify = parsed.as_ref().is_some_and(|(r, _)| r.exec_notify);
+    let pair = if exec_notify {
         match crate::fdpass::socketpair(libc::SOCK_SEQPACKET) {
             Ok(pair) => Some(pair),
-            // The run's socket closes without G's pidfd: the client refuses, nothing started.
-            Err(_) => return,
+            Err(e) => return refuse(format!("exec notification channel: {e}")),
         }
     } else {
         None
     };
-    // SAFETY: getpid takes nothing.
-    let zygote = unsafe { libc::getpid() };
-    // SAFETY: fork of a single-threaded process; the child moves descriptors and becomes G.
-    let pid = unsafe { libc::fork() };
+    let Ok((done_r, done_w)) = crate::spawn::pipe() else {
+        return refuse(format!("hand-off pipe: {}", errno()));
+    };
+    let mut supervision = parsed
+        .as_ref()
+        .map(|(r, _)| Supervision::for_request(r))
+        .unwrap_or_default();
+    let timeout = parsed
+        .as_ref()
+        .and_then(|(r, _)| r.timeout_ms)
+        .map(Duration::from_millis);
+    let now = Instant::now();
+    let deadline = timeout.map(|t| now + t);
+    // Killing G while it holds a lock of the shared allocator would leave that lock taken in
+    // Z for good: the set-up is ended no earlier than the strict child's grace period, and
+    // never left to hang Z (a run without a timeout gets the start timeout).
+    let set_up_deadline = deadline
+        .unwrap_or(now + super::START_TIMEOUT)
+        .max(now + crate::nsclone::SET_UP_GRACE);
+    let start = Start {
+        work: parsed.as_ref().map(|(r, i)| (r, i)),
+        fds: [
+            channels[0].as_raw_fd(),
+            channels[1].as_raw_fd(),
+            channels[2].as_raw_fd(),
+            channels[4].as_raw_fd(),
+            done_w.as_raw_fd(),
+            pair.as_ref().map_or(-1, |(_, g)| g.as_raw_fd()),
+        ],
+        report: report.as_raw_fd(),
+        // SAFETY: getpid takes nothing.
+        zygote: unsafe { libc::getpid() },
+    };
+    let mut pidfd: RawFd = -1;
+    // SAFETY: G runs `g_main` on its own stack with `start`, which outlives the hand-off below;
+    // from here until the hand-off ends this thread makes only system calls into stack buffers.
+    let pid = unsafe {
+        libc::clone(
+            g_main,
+            stack.top(),
+            libc::CLONE_VM | libc::CLONE_PIDFD | libc::SIGCHLD,
+            (&start as *const Start<'_>).cast_mut().cast(),
+            &mut pidfd as *mut RawFd,
+        )
+    };
     if pid < 0 {
-        return;
+        return refuse(format!("starting the command's process: {}", errno()));
     }
-    if pid == 0 {
-        become_g(&channels, pair.as_ref().map(|(_, g)| g), zygote);
-    }
-    // G does it too, first thing; here it is sure before the client can know G.
-    // SAFETY: setpgid on our child, which has not executed yet (EACCES afterwards: fine).
-    unsafe { libc::setpgid(pid, pid) };
+    // G holds its own copies; ours would keep the hand-off pipe from reaching end of file.
+    drop(done_w);
+    let notify = pair.map(|(z, g)| {
+        drop(g);
+        z
+    });
+    let handed = crate::nsclone::hand_off(
+        pid,
+        pidfd,
+        done_r.as_raw_fd(),
+        notify.as_ref().map(|n| n.as_raw_fd()),
+        Some(set_up_deadline),
+        &mut supervision,
+    );
+    // G executed the command or ended: from here Z's memory is its own again.
+    drop(start);
+    drop((done_r, notify, parsed));
     let mut channels = channels;
     let status = channels.pop().expect("five channels");
     drop(channels);
-    // SAFETY: pidfd_open on our child, not yet reaped (SIGCHLD is handled in this loop only).
-    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
-    if pidfd < 0 {
-        // Without a pidfd neither the client nor Z can reach the group safely: G, which has
-        // no request yet, must not run.
-        // SAFETY: signalling and reaping our child.
-        unsafe {
-            libc::kill(pid, libc::SIGKILL);
-            libc::waitpid(pid, std::ptr::null_mut(), 0);
-        }
-        return;
-    }
-    // SAFETY: a new descriptor, owned here.
-    let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
-    if crate::fdpass::send_one(report.as_fd(), pidfd.as_fd()).is_err() {
-        // The client cannot kill it: G must not run. It has no request yet (the client writes
-        // it only after the pidfd), so it refuses anyway; the run ends as any other.
-        kill_group(pidfd.as_fd(), Some(pid));
-    }
     let mut run = Run {
-        pidfd,
+        // SAFETY: CLONE_PIDFD stored a new descriptor that we own.
+        pidfd: unsafe { OwnedFd::from_raw_fd(pidfd) },
         report,
         status,
-        notify: pair.map(|(z, _)| z),
-        listener: None,
-        supervision: Supervision::of_execs(
-            header.exec_notify,
-            header.exec_budget,
-            &header.exec_relays,
-        ),
-        deadline: header
-            .timeout_ms
-            .map(|ms| Instant::now() + Duration::from_millis(ms)),
-        timed_out: false,
+        listener: handed.listener,
+        supervision,
+        deadline,
+        timed_out: handed.timed_out && deadline.is_some_and(|d| Instant::now() >= d),
         ended: None,
         drain_until: None,
         used: Duration::ZERO,
@@ -292,51 +454,86 @@ fn start_run(
     runs.insert(pid, run);
 }
 
-/// In G, right after the fork: the parent-death signal, a process group of its own, stdio on
-/// 0-2, the request on [`REQUEST_FD`], the status channel on [`STATUS_FD`], the notification
-/// channel on [`NOTIFY_FD`], nothing else; then [`crate::child::serve_hardened`]. Never
-/// returns.
-fn become_g(channels: &[OwnedFd], notify: Option<&OwnedFd>, zygote: libc::pid_t) -> ! {
-    // SAFETY: prctl, process group and descriptor calls on our own process.
+/// G's entry on its own stack. Never returns: it executes the command, or reports and exits.
+extern "C" fn g_main(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the Start that `start_run` keeps alive until the hand-off ends.
+    let start = unsafe { &*(arg as *const Start<'_>) };
+    // A panic must not unwind into `clone`'s frame, which does not exist on this stack.
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| become_g(start)));
+    Reporter(start.fds[3]).refuse(
+        "the sandbox's command process panicked while setting up (a bug in toolpolicy's \
+         sandbox; please report it with the policy)"
+            .into(),
+    )
+}
+
+/// In G: the parent-death signal, a process group of its own, its pidfd to the client (before
+/// anything can run, so that a zygote that dies earlier started nothing), stdio on 0-2, the
+/// status channel on [`STATUS_FD`], the hand-off pipe on [`DONE_FD`], the notification
+/// channel on [`NOTIFY_FD`], nothing else; then [`crate::child::start_hardened`].
+fn become_g(start: &Start<'_>) -> ! {
+    let refuse = |why: String| Reporter(start.fds[3]).refuse(why);
+    // SAFETY: prctl, process group, pidfd and descriptor calls on our own process.
     unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-        if libc::getppid() != zygote {
-            libc::_exit(crate::child::REFUSED_EXIT);
+        if libc::getppid() != start.zygote {
+            libc::_exit(REFUSED_EXIT);
         }
         // Z kills the run's group, so G must lead one before anything runs: never the
         // agent's, which it would otherwise be in.
         if libc::setpgid(0, 0) != 0 {
-            crate::child::Reporter(channels[4].as_raw_fd())
-                .refuse(format!("a process group for the command: {}", errno()));
+            refuse(format!("a process group for the command: {}", errno()));
+        }
+        let own = libc::syscall(libc::SYS_pidfd_open, libc::getpid(), 0) as RawFd;
+        if own < 0 {
+            refuse(format!("pidfd_open: {}", errno()));
+        }
+        let sent = crate::fdpass::send_one(
+            BorrowedFd::borrow_raw(start.report),
+            BorrowedFd::borrow_raw(own),
+        );
+        libc::close(own);
+        if sent.is_err() {
+            // The client is gone or cannot kill the run: nothing may start.
+            libc::_exit(REFUSED_EXIT);
         }
         // Above every target first, so that no dup2 overwrites a source.
         let mut high = [-1; 6];
-        for (slot, fd) in high.iter_mut().zip(channels.iter().chain(notify)) {
-            *slot = libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 10);
-        }
-        let wanted = 5 + usize::from(notify.is_some());
-        for (target, &fd) in high[..wanted].iter().enumerate() {
-            if fd < 0 || libc::dup2(fd, target as RawFd) < 0 {
-                libc::_exit(crate::child::REFUSED_EXIT);
+        for (slot, &fd) in high.iter_mut().zip(&start.fds) {
+            if fd >= 0 {
+                *slot = libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 10);
+                if *slot < 0 {
+                    libc::_exit(REFUSED_EXIT);
+                }
             }
         }
-        debug_assert_eq!((REQUEST_FD, STATUS_FD, NOTIFY_FD), (3, 4, 5));
-        libc::syscall(libc::SYS_close_range, wanted as u32, u32::MAX, 0u32);
-        libc::fcntl(STATUS_FD, libc::F_SETFD, libc::FD_CLOEXEC);
+        let targets = [0, 1, 2, STATUS_FD, DONE_FD, NOTIFY_FD];
+        for (&fd, &target) in high.iter().zip(&targets) {
+            if fd >= 0 && libc::dup2(fd, target) < 0 {
+                libc::_exit(REFUSED_EXIT);
+            }
+        }
+        libc::syscall(libc::SYS_close_range, NOTIFY_FD as u32 + 1, u32::MAX, 0u32);
+        if start.fds[5] < 0 {
+            libc::close(NOTIFY_FD);
+        }
+        for fd in [STATUS_FD, DONE_FD] {
+            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+        }
     }
-    crate::child::serve_hardened(notify.map(|_| NOTIFY_FD))
+    match start.work {
+        Some((req, image)) => {
+            let notify = (start.fds[5] >= 0).then_some(NOTIFY_FD);
+            crate::child::start_hardened(req, image, notify)
+        }
+        None => Reporter(STATUS_FD).refuse("nothing to run: the zygote's round trip alone".into()),
+    }
 }
 
-/// A run's exec-notification channel or listener is readable (or hung up).
-fn serve_channel(pid: libc::pid_t, run: &mut Run, is_listener: bool, revents: i16) {
+/// A run's exec-notification listener is readable (or hung up).
+fn serve_listener(pid: libc::pid_t, run: &mut Run, revents: i16) {
     let hung_up = revents & (libc::POLLHUP | libc::POLLERR) != 0 && revents & libc::POLLIN == 0;
-    if !is_listener {
-        // G's one message: the listener, sent just before its `execve`.
-        let sock = run.notify.take();
-        if !hung_up {
-            run.listener = sock.and_then(|s| crate::fdpass::recv_one(s.as_fd()).ok());
-        }
-    } else if hung_up {
+    if hung_up {
         run.listener = None;
     } else if let Some(l) = &run.listener {
         crate::supervisor::answer(
@@ -411,7 +608,6 @@ fn reap(runs: &mut HashMap<libc::pid_t, Run>, meter: &mut Meter) {
         if leader {
             run.ended = Some(status);
             run.drain_until = Some(Instant::now() + DRAIN_LIMIT);
-            run.notify = None;
         }
         meter.charge(run);
     }
