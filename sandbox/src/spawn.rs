@@ -1,12 +1,12 @@
 //! The parent side of a run: start the child (the strict profile's namespace child through
-//! [`crate::nsclone`], or the hardened profile's trampoline through the zygote,
+//! [`crate::nsclone`], or the hardened profile's command process through the zygote,
 //! [`crate::zygote`]), then one loop that collects output and status and enforces the
 //! timeout.
 //!
 //! Neither start copies the caller's page tables: the strict child shares them (`CLONE_VM`),
-//! and the hardened trampoline is forked from the small zygote, which itself was started once
-//! with `posix_spawn` (`CLONE_VM | CLONE_VFORK` in glibc), so the cost does not depend on how
-//! much memory the caller holds.
+//! and the hardened command's process shares the small zygote's (`CLONE_VM` too), which
+//! itself was started once with `posix_spawn` (`CLONE_VM | CLONE_VFORK` in glibc), so the cost
+//! does not depend on how much memory the caller holds.
 
 use std::ffi::CString;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -130,9 +130,9 @@ impl Streams {
 
 /// Who supervises the command, and what the collecting loop must do for it.
 pub(crate) enum Supervisor {
-    /// The hardened trampoline: it reports on the status channel and enforces the timeout
+    /// The hardened zygote: it reports on the status channel and enforces the timeout
     /// itself; the caller only keeps a backstop.
-    Trampoline { status_r: OwnedFd },
+    Zygote { status_r: OwnedFd },
     /// The strict child is the command itself: the caller enforces the timeout, refuses later
     /// exec attempts, and turns the wait status into the final record.
     Direct {
@@ -249,21 +249,21 @@ pub(crate) fn spawn_helper(
 }
 
 impl Running {
-    /// Kills the child (the trampoline's children follow through PDEATHSIG, its orphans are
-    /// the zygote's to kill; the strict child is pid 1 of its namespace, which dies with it).
+    /// Kills the child (the hardened command's whole process group, which its descendants
+    /// cannot leave; the strict child is pid 1 of its namespace, which dies with it).
     pub fn kill(&self) {
         self.waited.kill();
     }
 
-    /// Waits for the end, reading output with `cap`. The trampoline is killed at `backstop`
-    /// (it enforces the timeout itself); the strict child at the policy's timeout.
+    /// Waits for the end, reading output with `cap`. The hardened command's group is killed at
+    /// `backstop` (the zygote enforces the timeout); the strict child at the policy's timeout.
     ///
     /// One poll loop in the calling thread serves stdout, stderr, the status channel, the
     /// exec-notification listener and the child's pidfd: no thread is started per run.
     pub fn collect(mut self, cap: Option<u64>, backstop: Option<Duration>) -> Collected {
         let (status_r, mut listener, mut supervision, mut records, direct_deadline, mut timed_out) =
             match self.supervisor {
-                Supervisor::Trampoline { status_r } => (
+                Supervisor::Zygote { status_r } => (
                     Some(status_r),
                     None,
                     crate::supervisor::Supervision::default(),
@@ -385,7 +385,7 @@ impl Running {
             }
             if let (Some(d), false) = (deadline, killed) {
                 if status.is_none() && Instant::now() >= d {
-                    // The trampoline's children follow by PDEATHSIG, the strict child's
+                    // The hardened command's group is killed whole, the strict child's
                     // namespace dies with it.
                     self.waited.kill();
                     killed = true;

@@ -393,7 +393,7 @@ fn try_spawn(
     };
     Ok(Some(Running {
         waited: Waited::Zygote { leader, report },
-        supervisor: Supervisor::Trampoline { status_r },
+        supervisor: Supervisor::Zygote { status_r },
         stdout_r: streams.stdout_r,
         stderr_r: streams.stderr_r,
     }))

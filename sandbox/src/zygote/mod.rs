@@ -1,25 +1,27 @@
 //! The hardened profile's zygote: one small helper process per agent process (and helper
-//! binary), started once, that forks and supervises the command of every hardened run.
+//! binary), started once, that starts and supervises the command of every hardened run.
 //!
 //! Starting the helper binary for each run (`posix_spawn`, the dynamic loader, the Rust
 //! runtime) cost more than the whole plain spawn it is compared with. The zygote pays that once;
-//! each run then costs one `fork` of a process of a few megabytes, which becomes the command.
+//! each run then costs one `clone` that shares the zygote's memory until the command's
+//! `execve` (no page table copied or torn down), and that process becomes the command.
 //!
 //! ```text
 //! agent ──posix_spawn, at the first hardened run──▶ Z: child subreaper, single-threaded poll
-//!   loop over its control socket (SOCK_SEQPACKET), a SIGCHLD signalfd and every run's
-//!   exec-notification channel, with the nearest deadline of all runs as its timeout
-//! per run: agent ──one message: the run's header (timeout, exec supervision), stdin, stdout,
-//!   stderr, request pipe, status pipe, run socket──▶ Z
-//!   Z ──fork──▶ G: new process group (setpgid(0, 0), same session), parent-death signal;
-//!   Z sends G's pidfd on the run socket
-//!   agent writes the request (only now: without G's pidfd, nothing has started)
-//!   G reads it: cgroups → capabilities dropped → NO_NEW_PRIVS → Landlock → rlimits →
-//!   seccomp (setpgid and setsid refused) → execve ([`crate::child`])
-//!   Z answers G's exec notifications, kills G's group at the timeout, reaps G (wait4), kills
-//!   the group until it is empty, reaping the orphans the kernel hands it (telling their run by
-//!   their process group), then writes the final status and sends the CPU time on the run
-//!   socket, and closes it
+//!   loop over its control socket (SOCK_SEQPACKET), a SIGCHLD signalfd, the request pipes of
+//!   runs about to start and the exec-notification listeners of runs in flight, with the
+//!   nearest deadline of all runs as its timeout
+//! per run: agent ──one message: stdin, stdout, stderr, request pipe, status pipe, run
+//!   socket──▶ Z; then the request (JSON) on its pipe, which Z reads as it comes
+//!   Z parses it and builds the program's image, then ──clone(CLONE_VM), own stack──▶ G:
+//!   parent-death signal, new process group (setpgid(0, 0), same session), G's own pidfd on
+//!   the run socket (before anything can run), cgroups → capabilities dropped → NO_NEW_PRIVS →
+//!   Landlock → rlimits → seccomp (setpgid and setsid refused) → execve ([`crate::child`])
+//!   Z waits for that execve (nsclone's hand-off: system calls only, the first exec
+//!   notification answered), then answers later exec notifications, kills G's group at the
+//!   timeout, reaps G (wait4), kills the group until it is empty, reaping the orphans the kernel
+//!   hands it (telling their run by their process group), then writes the final status and
+//!   sends the CPU time on the run socket, and closes it
 //! ```
 //!
 //! The hardened profile has no pid namespace, so the command's process group is what finds
@@ -47,8 +49,12 @@
 //!   made-up result. Only when the agent and Z are killed at the same instant (one signal to
 //!   both from outside) can the command's descendants outlive them.
 //! * A Z that died is noticed before the next run (its pidfd), or when the run's message finds
-//!   no reader, and a new one is started; the run is retried once only when Z never sent G's
-//!   pidfd, so the request was never written and nothing ran.
+//!   no reader, and a new one is started; the run is retried once only when G's pidfd never
+//!   came, which G sends before it does anything else: nothing ran.
+//! * Z is parked while a G sets itself up (they share memory): other runs' notifications and
+//!   deadlines wait that long. A set-up still running at the run's timeout (without one, at the
+//!   start timeout of 10 s), and at least 5 s after its start, is killed: G is then blocked in
+//!   a system call, not holding a lock of the shared allocator.
 //! * A process forked from the agent (without `exec`) runs its hardened tools through a zygote
 //!   of its own: the registry remembers which process it belongs to. A `fork` handler closes
 //!   the agent's control sockets in the child, so a forked child that lives on does not keep
@@ -63,8 +69,10 @@
 //!
 //! CPU time: G and its orphans are Z's children, not the caller's, so Z reports G's rusage (its
 //! waited-for children included), the rusage of every orphan of the run it reaped, and its own
-//! time spent on the run; the runner returns the sum as
-//! [`crate::runner::RunOutput::helper_cpu`].
+//! time spent on the run (reading and parsing the request, the hand-off, the supervision, the
+//! report); the runner returns the sum as [`crate::runner::RunOutput::helper_cpu`]. The zygote's
+//! start is paid once per agent process: its securebits and empty bounding set, which every G
+//! inherits, are set then ([`crate::child`]).
 
 mod client;
 mod server;
