@@ -1,9 +1,9 @@
 //! What confinement costs: spawning and waiting for `/bin/true`, side by side.
 //!
 //! * `plain`: `std::process::Command` (posix_spawn);
-//! * `hardened`: the runner's Landlock + seccomp profile, no namespaces (a trampoline forked by
-//!   the `policy-sandbox` zygote, started once per process: its start is measured apart, as
-//!   `hardened, first run in a process`);
+//! * `hardened`: the runner's Landlock + seccomp profile, no namespaces (the command started and
+//!   supervised by the `policy-sandbox` zygote, started once per process: its start is measured
+//!   apart, as `hardened, first run in a process`);
 //! * `strict`: the full strict profile (user, mount, pid, net namespaces + Landlock + seccomp),
 //!   cloned straight into its namespaces;
 //! * `strict_exec_allow`: the same with `exec = "allow"`, i.e. without exec supervision;
@@ -317,7 +317,7 @@ criterion_group! {
 }
 
 /// CPU time the hardened runs reported for their helper processes
-/// ([`sandbox::RunOutput::helper_cpu`]: the trampoline and the command, which are the zygote's
+/// ([`sandbox::RunOutput::helper_cpu`]: the command and its orphans, which are the zygote's
 /// children, not ours, and the zygote's own time on each run), in nanoseconds.
 static HELPER_CPU: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
@@ -422,7 +422,7 @@ fn interleaved_ratios(rounds: usize) {
         / 1e3
         / rounds.max(1) as f64;
     if let Some(h) = &hardened {
-        // The zygote that served the runs above: its end (with every trampoline it reaped)
+        // The zygote that served the runs above: its end (with every command it reaped)
         // must not count here.
         sandbox::zygote::shut_down();
         for _ in 0..rounds / 4 {
@@ -430,7 +430,7 @@ fn interleaved_ratios(rounds: usize) {
             t_first.run(&|| {
                 let reported = HELPER_CPU.load(std::sync::atomic::Ordering::Relaxed);
                 h.spawn();
-                // Reaping the zygote counts its children (the trampoline and the command) in
+                // Reaping the zygote counts its children (the command) in
                 // RUSAGE_CHILDREN: take back what the run reported, so nothing counts twice.
                 sandbox::zygote::shut_down();
                 let now = HELPER_CPU.load(std::sync::atomic::Ordering::Relaxed);
@@ -461,7 +461,7 @@ fn interleaved_ratios(rounds: usize) {
     if !t_hard.is_empty() {
         line("hardened (zygote running)", t_hard, base);
         println!(
-            "    of which in the helper processes (trampoline, /bin/true, the zygote's share): \
+            "    of which in the helper processes (/bin/true, the zygote's share): \
              cpu {helper_per_run:.0} ({:.2}× plain)",
             helper_per_run / base.1
         );
@@ -557,11 +557,10 @@ fn main() {
 
 /// What a hardened run pays beyond its command's own confinement (whose floors are the
 /// `clone + execve`, seccomp and Landlock lines of [`floors`]), interleaved with plain spawns:
-/// the zygote's round trip without a command (the run's channels, the fork of the trampoline,
-/// its start and end, the report; the trampoline's fork of the command costs about as much as
-/// the zygote's fork of the trampoline: both copy the zygote), and the private scratch
-/// directory a hardened run gets as `$TMPDIR` (made once per scratch slot and reused, emptied,
-/// by the later runs of the policy; see `sandbox/src/slots.rs`).
+/// the zygote's round trip without a command (the run's channels, the start of a process that
+/// shares the zygote's memory, its pidfd, its end, the group kill, the report), and the
+/// private scratch directory a hardened run gets as `$TMPDIR` (made once per scratch slot and
+/// reused, emptied, by the later runs of the policy; see `sandbox/src/slots.rs`).
 fn hardened_floors(rounds: usize) {
     let helper = std::path::Path::new(env!("CARGO_BIN_EXE_policy-sandbox"));
     if let Err(e) = sandbox::zygote::floor_round_trip(helper) {
@@ -589,7 +588,7 @@ fn hardened_floors(rounds: usize) {
     println!("hardened floors, interleaved over {rounds} rounds (µs):");
     println!("  plain: wall {:.0}, cpu {:.0}", base.0, base.1);
     line(
-        "the zygote's round trip, no command (channels, fork of T, T's start and end, report)",
+        "the zygote's round trip, no command (channels, the command process's start and end, report)",
         &mut t_trip,
         base,
     );
@@ -827,6 +826,7 @@ mod floors {
             shares_host_namespaces: false,
             deny_metadata_writes: false,
             supervise_unix: false,
+            keep_process_group: false,
         })
         .expect("the strict filter compiles");
         let tree = super::RootTree::new();

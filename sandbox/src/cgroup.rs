@@ -5,8 +5,8 @@
 //! among concurrent runs of every process), created under the directory
 //! [`crate::hostcaps::HostSupport`] found, and removed when the run ends. The process that
 //! becomes the root of the tool's tree joins it before it confines itself: the strict child
-//! right after `clone`, the hardened trampoline's child right after `fork` (so the trampoline's
-//! own memory and pid count nothing against the tool's limits).
+//! right after `clone`, the hardened command's process before it confines itself (so the
+//! zygote's own memory and pid count nothing against the tool's limits).
 //!
 //! A limit the runner was asked for and cannot set refuses the run: nothing starts with less
 //! confinement than the report says.

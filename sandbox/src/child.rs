@@ -1,6 +1,6 @@
 //! What a sandboxed child does to itself between its creation and `execve`, in both profiles:
-//! the strict profile's namespace child ([`crate::nsclone`]) and the hardened profile's
-//! grandchild of the trampoline ([`crate::trampoline`]).
+//! the strict profile's namespace child ([`crate::nsclone`]) and the hardened profile's G,
+//! started by the zygote ([`crate::zygote`], [`start_hardened`]).
 //!
 //! Order matters and follows what the kernel needs: capabilities dropped for good, then
 //! NO_NEW_PRIVS (Landlock and seccomp need it without privileges), then Landlock, then the
@@ -14,7 +14,7 @@
 use std::ffi::CString;
 use std::os::fd::{BorrowedFd, RawFd};
 
-use crate::request::{Request, Status};
+use crate::request::{Request, Status, STATUS_FD};
 
 /// Exit status of a run the sandbox refused.
 pub const REFUSED_EXIT: i32 = 125;
@@ -60,6 +60,22 @@ impl Reporter {
         // SAFETY: leaving the failed child.
         unsafe { libc::_exit(code) }
     }
+}
+
+/// G, the hardened run's process, once the zygote started it with its channels in place and
+/// in a process group of its own ([`crate::zygote`]): joins the run's cgroups, enters its
+/// working directory, confines itself and executes the command. `req` and `image` live in the
+/// zygote's memory, which G shares until `execve`. Never returns.
+pub(crate) fn start_hardened(req: &Request, image: &ExecImage, notify: Option<RawFd>) -> ! {
+    let reporter = Reporter(STATUS_FD);
+    // The command's tree, not the zygote, is what the cgroups limit.
+    if let Err(e) = crate::cgroup::join(&req.cgroups) {
+        reporter.refuse(e);
+    }
+    if let Some(cwd) = &req.cwd {
+        let _ = std::env::set_current_dir(cwd);
+    }
+    confine_and_exec(req, image, reporter, notify)
 }
 
 /// What `execve` and seccomp need, built before the child starts: the strict child must not
@@ -262,9 +278,26 @@ pub(crate) fn confine_view_and_exec(
     }
 }
 
-/// Drops every capability for good: securebits (root keeps none across execve), bounding and
-/// ambient sets, then the current sets.
-pub(crate) fn drop_capabilities() -> Result<(), String> {
+/// Set in the hardened zygote once [`lock_for_children`] locked its securebits and emptied its
+/// bounding set: every G it forks has both from the fork (the kernel copies them; locked
+/// securebits cannot be unset and the bounding set only shrinks), so G skips those 40-odd
+/// system calls, each of which replaces the process's credentials.
+static LOCKED_FOR_CHILDREN: std::sync::atomic::AtomicBool =
+    std::sync::atomic::AtomicBool::new(false);
+
+/// In the hardened zygote, once at its start: the securebits and bounding set of
+/// [`drop_capabilities`] for itself (it never executes anything, so they change nothing for
+/// it), inherited by every G it forks. Its effective capabilities stay (a G joins its run's
+/// cgroups with them before dropping them). Nothing to do without `CAP_SETPCAP`.
+pub(crate) fn lock_for_children() {
+    if has_effective_cap(8) && lock_securebits_and_bounding_set().is_ok() {
+        LOCKED_FOR_CHILDREN.store(true, std::sync::atomic::Ordering::Relaxed);
+    }
+}
+
+/// Securebits (root keeps no capability across execve, locked) and an empty bounding set.
+/// Needs `CAP_SETPCAP`.
+fn lock_securebits_and_bounding_set() -> Result<(), String> {
     const SECBIT_NOROOT: libc::c_ulong = 1 << 0;
     const SECBIT_NOROOT_LOCKED: libc::c_ulong = 1 << 1;
     const SECBIT_NO_SETUID_FIXUP: libc::c_ulong = 1 << 2;
@@ -272,30 +305,41 @@ pub(crate) fn drop_capabilities() -> Result<(), String> {
     const SECBIT_KEEP_CAPS_LOCKED: libc::c_ulong = 1 << 5;
     const SECBIT_NO_CAP_AMBIENT_RAISE: libc::c_ulong = 1 << 6;
     const SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED: libc::c_ulong = 1 << 7;
+    let bits = SECBIT_NOROOT
+        | SECBIT_NOROOT_LOCKED
+        | SECBIT_NO_SETUID_FIXUP
+        | SECBIT_NO_SETUID_FIXUP_LOCKED
+        | SECBIT_KEEP_CAPS_LOCKED
+        | SECBIT_NO_CAP_AMBIENT_RAISE
+        | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
+    // SAFETY: prctl with integers.
+    unsafe {
+        if libc::prctl(libc::PR_SET_SECUREBITS, bits) != 0 {
+            return Err(format!("PR_SET_SECUREBITS: {}", errno()));
+        }
+        // One call per capability: EINVAL marks the first number past the kernel's last
+        // capability (a PR_CAPBSET_READ before each drop would double the calls).
+        for cap in 0..=63 {
+            if libc::prctl(libc::PR_CAPBSET_DROP, cap) != 0 {
+                if *libc::__errno_location() == libc::EINVAL && cap > 0 {
+                    break;
+                }
+                return Err(format!("PR_CAPBSET_DROP({cap}): {}", errno()));
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Drops every capability for good: securebits (root keeps none across execve), bounding and
+/// ambient sets, then the current sets. In a G of a zygote that did [`lock_for_children`], the
+/// first two are already in place.
+pub(crate) fn drop_capabilities() -> Result<(), String> {
     // SAFETY: prctl/capset with valid arguments.
     unsafe {
-        let holds_setpcap = has_effective_cap(8);
-        if holds_setpcap {
-            let bits = SECBIT_NOROOT
-                | SECBIT_NOROOT_LOCKED
-                | SECBIT_NO_SETUID_FIXUP
-                | SECBIT_NO_SETUID_FIXUP_LOCKED
-                | SECBIT_KEEP_CAPS_LOCKED
-                | SECBIT_NO_CAP_AMBIENT_RAISE
-                | SECBIT_NO_CAP_AMBIENT_RAISE_LOCKED;
-            if libc::prctl(libc::PR_SET_SECUREBITS, bits) != 0 {
-                return Err(format!("PR_SET_SECUREBITS: {}", errno()));
-            }
-            // One call per capability: EINVAL marks the first number past the kernel's last
-            // capability (a PR_CAPBSET_READ before each drop would double the calls).
-            for cap in 0..=63 {
-                if libc::prctl(libc::PR_CAPBSET_DROP, cap) != 0 {
-                    if *libc::__errno_location() == libc::EINVAL && cap > 0 {
-                        break;
-                    }
-                    return Err(format!("PR_CAPBSET_DROP({cap}): {}", errno()));
-                }
-            }
+        let inherited = LOCKED_FOR_CHILDREN.load(std::sync::atomic::Ordering::Relaxed);
+        if !inherited && has_effective_cap(8) {
+            lock_securebits_and_bounding_set()?;
         }
         libc::prctl(
             libc::PR_CAP_AMBIENT,

@@ -284,6 +284,7 @@ fn prepare(
         shares_host_namespaces: true,
         deny_metadata_writes: !plan.host_metadata_writable(),
         supervise_unix: false,
+        keep_process_group: false,
     })
     .map_err(refused)?;
     Ok(Prepared {

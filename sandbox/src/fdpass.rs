@@ -1,7 +1,7 @@
 //! Passing descriptors over a unix socket (`SCM_RIGHTS`): the egress listeners from the sandbox
 //! to the broker, the exec-notification listener from the confined command to its
 //! supervisor, and a hardened run's channels to the zygote ([`send_msg`], one message each) and
-//! its trampoline's pidfd back ([`send_one`]).
+//! its command's pidfd back ([`send_one`]).
 //!
 //! Wire format, one `sendmsg` per batch: `b"FDS1"`, a little-endian `u32` count `n`, then `n`
 //! little-endian `u32` listener indices; the `n` descriptors ride in the control message in the

@@ -8,8 +8,8 @@
 //!   which goes into every run's audit metadata ([`RunOutput::audit`]).
 //! * [`runner::run`]: the low-level runner; [`ProcessTool`]: a runtime [`policy_runtime::Tool`]
 //!   around it (policy + a function from JSON arguments to argv).
-//! * [`zygote`] and [`trampoline`]: the hardened profile's helper processes: a zygote started
-//!   once per process, which forks for each run the trampoline that supervises the command.
+//! * [`zygote`] and [`trampoline`]: the hardened profile's helper process: a zygote started
+//!   once per process, which starts and supervises the command of each run.
 //! * [`hostcaps`]: what this kernel offers; [`egress`]: the host-pinned network broker for
 //!   `net = {hosts = [...]}`.
 //! * [`confine::confine_self`]: confines the calling process itself (and every process it
@@ -49,7 +49,8 @@
 //! directory as `$TMPDIR` (and as `$HOME` and the `$XDG_*` directories when those lie outside
 //! every root: the tool could see its files exist but not open them; leased with a Landlock
 //! ruleset built once per policy, emptied between runs, see `slots`), `socket()` (and unix datagram `socketpair()`s) refused when
-//! net = deny, and the trampoline as child subreaper so the whole tree is killed at the end, at
+//! net = deny, and the command in a process group it cannot leave (`setpgid`/`setsid` refused),
+//! which the zygote (a child subreaper) kills whole at the end, at
 //! the timeout, or when the caller dies. Host lists and exec allow-lists are refused there (see
 //! [`plan`]). Without a mount namespace there is no private `/dev/shm` or devpts to give: the
 //! host's stay closed, so POSIX shared memory, semaphores and ptys fail (unless `/dev/shm` is
@@ -84,8 +85,8 @@
 //!   the private `nsclone` module. In hardened, the caller `posix_spawn`s the zygote
 //!   (`CLONE_VM|CLONE_VFORK`) once per process, the `policy-sandbox` binary's hidden
 //!   subcommand or any binary that calls [`trampoline::serve_if_requested`] first in `main`
-//!   ([`runner`] documents how it is found), and the zygote forks each run's trampoline
-//!   ([`zygote`]). Plans, mount lists, Landlock rule lists and compiled seccomp programs are
+//!   ([`runner`] documents how it is found), and the zygote starts each run's command
+//!   process with `clone(CLONE_VM)` ([`zygote`]). Plans, mount lists, Landlock rule lists and compiled seccomp programs are
 //!   cached per policy, profile and program ([`runner::prepare`]).
 //! * **exec = deny**: a seccomp user-notification filter sends every `execve`/`execveat` to the
 //!   supervisor, which lets exactly the first one (the command itself) through and answers
@@ -125,7 +126,7 @@
 //!   `memory` delegated at the root; swap counted) and the report calls the limit exact; without
 //!   one the limit is reported widened, naming what it misses. Either way the strict tmpfs is
 //!   sized to the limit. Run cgroups are named `toolpolicy-<pid>-<n>`, joined by the root of the
-//!   tool's tree (not the hardened trampoline) and removed after the run; one that cannot be
+//!   tool's tree (not the hardened zygote) and removed after the run; one that cannot be
 //!   made refuses the run. Limits below what any program starts under
 //!   ([`plan::MIN_MEMORY_BYTES`], [`plan::MIN_OPEN_FILES`]) are refused with the reason.
 //!

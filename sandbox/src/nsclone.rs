@@ -41,7 +41,7 @@ use crate::supervisor::Supervision;
 const STACK_BYTES: usize = 1 << 20;
 
 /// How long the set-up may run before the policy's timeout may kill it (see [`spawn`]).
-const SET_UP_GRACE: Duration = Duration::from_secs(5);
+pub(crate) const SET_UP_GRACE: Duration = Duration::from_secs(5);
 
 /// Room for the child's status records during the hand-off; longer reports are cut.
 const RECORD_BYTES: usize = 8192;
@@ -182,18 +182,21 @@ pub(crate) fn spawn(
 }
 
 /// What the caller learned while the child set itself up.
-struct HandOff {
+pub(crate) struct HandOff {
     records: [u8; RECORD_BYTES],
     len: usize,
-    listener: Option<OwnedFd>,
-    timed_out: bool,
+    /// The exec-notification listener, when the child sent one.
+    pub(crate) listener: Option<OwnedFd>,
+    /// The deadline passed during the set-up: the child was killed.
+    pub(crate) timed_out: bool,
 }
 
 /// Waits, without allocating, until the child has executed the command or exited: the status
 /// pipe's write end is close-on-exec, so end of file means one or the other. Meanwhile: keeps
 /// what the child reports, receives the exec-notification listener and lets the first
-/// `execve` (the command) through, and kills the child when the deadline passes.
-fn hand_off(
+/// `execve` (the command) through, and kills the child when the deadline passes. Also the
+/// hardened zygote's, whose G shares its memory the same way ([`crate::zygote`]).
+pub(crate) fn hand_off(
     pid: libc::pid_t,
     pidfd: RawFd,
     status: RawFd,
@@ -282,7 +285,12 @@ fn hand_off(
                 }
                 notify = None;
             } else if p.revents & libc::POLLIN != 0 {
-                crate::supervisor::answer(p.fd, pid, supervision, false);
+                crate::supervisor::answer(
+                    p.fd,
+                    pid,
+                    supervision,
+                    crate::supervisor::Answering::HandOff,
+                );
             } else {
                 // The listener hung up: the child is gone.
                 supervision.first_exec_done = true;
@@ -419,7 +427,7 @@ struct KernelSigaction {
 }
 
 /// The child's stack: an anonymous mapping with a guard page below it.
-struct Stack {
+pub(crate) struct Stack {
     base: *mut libc::c_void,
     len: usize,
 }
@@ -450,7 +458,7 @@ impl Stack {
         }
     }
 
-    fn new() -> std::io::Result<Stack> {
+    pub(crate) fn new() -> std::io::Result<Stack> {
         let guard = 4096;
         let len = STACK_BYTES + guard;
         // SAFETY: a fresh private anonymous mapping; the lowest page becomes the guard.
@@ -472,7 +480,7 @@ impl Stack {
     }
 
     /// The highest address: stacks grow down.
-    fn top(&self) -> *mut libc::c_void {
+    pub(crate) fn top(&self) -> *mut libc::c_void {
         // SAFETY: one past the end of our mapping.
         unsafe { self.base.cast::<u8>().add(self.len).cast() }
     }

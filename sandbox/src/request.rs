@@ -1,8 +1,8 @@
 //! What a sandboxed run is asked to do, and the status records that come back.
 //!
 //! The strict profile's child reads the [`Request`] in the caller's memory; the hardened
-//! profile's trampoline receives it as JSON on [`REQUEST_FD`]. Both report on a status channel
-//! (JSON lines of [`Status`]).
+//! profile's zygote receives it as JSON on the run's request pipe, and its G reads it in the
+//! zygote's memory. Both report on a status channel (JSON lines of [`Status`]).
 
 use std::path::PathBuf;
 
@@ -14,13 +14,11 @@ use crate::mounts::MountOp;
 use crate::plan::Profile;
 use crate::seccomp::Filters;
 
-/// The trampoline's file descriptor for the request (read to end).
-pub const REQUEST_FD: i32 = 3;
-/// The trampoline's status channel: JSON lines of [`Status`].
+/// The hardened G's status channel: JSON lines of [`Status`].
 pub const STATUS_FD: i32 = 4;
-/// Where the trampoline holds the run's prepared Landlock ruleset, when the run came with one
-/// ([`Request::ruleset_fd`]).
-pub const RULESET_FD: i32 = 5;
+/// Where the hardened G holds the run's prepared Landlock ruleset, when the run came with one
+/// ([`Request::ruleset_fd`]); above G's other channels.
+pub const RULESET_FD: i32 = 6;
 
 /// A spawn request.
 #[derive(Clone, Debug, Serialize, Deserialize)]
@@ -70,7 +68,7 @@ pub struct Request {
     pub egress: Option<EgressPlan>,
     /// Wall-clock limit.
     pub timeout_ms: Option<u64>,
-    /// The process the trampoline dies with: the zygote that forks it.
+    /// The process G dies with: the zygote that starts it.
     pub parent_pid: i32,
 }
 

@@ -20,8 +20,8 @@
 //! The strict profile needs no helper binary: its child is cloned straight into its namespaces
 //! (see the crate documentation). The hardened profile starts a small helper process (the
 //! `policy-sandbox` binary, hidden subcommand [`crate::trampoline::SUBCOMMAND`]) with
-//! `posix_spawn` once per process, the zygote ([`crate::zygote`]), which forks for each run a
-//! trampoline that supervises the command and kills its orphans. It is looked up, first hit
+//! `posix_spawn` once per process, the zygote ([`crate::zygote`]), which starts and supervises
+//! the command of each run and kills its orphans. It is looked up, first hit
 //! wins:
 //! 1. [`RunOptions::helper()`];
 //! 2. the `TOOLPOLICY_SANDBOX_HELPER` environment variable ([`HELPER_ENV`]);
@@ -164,8 +164,8 @@ pub struct RunOutput {
     /// [`RunOptions::egress_sink`] as they happened.
     pub egress: Vec<EgressEvent>,
     /// Hardened: the CPU time the run cost in the sandbox's helper processes, which are not the
-    /// caller's children and so not in its `RUSAGE_CHILDREN`: the run's trampoline and the
-    /// command (from `wait4`), plus the zygote's own time spent on the run. Not counted: the
+    /// caller's children and so not in its `RUSAGE_CHILDREN`: the command and the orphans it
+    /// left (from `wait4`), plus the zygote's own time spent on the run. Not counted: the
     /// zygote's one start per process. `None` for strict runs, whose child is the caller's.
     pub helper_cpu: Option<Duration>,
 }
@@ -534,6 +534,7 @@ fn build(
         shares_host_namespaces: !strict,
         deny_metadata_writes: !strict && !plan.host_metadata_writable(),
         supervise_unix,
+        keep_process_group: !strict,
     })
     .map_err(RunError::Refused)?;
 
@@ -1011,16 +1012,13 @@ pub fn run(
         }
         _ => None,
     };
-    // The trampoline enforces the timeout itself; the backstop catches a trampoline that hangs.
+    // The zygote enforces the timeout itself; the backstop catches a zygote that hangs.
     let backstop = timeout.map(|t| t + Duration::from_secs(5));
     let collected = running.collect(plan.limits.max_output_bytes, backstop);
     if let Some(lease) = &mut lease {
-        // Only a trampoline that exited by itself has killed and reaped every process of the
-        // run; after anything else the scratch directory may still be in use.
-        if collected.helper_lost
-            || collected.backstop_killed
-            || !libc::WIFEXITED(collected.child_status)
-        {
+        // Only a zygote that saw the run's process group empty has killed and reaped every
+        // process of the run; after anything else the scratch directory may still be in use.
+        if collected.helper_lost || collected.backstop_killed || !collected.run_drained {
             lease.taint();
         }
     }
@@ -1065,7 +1063,7 @@ pub fn run(
         _ if collected.backstop_killed => (None, Some(libc::SIGKILL), true),
         _ => {
             return Err(RunError::Refused(format!(
-                "the sandbox's trampoline ended without reporting (wait status {:#x}): was it \
+                "the sandbox's helper ended the run without reporting (wait status {:#x}): was it \
                  killed from outside, or is the helper binary from another version?",
                 collected.child_status
             )))

@@ -14,7 +14,8 @@
 //!   API, pivot_root/chroot, kexec, kernel modules, unshare/setns, io_uring, userfaultfd,
 //!   process_vm_*, pidfd_getfd, file handles, clock and swap changes, and more ([`DENIED`]);
 //!   with `shares_host_namespaces`, the SysV IPC and POSIX message-queue calls ([`SYSV_IPC`],
-//!   [`POSIX_MQUEUE`]); with
+//!   [`POSIX_MQUEUE`]); with `keep_process_group` (the hardened command), `setpgid` and
+//!   `setsid` ([`GROUP_CHANGES`]); with
 //!   `deny_metadata_writes`, every change of a file's mode, owner, timestamps or extended
 //!   attributes ([`METADATA_WRITES`]);
 //! * refuses with `EPERM`, by argument: `clone` with any namespace flag (a deny of `unshare`
@@ -103,6 +104,10 @@ pub struct FilterOptions {
     /// Send `connect` to the supervisor and refuse unix datagram sockets (strict with
     /// net = deny or a host list): host pathname sockets inside the roots stay unreachable.
     pub supervise_unix: bool,
+    /// Refuse `setpgid` and `setsid` ([`GROUP_CHANGES`]; the hardened command, whose process
+    /// group is how the zygote finds everything it left). Not for `confine_self`: the agent
+    /// and the zygote it starts must still place each command in a group of its own.
+    pub keep_process_group: bool,
 }
 
 /// The compiled filter, as packed BPF words (`code << 48 | jt << 40 | jf << 32 | k`).
@@ -192,6 +197,14 @@ pub const POSIX_MQUEUE: &[libc::c_long] = &[
     libc::SYS_mq_notify,
     libc::SYS_mq_getsetattr,
 ];
+
+/// The calls that move a process to another process group or session, refused with
+/// `keep_process_group` (the hardened command, which has no pid namespace). The zygote started the command as the leader of
+/// a process group of its own and ends a run by killing that group ([`crate::zygote`]): a
+/// descendant that could leave it (a daemon's `setsid`, or `setpgid` into another group of
+/// the session) would outlive the run. The command still shares the agent's session, so its
+/// controlling terminal stays what it was.
+pub const GROUP_CHANGES: &[libc::c_long] = &[libc::SYS_setpgid, libc::SYS_setsid];
 
 /// `setxattrat(2)` and `removexattrat(2)` (Linux 6.13), not yet in the libc crate.
 const SYS_SETXATTRAT: libc::c_long = 463;
@@ -384,6 +397,9 @@ fn denied(options: FilterOptions) -> Vec<libc::c_long> {
     if options.shares_host_namespaces {
         out.extend_from_slice(SYSV_IPC);
         out.extend_from_slice(POSIX_MQUEUE);
+    }
+    if options.keep_process_group {
+        out.extend_from_slice(GROUP_CHANGES);
     }
     if options.deny_metadata_writes {
         out.extend_from_slice(METADATA_WRITES);
@@ -746,7 +762,7 @@ mod tests {
     use super::*;
 
     fn every_option_set() -> Vec<FilterOptions> {
-        (0..128)
+        (0..256)
             .map(|bits| FilterOptions {
                 exec_notify: bits & 1 != 0,
                 deny_sockets: bits & 2 != 0,
@@ -755,6 +771,7 @@ mod tests {
                 shares_host_namespaces: bits & 16 != 0,
                 deny_metadata_writes: bits & 32 != 0,
                 supervise_unix: bits & 64 != 0,
+                keep_process_group: bits & 128 != 0,
             })
             .collect()
     }
@@ -934,6 +951,7 @@ mod tests {
             || set_id_file
             || (options.deny_metadata_writes && metadata_write)
             || (options.shares_host_namespaces && sysv)
+            || (options.keep_process_group && (is(libc::SYS_setpgid) || is(libc::SYS_setsid)))
             || (options.shares_host_namespaces
                 && [
                     libc::SYS_prlimit64,

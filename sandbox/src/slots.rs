@@ -13,12 +13,12 @@
 //!   made) or the slot is dropped, and its [`Fingerprint`] must hold (every rule path still
 //!   leads, without a link, to the inode its rule holds) or its ruleset is built again: a
 //!   cached ruleset then grants exactly what a fresh one would.
-//! * **Return** ([`Lease`]'s drop): the run's processes have all ended (the trampoline kills
-//!   and reaps every descendant before it exits, and the runner waits for that exit). The
-//!   directory is emptied through its descriptor ([`Scratch::empty`]) and checked to be still at
-//!   its path after that; otherwise, or after a run whose end was not seen (the helper lost,
-//!   the trampoline killed), the slot is dropped and never reused, and nothing that replaced
-//!   its directory is followed.
+//! * **Return** ([`Lease`]'s drop): the run's processes have all ended (the zygote reports a
+//!   run only after its process group is empty, or after giving up on it, which it says, see
+//!   [`crate::zygote`]). The directory is emptied through its descriptor ([`Scratch::empty`])
+//!   and checked to be still at its path after that; otherwise, or after a run whose end was
+//!   not seen (the helper lost, the backstop's kill, a group that did not empty), the slot is
+//!   dropped and never reused, and nothing that replaced its directory is followed.
 //! * **Bounds**: at most [`PER_POLICY`] free slots per policy and [`TOTAL`] in all, the least
 //!   recently used dropped first (descriptors closed, directory removed). Runs beyond them at
 //!   the same time get slots of their own that are dropped after the run.

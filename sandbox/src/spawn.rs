@@ -1,12 +1,12 @@
 //! The parent side of a run: start the child (the strict profile's namespace child through
-//! [`crate::nsclone`], or the hardened profile's trampoline through the zygote,
+//! [`crate::nsclone`], or the hardened profile's command process through the zygote,
 //! [`crate::zygote`]), then one loop that collects output and status and enforces the
 //! timeout.
 //!
 //! Neither start copies the caller's page tables: the strict child shares them (`CLONE_VM`),
-//! and the hardened trampoline is forked from the small zygote, which itself was started once
-//! with `posix_spawn` (`CLONE_VM | CLONE_VFORK` in glibc), so the cost does not depend on how
-//! much memory the caller holds.
+//! and the hardened command's process shares the small zygote's (`CLONE_VM` too), which
+//! itself was started once with `posix_spawn` (`CLONE_VM | CLONE_VFORK` in glibc), so the cost
+//! does not depend on how much memory the caller holds.
 
 use std::ffi::CString;
 use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -36,8 +36,11 @@ pub(crate) struct Collected {
     pub backstop_killed: bool,
     /// Hardened: CPU time of T, the command and the zygote's handling of the run.
     pub helper_cpu: Option<Duration>,
-    /// Hardened: the zygote ended before reporting T's end.
+    /// Hardened: the zygote ended before reporting G's end.
     pub helper_lost: bool,
+    /// Hardened: the zygote saw every process of the run gone before it reported (always true
+    /// for the strict child, whose pid namespace ends with it).
+    pub run_drained: bool,
 }
 
 /// A close-on-exec pipe: (read end, write end).
@@ -130,9 +133,9 @@ impl Streams {
 
 /// Who supervises the command, and what the collecting loop must do for it.
 pub(crate) enum Supervisor {
-    /// The hardened trampoline: it reports on the status channel and enforces the timeout
+    /// The hardened zygote: it reports on the status channel and enforces the timeout
     /// itself; the caller only keeps a backstop.
-    Trampoline { status_r: OwnedFd },
+    Zygote { status_r: OwnedFd },
     /// The strict child is the command itself: the caller enforces the timeout, refuses later
     /// exec attempts, and turns the wait status into the final record.
     Direct {
@@ -151,12 +154,9 @@ pub(crate) enum Waited {
         pid: libc::pid_t,
         pidfd: Option<OwnedFd>,
     },
-    /// The hardened trampoline T, the zygote's child: killed through its pidfd; its wait
-    /// status comes as the zygote's report on the run's socket.
-    Zygote {
-        trampoline: OwnedFd,
-        report: OwnedFd,
-    },
+    /// The hardened command's process G, the zygote's child: its process group is killed
+    /// through its pidfd; its wait status comes as the zygote's report on the run's socket.
+    Zygote { leader: OwnedFd, report: OwnedFd },
 }
 
 pub(crate) struct Running {
@@ -252,21 +252,21 @@ pub(crate) fn spawn_helper(
 }
 
 impl Running {
-    /// Kills the child (the trampoline's children follow through PDEATHSIG, its orphans are
-    /// the zygote's to kill; the strict child is pid 1 of its namespace, which dies with it).
+    /// Kills the child (the hardened command's whole process group, which its descendants
+    /// cannot leave; the strict child is pid 1 of its namespace, which dies with it).
     pub fn kill(&self) {
         self.waited.kill();
     }
 
-    /// Waits for the end, reading output with `cap`. The trampoline is killed at `backstop`
-    /// (it enforces the timeout itself); the strict child at the policy's timeout.
+    /// Waits for the end, reading output with `cap`. The hardened command's group is killed at
+    /// `backstop` (the zygote enforces the timeout); the strict child at the policy's timeout.
     ///
     /// One poll loop in the calling thread serves stdout, stderr, the status channel, the
     /// exec-notification listener and the child's pidfd: no thread is started per run.
     pub fn collect(mut self, cap: Option<u64>, backstop: Option<Duration>) -> Collected {
         let (status_r, mut listener, mut supervision, mut records, direct_deadline, mut timed_out) =
             match self.supervisor {
-                Supervisor::Trampoline { status_r } => (
+                Supervisor::Zygote { status_r } => (
                     Some(status_r),
                     None,
                     crate::supervisor::Supervision::default(),
@@ -310,6 +310,7 @@ impl Running {
         let mut status = None;
         let mut helper_cpu = None;
         let mut helper_lost = false;
+        let mut run_drained = false;
         let mut killed = timed_out;
         let mut gone_at: Option<Instant> = None;
         loop {
@@ -357,9 +358,14 @@ impl Running {
                 if p.fd == pidfd {
                     match self.waited.ended(false) {
                         Ended::Not => {}
-                        Ended::Status { status: s, cpu } => {
+                        Ended::Status {
+                            status: s,
+                            cpu,
+                            drained,
+                        } => {
                             status = Some(s);
                             helper_cpu = cpu;
+                            run_drained = drained;
                             gone_at = Some(Instant::now());
                         }
                         Ended::Lost => {
@@ -370,7 +376,12 @@ impl Running {
                 } else if listener.as_ref().is_some_and(|l| l.as_raw_fd() == p.fd) {
                     if p.revents & libc::POLLIN != 0 {
                         // Later execs (refused unless the interpreter chain's) and connects.
-                        crate::supervisor::answer(p.fd, self.waited.pid(), &mut supervision, true);
+                        crate::supervisor::answer(
+                            p.fd,
+                            self.waited.pid(),
+                            &mut supervision,
+                            crate::supervisor::Answering::Threads,
+                        );
                     } else {
                         listener = None;
                     }
@@ -383,7 +394,7 @@ impl Running {
             }
             if let (Some(d), false) = (deadline, killed) {
                 if status.is_none() && Instant::now() >= d {
-                    // The trampoline's children follow by PDEATHSIG, the strict child's
+                    // The hardened command's group is killed whole, the strict child's
                     // namespace dies with it.
                     self.waited.kill();
                     killed = true;
@@ -395,8 +406,13 @@ impl Running {
             Some(s) => s,
             None if helper_lost => 0,
             None => match self.waited.ended(true) {
-                Ended::Status { status, cpu } => {
+                Ended::Status {
+                    status,
+                    cpu,
+                    drained,
+                } => {
                     helper_cpu = cpu;
+                    run_drained = drained;
                     status
                 }
                 Ended::Not | Ended::Lost => {
@@ -450,6 +466,7 @@ impl Running {
             backstop_killed: killed && !direct,
             helper_cpu,
             helper_lost,
+            run_drained,
         }
     }
 }
@@ -458,8 +475,13 @@ impl Running {
 enum Ended {
     /// Still running.
     Not,
-    /// Ended with this wait status; the hardened helper's CPU time with it.
-    Status { status: i32, cpu: Option<Duration> },
+    /// Ended with this wait status; the hardened helper's CPU time with it, and whether every
+    /// process of the run was gone.
+    Status {
+        status: i32,
+        cpu: Option<Duration>,
+        drained: bool,
+    },
     /// The zygote ended without reporting: the outcome is unknown.
     Lost,
 }
@@ -487,7 +509,7 @@ impl Waited {
             Waited::Child { pid, .. } => unsafe {
                 libc::kill(*pid, libc::SIGKILL);
             },
-            Waited::Zygote { trampoline, .. } => crate::zygote::kill(trampoline.as_fd()),
+            Waited::Zygote { leader, .. } => crate::zygote::kill_run(leader.as_fd()),
         }
     }
 
@@ -499,6 +521,7 @@ impl Waited {
                     return Ended::Status {
                         status: wait_blocking(*pid),
                         cpu: None,
+                        drained: true,
                     };
                 }
                 let mut s = 0;
@@ -507,17 +530,24 @@ impl Waited {
                     Ended::Status {
                         status: s,
                         cpu: None,
+                        drained: true,
                     }
                 } else {
                     Ended::Not
                 }
             }
-            Waited::Zygote { report, .. } => match crate::zygote::read_report(report.as_fd()) {
-                Some((status, cpu)) => Ended::Status {
+            Waited::Zygote { leader, report } => match crate::zygote::read_report(report.as_fd()) {
+                Some((status, cpu, drained)) => Ended::Status {
                     status,
                     cpu: Some(cpu),
+                    drained,
                 },
-                None => Ended::Lost,
+                None => {
+                    // The zygote died during the run: G died with it (parent-death signal),
+                    // and what G left is this caller's to kill.
+                    crate::zygote::kill_run(leader.as_fd());
+                    Ended::Lost
+                }
             },
         }
     }

@@ -88,10 +88,28 @@ impl Supervision {
     }
 }
 
+/// Where [`answer`] runs, which decides what it may do.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Answering {
+    /// The strict profile's hand-off: only the command's own `execve` can arrive; no
+    /// allocation, no thread.
+    HandOff,
+    /// A single-threaded process that forks (the hardened zygote): it may allocate, but must
+    /// not start a thread (a forked child could inherit a lock held by it); a `connect`, which
+    /// only the strict profile's filter sends, is refused.
+    NoThreads,
+    /// The caller's collecting loop: a `connect` is served on a thread of its own.
+    Threads,
+}
+
 /// Receives and answers one notification on `listener` from the sandbox whose command is
-/// `child`. `threads`: whether it may allocate and start a thread (false during the strict
-/// profile's hand-off, when only the command's own `execve` can arrive).
-pub(crate) fn answer(listener: RawFd, child: libc::pid_t, state: &mut Supervision, threads: bool) {
+/// `child`; `mode` says what the caller's process allows.
+pub(crate) fn answer(
+    listener: RawFd,
+    child: libc::pid_t,
+    state: &mut Supervision,
+    mode: Answering,
+) {
     // SAFETY: the notification struct is plain data, zeroed as the kernel requires.
     let mut notif: libc::seccomp_notif = unsafe { std::mem::zeroed() };
     // SAFETY: RECV fills `notif`.
@@ -100,7 +118,7 @@ pub(crate) fn answer(listener: RawFd, child: libc::pid_t, state: &mut Supervisio
     }
     let nr = notif.data.nr as libc::c_long;
     if nr == libc::SYS_execve || nr == libc::SYS_execveat {
-        let admitted = admit_exec(&notif, child, state, threads);
+        let admitted = admit_exec(&notif, child, state, mode != Answering::HandOff);
         respond(
             listener,
             notif.id,
@@ -110,7 +128,7 @@ pub(crate) fn answer(listener: RawFd, child: libc::pid_t, state: &mut Supervisio
                 Some(Err(libc::EPERM))
             },
         );
-    } else if nr == libc::SYS_connect && threads {
+    } else if nr == libc::SYS_connect && mode == Answering::Threads {
         serve_connect(listener, notif, state.tcp_ports.clone());
     } else {
         respond(listener, notif.id, Some(Err(libc::EPERM)));

@@ -46,15 +46,35 @@ const CASES: &[(&str, Case)] = &[
         agent_with_a_forked_child_killed_mid_run,
     ),
     (
-        "the_orphans_of_a_killed_trampoline_are_killed_by_the_zygote",
-        orphans_of_a_killed_trampoline,
+        "the_command_killed_from_outside_takes_its_orphans_with_it",
+        orphans_of_a_killed_command,
+    ),
+    (
+        "a_daemon_the_command_double_forks_is_dead_when_the_run_returns",
+        double_forked_daemon,
+    ),
+    (
+        "a_daemon_that_tries_setsid_or_setpgid_is_refused_and_dies_with_the_run",
+        daemon_leaving_its_group,
+    ),
+    (
+        "a_timeout_kills_a_grandchild_that_ignores_sigterm",
+        timeout_kills_a_stubborn_grandchild,
+    ),
+    (
+        "concurrent_runs_with_different_timeouts_each_end_on_their_own",
+        concurrent_timeouts,
+    ),
+    (
+        "exec_supervision_serves_several_runs_at_once",
+        concurrent_exec_supervision,
     ),
     (
         "a_zygote_killed_between_runs_is_replaced_and_reaped",
         killed_between_runs,
     ),
     (
-        "a_zygote_killed_during_a_run_fails_that_run_clearly",
+        "a_zygote_killed_during_a_run_fails_that_run_clearly_and_its_daemon_dies",
         killed_during_a_run,
     ),
     (
@@ -78,7 +98,7 @@ const CASES: &[(&str, Case)] = &[
         helper_cpu_counts_the_command,
     ),
     (
-        "the_command_cannot_signal_its_trampoline_or_the_zygote",
+        "the_command_cannot_signal_the_zygote_or_the_agent",
         command_cannot_signal_its_helpers,
     ),
 ];
@@ -141,6 +161,54 @@ fn sh(script: &str) -> Vec<OsString> {
 
 fn run_sh(dir: &Path, script: &str) -> Result<RunOutput, RunError> {
     run(&policy_writing(dir), &sh(script), &hardened())
+}
+
+/// A policy writing `dir`, with more TOML after the `[fs]` table (e.g. `[limits]`), or before
+/// it (`exec = "deny"`).
+fn policy_toml(dir: &Path, before: &str, after: &str) -> ToolPolicy {
+    let toml = format!(
+        "{before}\n[fs]\nwrite = [\"{}/**\"]\n{after}\n",
+        dir.display()
+    );
+    ToolPolicy::from_toml_str("case.toml", &toml).expect("valid policy")
+}
+
+/// The same script unconfined, as this process's child (the controls).
+fn run_unconfined(script: &str) -> Result<std::process::Output, String> {
+    Command::new("/bin/sh")
+        .args(["-c", script])
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| e.to_string())
+}
+
+/// The session id field of `/proc/PID/stat`.
+fn session_of(pid: u32) -> Option<u32> {
+    let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
+    stat.rsplit_once(')')?
+        .1
+        .split_whitespace()
+        .nth(3)?
+        .parse()
+        .ok()
+}
+
+/// A daemon's note: its pid and what it says (`"pid words"`).
+fn read_note(path: &Path, limit: Duration) -> Result<(u32, String), String> {
+    let start = Instant::now();
+    loop {
+        if let Ok(text) = std::fs::read_to_string(path) {
+            if let Some((pid, rest)) = text.trim().split_once(' ') {
+                if let Ok(pid) = pid.parse() {
+                    return Ok((pid, rest.to_string()));
+                }
+            }
+        }
+        if start.elapsed() > limit {
+            return Err(format!("{} was not written", path.display()));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
 }
 
 fn echo(dir: &Path, word: &str) -> Result<(), String> {
@@ -361,19 +429,30 @@ fn killed_between_runs(dir: &Path) -> Result<(), String> {
     check("the dead zygote was reaped", state(old).is_none())
 }
 
-/// The zygote killed while a command runs: that run fails with the helper error (never a
-/// made-up exit status), the command is killed by its supervisor, and the next run works.
+/// The zygote killed while a command runs that daemonized a grandchild (alive before the kill:
+/// the control): that run fails with the helper error (never a made-up exit status), the
+/// command dies with the zygote (parent-death signal), the daemon is killed by the client
+/// through the command's pidfd (the zygote that would have is gone), and the next run works.
 fn killed_during_a_run(dir: &Path) -> Result<(), String> {
     echo(dir, "warm")?;
     let z = zygote_pid()?;
     let d = dir.to_path_buf();
     let long = std::thread::spawn(move || {
         let started = Instant::now();
-        let out = run_sh(&d, &format!("echo $$ > {}/command; sleep 30", d.display()));
+        let out = run_sh(
+            &d,
+            &format!(
+                "(sleep 100 </dev/null >/dev/null 2>&1 & echo $! > {0}/daemon); \
+                 echo $$ > {0}/command; sleep 30",
+                d.display()
+            ),
+        );
         (out, started.elapsed())
     });
     let command = read_pid(&dir.join("command"), Duration::from_secs(20))?;
+    let daemon = read_pid(&dir.join("daemon"), Duration::from_secs(20))?;
     check("the command ran", !gone(command))?;
+    check("the daemon ran", !gone(daemon))?;
     kill(z);
     let (out, took) = long
         .join()
@@ -389,6 +468,10 @@ fn killed_during_a_run(dir: &Path) -> Result<(), String> {
     check(
         "the command was killed with its zygote",
         gone_within(command, Duration::from_secs(5)),
+    )?;
+    check(
+        "the daemon was killed when the run failed",
+        gone_within(daemon, Duration::from_millis(500)),
     )?;
     echo(dir, "after")
 }
@@ -510,11 +593,11 @@ fn dropped_root_gets_a_new_zygote(dir: &Path) -> Result<(), String> {
     )
 }
 
-/// The run's trampoline killed from outside: its command dies with it (parent-death signal),
-/// and the orphan the command left, which the kernel hands to the zygote (a child subreaper),
-/// is killed at once (it was alive before: the control). The run fails, and the zygote serves
-/// the next one.
-fn orphans_of_a_killed_trampoline(dir: &Path) -> Result<(), String> {
+/// The command killed from outside while an orphan it left runs (alive before the kill: the
+/// control): the run reports the kill, the orphan, which the kernel handed to the zygote (a
+/// child subreaper), was killed and reaped with the command's process group before the run
+/// returned, and the zygote serves the next run.
+fn orphans_of_a_killed_command(dir: &Path) -> Result<(), String> {
     echo(dir, "warm")?;
     let z = zygote_pid()?;
     let d = dir.to_path_buf();
@@ -522,7 +605,7 @@ fn orphans_of_a_killed_trampoline(dir: &Path) -> Result<(), String> {
         run_sh(
             &d,
             &format!(
-                "sleep 100 & echo $! > {0}/orphan; echo $$ > {0}/command; sleep 100",
+                "(sleep 100 & echo $! > {0}/orphan); echo $$ > {0}/command; sleep 100",
                 d.display()
             ),
         )
@@ -530,32 +613,238 @@ fn orphans_of_a_killed_trampoline(dir: &Path) -> Result<(), String> {
     let limit = Duration::from_secs(20);
     let command = read_pid(&dir.join("command"), limit)?;
     let orphan = read_pid(&dir.join("orphan"), limit)?;
-    let trampoline = parent_of(command).ok_or("the command has no parent")?;
     check(
-        "the command's parent is the zygote's child",
-        parent_of(trampoline) == Some(z),
+        "the command and its orphan are the zygote's children",
+        parent_of(command) == Some(z) && parent_of(orphan) == Some(z),
     )?;
     check("the orphan ran before the kill", !gone(orphan))?;
-    kill(trampoline);
-    std::thread::sleep(Duration::from_millis(300));
     let t0 = Instant::now();
+    kill(command);
     let out = long
         .join()
-        .map_err(|_| "the run's thread panicked".to_string())?;
-    check(&format!("the run failed: {out:?}"), out.is_err())?;
+        .map_err(|_| "the run's thread panicked".to_string())?
+        .map_err(|e| e.to_string())?;
+    check(
+        &format!("the run reports the kill: {out:?}"),
+        out.signal == Some(libc::SIGKILL) && !out.timed_out,
+    )?;
     // The orphan holds the run's output pipe: the run ends only once it is gone.
     check(
         &format!("the run ended at once ({:?})", t0.elapsed()),
         t0.elapsed() < Duration::from_secs(10),
     )?;
-    for (what, pid) in [("command", command), ("orphan", orphan)] {
-        check(
-            &format!("the {what} outlived its killed trampoline"),
-            gone_within(pid, Duration::from_secs(5)),
-        )?;
-    }
+    check(
+        "the orphan was killed and reaped before the run returned",
+        state(orphan).is_none(),
+    )?;
     echo(dir, "after")?;
     check("the same zygote serves", zygote_pid()? == z)
+}
+
+/// A command that double-forks a daemon (its stdio on /dev/null, its parent gone at once) and
+/// exits: unconfined (the control) the daemon outlives the shell; hardened it was killed and
+/// reaped with the command's process group before the run returned.
+fn double_forked_daemon(dir: &Path) -> Result<(), String> {
+    let script = |d: &Path| {
+        format!(
+            "(sleep 100 </dev/null >/dev/null 2>&1 & echo $! > {0}/daemon); echo started",
+            d.display()
+        )
+    };
+    let control = dir.join("control");
+    std::fs::create_dir(&control).map_err(|e| e.to_string())?;
+    let out = run_unconfined(&script(&control))?;
+    let daemon = read_pid(&control.join("daemon"), Duration::from_secs(5))?;
+    let alive = !gone(daemon);
+    kill(daemon);
+    check(
+        "unconfined, the daemon outlives the command",
+        out.status.success() && alive,
+    )?;
+    let out = run_sh(dir, &script(dir)).map_err(|e| e.to_string())?;
+    check(&format!("the run succeeded: {out:?}"), out.success())?;
+    let daemon = read_pid(&dir.join("daemon"), Duration::ZERO)?;
+    check(
+        &format!("the daemon (pid {daemon}) was killed and reaped before the run returned"),
+        state(daemon).is_none(),
+    )
+}
+
+/// Two daemons that try to leave the command's process group, one by `setsid`, one by
+/// `setpgid(0, 0)`, then sleep: unconfined (the control) both succeed and outlive the command,
+/// one in a session of its own; hardened both calls are refused and both daemons are dead when
+/// the run returns.
+fn daemon_leaving_its_group(dir: &Path) -> Result<(), String> {
+    let script = |d: &Path| {
+        let d = d.display();
+        format!(
+            "perl -MPOSIX -e 'for my $how (\"setsid\", \"setpgid\") {{ next if fork; \
+             my $ok = $how eq \"setsid\" ? (POSIX::setsid() // -1) != -1 : setpgrp(0, 0); \
+             my $r = $ok ? \"ok\" : \"refused:$!\"; \
+             open(STDOUT, \">/dev/null\"); open(STDERR, \">/dev/null\"); \
+             open(my $f, \">\", \"$ARGV[0]/$how.tmp\"); print $f \"$$ $r\\n\"; close $f; \
+             rename(\"$ARGV[0]/$how.tmp\", \"$ARGV[0]/$how\"); sleep 100; exit }}' {d}; \
+             while [ ! -s {d}/setsid ] || [ ! -s {d}/setpgid ]; do sleep 0.05; done; echo spawned"
+        )
+    };
+    let control = dir.join("control");
+    std::fs::create_dir(&control).map_err(|e| e.to_string())?;
+    let out = run_unconfined(&script(&control))?;
+    let limit = Duration::from_secs(5);
+    let (setsid, said_setsid) = read_note(&control.join("setsid"), limit)?;
+    let (setpgid, said_setpgid) = read_note(&control.join("setpgid"), limit)?;
+    let alive = !gone(setsid) && !gone(setpgid);
+    let own_session = session_of(setsid) == Some(setsid);
+    kill(setsid);
+    kill(setpgid);
+    check(
+        &format!(
+            "unconfined, both calls work and the daemons live on: {said_setsid} {said_setpgid} {out:?}"
+        ),
+        out.status.success() && said_setsid == "ok" && said_setpgid == "ok" && alive && own_session,
+    )?;
+    let out = run_sh(dir, &script(dir)).map_err(|e| e.to_string())?;
+    check(&format!("the run succeeded: {out:?}"), out.success())?;
+    let (setsid, said_setsid) = read_note(&dir.join("setsid"), Duration::ZERO)?;
+    let (setpgid, said_setpgid) = read_note(&dir.join("setpgid"), Duration::ZERO)?;
+    check(
+        &format!("both calls refused: {said_setsid} / {said_setpgid}"),
+        said_setsid.starts_with("refused:") && said_setpgid.starts_with("refused:"),
+    )?;
+    check(
+        "both daemons were killed and reaped before the run returned",
+        state(setsid).is_none() && state(setpgid).is_none(),
+    )
+}
+
+/// A run that times out while a detached grandchild ignores SIGTERM (shown while it runs: a
+/// SIGTERM from here leaves it alive): the run reports the timeout, and the grandchild was
+/// killed and reaped before it returned.
+fn timeout_kills_a_stubborn_grandchild(dir: &Path) -> Result<(), String> {
+    let policy = policy_toml(dir, "", "[limits]\ntimeout_ms = 1500");
+    let d = dir.to_path_buf();
+    let started = Instant::now();
+    let long = std::thread::spawn(move || {
+        let script = format!(
+            "(sh -c 'trap \"\" TERM; echo $$ > {0}/grandchild; while :; do sleep 1; done' &); \
+             sleep 100",
+            d.display()
+        );
+        run(&policy, &sh(&script), &hardened())
+    });
+    let grandchild = read_pid(&dir.join("grandchild"), Duration::from_secs(20))?;
+    // SAFETY: signalling the test's own grandchild.
+    unsafe { libc::kill(grandchild as i32, libc::SIGTERM) };
+    std::thread::sleep(Duration::from_millis(200));
+    check("the grandchild ignores SIGTERM", !gone(grandchild))?;
+    let out = long
+        .join()
+        .map_err(|_| "the run's thread panicked".to_string())?
+        .map_err(|e| e.to_string())?;
+    check(
+        &format!("the run timed out: {out:?}"),
+        out.timed_out && out.signal == Some(libc::SIGKILL),
+    )?;
+    check(
+        &format!("it ended at its timeout ({:?})", started.elapsed()),
+        started.elapsed() < Duration::from_secs(6),
+    )?;
+    check(
+        "the grandchild was killed and reaped before the run returned",
+        state(grandchild).is_none(),
+    )
+}
+
+/// Four runs at once through one zygote, with different timeouts: the one whose command
+/// outlives its 300 ms is killed at it, the others run to their own end, each with its own
+/// exit code and output.
+fn concurrent_timeouts(dir: &Path) -> Result<(), String> {
+    echo(dir, "warm")?;
+    let threads: Vec<_> = (0..4)
+        .map(|i| {
+            let dir = dir.to_path_buf();
+            std::thread::spawn(move || -> Result<(), String> {
+                let (timeout, script) = if i == 0 {
+                    (300, "echo run0; sleep 30".to_string())
+                } else {
+                    (
+                        20_000 + i * 1000,
+                        format!("sleep 0.{i}; echo run{i}; exit {i}"),
+                    )
+                };
+                let policy = policy_toml(&dir, "", &format!("[limits]\ntimeout_ms = {timeout}"));
+                let started = Instant::now();
+                let out = run(&policy, &sh(&script), &hardened()).map_err(|e| e.to_string())?;
+                let took = started.elapsed();
+                let output_ok = out.stdout == format!("run{i}\n").as_bytes();
+                if i == 0 {
+                    check(
+                        &format!("run 0 timed out at 300 ms ({took:?}): {out:?}"),
+                        out.timed_out && output_ok && took < Duration::from_secs(5),
+                    )
+                } else {
+                    check(
+                        &format!("run {i} ended by itself: {out:?}"),
+                        !out.timed_out && output_ok && out.code == Some(i as i32),
+                    )
+                }
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().map_err(|_| "a thread panicked".to_string())??;
+    }
+    Ok(())
+}
+
+/// exec = deny in several runs at once: the zygote answers each run's notifications (the
+/// command's own `execve` admitted, a later one refused), and a script whose `#!` line goes
+/// through `/usr/bin/env` gets its relay's `PATH` search admitted, in every run alike.
+fn concurrent_exec_supervision(dir: &Path) -> Result<(), String> {
+    let script = dir.join("chain.sh");
+    std::fs::write(
+        &script,
+        "#!/usr/bin/env sh\necho chain-$1; /bin/true && echo TRUE-RAN; exit 7\n",
+    )
+    .map_err(|e| e.to_string())?;
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755))
+        .map_err(|e| e.to_string())?;
+    let threads: Vec<_> = (0..4)
+        .map(|t| {
+            let dir = dir.to_path_buf();
+            let script = script.clone();
+            std::thread::spawn(move || -> Result<(), String> {
+                let policy = policy_toml(&dir, "exec = \"deny\"", "");
+                for i in 0..3 {
+                    let out = run(
+                        &policy,
+                        &sh(&format!(
+                            "echo started-{t}-{i}; /bin/true && echo TRUE-RAN; exit {i}"
+                        )),
+                        &hardened(),
+                    )
+                    .map_err(|e| e.to_string())?;
+                    check(
+                        &format!("run {t}/{i}: {out:?}"),
+                        out.code == Some(i)
+                            && out.stdout == format!("started-{t}-{i}\n").as_bytes(),
+                    )?;
+                    let argv = vec![script.clone().into_os_string(), format!("{t}-{i}").into()];
+                    let out = run(&policy, &argv, &hardened()).map_err(|e| e.to_string())?;
+                    check(
+                        &format!("chain {t}/{i}: {out:?}"),
+                        out.code == Some(7) && out.stdout == format!("chain-{t}-{i}\n").as_bytes(),
+                    )?;
+                }
+                Ok(())
+            })
+        })
+        .collect();
+    for t in threads {
+        t.join().map_err(|_| "a thread panicked".to_string())??;
+    }
+    Ok(())
 }
 
 /// Neither the zygote's control socket, nor a run's channels, nor a descriptor the agent left
@@ -625,12 +914,13 @@ fn helper_cpu_counts_the_command(dir: &Path) -> Result<(), String> {
 }
 
 /// Landlock's signal scope keeps the command from signalling processes outside its domain:
-/// neither its trampoline (its parent) nor the zygote can be killed from inside, and the run
-/// ends normally with the zygote still serving.
+/// neither the zygote (its parent) nor the agent can be killed from inside, and the run ends
+/// normally with the zygote still serving.
 fn command_cannot_signal_its_helpers(dir: &Path) -> Result<(), String> {
     echo(dir, "first")?;
     let z = zygote_pid()?;
-    let script = format!("kill -9 $PPID; echo t=$?; kill -9 {z}; echo z=$?");
+    let agent = std::process::id();
+    let script = format!("kill -9 {agent}; echo t=$?; kill -9 $PPID; echo z=$?");
     let out = run_sh(dir, &script).map_err(|e| e.to_string())?;
     let text = String::from_utf8_lossy(&out.stdout).to_string();
     check(

@@ -9,7 +9,7 @@ use std::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use super::{errno, CONTROL_FD, ENDED, ENDED_LEN, RUN, START_TIMEOUT};
+use super::{errno, kill_group, Group, CONTROL_FD, ENDED, ENDED_LEN, FLOOR, RUN, START_TIMEOUT};
 use crate::runner::RunError;
 use crate::spawn::{FileActions, Running, Stdio, Streams, Supervisor, Waited};
 
@@ -186,7 +186,7 @@ impl Zygote {
 }
 
 /// Sends SIGKILL through a pidfd (never to a reused pid).
-pub(crate) fn kill(pidfd: BorrowedFd<'_>) {
+pub(super) fn kill(pidfd: BorrowedFd<'_>) {
     // SAFETY: pidfd_send_signal with a null siginfo.
     unsafe {
         libc::syscall(
@@ -198,6 +198,21 @@ pub(crate) fn kill(pidfd: BorrowedFd<'_>) {
         )
     };
 }
+
+/// Kills a run's process group through G's pidfd (see [`super`]), again until the kernel finds
+/// no member (a fork racing the kill can add one), for at most [`KILL_RUN_LIMIT`]: members
+/// that are dead but not yet reaped by their new parent still count, and the caller must not
+/// block on them. Used when the zygote cannot (it died during the run) and as the caller's
+/// backstop.
+pub(crate) fn kill_run(leader: BorrowedFd<'_>) {
+    let give_up = std::time::Instant::now() + KILL_RUN_LIMIT;
+    while kill_group(leader, None) == Group::Signalled && std::time::Instant::now() < give_up {
+        std::thread::sleep(Duration::from_millis(1));
+    }
+}
+
+/// How long [`kill_run`] repeats its kill while the group has members.
+const KILL_RUN_LIMIT: Duration = Duration::from_millis(200);
 
 /// The live zygote for `helper`, started when there is none, it died, or the agent's
 /// [`Standing`] changed since it started (the old one is ended).
@@ -269,8 +284,8 @@ fn start(helper: &Path) -> std::io::Result<Zygote> {
 
 /// Ends every zygote this process started and waits until each is gone; the next hardened run
 /// starts a new one. [`crate::confine::confine_self`] calls it first, so that no unconfined
-/// zygote outlives the confinement. Runs in flight through them fail (their T kills its
-/// command when its zygote dies).
+/// zygote outlives the confinement. Runs in flight through them fail (each one's client kills
+/// its command's process group when its zygote is gone).
 pub fn shut_down() {
     let zygotes: Vec<Arc<Zygote>> = { registry().drain().map(|(_, z)| z).collect() };
     for z in zygotes {
@@ -287,8 +302,10 @@ pub fn running(helper: &Path) -> Option<u32> {
         .map(|z| z.pid as u32)
 }
 
-/// Starts one hardened run through the zygote for `helper`: the request goes out only once T
-/// exists, so a run that fails before is retried once on a new zygote with nothing started.
+/// Starts one hardened run through the zygote for `helper`. G sends its own pidfd before it
+/// does anything else, so a zygote that ends before that pidfd arrives started nothing: the
+/// run is then retried once on a new zygote.
+///
 /// `ruleset` goes with the run's message when the request names one
 /// ([`crate::request::Request::ruleset_fd`]).
 pub(crate) fn spawn(
@@ -302,7 +319,7 @@ pub(crate) fn spawn(
         request.parent_pid = z.pid;
         let bytes = serde_json::to_vec(&*request)
             .map_err(|e| RunError::Refused(format!("encoding the spawn request: {e}")))?;
-        match try_spawn(&z, stdio, &bytes, ruleset)? {
+        match try_spawn(&z, stdio, RUN, &bytes, ruleset)? {
             Some(running) => return Ok(running),
             None => forget(helper, &z),
         }
@@ -314,10 +331,11 @@ pub(crate) fn spawn(
     )))
 }
 
-/// `Ok(None)`: the zygote is gone and nothing started.
+/// `Ok(None)`: the zygote is gone and nothing started. `kind`: [`RUN`] or [`FLOOR`].
 fn try_spawn(
     z: &Zygote,
     stdio: Stdio,
+    kind: &[u8; 4],
     bytes: &[u8],
     ruleset: Option<BorrowedFd<'_>>,
 ) -> Result<Option<Running>, RunError> {
@@ -348,8 +366,8 @@ fn try_spawn(
         theirs.as_fd(),
     ];
     let sent = match ruleset {
-        Some(r) => crate::fdpass::send_msg(z.control.as_fd(), RUN, &[&fds[..], &[r]].concat()),
-        None => crate::fdpass::send_msg(z.control.as_fd(), RUN, &fds),
+        Some(r) => crate::fdpass::send_msg(z.control.as_fd(), kind, &[&fds[..], &[r]].concat()),
+        None => crate::fdpass::send_msg(z.control.as_fd(), kind, &fds),
     };
     drop((req_r, status_w, theirs, streams.child));
     if let Err(e) = sent {
@@ -358,31 +376,50 @@ fn try_spawn(
         }
         return Err(refuse("sending the run to the sandbox helper", e));
     }
-    let trampoline = match wait_started(report.as_fd()) {
+    // Z reads the request as it comes, and starts G only once it has all of it.
+    let written = std::fs::File::from(req_w).write_all(bytes);
+    let leader = match wait_started(report.as_fd()) {
         Ok(t) => t,
         Err(_) if !z.alive() => return Ok(None),
         Err(e) => {
+            // Z refused the request before starting G (its reason is on the status channel),
+            // or could not start G.
+            if let Some(why) = refusal(status_r) {
+                return Err(RunError::Refused(why));
+            }
+            if let Err(w) = written {
+                return Err(refuse("sending the spawn request", w));
+            }
             return Err(RunError::Helper(format!(
                 "the sandbox helper (zygote, pid {}) did not start the run, nothing ran: {e}",
                 z.pid
-            )))
+            )));
         }
     };
-    let running = Running {
-        waited: Waited::Zygote { trampoline, report },
-        supervisor: Supervisor::Trampoline { status_r },
+    Ok(Some(Running {
+        waited: Waited::Zygote { leader, report },
+        supervisor: Supervisor::Zygote { status_r },
         stdout_r: streams.stdout_r,
         stderr_r: streams.stderr_r,
-    };
-    if let Err(e) = std::fs::File::from(req_w).write_all(bytes) {
-        running.kill();
-        let _ = running.collect(None, None);
-        return Err(refuse("sending the spawn request", e));
-    }
-    Ok(Some(running))
+    }))
 }
 
-/// Waits (bounded) for T's pidfd on the run's socket.
+/// The refusal Z wrote on the status channel of a run it did not start, before it closed the
+/// run's socket. Read without blocking: nothing else is waited for.
+fn refusal(status_r: OwnedFd) -> Option<String> {
+    // SAFETY: setting O_NONBLOCK on our own pipe end.
+    unsafe { libc::fcntl(status_r.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) };
+    let mut bytes = Vec::new();
+    let _ = std::io::Read::read_to_end(&mut std::fs::File::from(status_r), &mut bytes);
+    String::from_utf8_lossy(&bytes)
+        .lines()
+        .find_map(|l| match serde_json::from_str(l) {
+            Ok(crate::request::Status::Refused(why)) => Some(why),
+            _ => None,
+        })
+}
+
+/// Waits (bounded) for G's pidfd on the run's socket.
 fn wait_started(report: BorrowedFd<'_>) -> std::io::Result<OwnedFd> {
     let mut p = libc::pollfd {
         fd: report.as_raw_fd(),
@@ -426,9 +463,10 @@ fn inherit_stdio() -> std::io::Result<[OwnedFd; 3]> {
     Ok([one(0)?, one(1)?, one(2)?])
 }
 
-/// Reads Z's report of T's end: the wait status and the CPU time of T (the command included)
-/// plus Z's own for the run. `None`: Z closed the socket without one (it died).
-pub(crate) fn read_report(report: BorrowedFd<'_>) -> Option<(i32, Duration)> {
+/// Reads Z's report of G's end: G's wait status, the CPU time of G, of the run's orphans and
+/// Z's own for the run, and whether every process of the run was gone. `None`: Z closed the
+/// socket without one (it died).
+pub(crate) fn read_report(report: BorrowedFd<'_>) -> Option<(i32, Duration, bool)> {
     let mut record = [0u8; ENDED_LEN];
     let n = loop {
         // SAFETY: receiving into a local buffer.
@@ -444,21 +482,22 @@ pub(crate) fn read_report(report: BorrowedFd<'_>) -> Option<(i32, Duration)> {
     let status = i32::from_le_bytes(record[4..8].try_into().ok()?);
     let t = u64::from_le_bytes(record[8..16].try_into().ok()?);
     let z = u64::from_le_bytes(record[16..24].try_into().ok()?);
-    Some((status, Duration::from_nanos(t) + Duration::from_nanos(z)))
+    let drained = record[24] == 1;
+    Some((status, Duration::from_nanos(t) + Duration::from_nanos(z), drained))
 }
 
-/// The floor of a hardened run's helper side, for the spawn bench: one run whose request is
-/// empty, so the trampoline refuses it at once. It costs the run's channels, the zygote's fork
-/// of T, T's start and end and the zygote's report, and no command. Returns the helper CPU time
+/// The floor of a hardened run's helper side, for the spawn bench: one run without a request,
+/// whose G refuses at once after its start. It costs the run's channels, the zygote's start of
+/// G, G's pidfd and end, the group kill and the zygote's report, and no command. Returns the helper CPU time
 /// the zygote reported (the caller's own is the caller's to measure).
 ///
 /// # Errors
 ///
-/// The helper could not be started, or the round trip did not end in T's refusal.
+/// The helper could not be started, or the round trip did not end in G's refusal.
 #[doc(hidden)]
 pub fn floor_round_trip(helper: &Path) -> Result<Duration, RunError> {
     let z = current(helper)?;
-    let running = try_spawn(&z, Stdio::Capture, b"", None)?
+    let running = try_spawn(&z, Stdio::Capture, FLOOR, b"", None)?
         .ok_or_else(|| RunError::Helper("the zygote ended".into()))?;
     let collected = running.collect(None, None);
     let refused = collected

@@ -1,31 +1,60 @@
 //! The hardened profile's zygote: one small helper process per agent process (and helper
-//! binary), started once, that forks the trampoline of every hardened run.
+//! binary), started once, that starts and supervises the command of every hardened run.
 //!
 //! Starting the helper binary for each run (`posix_spawn`, the dynamic loader, the Rust
 //! runtime) cost more than the whole plain spawn it is compared with. The zygote pays that once;
-//! each run then costs one `fork` of a process of a few megabytes.
+//! each run then costs one `clone` that shares the zygote's memory until the command's
+//! `execve` (no page table copied or torn down), and that process becomes the command.
 //!
 //! ```text
 //! agent ──posix_spawn, at the first hardened run──▶ Z: child subreaper, single-threaded poll
-//!   loop over its control socket (SOCK_SEQPACKET) and a SIGCHLD signalfd
-//! per run: agent ──one message: stdin, stdout, stderr, request pipe, status pipe, run socket,
-//!   and the run's Landlock ruleset when it has one──▶ Z
-//!   Z ──fork──▶ T ([`crate::trampoline`]), then T's pidfd on the run socket
-//!   agent writes the request (only now: without T's pidfd, nothing has started)
-//!   Z reaps T with wait4 and sends its wait status and CPU time on the run socket, then closes it
+//!   loop over its control socket (SOCK_SEQPACKET), a SIGCHLD signalfd, the request pipes of
+//!   runs about to start and the exec-notification listeners of runs in flight, with the
+//!   nearest deadline of all runs as its timeout
+//! per run: agent ──one message: stdin, stdout, stderr, request pipe, status pipe, run
+//!   socket──▶ Z; then the request (JSON) on its pipe, which Z reads as it comes
+//!   Z parses it and builds the program's image, then ──clone(CLONE_VM), own stack──▶ G:
+//!   parent-death signal, new process group (setpgid(0, 0), same session), G's own pidfd on
+//!   the run socket (before anything can run), cgroups → capabilities dropped → NO_NEW_PRIVS →
+//!   Landlock → rlimits → seccomp (setpgid and setsid refused) → execve ([`crate::child`])
+//!   Z waits for that execve (nsclone's hand-off: system calls only, the first exec
+//!   notification answered), then answers later exec notifications, kills G's group at the
+//!   timeout, reaps G (wait4), kills the group until it is empty, reaping the orphans the kernel
+//!   hands it (telling their run by their process group), then writes the final status and
+//!   sends the CPU time on the run socket, and closes it
 //! ```
+//!
+//! The hardened profile has no pid namespace, so the command's process group is what finds
+//! everything it started: the command cannot leave it (its seccomp filter refuses `setpgid`
+//! and `setsid`, [`crate::seccomp::GROUP_CHANGES`]), and an orphan it leaves becomes Z's child
+//! (Z is a child subreaper), whose run `getpgid` on the zombie tells. The group is killed through
+//! G's pidfd (`pidfd_send_signal` with `PIDFD_SIGNAL_PROCESS_GROUP`, Linux 6.9): the pidfd pins
+//! the group's id, so a reused pid is never hit; and again until the kernel answers `ESRCH`, since
+//! a fork racing the kill can add a member. On older kernels the fallback `kill(-pgid)` is used
+//! only while G is alive or an unreaped zombie (its pgid cannot be reused then). The command
+//! keeps the agent's session, so its controlling terminal is the one it had; its group is not
+//! the terminal's foreground group, so reading the terminal stops it (`SIGTTIN`) as it would
+//! any background job, and a terminal's Ctrl-C reaches the agent (and Z, which blocks it and
+//! ends the runs when the agent ends), not the command.
 //!
 //! Lifetime and failure, each tested in `tests/zygote.rs`:
 //! * Z ends at end-of-file on its control socket, i.e. when the agent process is gone (its
-//!   end is close-on-exec, so programs the agent starts do not hold it). Nothing ties Z to the
-//!   thread that started it: that thread may end.
-//! * T keeps a parent-death signal on Z (single-threaded, so the signal follows the process)
-//!   and kills its command's tree when Z dies. Z is itself a child subreaper and kills at once
-//!   any process that is not one of its T children (the orphans of a T that was killed).
+//!   end is close-on-exec, so programs the agent starts do not hold it), after killing the
+//!   group of every run in flight. Nothing ties Z to the thread that started it: that thread
+//!   may end. Z blocks the terminal's signals (interrupt, hang-up, quit, stop) and SIGTERM, so
+//!   a Ctrl-C that ends the agent leaves Z to clean up; G empties its mask before `execve`.
+//! * A Z killed from outside (SIGKILL) during a run: G dies with it (parent-death signal), and
+//!   the client, which sees the run socket's end without a report, kills G's group itself with
+//!   the pidfd Z sent it; the run fails with [`crate::runner::RunError::Helper`], never a
+//!   made-up result. Only when the agent and Z are killed at the same instant (one signal to
+//!   both from outside) can the command's descendants outlive them.
 //! * A Z that died is noticed before the next run (its pidfd), or when the run's message finds
-//!   no reader, and a new one is started; the run is retried once only when Z never sent T's
-//!   pidfd, so the request was never written and nothing ran. A Z that dies during a run makes
-//!   that run fail with [`crate::runner::RunError::Helper`], never report a made-up result.
+//!   no reader, and a new one is started; the run is retried once only when G's pidfd never
+//!   came, which G sends before it does anything else: nothing ran.
+//! * Z is parked while a G sets itself up (they share memory): other runs' notifications and
+//!   deadlines wait that long. A set-up still running at the run's timeout (without one, at the
+//!   start timeout of 10 s), and at least 5 s after its start, is killed: G is then blocked in
+//!   a system call, not holding a lock of the shared allocator.
 //! * A process forked from the agent (without `exec`) runs its hardened tools through a zygote
 //!   of its own: the registry remembers which process it belongs to. A `fork` handler closes
 //!   the agent's control sockets in the child, so a forked child that lives on does not keep
@@ -38,33 +67,90 @@
 //!   it started, and a Landlock domain the agent enters later by other means than
 //!   `confine_self` cannot be detected: call [`shut_down`] after such changes.
 //!
-//! CPU time: T and the command are Z's children, not the caller's, so Z reports T's rusage (the
-//! command's included) and its own time spent on the run; the runner returns the sum as
-//! [`crate::runner::RunOutput::helper_cpu`].
+//! CPU time: G and its orphans are Z's children, not the caller's, so Z reports G's rusage (its
+//! waited-for children included), the rusage of every orphan of the run it reaped, and its own
+//! time spent on the run (reading and parsing the request, the hand-off, the supervision, the
+//! report); the runner returns the sum as [`crate::runner::RunOutput::helper_cpu`]. The zygote's
+//! start is paid once per agent process: its securebits and empty bounding set, which every G
+//! inherits, are set then ([`crate::child`]).
 
 mod client;
 mod server;
 
-use std::os::fd::RawFd;
+use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
 use std::time::Duration;
 
 pub use client::{floor_round_trip, running, shut_down};
-pub(crate) use client::{kill, read_report, spawn};
+pub(crate) use client::{kill_run, read_report, spawn};
 pub(crate) use server::serve;
 
 /// Z's control socket.
 const CONTROL_FD: RawFd = 3;
 /// A run's message: this payload with six descriptors ([`RUN_FDS`]), or seven: the seventh is
-/// the run's prepared Landlock ruleset ([`crate::slots`]).
-const RUN: &[u8; 4] = b"ZRN1";
+/// the run's prepared Landlock ruleset ([`crate::slots`]), which G gets as
+/// [`crate::request::RULESET_FD`].
+const RUN: &[u8; 4] = b"ZRN2";
+/// The bench's floor ([`floor_round_trip`]): a run without a request, whose G ends right after
+/// its start.
+const FLOOR: &[u8; 4] = b"ZFL2";
 /// stdin, stdout, stderr, request (read end), status (write end), the run's socket.
 const RUN_FDS: usize = 6;
-/// Z's report of T's end: this, T's wait status (`i32`), T's CPU and Z's CPU for the run (`u64`
-/// nanoseconds), little-endian.
-const ENDED: &[u8; 4] = b"ZEN1";
-const ENDED_LEN: usize = 4 + 4 + 8 + 8;
-/// How long a live zygote may take to fork T before the run is refused.
+/// Z's report of G's end: this, G's wait status (`i32`), the CPU of G and of the run's orphans,
+/// and Z's CPU for the run (`u64` nanoseconds), little-endian, then whether the run's group was
+/// empty (one byte, 1 or 0).
+const ENDED: &[u8; 4] = b"ZEN3";
+const ENDED_LEN: usize = 4 + 4 + 8 + 8 + 1;
+/// How long a live zygote may take to start G before the run is refused.
 const START_TIMEOUT: Duration = Duration::from_secs(10);
+/// The largest request the zygote reads.
+const MAX_REQUEST: usize = 64 << 20;
+/// `pidfd_send_signal`'s flag that signals the process group the pidfd's process leads
+/// (Linux 6.9).
+const PIDFD_SIGNAL_PROCESS_GROUP: u32 = 1 << 2;
+
+/// Whether a process group kill reached anyone.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Group {
+    /// Signalled: it had members (maybe only zombies not yet reaped).
+    Signalled,
+    /// No member is left (or the group could not be reached, see [`kill_group`]).
+    Empty,
+}
+
+/// SIGKILL to the process group G leads, through G's pidfd. `pinned`: G's pid, when G is alive
+/// or an unreaped zombie of the caller's, so that its number still names its group: the
+/// fallback `kill(-pgid)` for kernels without `PIDFD_SIGNAL_PROCESS_GROUP` is used only then
+/// (otherwise only G itself is signalled, through the pidfd, and the group counts as empty).
+fn kill_group(pidfd: BorrowedFd<'_>, pinned: Option<libc::pid_t>) -> Group {
+    // SAFETY: pidfd_send_signal with a null siginfo.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_pidfd_send_signal,
+            pidfd.as_raw_fd(),
+            libc::SIGKILL,
+            std::ptr::null::<libc::siginfo_t>(),
+            PIDFD_SIGNAL_PROCESS_GROUP,
+        )
+    };
+    if rc == 0 {
+        return Group::Signalled;
+    }
+    match (errno().raw_os_error(), pinned) {
+        (Some(libc::EINVAL), Some(pgid)) if pgid > 0 => {
+            // SAFETY: signalling a group whose leader's pid is pinned (see above).
+            if unsafe { libc::kill(-pgid, libc::SIGKILL) } == 0 {
+                Group::Signalled
+            } else {
+                Group::Empty
+            }
+        }
+        (Some(libc::EINVAL), None) => {
+            client::kill(pidfd);
+            Group::Empty
+        }
+        _ => Group::Empty,
+    }
+}
 
 fn errno() -> std::io::Error {
     std::io::Error::last_os_error()

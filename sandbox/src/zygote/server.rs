@@ -1,19 +1,83 @@
-//! Z, the zygote process: a single-threaded poll loop over its control socket and a SIGCHLD
-//! signalfd that forks each run's trampoline and reports its end (see [`super`]).
+//! Z, the zygote process: a single-threaded poll loop over its control socket, a SIGCHLD
+//! signalfd, the request pipes of runs about to start and the exec-notification listeners of
+//! runs in flight, that starts each run's G and supervises every run until its process group
+//! is gone (see [`super`]).
+//!
+//! G is started with `clone(CLONE_VM)` on a stack of its own, as the strict profile's child is
+//! ([`crate::nsclone`]): it shares Z's memory until its `execve`, so no page table is copied
+//! and none torn down. Z waits for that `execve` (or G's end) in [`crate::nsclone::hand_off`],
+//! making only system calls into stack buffers meanwhile (G uses Z's thread-local storage
+//! and allocator), answering the command's own `execve` notification there. The request and
+//! the program's image are Z's: parsed and built before the `clone`, freed after the hand-off.
 
 use std::collections::HashMap;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
-use super::{errno, thread_cpu, CONTROL_FD, ENDED, ENDED_LEN, RUN, RUN_FDS};
-use crate::request::{REQUEST_FD, RULESET_FD, STATUS_FD};
+use super::{errno, kill_group, thread_cpu, Group, CONTROL_FD, ENDED, ENDED_LEN};
+use super::{FLOOR, MAX_REQUEST, RUN, RUN_FDS};
+use crate::child::{ExecImage, Reporter, REFUSED_EXIT};
+use crate::nsclone::Stack;
+use crate::plan::Profile;
+use crate::request::{Request, Status, RULESET_FD, STATUS_FD};
+use crate::supervisor::{Answering, Supervision};
 
-/// One run in flight: T's pid is the key.
-struct Run {
+/// Where G keeps the write end of its hand-off pipe until `execve` closes it.
+const DONE_FD: RawFd = 3;
+/// Where G finds its end of the exec-notification channel, if the run has one.
+const NOTIFY_FD: RawFd = STATUS_FD + 1;
+
+/// A run whose request is still arriving: its pipe's read end is the key.
+struct Pending {
+    /// stdin, stdout, stderr, the request pipe, the status channel.
+    channels: Vec<OwnedFd>,
     report: OwnedFd,
-    /// Z's CPU time spent on the run so far: from the wake-up that received it to T's pidfd
-    /// sent, then from the wake-up that reaped T to the report sent.
+    /// The run's prepared Landlock ruleset ([`crate::slots`]), when the message had a seventh
+    /// descriptor.
+    ruleset: Option<OwnedFd>,
+    bytes: Vec<u8>,
+    floor: bool,
+}
+/// How long a run whose G ended waits for the rest of its group to die and be reaped before
+/// it is reported anyway (only a member stuck in the kernel, or one that is not Z's child and
+/// whose parent does not reap it, takes that long).
+const DRAIN_LIMIT: Duration = Duration::from_secs(2);
+/// How often the kill of an ended run's group is repeated while members are left.
+const DRAIN_POLL: Duration = Duration::from_millis(5);
+
+/// One run in flight: G's pid (its process group's id) is the key.
+struct Run {
+    /// G's pidfd: the run's process group, for as long as it has a member.
+    pidfd: OwnedFd,
+    report: OwnedFd,
+    /// The status channel's write end, for the final record.
+    status: OwnedFd,
+    listener: Option<OwnedFd>,
+    supervision: Supervision,
+    deadline: Option<Instant>,
+    timed_out: bool,
+    /// G's wait status, once reaped; from then on the run waits for its group to be empty.
+    ended: Option<i32>,
+    /// When the wait for the group gives up (see [`DRAIN_LIMIT`]).
+    drain_until: Option<Instant>,
+    /// Whether the group was empty when the run was reported: only then is every process of
+    /// the run gone (the client reuses the run's scratch directory only then).
+    drained: bool,
+    /// CPU time of G (its waited-for children included) and of the run's orphans reaped here.
+    used: Duration,
+    /// Z's own CPU time spent on the run.
     cpu: Duration,
+}
+
+/// The CPU clock of the current wake-up, charged to each run as it is served.
+struct Meter(Duration);
+
+impl Meter {
+    fn charge(&mut self, run: &mut Run) {
+        let now = thread_cpu();
+        run.cpu += now.saturating_sub(self.0);
+        self.0 = now;
+    }
 }
 
 /// Runs the zygote; never returns. Started by [`start`] with its control socket on
@@ -32,48 +96,86 @@ pub(crate) fn serve() -> ! {
             std::process::exit(crate::child::REFUSED_EXIT);
         }
     }
+    crate::child::lock_for_children();
     // SAFETY: fd 3 is the control socket handed over by the starter, owned from here on.
     let control = unsafe { OwnedFd::from_raw_fd(CONTROL_FD) };
-    let sigchld = sigchld_fd();
+    let sigchld = block_signals();
+    let stack = Stack::new().unwrap_or_else(|_| std::process::exit(1));
     let mut runs: HashMap<libc::pid_t, Run> = HashMap::new();
+    let mut pending: HashMap<RawFd, Pending> = HashMap::new();
+    let mut watched: Vec<Watched> = Vec::new();
+    let mut fds: Vec<libc::pollfd> = Vec::new();
     loop {
-        let mut fds = [
-            libc::pollfd {
-                fd: control.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-            libc::pollfd {
-                fd: sigchld.as_raw_fd(),
-                events: libc::POLLIN,
-                revents: 0,
-            },
-        ];
+        fds.clear();
+        watched.clear();
+        for fd in [control.as_raw_fd(), sigchld.as_raw_fd()] {
+            fds.push(pollin(fd));
+        }
+        for &fd in pending.keys() {
+            fds.push(pollin(fd));
+            watched.push(Watched::Request(fd));
+        }
+        for (&pid, run) in &runs {
+            if let Some(l) = &run.listener {
+                fds.push(pollin(l.as_raw_fd()));
+                watched.push(Watched::Listener(pid));
+            }
+        }
+        let wait = next_wake(&runs);
         // SAFETY: fds is a valid pollfd array.
-        let n = unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) };
-        // What each event costs from here on is the run's (see `Run::cpu`).
-        let began = thread_cpu();
+        let n = unsafe { libc::poll(fds.as_mut_ptr(), fds.len() as libc::nfds_t, wait) };
+        // What each event costs from here on is its run's (see `Run::cpu`).
+        let mut meter = Meter(thread_cpu());
         if n < 0 {
             if errno().kind() == std::io::ErrorKind::Interrupted {
                 continue;
             }
-            std::process::exit(1);
+            end_all(&mut runs);
         }
         if fds[1].revents != 0 {
             drain(sigchld.as_fd());
-            reap(&mut runs, began);
+            reap(&mut runs, &mut meter);
         }
+        for (p, &what) in fds[2..].iter().zip(&watched) {
+            if p.revents == 0 {
+                continue;
+            }
+            match what {
+                Watched::Listener(pid) => {
+                    if let Some(run) = runs.get_mut(&pid) {
+                        serve_listener(pid, run, p.revents);
+                        meter.charge(run);
+                    }
+                }
+                Watched::Request(fd) => {
+                    if let Some(run) = read_request(fd, &mut pending) {
+                        start_run(run, &stack, &mut runs, &mut meter);
+                    }
+                }
+            }
+        }
+        enforce_deadlines(&mut runs, &mut meter);
+        finish_drained(&mut runs, &mut meter);
         if fds[0].revents != 0 {
             let mut payload = [0u8; 8];
             match crate::fdpass::recv_msg(control.as_fd(), &mut payload, RUN_FDS + 1) {
-                // The agent is gone: every T notices our death and kills its command's tree.
-                Ok((0, _)) => std::process::exit(0),
-                Ok((4, fds))
-                    if &payload[..4] == RUN && (RUN_FDS..=RUN_FDS + 1).contains(&fds.len()) =>
-                {
-                    start_run(fds, &mut runs, began)
+                // The agent is gone: so are its runs.
+                Ok((0, _)) => end_all(&mut runs),
+                Ok((4, fds)) if (RUN_FDS..=RUN_FDS + 1).contains(&fds.len()) => {
+                    let kind = &payload[..4];
+                    if kind == RUN || kind == FLOOR {
+                        receive_run(
+                            fds,
+                            kind == FLOOR,
+                            &mut pending,
+                            &stack,
+                            &mut runs,
+                            &mut meter,
+                        );
+                    }
+                    // Otherwise not a run of this version: its descriptors close as they
+                    // drop, and the client sees the run socket end without G's pidfd.
                 }
-                // Not a run: its descriptors close as they drop.
                 Ok(_) => {}
                 // Interrupted, or a message with more descriptors than a run has (those that
                 // came are closed): not a run.
@@ -82,21 +184,56 @@ pub(crate) fn serve() -> ! {
                         e.kind(),
                         std::io::ErrorKind::Interrupted | std::io::ErrorKind::InvalidData
                     ) => {}
-                Err(_) => std::process::exit(1),
+                Err(_) => end_all(&mut runs),
             }
         }
     }
 }
 
-/// SIGCHLD, blocked, as a non-blocking signalfd.
-fn sigchld_fd() -> OwnedFd {
-    // SAFETY: signal set manipulation on a local set.
+/// What a polled descriptor past the control socket and the signalfd belongs to.
+#[derive(Clone, Copy)]
+enum Watched {
+    /// A run's exec-notification listener, by G's pid.
+    Listener(libc::pid_t),
+    /// A request pipe of a run about to start.
+    Request(RawFd),
+}
+
+fn pollin(fd: RawFd) -> libc::pollfd {
+    libc::pollfd {
+        fd,
+        events: libc::POLLIN,
+        revents: 0,
+    }
+}
+
+/// Blocks SIGCHLD (returned as a non-blocking signalfd), SIGPIPE (a client that is gone only
+/// fails a write) and the signals a terminal or a plain `kill` sends, so that Z outlives the
+/// agent it serves and ends its runs when the agent's end closes the control socket. G
+/// inherits the mask; the command starts with an empty one ([`crate::child`]).
+fn block_signals() -> OwnedFd {
+    // SAFETY: signal set manipulation on local sets.
     unsafe {
         let mut set: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut set);
-        libc::sigaddset(&mut set, libc::SIGCHLD);
+        for signal in [
+            libc::SIGCHLD,
+            libc::SIGPIPE,
+            libc::SIGINT,
+            libc::SIGQUIT,
+            libc::SIGHUP,
+            libc::SIGTERM,
+            libc::SIGTSTP,
+            libc::SIGTTIN,
+            libc::SIGTTOU,
+        ] {
+            libc::sigaddset(&mut set, signal);
+        }
         libc::sigprocmask(libc::SIG_BLOCK, &set, std::ptr::null_mut());
-        let fd = libc::signalfd(-1, &set, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK);
+        let mut child: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut child);
+        libc::sigaddset(&mut child, libc::SIGCHLD);
+        let fd = libc::signalfd(-1, &child, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK);
         if fd < 0 {
             std::process::exit(1);
         }
@@ -110,119 +247,470 @@ fn drain(fd: BorrowedFd<'_>) {
     while unsafe { libc::read(fd.as_raw_fd(), info.as_mut_ptr().cast(), info.len()) } > 0 {}
 }
 
-/// Forks T with the run's descriptors in place, then sends T's pidfd on the run's socket.
-/// A seventh descriptor is the run's prepared Landlock ruleset, which T gets as
-/// [`RULESET_FD`].
-fn start_run(fds: Vec<OwnedFd>, runs: &mut HashMap<libc::pid_t, Run>, began: Duration) {
-    let mut fds = fds.into_iter();
-    let mut channels: Vec<OwnedFd> = fds.by_ref().take(5).collect();
-    let Some(report) = fds.next() else { return };
-    channels.extend(fds.next());
-    // SAFETY: fork of a single-threaded process; the child only moves descriptors and becomes
-    // the trampoline.
-    let pid = unsafe { libc::fork() };
-    if pid < 0 {
-        // The run's socket closes without T's pidfd: the client refuses, nothing started.
-        return;
+/// The poll timeout: the nearest deadline of a running command, or the next retry of an ended
+/// run's group kill; -1 for none.
+fn next_wake(runs: &HashMap<libc::pid_t, Run>) -> i32 {
+    let now = Instant::now();
+    let mut nearest: Option<Duration> = None;
+    for run in runs.values() {
+        let due = match (run.ended, run.deadline) {
+            (Some(_), _) => Some(DRAIN_POLL),
+            (None, Some(d)) if !run.timed_out => Some(d.saturating_duration_since(now)),
+            _ => None,
+        };
+        if let Some(due) = due {
+            nearest = Some(nearest.map_or(due, |n| n.min(due)));
+        }
     }
-    if pid == 0 {
-        become_trampoline(&channels);
-    }
-    drop(channels);
-    // SAFETY: pidfd_open on our child, not yet reaped (SIGCHLD is handled in this loop only).
-    let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
-    let sent = pidfd >= 0 && {
-        // SAFETY: a new descriptor, owned here.
-        let pidfd = unsafe { OwnedFd::from_raw_fd(pidfd) };
-        crate::fdpass::send_one(report.as_fd(), pidfd.as_fd()).is_ok()
-    };
-    if !sent {
-        // The client cannot kill it: T must not run. It has no request yet (the client writes
-        // it only after the pidfd), so it refuses anyway.
-        // SAFETY: signalling our child.
-        unsafe { libc::kill(pid, libc::SIGKILL) };
-    }
-    runs.insert(
-        pid,
-        Run {
-            report,
-            cpu: thread_cpu().saturating_sub(began),
-        },
-    );
+    // Rounded up, so that a wake-up is never early.
+    nearest.map_or(-1, |d| {
+        d.as_micros().div_ceil(1000).min(i32::MAX as u128) as i32
+    })
 }
 
-/// In T, right after the fork: stdio on 0-2, the request on [`REQUEST_FD`], the status channel on
-/// [`STATUS_FD`], the ruleset (when sent) on [`RULESET_FD`], nothing else; Z's signal mask
-/// undone; then the trampoline. Never returns.
-fn become_trampoline(channels: &[OwnedFd]) -> ! {
-    // SAFETY: descriptor and signal-mask calls on our own process.
-    unsafe {
-        let mut empty: libc::sigset_t = std::mem::zeroed();
-        libc::sigemptyset(&mut empty);
-        libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
-        // Above every target first, so that no dup2 overwrites a source.
-        let mut high = [-1; 6];
-        for (slot, fd) in high.iter_mut().zip(channels) {
-            *slot = libc::fcntl(fd.as_raw_fd(), libc::F_DUPFD_CLOEXEC, 10);
+/// A run's message: its request is read as it arrives (never blocking the loop), and the run
+/// starts once it is whole; the bench's floor has none and starts at once.
+fn receive_run(
+    fds: Vec<OwnedFd>,
+    floor: bool,
+    pending: &mut HashMap<RawFd, Pending>,
+    stack: &Stack,
+    runs: &mut HashMap<libc::pid_t, Run>,
+    meter: &mut Meter,
+) {
+    let mut fds = fds.into_iter();
+    let channels: Vec<OwnedFd> = fds.by_ref().take(5).collect();
+    let Some(report) = fds.next() else { return };
+    let ruleset = fds.next();
+    let request = channels[3].as_raw_fd();
+    // SAFETY: O_NONBLOCK on our own end of the request pipe (the client holds only the other).
+    unsafe { libc::fcntl(request, libc::F_SETFL, libc::O_NONBLOCK) };
+    let run = Pending {
+        channels,
+        report,
+        ruleset,
+        bytes: Vec::new(),
+        floor,
+    };
+    if floor {
+        start_run(run, stack, runs, meter);
+    } else {
+        pending.insert(request, run);
+    }
+}
+
+/// Reads what arrived on a request pipe; the run, once its request is whole.
+fn read_request(fd: RawFd, pending: &mut HashMap<RawFd, Pending>) -> Option<Pending> {
+    let run = pending.get_mut(&fd)?;
+    let mut chunk = [0u8; 16 * 1024];
+    loop {
+        // SAFETY: reading into a local buffer.
+        let n = unsafe { libc::read(fd, chunk.as_mut_ptr().cast(), chunk.len()) };
+        if n > 0 && run.bytes.len() < MAX_REQUEST {
+            run.bytes.extend_from_slice(&chunk[..n as usize]);
+            continue;
         }
-        for (target, fd) in high.into_iter().take(channels.len()).enumerate() {
-            if fd < 0 || libc::dup2(fd, target as RawFd) < 0 {
-                libc::_exit(crate::child::REFUSED_EXIT);
+        if n < 0 && errno().kind() == std::io::ErrorKind::Interrupted {
+            continue;
+        }
+        if n < 0 && errno().kind() == std::io::ErrorKind::WouldBlock {
+            return None;
+        }
+        // End of file (or an error, or more than a request can be: parsed as it is, it fails).
+        return pending.remove(&fd);
+    }
+}
+
+/// Everything G reads, in Z's memory, which it shares until `execve`.
+struct Start<'a> {
+    /// `None` for the bench's floor.
+    work: Option<(&'a Request, &'a ExecImage)>,
+    /// stdin, stdout, stderr, the status channel, the hand-off pipe's write end, the
+    /// notification channel (or -1), the prepared ruleset (or -1).
+    fds: [RawFd; 7],
+    report: RawFd,
+    zygote: libc::pid_t,
+}
+
+/// Parses the run's request, starts G (see the module documentation), waits for its
+/// `execve`, and keeps the run.
+fn start_run(run: Pending, stack: &Stack, runs: &mut HashMap<libc::pid_t, Run>, meter: &mut Meter) {
+    let Pending {
+        channels,
+        report,
+        ruleset,
+        bytes,
+        floor,
+    } = run;
+    let status = Reporter(channels[4].as_raw_fd());
+    let refuse = |why: String| {
+        // Before G exists: the client reads it once the run's socket closes without a pidfd.
+        status.report(&Status::Refused(why));
+    };
+    let parsed = if floor {
+        None
+    } else {
+        let req: Request = match serde_json::from_slice(&bytes) {
+            Ok(r) => r,
+            Err(e) => {
+                return refuse(format!(
+                    "invalid spawn request (sandbox helper from another version?): {e}"
+                ))
+            }
+        };
+        if req.ruleset_fd.is_some() != ruleset.is_some() {
+            return refuse(
+                "the run's prepared Landlock ruleset and its request disagree (sandbox helper \
+                 from another version?)"
+                    .into(),
+            );
+        }
+        if req.profile != Profile::Hardened {
+            return refuse("the zygote serves the hardened profile only (strict runs are spawned directly); is the helper from another version?".into());
+        }
+        let image = match ExecImage::new(&req) {
+            Ok(i) => i,
+            Err(e) => return refuse(e),
+        };
+        Some((req, image))
+    };
+    drop(bytes);
+    let exec_notify = parsed.as_ref().is_some_and(|(r, _)| r.exec_notify);
+    let pair = if exec_notify {
+        match crate::fdpass::socketpair(libc::SOCK_SEQPACKET) {
+            Ok(pair) => Some(pair),
+            Err(e) => return refuse(format!("exec notification channel: {e}")),
+        }
+    } else {
+        None
+    };
+    let Ok((done_r, done_w)) = crate::spawn::pipe() else {
+        return refuse(format!("hand-off pipe: {}", errno()));
+    };
+    let mut supervision = parsed
+        .as_ref()
+        .map(|(r, _)| Supervision::for_request(r))
+        .unwrap_or_default();
+    let timeout = parsed
+        .as_ref()
+        .and_then(|(r, _)| r.timeout_ms)
+        .map(Duration::from_millis);
+    let now = Instant::now();
+    let deadline = timeout.map(|t| now + t);
+    // Killing G while it holds a lock of the shared allocator would leave that lock taken in
+    // Z for good: the set-up is ended no earlier than the strict child's grace period, and
+    // never left to hang Z (a run without a timeout gets the start timeout).
+    let set_up_deadline = deadline
+        .unwrap_or(now + super::START_TIMEOUT)
+        .max(now + crate::nsclone::SET_UP_GRACE);
+    let start = Start {
+        work: parsed.as_ref().map(|(r, i)| (r, i)),
+        fds: [
+            channels[0].as_raw_fd(),
+            channels[1].as_raw_fd(),
+            channels[2].as_raw_fd(),
+            channels[4].as_raw_fd(),
+            done_w.as_raw_fd(),
+            pair.as_ref().map_or(-1, |(_, g)| g.as_raw_fd()),
+            ruleset.as_ref().map_or(-1, |r| r.as_raw_fd()),
+        ],
+        report: report.as_raw_fd(),
+        // SAFETY: getpid takes nothing.
+        zygote: unsafe { libc::getpid() },
+    };
+    let mut pidfd: RawFd = -1;
+    // SAFETY: G runs `g_main` on its own stack with `start`, which outlives the hand-off below;
+    // from here until the hand-off ends this thread makes only system calls into stack buffers.
+    let pid = unsafe {
+        libc::clone(
+            g_main,
+            stack.top(),
+            libc::CLONE_VM | libc::CLONE_PIDFD | libc::SIGCHLD,
+            (&start as *const Start<'_>).cast_mut().cast(),
+            &mut pidfd as *mut RawFd,
+        )
+    };
+    if pid < 0 {
+        return refuse(format!("starting the command's process: {}", errno()));
+    }
+    // G holds its own copies; ours would keep the hand-off pipe from reaching end of file.
+    drop(done_w);
+    let notify = pair.map(|(z, g)| {
+        drop(g);
+        z
+    });
+    let handed = crate::nsclone::hand_off(
+        pid,
+        pidfd,
+        done_r.as_raw_fd(),
+        notify.as_ref().map(|n| n.as_raw_fd()),
+        Some(set_up_deadline),
+        &mut supervision,
+    );
+    // G executed the command or ended: from here Z's memory is its own again.
+    drop(start);
+    drop((done_r, notify, parsed, ruleset));
+    let mut channels = channels;
+    let status = channels.pop().expect("five channels");
+    drop(channels);
+    let mut run = Run {
+        // SAFETY: CLONE_PIDFD stored a new descriptor that we own.
+        pidfd: unsafe { OwnedFd::from_raw_fd(pidfd) },
+        report,
+        status,
+        listener: handed.listener,
+        supervision,
+        deadline,
+        timed_out: handed.timed_out && deadline.is_some_and(|d| Instant::now() >= d),
+        ended: None,
+        drain_until: None,
+        drained: false,
+        used: Duration::ZERO,
+        cpu: Duration::ZERO,
+    };
+    meter.charge(&mut run);
+    runs.insert(pid, run);
+}
+
+/// G's entry on its own stack. Never returns: it executes the command, or reports and exits.
+extern "C" fn g_main(arg: *mut libc::c_void) -> libc::c_int {
+    // SAFETY: `arg` is the Start that `start_run` keeps alive until the hand-off ends.
+    let start = unsafe { &*(arg as *const Start<'_>) };
+    // A panic must not unwind into `clone`'s frame, which does not exist on this stack.
+    let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| become_g(start)));
+    Reporter(start.fds[3]).refuse(
+        "the sandbox's command process panicked while setting up (a bug in toolpolicy's \
+         sandbox; please report it with the policy)"
+            .into(),
+    )
+}
+
+/// In G: the parent-death signal, a process group of its own, its pidfd to the client (before
+/// anything can run, so that a zygote that dies earlier started nothing), stdio on 0-2, the
+/// status channel on [`STATUS_FD`], the hand-off pipe on [`DONE_FD`], the notification
+/// channel on [`NOTIFY_FD`], nothing else; then [`crate::child::start_hardened`].
+fn become_g(start: &Start<'_>) -> ! {
+    let refuse = |why: String| Reporter(start.fds[3]).refuse(why);
+    // SAFETY: prctl, process group, pidfd and descriptor calls on our own process.
+    unsafe {
+        libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+        if libc::getppid() != start.zygote {
+            libc::_exit(REFUSED_EXIT);
+        }
+        // Z kills the run's group, so G must lead one before anything runs: never the
+        // agent's, which it would otherwise be in.
+        if libc::setpgid(0, 0) != 0 {
+            refuse(format!("a process group for the command: {}", errno()));
+        }
+        let own = libc::syscall(libc::SYS_pidfd_open, libc::getpid(), 0) as RawFd;
+        if own < 0 {
+            refuse(format!("pidfd_open: {}", errno()));
+        }
+        let sent = crate::fdpass::send_one(
+            BorrowedFd::borrow_raw(start.report),
+            BorrowedFd::borrow_raw(own),
+        );
+        libc::close(own);
+        if sent.is_err() {
+            // The client is gone or cannot kill the run: nothing may start.
+            libc::_exit(REFUSED_EXIT);
+        }
+        // Above every target first, so that no dup2 overwrites a source.
+        let mut high = [-1; 7];
+        for (slot, &fd) in high.iter_mut().zip(&start.fds) {
+            if fd >= 0 {
+                *slot = libc::fcntl(fd, libc::F_DUPFD_CLOEXEC, 10);
+                if *slot < 0 {
+                    libc::_exit(REFUSED_EXIT);
+                }
             }
         }
-        debug_assert_eq!((REQUEST_FD, STATUS_FD, RULESET_FD), (3, 4, 5));
-        libc::syscall(libc::SYS_close_range, channels.len() as u32, u32::MAX, 0u32);
+        let targets = [0, 1, 2, STATUS_FD, DONE_FD, NOTIFY_FD, RULESET_FD];
+        for (&fd, &target) in high.iter().zip(&targets) {
+            if fd >= 0 && libc::dup2(fd, target) < 0 {
+                libc::_exit(REFUSED_EXIT);
+            }
+        }
+        libc::syscall(libc::SYS_close_range, RULESET_FD as u32 + 1, u32::MAX, 0u32);
+        if start.fds[5] < 0 {
+            libc::close(NOTIFY_FD);
+        }
+        if start.fds[6] < 0 {
+            libc::close(RULESET_FD);
+        }
+        for fd in [STATUS_FD, DONE_FD, RULESET_FD] {
+            libc::fcntl(fd, libc::F_SETFD, libc::FD_CLOEXEC);
+        }
     }
-    crate::trampoline::serve_request()
+    match start.work {
+        Some((req, image)) => {
+            let notify = (start.fds[5] >= 0).then_some(NOTIFY_FD);
+            crate::child::start_hardened(req, image, notify)
+        }
+        None => Reporter(STATUS_FD).refuse("nothing to run: the zygote's round trip alone".into()),
+    }
 }
 
-/// Reaps what ended: a T's end goes to its client; anything else that is our child was an
-/// orphan of a killed T, and so is every child that is not a T: killed at once.
-fn reap(runs: &mut HashMap<libc::pid_t, Run>, mut began: Duration) {
-    let mut strays = false;
+/// A run's exec-notification listener is readable (or hung up).
+fn serve_listener(pid: libc::pid_t, run: &mut Run, revents: i16) {
+    let hung_up = revents & (libc::POLLHUP | libc::POLLERR) != 0 && revents & libc::POLLIN == 0;
+    if hung_up {
+        run.listener = None;
+    } else if let Some(l) = &run.listener {
+        crate::supervisor::answer(
+            l.as_raw_fd(),
+            pid,
+            &mut run.supervision,
+            Answering::NoThreads,
+        );
+    }
+}
+
+/// Kills the group of every run whose command outlived its deadline.
+fn enforce_deadlines(runs: &mut HashMap<libc::pid_t, Run>, meter: &mut Meter) {
+    let now = Instant::now();
+    for (&pid, run) in runs.iter_mut() {
+        if run.ended.is_none() && !run.timed_out && run.deadline.is_some_and(|d| now >= d) {
+            run.timed_out = true;
+            // G is not reaped yet: its pid still names the group.
+            kill_group(run.pidfd.as_fd(), Some(pid));
+            meter.charge(run);
+        }
+    }
+}
+
+/// Reaps every child that ended, telling its run by its process group: G itself, or an
+/// orphan of the run's (a process the run's command left, handed to Z as a child subreaper).
+/// When G ended, its group is killed before G is reaped (so that its pid still names the
+/// group for the fallback of [`kill_group`]); the run then waits for the group to be empty.
+fn reap(runs: &mut HashMap<libc::pid_t, Run>, meter: &mut Meter) {
     loop {
+        // SAFETY: an all-zero siginfo is valid; waitid fills it.
+        let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
+        // SAFETY: a non-blocking look at any child that ended, leaving it a zombie.
+        let rc = unsafe {
+            libc::waitid(
+                libc::P_ALL,
+                0,
+                &mut info,
+                libc::WEXITED | libc::WNOHANG | libc::WNOWAIT,
+            )
+        };
+        // SAFETY: waitid filled the child fields (or left them zero).
+        let pid = unsafe { info.si_pid() };
+        if rc != 0 || pid <= 0 {
+            return;
+        }
+        let leader = runs.contains_key(&pid);
+        let group = if leader {
+            pid
+        } else {
+            // SAFETY: getpgid on our zombie child, which keeps its group until reaped.
+            unsafe { libc::getpgid(pid) }
+        };
+        if leader {
+            if let Some(run) = runs.get(&pid) {
+                kill_group(run.pidfd.as_fd(), Some(pid));
+            }
+        }
         let mut status = 0;
         // SAFETY: an all-zero rusage is valid; wait4 fills it.
         let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
-        // SAFETY: non-blocking wait for any child.
-        let pid = unsafe { libc::wait4(-1, &mut status, libc::WNOHANG, &mut usage) };
-        if pid <= 0 {
-            break;
+        // SAFETY: reaping the child waitid named.
+        if unsafe { libc::wait4(pid, &mut status, libc::WNOHANG, &mut usage) } != pid {
+            return;
         }
-        let Some(run) = runs.remove(&pid) else {
-            strays = true;
+        let Some(run) = runs.get_mut(&group) else {
+            // Not any run's (a process that joined no run's group): already dead, now reaped.
             continue;
         };
-        if !libc::WIFEXITED(status) {
-            // A killed T leaves its command's survivors to us.
-            strays = true;
-        }
         let tv = |t: libc::timeval| Duration::new(t.tv_sec as u64, t.tv_usec as u32 * 1000);
-        let t_cpu = tv(usage.ru_utime) + tv(usage.ru_stime);
-        let now = thread_cpu();
-        let z_cpu = run.cpu + now.saturating_sub(began);
-        began = now;
-        let mut record = [0u8; ENDED_LEN];
-        record[..4].copy_from_slice(ENDED);
-        record[4..8].copy_from_slice(&status.to_le_bytes());
-        record[8..16].copy_from_slice(&(t_cpu.as_nanos() as u64).to_le_bytes());
-        record[16..24].copy_from_slice(&(z_cpu.as_nanos() as u64).to_le_bytes());
-        // SAFETY: sending a local buffer; a client that is gone only loses the report.
-        unsafe {
-            libc::send(
-                run.report.as_raw_fd(),
-                record.as_ptr().cast(),
-                record.len(),
-                libc::MSG_NOSIGNAL,
-            )
-        };
+        run.used += tv(usage.ru_utime) + tv(usage.ru_stime);
+        if leader {
+            run.ended = Some(status);
+            run.drain_until = Some(Instant::now() + DRAIN_LIMIT);
+        }
+        meter.charge(run);
     }
-    if strays {
-        for pid in crate::trampoline::children_of_self() {
-            if !runs.contains_key(&pid) {
-                // SAFETY: signalling our own child (its end brings us back here).
-                unsafe { libc::kill(pid, libc::SIGKILL) };
+}
+
+/// Reports every ended run whose group is empty (or that waited [`DRAIN_LIMIT`] for it).
+fn finish_drained(runs: &mut HashMap<libc::pid_t, Run>, meter: &mut Meter) {
+    let now = Instant::now();
+    let mut done: Vec<libc::pid_t> = Vec::new();
+    for (&pid, run) in runs.iter_mut() {
+        if run.ended.is_none() {
+            continue;
+        }
+        run.drained = kill_group(run.pidfd.as_fd(), None) == Group::Empty;
+        if run.drained || run.drain_until.is_some_and(|t| now >= t) {
+            done.push(pid);
+        }
+    }
+    for pid in done {
+        if let Some(mut run) = runs.remove(&pid) {
+            meter.charge(&mut run);
+            report(run);
+        }
+    }
+}
+
+/// The run's final status record (the command's exit, as its wait status says), then Z's
+/// report of the CPU time on the run's socket, which closes with it.
+fn report(run: Run) {
+    let status = run.ended.unwrap_or(0);
+    let (code, signal) = if libc::WIFEXITED(status) {
+        (Some(libc::WEXITSTATUS(status)), None)
+    } else {
+        (None, Some(libc::WTERMSIG(status)))
+    };
+    crate::child::Reporter(run.status.as_raw_fd()).report(&Status::Exited {
+        code,
+        signal,
+        timed_out: run.timed_out,
+    });
+    drop(run.status);
+    let mut record = [0u8; ENDED_LEN];
+    record[..4].copy_from_slice(ENDED);
+    record[4..8].copy_from_slice(&status.to_le_bytes());
+    record[8..16].copy_from_slice(&(run.used.as_nanos() as u64).to_le_bytes());
+    record[16..24].copy_from_slice(&(run.cpu.as_nanos() as u64).to_le_bytes());
+    record[24] = u8::from(run.drained);
+    // SAFETY: sending a local buffer; a client that is gone only loses the report.
+    unsafe {
+        libc::send(
+            run.report.as_raw_fd(),
+            record.as_ptr().cast(),
+            record.len(),
+            libc::MSG_NOSIGNAL,
+        )
+    };
+}
+
+/// The agent is gone (or Z cannot go on): kills every run's group, reaps what dies (bounded),
+/// and exits.
+fn end_all(runs: &mut HashMap<libc::pid_t, Run>) -> ! {
+    let give_up = Instant::now() + DRAIN_LIMIT;
+    loop {
+        let mut left = false;
+        for (&pid, run) in runs.iter() {
+            let pinned = run.ended.is_none().then_some(pid);
+            left |= kill_group(run.pidfd.as_fd(), pinned) == Group::Signalled;
+        }
+        loop {
+            let mut status = 0;
+            // SAFETY: non-blocking reaping of any child.
+            if unsafe { libc::waitpid(-1, &mut status, libc::WNOHANG) } <= 0 {
+                break;
             }
         }
+        // G's own end is no longer told apart: once reaped, its group kill answers ESRCH.
+        for run in runs.values_mut() {
+            run.ended.get_or_insert(0);
+        }
+        if !left || Instant::now() >= give_up {
+            std::process::exit(0);
+        }
+        std::thread::sleep(Duration::from_millis(1));
     }
 }
