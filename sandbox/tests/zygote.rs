@@ -785,7 +785,7 @@ fn concurrent_timeouts(dir: &Path) -> Result<(), String> {
                 } else {
                     check(
                         &format!("run {i} ended by itself: {out:?}"),
-                        !out.timed_out && output_ok && out.code == Some(i as i32),
+                        !out.timed_out && output_ok && out.code == Some(i),
                     )
                 }
             })

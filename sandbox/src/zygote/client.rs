@@ -483,7 +483,11 @@ pub(crate) fn read_report(report: BorrowedFd<'_>) -> Option<(i32, Duration, bool
     let t = u64::from_le_bytes(record[8..16].try_into().ok()?);
     let z = u64::from_le_bytes(record[16..24].try_into().ok()?);
     let drained = record[24] == 1;
-    Some((status, Duration::from_nanos(t) + Duration::from_nanos(z), drained))
+    Some((
+        status,
+        Duration::from_nanos(t) + Duration::from_nanos(z),
+        drained,
+    ))
 }
 
 /// The floor of a hardened run's helper side, for the spawn bench: one run without a request,

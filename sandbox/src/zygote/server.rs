@@ -448,7 +448,8 @@ fn start_run(run: Pending, stack: &Stack, runs: &mut HashMap<libc::pid_t, Run>, 
         &mut supervision,
     );
     // G executed the command or ended: from here Z's memory is its own again.
-    drop(start);
+    // `start` stays in place (and in use) to here, past the end of the hand-off.
+    std::hint::black_box(&start);
     drop((done_r, notify, parsed, ruleset));
     let mut channels = channels;
     let status = channels.pop().expect("five channels");
