@@ -144,6 +144,7 @@ pub mod interpreters;
 pub mod landlock_rules;
 pub mod mounts;
 mod nsclone;
+mod per_process;
 pub mod plan;
 pub mod process_tool;
 pub mod request;

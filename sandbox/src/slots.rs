@@ -36,11 +36,11 @@
 use std::collections::HashMap;
 use std::os::fd::{AsFd, BorrowedFd, OwnedFd};
 use std::path::Path;
-use std::sync::atomic::{AtomicPtr, Ordering};
-use std::sync::{Mutex, MutexGuard};
+use std::sync::MutexGuard;
 
 use crate::fingerprint::Fingerprint;
 use crate::landlock_rules::{LandlockSpec, PathRule};
+use crate::per_process::PerProcess;
 use crate::scratch::Scratch;
 
 /// Free slots kept per policy: more runs at once than this get slots dropped after their run.
@@ -62,54 +62,18 @@ struct Pools {
     clock: u64,
 }
 
-struct Registry {
-    owner: u32,
-    pools: Mutex<Pools>,
-}
+static POOLS: PerProcess<Pools> = PerProcess::new();
 
-static REGISTRY: AtomicPtr<Registry> = AtomicPtr::new(std::ptr::null_mut());
-
-/// This process's slots. A forked child finds its parent's registry, whose slots are not its
-/// own (and whose lock a thread of the parent may have held at the fork): it starts a registry
-/// of its own and leaves the parent's untouched.
+/// This process's slots (a forked child's are its own, see [`crate::per_process`]); the
+/// process that makes them removes its free ones at a normal exit.
 fn pools() -> MutexGuard<'static, Pools> {
-    let me = std::process::id();
-    loop {
-        let current = REGISTRY.load(Ordering::Acquire);
-        // SAFETY: a published registry is never freed.
-        if let Some(reg) = unsafe { current.as_ref() } {
-            if reg.owner == me {
-                return reg.pools.lock().unwrap_or_else(|e| e.into_inner());
-            }
-        }
-        let fresh = Box::into_raw(Box::new(Registry {
-            owner: me,
-            pools: Mutex::new(Pools::default()),
-        }));
-        if REGISTRY
-            .compare_exchange(current, fresh, Ordering::AcqRel, Ordering::Acquire)
-            .is_err()
-        {
-            // SAFETY: `fresh` was not published; it is ours alone.
-            drop(unsafe { Box::from_raw(fresh) });
-        } else {
-            remove_at_exit();
-        }
-    }
+    POOLS.lock(remove_at_exit)
 }
 
 /// At a normal exit of the process that owns the registry: every free slot's directory goes.
 extern "C" fn remove_free_slots() {
-    let current = REGISTRY.load(Ordering::Acquire);
-    // SAFETY: a published registry is never freed.
-    let Some(reg) = (unsafe { current.as_ref() }) else {
-        return;
-    };
-    if reg.owner != std::process::id() {
-        return;
-    }
     // A thread that holds the lock at exit keeps its slots (their directories are left).
-    let Ok(mut pools) = reg.pools.try_lock() else {
+    let Some(mut pools) = POOLS.try_lock_own() else {
         return;
     };
     let slots: Vec<Slot> = pools.free.drain().flat_map(|(_, v)| v).collect();

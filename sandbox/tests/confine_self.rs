@@ -29,7 +29,7 @@ const CASE_VAR: &str = "CONFINE_SELF_CASE";
 const DIR_VAR: &str = "CONFINE_SELF_DIR";
 const PORTS_VAR: &str = "CONFINE_SELF_PORTS";
 
-use cases::Case;
+use cases::{check, Case};
 
 const CASES: &[(&str, Case)] = &[
     ("filesystem_and_processes", filesystem_and_processes),
@@ -172,14 +172,6 @@ fn protected(base: &Path) -> ProtectedPaths {
     list.add_file(base.join("audit.jsonl"), ProtectedKind::AuditLog)
         .unwrap();
     list
-}
-
-fn check(what: &str, ok: bool) -> Result<(), String> {
-    if ok {
-        Ok(())
-    } else {
-        Err(what.to_string())
-    }
 }
 
 fn denied<T>(what: &str, r: std::io::Result<T>) -> Result<(), String> {

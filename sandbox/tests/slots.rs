@@ -15,7 +15,6 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use policy_runtime::ToolPolicy;
-use sandbox::hostcaps::HostSupport;
 use sandbox::runner::{run, RunOptions, RunOutput};
 use sandbox::Profile;
 
@@ -23,7 +22,7 @@ const HELPER: &str = env!("CARGO_BIN_EXE_policy-sandbox");
 const CASE_VAR: &str = "SLOTS_CASE";
 const DIR_VAR: &str = "SLOTS_DIR";
 
-use cases::Case;
+use cases::{check, Case};
 
 const CASES: &[(&str, Case)] = &[
     (
@@ -66,38 +65,12 @@ const AGENT_ROLE: &str = "agent_role";
 
 fn main() -> ExitCode {
     let roles: &[(&str, Case)] = &[(AGENT_ROLE, agent_role)];
-    if let Some(code) = cases::in_case_process(CASE_VAR, DIR_VAR, CASES, roles) {
-        return code;
-    }
-    let ready = || {
-        let host = HostSupport::detect();
-        if host.landlock_abi < sandbox::plan::FULL_LANDLOCK_ABI {
-            kernel::missing(&format!(
-                "the hardened profile needs Landlock ABI {} (this kernel: {})",
-                sandbox::plan::FULL_LANDLOCK_ABI,
-                host.landlock_abi
-            ));
-            return false;
-        }
-        true
-    };
-    cases::run_suite(CASES, ready, |name| {
-        vec![(
-            name.to_string(),
-            cases::in_new_process(CASE_VAR, DIR_VAR, name),
-        )]
+    cases::main_one_process_each(CASE_VAR, DIR_VAR, CASES, roles, || {
+        kernel::supports(Profile::Hardened)
     })
 }
 
 // ---- helpers of the case processes ----
-
-fn check(what: &str, ok: bool) -> Result<(), String> {
-    if ok {
-        Ok(())
-    } else {
-        Err(what.to_string())
-    }
-}
 
 fn canonical(dir: &Path) -> PathBuf {
     std::fs::canonicalize(dir).expect("canonical case directory")

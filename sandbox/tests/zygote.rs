@@ -16,7 +16,6 @@ use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use policy_runtime::ToolPolicy;
-use sandbox::hostcaps::HostSupport;
 use sandbox::runner::{run, RunError, RunOptions, RunOutput};
 use sandbox::{zygote, Profile};
 
@@ -26,7 +25,7 @@ const DIR_VAR: &str = "ZYGOTE_DIR";
 /// Set for the agent role: fork a child that lives on (without `exec`) before the long run.
 const FORK_VAR: &str = "ZYGOTE_AGENT_FORKS";
 
-use cases::Case;
+use cases::{check, Case};
 
 const CASES: &[(&str, Case)] = &[
     (
@@ -108,38 +107,12 @@ const AGENT_ROLE: &str = "agent_role";
 
 fn main() -> ExitCode {
     let roles: &[(&str, Case)] = &[(AGENT_ROLE, agent_role)];
-    if let Some(code) = cases::in_case_process(CASE_VAR, DIR_VAR, CASES, roles) {
-        return code;
-    }
-    let ready = || {
-        let host = HostSupport::detect();
-        if host.landlock_abi < sandbox::plan::FULL_LANDLOCK_ABI {
-            kernel::missing(&format!(
-                "the hardened profile needs Landlock ABI {} (this kernel: {})",
-                sandbox::plan::FULL_LANDLOCK_ABI,
-                host.landlock_abi
-            ));
-            return false;
-        }
-        true
-    };
-    cases::run_suite(CASES, ready, |name| {
-        vec![(
-            name.to_string(),
-            cases::in_new_process(CASE_VAR, DIR_VAR, name),
-        )]
+    cases::main_one_process_each(CASE_VAR, DIR_VAR, CASES, roles, || {
+        kernel::supports(Profile::Hardened)
     })
 }
 
 // ---- helpers of the case processes ----
-
-fn check(what: &str, ok: bool) -> Result<(), String> {
-    if ok {
-        Ok(())
-    } else {
-        Err(what.to_string())
-    }
-}
 
 fn policy_writing(dir: &Path) -> ToolPolicy {
     ToolPolicy::from_json_str(

@@ -5,11 +5,12 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI32, AtomicPtr, Ordering};
-use std::sync::{Arc, Mutex, MutexGuard};
+use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::{Arc, MutexGuard};
 use std::time::Duration;
 
 use super::{errno, kill_group, Group, CONTROL_FD, ENDED, ENDED_LEN, FLOOR, RUN, START_TIMEOUT};
+use crate::per_process::PerProcess;
 use crate::runner::RunError;
 use crate::spawn::{FileActions, Running, Stdio, Streams, Supervisor, Waited};
 
@@ -57,40 +58,14 @@ impl Drop for Zygote {
     }
 }
 
-/// The zygotes of one process, by helper binary.
-struct Registry {
-    owner: u32,
-    by_helper: Mutex<HashMap<PathBuf, Arc<Zygote>>>,
-}
+/// The zygotes of this process, by helper binary.
+static REGISTRY: PerProcess<HashMap<PathBuf, Arc<Zygote>>> = PerProcess::new();
 
-static REGISTRY: AtomicPtr<Registry> = AtomicPtr::new(std::ptr::null_mut());
-
-/// This process's zygotes. A forked child finds its parent's registry, whose zygotes are not
-/// its to use, kill or reap, and whose lock a thread of the parent may have held at the fork:
-/// it starts a registry of its own and leaves the parent's untouched (leaked; the parent's
-/// control sockets were already closed in the child, see [`CONTROL_FDS`]).
+/// This process's zygotes. A forked child's are its own ([`crate::per_process`]): it never
+/// uses, kills or reaps its parent's (their control sockets were already closed in the child,
+/// see [`CONTROL_FDS`]).
 fn registry() -> MutexGuard<'static, HashMap<PathBuf, Arc<Zygote>>> {
-    let me = std::process::id();
-    loop {
-        let current = REGISTRY.load(Ordering::Acquire);
-        // SAFETY: a published registry is never freed.
-        if let Some(reg) = unsafe { current.as_ref() } {
-            if reg.owner == me {
-                return reg.by_helper.lock().unwrap_or_else(|e| e.into_inner());
-            }
-        }
-        let fresh = Box::into_raw(Box::new(Registry {
-            owner: me,
-            by_helper: Mutex::new(HashMap::new()),
-        }));
-        if REGISTRY
-            .compare_exchange(current, fresh, Ordering::AcqRel, Ordering::Acquire)
-            .is_err()
-        {
-            // SAFETY: `fresh` was not published; it is ours alone.
-            drop(unsafe { Box::from_raw(fresh) });
-        }
-    }
+    REGISTRY.lock(|| {})
 }
 
 /// The control sockets of this process's zygotes, where a `fork` handler can find them without

@@ -96,3 +96,29 @@ pub fn in_new_process(case_var: &str, dir_var: &str, name: &str) -> Result<(), S
         ))
     }
 }
+
+/// The whole `main` of a suite whose cases each run in a process of their own (one pass each):
+/// a case process runs its case, the suite process lists or runs them when `ready`.
+pub fn main_one_process_each(
+    case_var: &str,
+    dir_var: &str,
+    cases: &[(&str, Case)],
+    roles: &[(&str, Case)],
+    ready: impl Fn() -> bool,
+) -> ExitCode {
+    if let Some(code) = in_case_process(case_var, dir_var, cases, roles) {
+        return code;
+    }
+    run_suite(cases, ready, |name| {
+        vec![(name.to_string(), in_new_process(case_var, dir_var, name))]
+    })
+}
+
+/// `Err(what)` unless `ok`: a case's failed expectation.
+pub fn check(what: &str, ok: bool) -> Result<(), String> {
+    if ok {
+        Ok(())
+    } else {
+        Err(what.to_string())
+    }
+}
