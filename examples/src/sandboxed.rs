@@ -43,8 +43,8 @@ use sandbox::runner::{RunOptions, Stdio};
 /// Process-wide settings of the sandboxed tools, set once by the program that hosts them.
 #[derive(Clone, Debug, Default)]
 pub struct Settings {
-    /// The hardened profile's trampoline binary (see [`sandbox::trampoline`]); `None` searches
-    /// the default places.
+    /// The hardened profile's helper binary, started once as its zygote (see
+    /// [`sandbox::trampoline`]); `None` searches the default places.
     pub helper: Option<PathBuf>,
     /// How the egress broker resolves allowed names (the demo points them at local servers).
     pub broker: Option<BrokerOptions>,

@@ -48,6 +48,22 @@ mod matcher;
 mod relation;
 mod residual;
 
+/// Every path below the root of up to `depth` components over `names` (`/a`, `/a/b`, ...),
+/// shortest first: the sample the glob modules' tests check their answers on.
+#[cfg(test)]
+fn sample_paths(names: &[&str], depth: usize) -> Vec<String> {
+    let mut paths = Vec::new();
+    let mut level = vec![String::new()];
+    for _ in 0..depth {
+        level = level
+            .iter()
+            .flat_map(|p| names.iter().map(move |x| format!("{p}/{x}")))
+            .collect();
+        paths.extend(level.iter().cloned());
+    }
+    paths
+}
+
 use index::PrefixIndex;
 
 /// The longest glob accepted, in bytes. A path longer than `PATH_MAX` (4096 on Linux) cannot be

@@ -676,30 +676,30 @@ fn no_process_outlives_the_run() {
     let profiles = Profile::available();
     let mut checks = vec![];
     let mut scenarios = vec![];
+    // A detached grandchild (double fork, `setsid`), and a sibling (`clone(CLONE_PARENT)`),
+    // which is the child of whatever started the command, not of the command.
     for user in users() {
         let s = Scenario::new(user);
-        let bare_mark = s.path("work/bare-orphan");
-        probe(user, Mode::Bare, &["orphan", &bare_mark, DELAY_MS])
-            .assert_succeeded("detached grandchild");
-        checks.push((
-            format!("orphan [as {}, bare]", user.name()),
-            bare_mark,
-            true,
-        ));
-        for profile in profiles.iter().copied() {
-            let label = format!("orphan [as {}, {}]", user.name(), profile.name());
-            let mark = s.path(&format!("work/orphan-{}", profile.name()));
-            let policy = s.policy(profile.name(), &s.base_policy());
-            let report = probe(
-                user,
-                Mode::Sandboxed(&policy, profile),
-                &["orphan", &mark, DELAY_MS],
-            );
-            assert!(
-                report.started() && !report.refused(),
-                "{label}: the probe did not run\n{report:?}"
-            );
-            checks.push((label, mark, false));
+        for way in ["orphan", "sibling"] {
+            let bare_mark = s.path(&format!("work/bare-{way}"));
+            probe(user, Mode::Bare, &[way, &bare_mark, DELAY_MS])
+                .assert_succeeded("a process left behind");
+            checks.push((format!("{way} [as {}, bare]", user.name()), bare_mark, true));
+            for profile in profiles.iter().copied() {
+                let label = format!("{way} [as {}, {}]", user.name(), profile.name());
+                let mark = s.path(&format!("work/{way}-{}", profile.name()));
+                let policy = s.policy(profile.name(), &s.base_policy());
+                let report = probe(
+                    user,
+                    Mode::Sandboxed(&policy, profile),
+                    &[way, &mark, DELAY_MS],
+                );
+                assert!(
+                    report.started() && !report.refused(),
+                    "{label}: the probe did not run\n{report:?}"
+                );
+                checks.push((label, mark, false));
+            }
         }
         scenarios.push(s);
     }

@@ -26,7 +26,7 @@ const USAGE: &str =
     "usage: mcp-server [--init-world] [--audit FILE] [--otlp URL] [--status-api ADDR]";
 
 fn main() -> ExitCode {
-    // For the hardened profile the sandbox starts this same binary as its trampoline; that
+    // For the hardened profile the sandbox starts this same binary as its zygote; that
     // must happen before any runtime thread exists.
     if std::env::args_os()
         .nth(1)

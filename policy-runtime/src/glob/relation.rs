@@ -223,16 +223,8 @@ mod tests {
             "/**/b",
         ];
         // Every path of up to four components over a few names.
-        let parts = ["a", "b", "c", "bb"];
         let mut paths = vec!["/".to_string()];
-        let mut level = vec![String::new()];
-        for _ in 0..4 {
-            level = level
-                .iter()
-                .flat_map(|p| parts.iter().map(move |x| format!("{p}/{x}")))
-                .collect();
-            paths.extend(level.iter().cloned());
-        }
+        paths.extend(crate::glob::sample_paths(&["a", "b", "c", "bb"], 4));
         for a in globs {
             for b in globs {
                 let (ga, gb) = (g(a), g(b));

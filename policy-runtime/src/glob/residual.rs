@@ -165,16 +165,8 @@ mod tests {
             "/[ab]/b",
             "/a/b/c",
         ];
-        let names = ["a", "b", "c"];
         let mut tails = vec![String::new()];
-        let mut level = vec![String::new()];
-        for _ in 0..3 {
-            level = level
-                .iter()
-                .flat_map(|p| names.iter().map(move |x| format!("{p}/{x}")))
-                .collect();
-            tails.extend(level.iter().cloned());
-        }
+        tails.extend(crate::glob::sample_paths(&["a", "b", "c"], 3));
         let prefixes: [&[&str]; 5] = [&[], &["a"], &["a", "b"], &["b"], &["a", "a"]];
         for glob in globs {
             let g = Glob::new(glob).unwrap();

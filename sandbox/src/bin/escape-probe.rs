@@ -81,6 +81,8 @@ actions:
   exec-memfd CODE SRC [ARGS...]   copy SRC into a memfd and execveat it; succeeds on exit CODE
   io-uring                        io_uring_setup (an unfiltered path around seccomp)
   orphan PATH MS                  leave a detached grandchild that writes PATH after MS ms
+  sibling PATH MS                 leave a child of the probe's parent (clone CLONE_PARENT)
+                                  that writes PATH after MS ms
   setns-mnt PID                   join the mount namespace of PID (/proc/PID/ns/mnt)
   handle-of PATH                  print PATH's file handle (helper for open-by-handle)
   open-by-handle DIR TYPE HEX NEEDLE
@@ -162,6 +164,7 @@ fn run(action: &str, args: &[String]) -> Outcome {
             "exec-memfd" => exec_memfd(parse(arg(0)?)?, arg(1)?, &args[2..]),
             "io-uring" => io_uring(),
             "orphan" => orphan(arg(0)?, parse(arg(1)?)?),
+            "sibling" => sibling(arg(0)?, parse(arg(1)?)?),
             "setns-mnt" => setns_mnt(arg(0)?),
             "handle-of" => handle_of(arg(0)?),
             "open-by-handle" => open_by_handle(arg(0)?, parse(arg(1)?)?, arg(2)?, arg(3)?),
@@ -693,29 +696,65 @@ fn orphan(path: &str, delay_ms: u64) -> Outcome {
             if libc::fork() != 0 {
                 libc::_exit(0);
             }
-            for fd in 0..3 {
-                libc::close(fd);
-            }
-            let ts = libc::timespec {
-                tv_sec: (delay_ms / 1000) as libc::time_t,
-                tv_nsec: ((delay_ms % 1000) * 1_000_000) as libc::c_long,
-            };
-            libc::nanosleep(&ts, std::ptr::null_mut());
-            let fd = libc::open(
-                target.as_ptr(),
-                libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC,
-                0o644,
-            );
-            if fd >= 0 {
-                libc::write(fd, b"orphan outlived the run\n".as_ptr().cast(), 24);
-            }
-            libc::_exit(0);
+            outlive(&target, delay_ms);
         }
     }
     // SAFETY: reaps the intermediate child.
     unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
     Outcome::Succeeded(format!(
         "left a detached grandchild that writes {path} in {delay_ms} ms"
+    ))
+}
+
+/// In a forked process (only there: it ends the process): closes the standard streams, waits
+/// `delay_ms`, then writes a mark to `target` (the test looks for it after the run).
+fn outlive(target: &std::ffi::CStr, delay_ms: u64) -> ! {
+    let ts = libc::timespec {
+        tv_sec: (delay_ms / 1000) as libc::time_t,
+        tv_nsec: ((delay_ms % 1000) * 1_000_000) as libc::c_long,
+    };
+    // SAFETY: async-signal-safe calls on our own descriptors and a valid path and timespec.
+    unsafe {
+        for fd in 0..3 {
+            libc::close(fd);
+        }
+        libc::nanosleep(&ts, std::ptr::null_mut());
+        let fd = libc::open(
+            target.as_ptr(),
+            libc::O_WRONLY | libc::O_CREAT | libc::O_TRUNC,
+            0o644,
+        );
+        if fd >= 0 {
+            libc::write(fd, b"orphan outlived the run\n".as_ptr().cast(), 24);
+        }
+        libc::_exit(0)
+    }
+}
+
+/// A process the probe's parent owns, not the probe: `clone(CLONE_PARENT)` makes it the
+/// probe's sibling, so no reaping or subreaper below the probe's parent sees it.
+fn sibling(path: &str, delay_ms: u64) -> Outcome {
+    let target = cstr(path);
+    // SAFETY: a fork-like clone (no CLONE_VM, no new stack); the child only calls
+    // async-signal-safe functions before _exit.
+    let pid = unsafe {
+        libc::syscall(
+            libc::SYS_clone,
+            libc::CLONE_PARENT | libc::SIGCHLD,
+            0usize,
+            0usize,
+            0usize,
+            0usize,
+        )
+    };
+    if pid < 0 {
+        return blocked(Error::last_os_error(), "clone(CLONE_PARENT)");
+    }
+    if pid == 0 {
+        outlive(&target, delay_ms);
+    }
+    Outcome::Succeeded(format!(
+        "left a sibling (pid {pid}) that writes {path} in {delay_ms} ms"
     ))
 }
 

@@ -248,7 +248,7 @@ fn run_cmd(
         Stdio::Inherit
     });
     options.profile = profile;
-    // The CLI is its own trampoline, whatever it is called.
+    // The CLI is its own hardened helper (zygote), whatever it is called.
     options.helper = std::env::current_exe().ok();
     if report {
         // The plan of this very command; when it would be refused, the policy's plan, which
