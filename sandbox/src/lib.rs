@@ -154,6 +154,8 @@ pub mod seccomp;
 mod slots;
 mod spawn;
 mod supervisor;
+#[cfg(test)]
+mod test_kernel;
 pub mod trampoline;
 pub mod zygote;
 

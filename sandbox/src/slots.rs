@@ -255,7 +255,7 @@ mod tests {
     #[test]
     fn free_slots_are_bounded_per_policy_and_in_all_least_recently_used_first() {
         if crate::hostcaps::landlock_abi() < 1 {
-            eprintln!("skipped: no Landlock");
+            crate::test_kernel::missing("no Landlock");
             return;
         }
         let spec = LandlockSpec {

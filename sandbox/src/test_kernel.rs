@@ -1,0 +1,11 @@
+//! The unit tests' answer to a missing kernel feature, as `tests/support/kernel.rs` gives the
+//! integration tests': a skip with the reason, or a failure where `TOOLPOLICY_REQUIRE_KERNEL=1`
+//! (CI) says the feature must be there.
+
+/// Skips (prints why) or, under `TOOLPOLICY_REQUIRE_KERNEL=1`, fails the calling test.
+pub(crate) fn missing(reason: &str) {
+    if std::env::var("TOOLPOLICY_REQUIRE_KERNEL").as_deref() == Ok("1") {
+        panic!("TOOLPOLICY_REQUIRE_KERNEL=1 but this host lacks a feature: {reason}");
+    }
+    eprintln!("skipped: {reason}");
+}
