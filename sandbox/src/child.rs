@@ -68,6 +68,10 @@ impl Reporter {
 /// zygote's memory, which G shares until `execve`. Never returns.
 pub(crate) fn start_hardened(req: &Request, image: &ExecImage, notify: Option<RawFd>) -> ! {
     let reporter = Reporter(STATUS_FD);
+    if let Some(mask) = req.inherited.umask {
+        // SAFETY: umask takes an integer.
+        unsafe { libc::umask(mask as libc::mode_t) };
+    }
     // The command's tree, not the zygote, is what the cgroups limit.
     if let Err(e) = crate::cgroup::join(&req.cgroups) {
         reporter.refuse(e);
@@ -222,6 +226,22 @@ pub(crate) fn confine_view_and_exec(
         if let Some(limit) = view.open_files {
             // SAFETY: setrlimit with a valid struct.
             unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) };
+        }
+    }
+    // The agent's own limits first (hardened: those its zygote holds older values of), so
+    // that the policy's, set next, override them and fail as a strict child's would above
+    // a hard limit the agent lowered.
+    for &(resource, soft, hard) in &req.inherited.rlimits {
+        let rl = libc::rlimit {
+            rlim_cur: soft,
+            rlim_max: hard,
+        };
+        // SAFETY: setrlimit with a valid struct.
+        if unsafe { libc::setrlimit(resource as _, &rl) } != 0 {
+            reporter.refuse(format!(
+                "the agent's resource limit {resource} ({soft}, hard {hard}): {}",
+                errno()
+            ));
         }
     }
     for &(resource, limit) in &req.rlimits {

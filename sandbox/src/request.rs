@@ -56,6 +56,11 @@ pub struct Request {
     pub exec_relays: Vec<(u64, u64)>,
     /// `(resource, limit)` pairs for setrlimit.
     pub rlimits: Vec<(u32, u64)>,
+    /// What the hardened command takes from the agent at the time of the run where the
+    /// zygote it is forked from holds older values (empty for strict runs, whose child has
+    /// the agent's own).
+    #[serde(default)]
+    pub inherited: Inherited,
     /// The run's cgroups (pids, memory) that the root of the tool's tree joins before anything
     /// else.
     pub cgroups: Vec<PathBuf>,
@@ -70,6 +75,22 @@ pub struct Request {
     pub timeout_ms: Option<u64>,
     /// The process G dies with: the zygote that starts it.
     pub parent_pid: i32,
+}
+
+/// The agent's umask and resource limits at the time of a hardened run, where they differ
+/// from the zygote's (which has the agent's of the time it started): the command's process
+/// applies them, so that it starts with what a strict run's child, cloned from the agent at
+/// that moment, would have.
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Inherited {
+    /// The umask, when it differs.
+    #[serde(default)]
+    pub umask: Option<u32>,
+    /// `(resource, soft, hard)` of each limit that differs; never above the zygote's hard
+    /// limit (a raised one needs a new zygote). Applied before [`Request::rlimits`], which
+    /// then override them.
+    #[serde(default)]
+    pub rlimits: Vec<(u32, u64, u64)>,
 }
 
 /// One status record.

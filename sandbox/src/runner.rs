@@ -580,6 +580,7 @@ fn build(
         },
         filters,
         rlimits,
+        inherited: Default::default(),
         cgroups: Vec::new(),
         netns: strict && plan.net != NetPlan::Allow,
         loopback: egress.is_some(),

@@ -100,6 +100,22 @@ const CASES: &[(&str, Case)] = &[
         "the_command_cannot_signal_the_zygote_or_the_agent",
         command_cannot_signal_its_helpers,
     ),
+    (
+        "a_run_after_the_agent_changed_its_umask_has_the_new_one",
+        umask_follows_the_agent,
+    ),
+    (
+        "a_run_after_the_agent_lowered_its_limits_has_the_new_ones",
+        lowered_limits_follow_the_agent,
+    ),
+    (
+        "a_run_after_the_agent_raised_a_hard_limit_has_it_through_a_new_zygote",
+        raised_hard_limit_follows_the_agent,
+    ),
+    (
+        "a_run_after_the_agent_moved_to_another_cgroup_runs_there_and_the_run_in_flight_ends_well",
+        cgroup_follows_the_agent,
+    ),
 ];
 
 /// Not a test: the agent process [`agent_killed_mid_run`] starts and kills.
@@ -902,4 +918,160 @@ fn command_cannot_signal_its_helpers(dir: &Path) -> Result<(), String> {
     )?;
     check("the zygote still serves", zygote_pid()? == z && !gone(z))?;
     echo(dir, "after")
+}
+
+// ---- what the command inherits from the agent at the time of the run ----
+
+/// The command's output of `script` in a hardened run, checked to succeed.
+fn output_of(dir: &Path, script: &str) -> Result<String, String> {
+    let out = run_sh(dir, script).map_err(|e| e.to_string())?;
+    check(&format!("{script}: {out:?}"), out.success())?;
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// The agent sets umask 022, runs (which starts the zygote), sets 077 and runs again: the
+/// command reports 0077 and a file it creates has mode 0600, as a strict or bare run would,
+/// through the same zygote.
+fn umask_follows_the_agent(dir: &Path) -> Result<(), String> {
+    // SAFETY: umask only swaps this process's mask.
+    unsafe { libc::umask(0o022) };
+    check("the first run's umask", output_of(dir, "umask")? == "0022")?;
+    let z = zygote_pid()?;
+    // SAFETY: as above.
+    unsafe { libc::umask(0o077) };
+    let script = format!("umask; touch {0}/made; stat -c %a {0}/made", dir.display());
+    let seen = output_of(dir, &script)?;
+    check(
+        &format!("the run after umask 077 reports it and creates 0600 files: {seen:?}"),
+        seen == "0077\n600",
+    )?;
+    check("the same zygote serves", zygote_pid()? == z)
+}
+
+fn set_limit(resource: libc::__rlimit_resource_t, soft: u64, hard: u64) -> Result<(), String> {
+    let rl = libc::rlimit {
+        rlim_cur: soft,
+        rlim_max: hard,
+    };
+    // SAFETY: setrlimit with a valid struct.
+    if unsafe { libc::setrlimit(resource, &rl) } != 0 {
+        return Err(format!(
+            "setrlimit({resource}, {soft}, {hard}): {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
+/// The agent lowers its open-files limit (soft and hard) and its stack's soft limit after its
+/// first run: the next command reports the new values (the first run, with the old ones, is
+/// the control), through the same zygote.
+fn lowered_limits_follow_the_agent(dir: &Path) -> Result<(), String> {
+    set_limit(libc::RLIMIT_NOFILE, 1024, 4096)?;
+    set_limit(libc::RLIMIT_STACK, 8 << 20, libc::RLIM_INFINITY)?;
+    let script = "echo $(ulimit -n) $(ulimit -Hn) $(ulimit -s)";
+    check(
+        "the first run's limits",
+        output_of(dir, script)? == "1024 4096 8192",
+    )?;
+    let z = zygote_pid()?;
+    set_limit(libc::RLIMIT_NOFILE, 200, 300)?;
+    set_limit(libc::RLIMIT_STACK, 4 << 20, libc::RLIM_INFINITY)?;
+    let seen = output_of(dir, script)?;
+    check(
+        &format!("the run after lowering reports the new limits: {seen:?}"),
+        seen == "200 300 4096",
+    )?;
+    check("the same zygote serves", zygote_pid()? == z)
+}
+
+/// With CAP_SYS_RESOURCE, the agent raises its open-files hard limit above the one its zygote started
+/// with, which the command's process (without privileges when it sets its limits) could not
+/// raise: the next run gets it from a new zygote, and the old one, idle, ends and is reaped.
+fn raised_hard_limit_follows_the_agent(dir: &Path) -> Result<(), String> {
+    set_limit(libc::RLIMIT_NOFILE, 1024, 2048)?;
+    let script = "echo $(ulimit -n) $(ulimit -Hn)";
+    check(
+        "the first run's limits",
+        output_of(dir, script)? == "1024 2048",
+    )?;
+    let old = zygote_pid()?;
+    if let Err(e) = set_limit(libc::RLIMIT_NOFILE, 3000, 4000) {
+        // Not a kernel feature: a privilege this host's root may lack (containers drop it).
+        eprintln!("skipped: raising a hard limit needs CAP_SYS_RESOURCE: {e}");
+        return Ok(());
+    }
+    let seen = output_of(dir, script)?;
+    check(
+        &format!("the run after raising reports the new limits: {seen:?}"),
+        seen == "3000 4000",
+    )?;
+    check("a new zygote serves", zygote_pid()? != old)?;
+    check(
+        "the old zygote ended",
+        gone_within(old, Duration::from_secs(10)),
+    )?;
+    echo(dir, "again")?;
+    check("and was reaped", state(old).is_none())
+}
+
+/// The agent moves itself into a new pids cgroup (the hierarchy the sandbox's cgroups use)
+/// while a run is in flight: that run ends well, through the zygote it started on; the next
+/// run's command is in the new cgroup (the first, in the old one, is the control), through a
+/// new zygote; the old one ends once its run is over.
+fn cgroup_follows_the_agent(dir: &Path) -> Result<(), String> {
+    let host = sandbox::hostcaps::HostSupport::detect();
+    let Some(pids) = &host.pids_cgroup else {
+        kernel::missing("no writable pids cgroup (root with the cgroup controllers)");
+        return Ok(());
+    };
+    let name = format!("toolpolicy-zygote-test-{}", std::process::id());
+    let moved = pids.parent.join(&name);
+    std::fs::create_dir(&moved).map_err(|e| format!("creating {}: {e}", moved.display()))?;
+    let result = in_moved_cgroup(dir, &moved, &name);
+    // Back where this process came from, so that the cgroup can go.
+    let home = pids.parent.join("cgroup.procs");
+    let _ = std::fs::write(&home, "0");
+    shut_down_and_remove(&moved);
+    result
+}
+
+fn in_moved_cgroup(dir: &Path, moved: &Path, name: &str) -> Result<(), String> {
+    let script = "cat /proc/self/cgroup";
+    let first = output_of(dir, script)?;
+    check(
+        &format!("the first run is not in {name}: {first}"),
+        !first.contains(name),
+    )?;
+    let old = zygote_pid()?;
+    let d = dir.to_path_buf();
+    let in_flight = std::thread::spawn(move || output_of(&d, "sleep 1; echo done"));
+    std::thread::sleep(Duration::from_millis(300));
+    std::fs::write(moved.join("cgroup.procs"), "0")
+        .map_err(|e| format!("joining {}: {e}", moved.display()))?;
+    let seen = output_of(dir, script)?;
+    check(
+        &format!("the run after the move is in {name}: {seen}"),
+        seen.lines().any(|l| l.ends_with(&format!("/{name}"))),
+    )?;
+    check("a new zygote serves", zygote_pid()? != old)?;
+    let done = in_flight
+        .join()
+        .map_err(|_| "the run's thread panicked".to_string())??;
+    check("the run in flight ended well", done == "done")?;
+    check(
+        "the old zygote ended after its run",
+        gone_within(old, Duration::from_secs(10)),
+    )
+}
+
+/// Ends the zygotes (one lives in `cgroup`), then removes it.
+fn shut_down_and_remove(cgroup: &Path) {
+    zygote::shut_down();
+    for _ in 0..200 {
+        if std::fs::remove_dir(cgroup).is_ok() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
 }

@@ -5,11 +5,13 @@ use std::collections::HashMap;
 use std::io::Write;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicI32, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicI32, Ordering};
 use std::sync::{Arc, MutexGuard};
 use std::time::Duration;
 
-use super::{errno, kill_group, Group, CONTROL_FD, ENDED, ENDED_LEN, FLOOR, RUN, START_TIMEOUT};
+use super::inherit::{Fit, Inheritance};
+use super::START_TIMEOUT;
+use super::{errno, kill_group, Group, CONTROL_FD, ENDED, ENDED_LEN, FLOOR, RETIRE, RUN};
 use crate::per_process::PerProcess;
 use crate::runner::RunError;
 use crate::spawn::{FileActions, Running, Stdio, Streams, Supervisor, Waited};
@@ -21,6 +23,11 @@ struct Zygote {
     control: OwnedFd,
     /// What the agent was when it started this zygote, which its runs inherit.
     started_as: Standing,
+    /// The umask, resource limits and cgroups it holds (`None`: unknown, see
+    /// [`Inheritance::of_new_zygote`]).
+    holds: Option<Inheritance>,
+    /// Told to end once its runs are over (a run from the agent as it is now needs another).
+    retired: AtomicBool,
 }
 
 /// What a zygote inherits from the agent and keeps, whatever the agent becomes later: its
@@ -58,13 +65,21 @@ impl Drop for Zygote {
     }
 }
 
-/// The zygotes of this process, by helper binary.
-static REGISTRY: PerProcess<HashMap<PathBuf, Arc<Zygote>>> = PerProcess::new();
+/// The zygotes of this process.
+#[derive(Default)]
+struct Zygotes {
+    /// The one that serves new runs, by helper binary.
+    live: HashMap<PathBuf, Arc<Zygote>>,
+    /// Those retired, until they end (after the runs they received) and are reaped.
+    retired: Vec<Arc<Zygote>>,
+}
+
+static REGISTRY: PerProcess<Zygotes> = PerProcess::new();
 
 /// This process's zygotes. A forked child's are its own ([`crate::per_process`]): it never
 /// uses, kills or reaps its parent's (their control sockets were already closed in the child,
 /// see [`CONTROL_FDS`]).
-fn registry() -> MutexGuard<'static, HashMap<PathBuf, Arc<Zygote>>> {
+fn registry() -> MutexGuard<'static, Zygotes> {
     REGISTRY.lock(|| {})
 }
 
@@ -146,6 +161,20 @@ impl Zygote {
         if unsafe { libc::poll(&mut p, 1, 5000) } <= 0 {
             return;
         }
+        self.reap();
+    }
+
+    /// Tells it to end once the runs it received are over ([`RETIRE`]); it then gets no new
+    /// run. Its control socket stays open until it is reaped, so that the agent's end still
+    /// ends those runs.
+    fn retire(&self) {
+        self.retired.store(true, Ordering::Release);
+        // A zygote that is gone already has nothing to end.
+        let _ = crate::fdpass::send_msg(self.control.as_fd(), RETIRE, &[]);
+    }
+
+    /// Reaps it once it has ended (never blocks).
+    fn reap(&self) {
         // SAFETY: an all-zero siginfo is valid; waitid fills it.
         let mut info: libc::siginfo_t = unsafe { std::mem::zeroed() };
         // SAFETY: reaping our child, which has ended, through its pidfd.
@@ -189,28 +218,58 @@ pub(crate) fn kill_run(leader: BorrowedFd<'_>) {
 /// How long [`kill_run`] repeats its kill while the group has members.
 const KILL_RUN_LIMIT: Duration = Duration::from_millis(200);
 
-/// The live zygote for `helper`, started when there is none, it died, or the agent's
-/// [`Standing`] changed since it started (the old one is ended).
-fn current(helper: &Path) -> Result<Arc<Zygote>, RunError> {
+/// The live zygote for `helper` and what its run's G must apply to start as the agent is now
+/// (`agent`), started when there is none, it died, or the agent's [`Standing`] changed since
+/// it started (the old one is ended), or its umask, limits or cgroups no longer fit
+/// ([`Fit::NewZygote`]: the old one is retired, its runs go on).
+fn current(
+    helper: &Path,
+    agent: &Inheritance,
+) -> Result<(Arc<Zygote>, crate::request::Inherited), RunError> {
     let mut reg = registry();
-    if let Some(z) = reg.get(helper) {
-        if z.alive() && z.started_as == Standing::now() {
-            return Ok(z.clone());
+    reg.retired.retain(|z| {
+        let alive = z.alive();
+        if !alive {
+            z.reap();
         }
-        let dead = reg.remove(helper).expect("present");
-        dead.bury();
+        alive
+    });
+    if let Some(z) = reg.live.get(helper) {
+        if z.alive() && z.started_as == Standing::now() {
+            if let Fit::Carry(inherited) = agent.fit(z.holds.as_ref()) {
+                return Ok((z.clone(), inherited));
+            }
+            let old = reg.live.remove(helper).expect("present");
+            old.retire();
+            reg.retired.push(old);
+        } else {
+            let dead = reg.live.remove(helper).expect("present");
+            dead.bury();
+        }
     }
-    let z = Arc::new(start(helper).map_err(|e| RunError::Helper(e.to_string()))?);
-    reg.insert(helper.to_path_buf(), z.clone());
-    Ok(z)
+    // Another thread that changes the agent's umask, limits or cgroups while a zygote starts
+    // leaves it unknown what that one holds: it is not used.
+    for _ in 0..3 {
+        let z = Arc::new(start(helper).map_err(|e| RunError::Helper(e.to_string()))?);
+        if let Fit::Carry(inherited) = agent.fit(z.holds.as_ref()) {
+            reg.live.insert(helper.to_path_buf(), z.clone());
+            return Ok((z, inherited));
+        }
+        z.bury();
+    }
+    Err(RunError::Helper(
+        "the agent's umask, resource limits or cgroups changed during each of 3 starts of its \
+         sandbox helper, so what the helper's commands would inherit is unknown; nothing ran"
+            .into(),
+    ))
 }
 
 /// Forgets `z` and reaps it, when it is still the registered one (otherwise whoever took it
 /// out did).
 fn forget(helper: &Path, z: &Arc<Zygote>) {
     let mut reg = registry();
-    if reg.get(helper).is_some_and(|r| Arc::ptr_eq(r, z)) {
-        reg.remove(helper);
+    if reg.live.get(helper).is_some_and(|r| Arc::ptr_eq(r, z)) {
+        reg.live.remove(helper);
         drop(reg);
         z.bury();
     }
@@ -219,6 +278,7 @@ fn forget(helper: &Path, z: &Arc<Zygote>) {
 /// Starts `helper SUBCOMMAND` with its control socket on [`CONTROL_FD`].
 fn start(helper: &Path) -> std::io::Result<Zygote> {
     close_controls_at_fork();
+    let before = Inheritance::now();
     let (ours, theirs) = crate::fdpass::socketpair(libc::SOCK_SEQPACKET)?;
     remember_control(ours.as_raw_fd());
     let theirs = crate::spawn::high(theirs)?;
@@ -254,6 +314,8 @@ fn start(helper: &Path) -> std::io::Result<Zygote> {
         pidfd: unsafe { OwnedFd::from_raw_fd(pidfd) },
         control: ours,
         started_as: Standing::now(),
+        holds: Inheritance::of_new_zygote(before),
+        retired: AtomicBool::new(false),
     })
 }
 
@@ -262,7 +324,11 @@ fn start(helper: &Path) -> std::io::Result<Zygote> {
 /// zygote outlives the confinement. Runs in flight through them fail (each one's client kills
 /// its command's process group when its zygote is gone).
 pub fn shut_down() {
-    let zygotes: Vec<Arc<Zygote>> = { registry().drain().map(|(_, z)| z).collect() };
+    let zygotes: Vec<Arc<Zygote>> = {
+        let mut reg = registry();
+        let live: Vec<Arc<Zygote>> = reg.live.drain().map(|(_, z)| z).collect();
+        live.into_iter().chain(reg.retired.drain(..)).collect()
+    };
     for z in zygotes {
         z.bury();
     }
@@ -272,6 +338,7 @@ pub fn shut_down() {
 /// diagnostics).
 pub fn running(helper: &Path) -> Option<u32> {
     registry()
+        .live
         .get(helper)
         .filter(|z| z.alive())
         .map(|z| z.pid as u32)
@@ -289,9 +356,11 @@ pub(crate) fn spawn(
     request: &mut crate::request::Request,
     ruleset: Option<BorrowedFd<'_>>,
 ) -> Result<Running, RunError> {
+    let agent = Inheritance::now();
     for _ in 0..2 {
-        let z = current(helper)?;
+        let (z, inherited) = current(helper, &agent)?;
         request.parent_pid = z.pid;
+        request.inherited = inherited;
         let bytes = serde_json::to_vec(&*request)
             .map_err(|e| RunError::Refused(format!("encoding the spawn request: {e}")))?;
         match try_spawn(&z, stdio, RUN, &bytes, ruleset)? {
@@ -361,6 +430,11 @@ fn try_spawn(
             // or could not start G.
             if let Some(why) = refusal(status_r) {
                 return Err(RunError::Refused(why));
+            }
+            // A retired Z may end before it reads a run sent to it meanwhile; no pidfd came,
+            // so nothing ran.
+            if z.retired.load(Ordering::Acquire) {
+                return Ok(None);
             }
             if let Err(w) = written {
                 return Err(refuse("sending the spawn request", w));
@@ -475,7 +549,7 @@ pub(crate) fn read_report(report: BorrowedFd<'_>) -> Option<(i32, Duration, bool
 /// The helper could not be started, or the round trip did not end in G's refusal.
 #[doc(hidden)]
 pub fn floor_round_trip(helper: &Path) -> Result<Duration, RunError> {
-    let z = current(helper)?;
+    let (z, _) = current(helper, &Inheritance::now())?;
     let running = try_spawn(&z, Stdio::Capture, FLOOR, b"", None)?
         .ok_or_else(|| RunError::Helper("the zygote ended".into()))?;
     let collected = running.collect(None, None);

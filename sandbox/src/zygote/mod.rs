@@ -75,6 +75,7 @@
 //! inherits, are set then ([`crate::child`]).
 
 mod client;
+mod inherit;
 mod server;
 
 use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
@@ -93,6 +94,9 @@ const RUN: &[u8; 4] = b"ZRN2";
 /// The bench's floor ([`floor_round_trip`]): a run without a request, whose G ends right after
 /// its start.
 const FLOOR: &[u8; 4] = b"ZFL2";
+/// The agent started another zygote (see [`inherit`]): this one ends once the runs it
+/// received are over. No descriptor.
+const RETIRE: &[u8; 4] = b"ZRT1";
 /// stdin, stdout, stderr, request (read end), status (write end), the run's socket.
 const RUN_FDS: usize = 6;
 /// Z's report of G's end: this, G's wait status (`i32`), the CPU of G and of the run's orphans,

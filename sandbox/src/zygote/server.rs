@@ -15,7 +15,7 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
 use super::{errno, kill_group, thread_cpu, Group, CONTROL_FD, ENDED, ENDED_LEN};
-use super::{FLOOR, MAX_REQUEST, RUN, RUN_FDS};
+use super::{FLOOR, MAX_REQUEST, RETIRE, RUN, RUN_FDS};
 use crate::child::{ExecImage, Reporter, REFUSED_EXIT};
 use crate::nsclone::Stack;
 use crate::plan::Profile;
@@ -105,7 +105,12 @@ pub(crate) fn serve() -> ! {
     let mut pending: HashMap<RawFd, Pending> = HashMap::new();
     let mut watched: Vec<Watched> = Vec::new();
     let mut fds: Vec<libc::pollfd> = Vec::new();
+    let mut retiring = false;
     loop {
+        if retiring && runs.is_empty() && pending.is_empty() {
+            // Retired by the agent, which started another zygote: nothing is left to serve.
+            std::process::exit(0);
+        }
         fds.clear();
         watched.clear();
         for fd in [control.as_raw_fd(), sigchld.as_raw_fd()] {
@@ -161,6 +166,7 @@ pub(crate) fn serve() -> ! {
             match crate::fdpass::recv_msg(control.as_fd(), &mut payload, RUN_FDS + 1) {
                 // The agent is gone: so are its runs.
                 Ok((0, _)) => end_all(&mut runs),
+                Ok((4, fds)) if fds.is_empty() && &payload[..4] == RETIRE => retiring = true,
                 Ok((4, fds)) if (RUN_FDS..=RUN_FDS + 1).contains(&fds.len()) => {
                     let kind = &payload[..4];
                     if kind == RUN || kind == FLOOR {

@@ -1,0 +1,199 @@
+//! What a command inherits from the process that starts it and the agent may change between
+//! runs: its umask, its resource limits and its cgroups.
+//!
+//! A strict run's child is cloned from the agent's calling thread at the time of the run, so
+//! it has the agent's values of that moment. A hardened command is forked from the zygote,
+//! which has the agent's values of the time it started. So the client takes the agent's
+//! values at each run ([`Inheritance::now`], about 15 system calls and two short `/proc`
+//! reads) and compares them with what its zygote holds ([`Inheritance::of_new_zygote`]):
+//! * a different umask, or soft or hard limits the zygote's G can reach by lowering, travel
+//!   with the run ([`crate::request::Inherited`]) and G applies them (the umask at its start,
+//!   the limits just before the policy's own, [`crate::child`]);
+//! * another cgroup (the agent moved itself), or a hard limit the agent raised above the
+//!   zygote's (which G, without privileges by then, could not raise), needs a zygote that
+//!   has them: the old one is retired (it serves the runs in flight, then ends) and a new one
+//!   starts, once per change. Moving G into the agent's cgroups on every run would cost a
+//!   cgroup migration per run instead.
+
+use std::io::Read;
+
+use crate::request::Inherited;
+
+/// The resource limits a process passes to its children (Linux's `RLIMIT_*`, all of them).
+const RESOURCES: [libc::__rlimit_resource_t; 16] = [
+    libc::RLIMIT_CPU,
+    libc::RLIMIT_FSIZE,
+    libc::RLIMIT_DATA,
+    libc::RLIMIT_STACK,
+    libc::RLIMIT_CORE,
+    libc::RLIMIT_RSS,
+    libc::RLIMIT_NPROC,
+    libc::RLIMIT_NOFILE,
+    libc::RLIMIT_MEMLOCK,
+    libc::RLIMIT_AS,
+    libc::RLIMIT_LOCKS,
+    libc::RLIMIT_SIGPENDING,
+    libc::RLIMIT_MSGQUEUE,
+    libc::RLIMIT_NICE,
+    libc::RLIMIT_RTPRIO,
+    libc::RLIMIT_RTTIME,
+];
+
+/// The calling thread's umask, resource limits (soft, hard) and cgroups.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) struct Inheritance {
+    umask: u32,
+    limits: [(u64, u64); RESOURCES.len()],
+    /// The text of `/proc/thread-self/cgroup`; `None` when it cannot be read (an agent
+    /// confined without read access to `/proc`, which then cannot move itself either unless
+    /// its policy lets it write to the cgroup file system).
+    cgroups: Option<Vec<u8>>,
+}
+
+/// What a run must do about the zygote it would go through.
+#[derive(Debug, PartialEq, Eq)]
+pub(super) enum Fit {
+    /// The zygote serves it; its G applies these.
+    Carry(Inherited),
+    /// The zygote cannot give the run what the agent has now (see the module docs).
+    NewZygote,
+}
+
+impl Inheritance {
+    /// The calling thread's values (a cloned child, as a strict run's, would get these).
+    pub(super) fn now() -> Inheritance {
+        let mut limits = [(0, 0); RESOURCES.len()];
+        for (slot, &resource) in limits.iter_mut().zip(&RESOURCES) {
+            let mut rl = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            // SAFETY: getrlimit fills a valid struct; an unknown resource leaves it zero.
+            unsafe { libc::getrlimit(resource, &mut rl) };
+            *slot = (rl.rlim_cur, rl.rlim_max);
+        }
+        Inheritance {
+            umask: umask(),
+            limits,
+            cgroups: read_proc("/proc/thread-self/cgroup", usize::MAX),
+        }
+    }
+
+    /// What a zygote just started from this thread holds: the values taken before its start
+    /// (`before`) when they did not change meanwhile; otherwise (another thread changed one
+    /// while it started) `None`, which no run fits, so the next run starts another.
+    pub(super) fn of_new_zygote(before: Inheritance) -> Option<Inheritance> {
+        (Inheritance::now() == before).then_some(before)
+    }
+
+    /// How a run from an agent with these values fits a zygote that holds `zygote`.
+    pub(super) fn fit(&self, zygote: Option<&Inheritance>) -> Fit {
+        let Some(zygote) = zygote else {
+            return Fit::NewZygote;
+        };
+        let raised = self
+            .limits
+            .iter()
+            .zip(&zygote.limits)
+            .any(|(now, then)| !within(now.1, then.1));
+        if raised || self.cgroups != zygote.cgroups {
+            return Fit::NewZygote;
+        }
+        let rlimits = RESOURCES
+            .iter()
+            .zip(self.limits.iter().zip(&zygote.limits))
+            .filter(|(_, (now, then))| now != then)
+            .map(|(&resource, (&(soft, hard), _))| (resource as u32, soft, hard))
+            .collect();
+        Fit::Carry(Inherited {
+            umask: (self.umask != zygote.umask).then_some(self.umask),
+            rlimits,
+        })
+    }
+}
+
+/// Whether limit `now` is at most `then` (`RLIM_INFINITY` is above every number).
+fn within(now: u64, then: u64) -> bool {
+    then == libc::RLIM_INFINITY || now <= then
+}
+
+/// The calling thread's umask, read from `/proc/thread-self/status` (the `umask` call that
+/// reads it also sets it, which a parallel thread creating a file would see). An agent that
+/// cannot read it (confined without `/proc`) reads it with that call after all, setting 077
+/// meanwhile: a file created by another thread at that instant gets fewer permissions, never
+/// more.
+fn umask() -> u32 {
+    let from_proc = read_proc("/proc/thread-self/status", 512).and_then(|status| {
+        let text = String::from_utf8_lossy(&status).into_owned();
+        let line = text.lines().find_map(|l| l.strip_prefix("Umask:"))?;
+        u32::from_str_radix(line.trim(), 8).ok()
+    });
+    from_proc.unwrap_or_else(|| {
+        // SAFETY: umask only swaps the mask.
+        unsafe {
+            let old = libc::umask(0o077);
+            libc::umask(old);
+            old as u32
+        }
+    })
+}
+
+/// Up to `limit` bytes of a `/proc` file (its beginning, in one read when `limit` is small).
+fn read_proc(path: &str, limit: usize) -> Option<Vec<u8>> {
+    let mut file = std::fs::File::open(path).ok()?;
+    if limit == usize::MAX {
+        let mut bytes = Vec::with_capacity(1024);
+        file.read_to_end(&mut bytes).ok()?;
+        return Some(bytes);
+    }
+    let mut bytes = vec![0; limit];
+    let n = file.read(&mut bytes).ok()?;
+    bytes.truncate(n);
+    Some(bytes)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn an_unchanged_agent_fits_and_carries_nothing() {
+        let now = Inheritance::now();
+        assert_eq!(
+            now.fit(Some(&now.clone())),
+            Fit::Carry(Inherited::default())
+        );
+        assert_eq!(now.fit(None), Fit::NewZygote);
+    }
+
+    #[test]
+    fn a_lowered_limit_or_another_umask_travels_and_a_raised_hard_limit_or_a_move_does_not() {
+        let then = Inheritance::now();
+        let mut now = then.clone();
+        now.umask = then.umask ^ 0o002;
+        now.limits[7] = (64, 64.min(then.limits[7].1));
+        assert_eq!(
+            now.fit(Some(&then)),
+            Fit::Carry(Inherited {
+                umask: Some(now.umask),
+                rlimits: vec![(libc::RLIMIT_NOFILE as u32, 64, now.limits[7].1)],
+            })
+        );
+        let mut raised = then.clone();
+        raised.limits[3].1 = if then.limits[3].1 == libc::RLIM_INFINITY {
+            // An unlimited hard limit cannot be raised: a lower zygote's stands in.
+            let mut lower = then.clone();
+            lower.limits[3].1 = 1 << 20;
+            assert_eq!(then.fit(Some(&lower)), Fit::NewZygote);
+            then.limits[3].1
+        } else {
+            then.limits[3].1 + 1
+        };
+        if raised != then {
+            assert_eq!(raised.fit(Some(&then)), Fit::NewZygote);
+        }
+        let mut moved = then.clone();
+        moved.cgroups = Some(b"0::/elsewhere\n".to_vec());
+        assert_eq!(moved.fit(Some(&then)), Fit::NewZygote);
+    }
+}
