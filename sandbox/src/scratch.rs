@@ -28,6 +28,19 @@ pub(crate) struct Scratch {
     fd: OwnedFd,
     dev: u64,
     ino: u64,
+    /// The (device, inode) of the directory it was made in.
+    base: (u64, u64),
+}
+
+/// The (device, inode) of the temporary directory the environment names now (`$TMPDIR`, else
+/// `/tmp`, links followed): where [`Scratch::create`] would make a directory. `None` when it
+/// is not a directory.
+pub(crate) fn temp_dir_now() -> Option<(u64, u64)> {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(std::env::temp_dir())
+        .ok()
+        .filter(std::fs::Metadata::is_dir)
+        .map(|m| (m.dev(), m.ino()))
 }
 
 /// The (device, inode) of an open descriptor.
@@ -83,15 +96,18 @@ impl Scratch {
                     libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW,
                 )?;
                 let (dev, ino) = identity(fd.as_fd())?;
-                Ok::<_, std::io::Error>((fd, dev, ino))
+                // Where it was made, whatever the base's path names by now.
+                let base = identity(open_at(fd.as_fd(), c"..", libc::O_PATH)?.as_fd())?;
+                Ok::<_, std::io::Error>((fd, dev, ino, base))
             })();
             return match made {
-                Ok((fd, dev, ino)) => Ok(Scratch {
+                Ok((fd, dev, ino, base)) => Ok(Scratch {
                     path,
                     c_path,
                     fd,
                     dev,
                     ino,
+                    base,
                 }),
                 Err(e) => {
                     // SAFETY: removing the empty directory just made.
@@ -104,6 +120,11 @@ impl Scratch {
             "creating a scratch dir: 100 names up to {} are taken",
             last.map_or_else(String::new, |d| d.display().to_string())
         ))
+    }
+
+    /// Whether it was made in the temporary directory `base` ([`temp_dir_now`]).
+    pub(crate) fn made_in(&self, base: Option<(u64, u64)>) -> bool {
+        base == Some(self.base)
     }
 
     /// Whether its path still names the directory it was made as (not a link, not another

@@ -10,7 +10,9 @@
 //!
 //! * **Lease** ([`lease`]): a free slot of the policy, or a new one. Before it is used, its
 //!   directory must still be at its path (`lstat` against the descriptor held since it was
-//!   made) or the slot is dropped, and its [`Fingerprint`] must hold (every rule path still
+//!   made) and in the temporary directory the agent names now (`$TMPDIR`, else `/tmp`: one
+//!   `stat`, compared with the directory it was made in; an agent that changed it gets a
+//!   scratch directory there, as a fresh run would) or the slot is dropped, and its [`Fingerprint`] must hold (every rule path still
 //!   leads, without a link, to the inode its rule holds) or its ruleset is built again: a
 //!   cached ruleset then grants exactly what a fresh one would.
 //! * **Return** ([`Lease`]'s drop): the run's processes have all ended (the zygote reports a
@@ -192,14 +194,17 @@ fn with_scratch(spec: &LandlockSpec, scratch: &Path, exec: bool) -> LandlockSpec
 /// must exist is missing): the run is refused.
 pub(crate) fn lease(key: u64, spec: &LandlockSpec, exec: bool) -> Result<Lease, String> {
     let owner = std::process::id();
+    let base = crate::scratch::temp_dir_now();
     let reused = loop {
         let Some(slot) = pools().free.get_mut(&key).and_then(Vec::pop) else {
             break None;
         };
-        if slot.scratch.in_place() {
+        if slot.scratch.in_place() && slot.scratch.made_in(base) {
             break Some(slot);
         }
-        // Moved away or replaced between runs: never followed, never reused.
+        // Moved away or replaced between runs: never followed, never reused. Or made in
+        // another temporary directory than the one the agent names now (it changed
+        // `$TMPDIR`): a new run's goes where a fresh run's would.
         slot.scratch.remove();
     };
     let slot = match reused {

@@ -58,6 +58,10 @@ const CASES: &[(&str, Case)] = &[
         forked_child,
     ),
     ("a_normal_exit_leaves_no_scratch_directory", normal_exit),
+    (
+        "a_run_after_the_agent_changed_tmpdir_gets_its_scratch_directory_there",
+        tmpdir_follows_the_agent,
+    ),
 ];
 
 /// Not a test: the agent process [`normal_exit`] starts.
@@ -310,6 +314,53 @@ fn tmpdir_is_emptied(dir: &Path) -> Result<(), String> {
             show(&second)
         ),
         second.success() && lines == [stdout(&first)],
+    )
+}
+
+/// The agent runs a policy with `TMPDIR=a`, then with `TMPDIR=b`, then with `a` again, which
+/// it then replaces by another directory at the same path: each run's scratch directory is in
+/// the temporary directory the agent names at that run (the first run, in `a`, is the
+/// control), and the slot left in a directory the agent no longer names is removed.
+fn tmpdir_follows_the_agent(dir: &Path) -> Result<(), String> {
+    let dir = canonical(dir);
+    let (a, b) = (dir.join("a"), dir.join("b"));
+    for d in [&a, &b] {
+        std::fs::create_dir(d).map_err(|e| e.to_string())?;
+    }
+    let p = policy(&format!(
+        r#"{{"fs": {{"read": ["{}/**"]}}}}"#,
+        dir.display()
+    ));
+    let in_ = |tmp: &Path, seen: &str| Path::new(seen).parent() == Some(tmp);
+    std::env::set_var("TMPDIR", &a);
+    let first = tmpdir_of(&p)?;
+    check(
+        &format!("run 1's scratch is in a: {first}"),
+        in_(&a, &first),
+    )?;
+    std::env::set_var("TMPDIR", &b);
+    let second = tmpdir_of(&p)?;
+    check(
+        &format!("run 2's scratch is in b: {second}"),
+        in_(&b, &second),
+    )?;
+    check(
+        "the slot in a, no longer named, is gone",
+        scratch_dirs_in(&a).is_empty(),
+    )?;
+    std::env::set_var("TMPDIR", &a);
+    let third = tmpdir_of(&p)?;
+    check(
+        &format!("run 3's scratch is in a: {third}"),
+        in_(&a, &third),
+    )?;
+    // The same path, another directory: the slot made in the old one is not reused.
+    std::fs::rename(&a, dir.join("old-a")).map_err(|e| e.to_string())?;
+    std::fs::create_dir(&a).map_err(|e| e.to_string())?;
+    let fourth = tmpdir_of(&p)?;
+    check(
+        &format!("run 4's scratch is in the new a: {fourth}"),
+        in_(&a, &fourth) && Path::new(&fourth).is_dir(),
     )
 }
 

@@ -63,9 +63,14 @@
 //!   before would be an unconfined server the confined process could still use. Likewise a
 //!   run from an agent whose user or group ids, NO_NEW_PRIVS or seccomp mode changed since
 //!   its zygote started gets a new zygote (one started as root must not serve an agent that
-//!   dropped root). The zygote also keeps the agent's rlimits, umask and cgroup of the time
-//!   it started, and a Landlock domain the agent enters later by other means than
-//!   `confine_self` cannot be detected: call [`shut_down`] after such changes.
+//!   dropped root). A Landlock domain the agent enters later by other means than
+//!   `confine_self` cannot be detected: call [`shut_down`] after such a change.
+//! * The command starts with the agent's umask, resource limits and cgroups of the time of
+//!   the run, as a strict run's would, not those of the zygote's start ([`inherit`]): a
+//!   changed umask or lowered limit travels with the run and G applies it; a raised hard
+//!   limit or another cgroup gets a new zygote, and the old one is retired: it ends once the
+//!   runs it received are over. Other attributes a process passes on (nice value, CPU
+//!   affinity, scheduling policy, `oom_score_adj`) are still the zygote's from its start.
 //!
 //! CPU time: G and its orphans are Z's children, not the caller's, so Z reports G's rusage (its
 //! waited-for children included), the rusage of every orphan of the run it reaped, and its own
