@@ -4,8 +4,9 @@
 //! A strict run's child is cloned from the agent's calling thread at the time of the run, so
 //! it has the agent's values of that moment. A hardened command is forked from the zygote,
 //! which has the agent's values of the time it started. So the client takes the agent's
-//! values at each run ([`Inheritance::now`], about 15 system calls and two short `/proc`
-//! reads) and compares them with what its zygote holds ([`Inheritance::of_new_zygote`]):
+//! values at each run ([`Inheritance::now`]: 16 `getrlimit` and a read of each of the
+//! thread's `/proc` `status` and `cgroup` files, kept open; about 18 µs, most of it the kernel
+//! writing `status`) and compares them with what its zygote holds ([`Inheritance::of_new_zygote`]):
 //! * a different umask, or soft or hard limits the zygote's G can reach by lowering, travel
 //!   with the run ([`crate::request::Inherited`]) and G applies them (the umask at its start,
 //!   the limits just before the policy's own, [`crate::child`]);
@@ -14,8 +15,6 @@
 //!   has them: the old one is retired (it serves the runs in flight, then ends) and a new one
 //!   starts, once per change. Moving G into the agent's cgroups on every run would cost a
 //!   cgroup migration per run instead.
-
-use std::io::Read;
 
 use crate::request::Inherited;
 
@@ -75,7 +74,7 @@ impl Inheritance {
         Inheritance {
             umask: umask(),
             limits,
-            cgroups: read_proc("/proc/thread-self/cgroup", usize::MAX),
+            cgroups: ProcFile::Cgroup.read(),
         }
     }
 
@@ -103,7 +102,7 @@ impl Inheritance {
             .iter()
             .zip(self.limits.iter().zip(&zygote.limits))
             .filter(|(_, (now, then))| now != then)
-            .map(|(&resource, (&(soft, hard), _))| (resource as u32, soft, hard))
+            .map(|(&resource, (&(soft, hard), _))| (resource, soft, hard))
             .collect();
         Fit::Carry(Inherited {
             umask: (self.umask != zygote.umask).then_some(self.umask),
@@ -117,14 +116,14 @@ fn within(now: u64, then: u64) -> bool {
     then == libc::RLIM_INFINITY || now <= then
 }
 
-/// The calling thread's umask, read from `/proc/thread-self/status` (the `umask` call that
-/// reads it also sets it, which a parallel thread creating a file would see). An agent that
-/// cannot read it (confined without `/proc`) reads it with that call after all, setting 077
-/// meanwhile: a file created by another thread at that instant gets fewer permissions, never
-/// more.
+/// The calling thread's umask, from its `/proc` status (the `umask` call that reads it also
+/// sets it, which a parallel thread creating a file would see, and a parallel change of it
+/// could be lost). An agent that cannot read it (confined without `/proc`) reads it with that
+/// call after all, setting 077 meanwhile: a file created by another thread at that instant
+/// gets fewer permissions, never more.
 fn umask() -> u32 {
-    let from_proc = read_proc("/proc/thread-self/status", 512).and_then(|status| {
-        let text = String::from_utf8_lossy(&status).into_owned();
+    let from_proc = ProcFile::Status.read().and_then(|status| {
+        let text = std::str::from_utf8(&status).ok()?;
         let line = text.lines().find_map(|l| l.strip_prefix("Umask:"))?;
         u32::from_str_radix(line.trim(), 8).ok()
     });
@@ -138,18 +137,74 @@ fn umask() -> u32 {
     })
 }
 
-/// Up to `limit` bytes of a `/proc` file (its beginning, in one read when `limit` is small).
-fn read_proc(path: &str, limit: usize) -> Option<Vec<u8>> {
-    let mut file = std::fs::File::open(path).ok()?;
-    if limit == usize::MAX {
-        let mut bytes = Vec::with_capacity(1024);
-        file.read_to_end(&mut bytes).ok()?;
-        return Some(bytes);
+/// The calling thread's `/proc` files read at each run.
+#[derive(Clone, Copy)]
+enum ProcFile {
+    /// `status`, for the umask (its first lines: [`STATUS_HEAD`] bytes).
+    Status,
+    /// `cgroup`, whole.
+    Cgroup,
+}
+
+/// Enough of `/proc/PID/status` to hold its `Umask:` line (the fourth).
+const STATUS_HEAD: usize = 256;
+
+/// Each thread's open `/proc/thread-self/{status,cgroup}` with the pid of the process that
+/// opened them (a forked child's copy names its parent's thread): opening costs about as
+/// much as reading, so they stay open, close-on-exec, for the thread's life.
+struct ThreadProc {
+    pid: u32,
+    files: [Option<std::fs::File>; 2],
+}
+
+thread_local! {
+    static THREAD_PROC: std::cell::RefCell<Option<ThreadProc>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+impl ProcFile {
+    fn path(self) -> &'static str {
+        match self {
+            ProcFile::Status => "/proc/thread-self/status",
+            ProcFile::Cgroup => "/proc/thread-self/cgroup",
+        }
     }
-    let mut bytes = vec![0; limit];
-    let n = file.read(&mut bytes).ok()?;
-    bytes.truncate(n);
-    Some(bytes)
+
+    /// Its current text (from its start: `/proc` makes it anew at each read from offset 0);
+    /// `None` when it cannot be opened or read.
+    fn read(self) -> Option<Vec<u8>> {
+        use std::os::unix::fs::FileExt;
+        let pid = std::process::id();
+        THREAD_PROC.with(|cell| {
+            let mut cell = cell.borrow_mut();
+            if cell.as_ref().is_none_or(|t| t.pid != pid) {
+                *cell = Some(ThreadProc {
+                    pid,
+                    files: [None, None],
+                });
+            }
+            let files = &mut cell.as_mut()?.files;
+            let slot = &mut files[self as usize];
+            if slot.is_none() {
+                *slot = std::fs::File::open(self.path()).ok();
+            }
+            let file = slot.as_ref()?;
+            let mut bytes = vec![0; STATUS_HEAD];
+            let mut len = 0;
+            loop {
+                let n = file.read_at(&mut bytes[len..], len as u64).ok()?;
+                len += n;
+                let whole = n == 0 || matches!(self, ProcFile::Status);
+                if whole {
+                    bytes.truncate(len);
+                    return Some(bytes);
+                }
+                if len == bytes.len() {
+                    bytes.resize(len * 2, 0);
+                }
+            }
+        })
+    }
 }
 
 #[cfg(test)]
@@ -176,7 +231,7 @@ mod tests {
             now.fit(Some(&then)),
             Fit::Carry(Inherited {
                 umask: Some(now.umask),
-                rlimits: vec![(libc::RLIMIT_NOFILE as u32, 64, now.limits[7].1)],
+                rlimits: vec![(libc::RLIMIT_NOFILE, 64, now.limits[7].1)],
             })
         );
         let mut raised = then.clone();
