@@ -745,8 +745,10 @@ fn timeout_kills_a_stubborn_grandchild(dir: &Path) -> Result<(), String> {
 }
 
 /// Four runs at once through one zygote, with different timeouts: the one whose command
-/// outlives its 300 ms is killed at it, the others run to their own end, each with its own
-/// exit code and output.
+/// outlives its 300 ms is killed at it, long before any other run ends (so no other run's
+/// event is what woke the zygote for it), and the others, which sleep about 2 s each, run to
+/// their own end, each with its own exit code and output, all at the same time (one after the
+/// other they would take over 6 s).
 fn concurrent_timeouts(dir: &Path) -> Result<(), String> {
     echo(dir, "warm")?;
     let threads: Vec<_> = (0..4)
@@ -758,7 +760,7 @@ fn concurrent_timeouts(dir: &Path) -> Result<(), String> {
                 } else {
                     (
                         20_000 + i * 1000,
-                        format!("sleep 0.{i}; echo run{i}; exit {i}"),
+                        format!("sleep 2.{i}; echo run{i}; exit {i}"),
                     )
                 };
                 let policy = policy_toml(&dir, "", &format!("[limits]\ntimeout_ms = {timeout}"));
@@ -766,15 +768,25 @@ fn concurrent_timeouts(dir: &Path) -> Result<(), String> {
                 let out = run(&policy, &sh(&script), &hardened()).map_err(|e| e.to_string())?;
                 let took = started.elapsed();
                 let output_ok = out.stdout == format!("run{i}\n").as_bytes();
+                let brief = format!(
+                    "took {took:?}, code {:?}, signal {:?}, timed out {}, stdout {:?}",
+                    out.code,
+                    out.signal,
+                    out.timed_out,
+                    String::from_utf8_lossy(&out.stdout)
+                );
                 if i == 0 {
                     check(
-                        &format!("run 0 timed out at 300 ms ({took:?}): {out:?}"),
-                        out.timed_out && output_ok && took < Duration::from_secs(5),
+                        &format!("run 0 timed out at 300 ms, before any other run ended: {brief}"),
+                        out.timed_out && output_ok && took < Duration::from_millis(1500),
                     )
                 } else {
                     check(
-                        &format!("run {i} ended by itself: {out:?}"),
-                        !out.timed_out && output_ok && out.code == Some(i),
+                        &format!("run {i} ended by itself, beside the others: {brief}"),
+                        !out.timed_out
+                            && output_ok
+                            && out.code == Some(i)
+                            && took < Duration::from_millis(4500),
                     )
                 }
             })
