@@ -8,13 +8,15 @@
 //! every allocation: the strict child shares the caller's address space until `execve`, and an
 //! address-space limit lower than the caller's size would make its allocations fail.
 //!
-//! Errors before `execve` are sent on the status channel as [`Status::Refused`] and end the
-//! child with [`REFUSED_EXIT`], so the command never starts half-confined.
+//! Errors before `execve` are sent on the status channel and end the child with
+//! [`REFUSED_EXIT`], so the command never starts half-confined: as [`Status::SetUp`], which
+//! names the step and the OS error ([`Refusal`]), or, from the strict view's steps that have
+//! no typed form yet, as [`Status::Refused`].
 
 use std::ffi::CString;
 use std::os::fd::{BorrowedFd, RawFd};
 
-use crate::request::{Request, Status, STATUS_FD};
+use crate::request::{Refusal, Request, SetUpStep, Status, STATUS_FD};
 
 /// Exit status of a run the sandbox refused.
 pub const REFUSED_EXIT: i32 = 125;
@@ -40,7 +42,16 @@ impl Reporter {
     /// Reports the refusal and ends the child without running destructors or exit handlers
     /// (the strict child shares them with the caller).
     pub fn refuse(self, message: String) -> ! {
-        self.report(&Status::Refused(message));
+        self.end(&Status::Refused(message))
+    }
+
+    /// [`Reporter::refuse`] for a step with a typed refusal.
+    pub fn fail(self, refusal: Refusal) -> ! {
+        self.end(&Status::SetUp(refusal))
+    }
+
+    fn end(self, status: &Status) -> ! {
+        self.report(status);
         // SAFETY: leaving the child at once.
         unsafe { libc::_exit(REFUSED_EXIT) }
     }
@@ -74,7 +85,7 @@ pub(crate) fn start_hardened(req: &Request, image: &ExecImage, notify: Option<Ra
     }
     // The command's tree, not the zygote, is what the cgroups limit.
     if let Err(e) = crate::cgroup::join(&req.cgroups) {
-        reporter.refuse(e);
+        reporter.fail(Refusal::new(SetUpStep::Cgroups, e));
     }
     if let Some(cwd) = &req.cwd {
         let _ = std::env::set_current_dir(cwd);
@@ -132,6 +143,14 @@ impl ExecImage {
             _env: env,
             filter: crate::seccomp::unpack(&req.filters.program),
         })
+    }
+}
+
+/// A refusal of `step` for a failed I/O call `what`, with its OS error when it has one.
+pub(crate) fn io_refusal(step: SetUpStep, what: &str, e: &std::io::Error) -> Refusal {
+    match e.raw_os_error() {
+        Some(errno) => Refusal::os(step, what, errno),
+        None => Refusal::new(step, format!("{what}: {e}")),
     }
 }
 
@@ -206,12 +225,15 @@ pub(crate) fn confine_view_and_exec(
     notify: Option<RawFd>,
     view: Option<BuiltView>,
 ) -> ! {
-    if let Err(e) = drop_capabilities() {
-        reporter.refuse(e);
+    if let Err(e) = drop_all_capabilities() {
+        reporter.fail(e);
     }
     // SAFETY: prctl with integers.
     if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
-        reporter.refuse(format!("PR_SET_NO_NEW_PRIVS: {}", errno()));
+        reporter.fail(Refusal::last_os(
+            SetUpStep::NoNewPrivs,
+            "PR_SET_NO_NEW_PRIVS",
+        ));
     }
     let landlock = match (&view, req.ruleset_fd) {
         (Some(view), _) => crate::landlock_rules::restrict_self_bound(&req.landlock, &view.bound),
@@ -219,7 +241,7 @@ pub(crate) fn confine_view_and_exec(
         (None, None) => crate::landlock_rules::restrict_self(&req.landlock),
     };
     if let Err(e) = landlock {
-        reporter.refuse(e);
+        reporter.fail(Refusal::new(SetUpStep::Landlock, e));
     }
     if let Some(view) = view {
         drop(view.bound);
@@ -238,9 +260,9 @@ pub(crate) fn confine_view_and_exec(
         };
         // SAFETY: setrlimit with a valid struct.
         if unsafe { libc::setrlimit(resource as _, &rl) } != 0 {
-            reporter.refuse(format!(
-                "the agent's resource limit {resource} ({soft}, hard {hard}): {}",
-                errno()
+            reporter.fail(Refusal::last_os(
+                SetUpStep::ResourceLimits,
+                &format!("the agent's resource limit {resource} ({soft}, hard {hard})"),
             ));
         }
     }
@@ -251,13 +273,19 @@ pub(crate) fn confine_view_and_exec(
         };
         // SAFETY: setrlimit with a valid struct.
         if unsafe { libc::setrlimit(resource as _, &rl) } != 0 {
-            reporter.refuse(format!("setrlimit({resource}, {limit}): {}", errno()));
+            reporter.fail(Refusal::last_os(
+                SetUpStep::ResourceLimits,
+                &format!("setrlimit({resource}, {limit})"),
+            ));
         }
     }
     match crate::seccomp::install(&image.filter, req.exec_notify) {
         Ok(Some(listener)) => {
             let Some(channel) = notify else {
-                reporter.refuse("exec supervision without a channel to the supervisor".into());
+                reporter.fail(Refusal::new(
+                    SetUpStep::Seccomp,
+                    "exec supervision without a channel to the supervisor",
+                ));
             };
             // SAFETY: both descriptors are open until closed just below.
             let sent = unsafe {
@@ -267,7 +295,11 @@ pub(crate) fn confine_view_and_exec(
                 )
             };
             if let Err(e) = sent {
-                reporter.refuse(format!("handing the exec listener to the supervisor: {e}"));
+                reporter.fail(io_refusal(
+                    SetUpStep::Seccomp,
+                    "handing the exec listener to the supervisor",
+                    &e,
+                ));
             }
             // SAFETY: our copies are no longer needed.
             unsafe {
@@ -276,7 +308,11 @@ pub(crate) fn confine_view_and_exec(
             }
         }
         Ok(None) => {}
-        Err(e) => reporter.refuse(format!("installing the seccomp filter: {e}")),
+        Err(e) => reporter.fail(io_refusal(
+            SetUpStep::Seccomp,
+            "installing the seccomp filter",
+            &e,
+        )),
     }
     // SAFETY: mark every fd above stderr close-on-exec, empty the signal mask, execute.
     unsafe {
@@ -317,7 +353,7 @@ pub(crate) fn lock_for_children() {
 
 /// Securebits (root keeps no capability across execve, locked) and an empty bounding set.
 /// Needs `CAP_SETPCAP`.
-fn lock_securebits_and_bounding_set() -> Result<(), String> {
+fn lock_securebits_and_bounding_set() -> Result<(), Refusal> {
     const SECBIT_NOROOT: libc::c_ulong = 1 << 0;
     const SECBIT_NOROOT_LOCKED: libc::c_ulong = 1 << 1;
     const SECBIT_NO_SETUID_FIXUP: libc::c_ulong = 1 << 2;
@@ -335,7 +371,10 @@ fn lock_securebits_and_bounding_set() -> Result<(), String> {
     // SAFETY: prctl with integers.
     unsafe {
         if libc::prctl(libc::PR_SET_SECUREBITS, bits) != 0 {
-            return Err(format!("PR_SET_SECUREBITS: {}", errno()));
+            return Err(Refusal::last_os(
+                SetUpStep::Capabilities,
+                "PR_SET_SECUREBITS",
+            ));
         }
         // One call per capability: EINVAL marks the first number past the kernel's last
         // capability (a PR_CAPBSET_READ before each drop would double the calls).
@@ -344,7 +383,10 @@ fn lock_securebits_and_bounding_set() -> Result<(), String> {
                 if *libc::__errno_location() == libc::EINVAL && cap > 0 {
                     break;
                 }
-                return Err(format!("PR_CAPBSET_DROP({cap}): {}", errno()));
+                return Err(Refusal::last_os(
+                    SetUpStep::Capabilities,
+                    &format!("PR_CAPBSET_DROP({cap})"),
+                ));
             }
         }
     }
@@ -355,6 +397,11 @@ fn lock_securebits_and_bounding_set() -> Result<(), String> {
 /// ambient sets, then the current sets. In a G of a zygote that did [`lock_for_children`], the
 /// first two are already in place.
 pub(crate) fn drop_capabilities() -> Result<(), String> {
+    drop_all_capabilities().map_err(|r| r.message)
+}
+
+/// [`drop_capabilities`], with the step and OS error of a failure.
+fn drop_all_capabilities() -> Result<(), Refusal> {
     // SAFETY: prctl/capset with valid arguments.
     unsafe {
         let inherited = LOCKED_FOR_CHILDREN.load(std::sync::atomic::Ordering::Relaxed);
@@ -374,7 +421,7 @@ pub(crate) fn drop_capabilities() -> Result<(), String> {
         };
         let data = [CapData::default(); 2];
         if libc::syscall(libc::SYS_capset, &header as *const CapHeader, data.as_ptr()) != 0 {
-            return Err(format!("capset: {}", errno()));
+            return Err(Refusal::last_os(SetUpStep::Capabilities, "capset"));
         }
     }
     Ok(())

@@ -98,6 +98,9 @@ pub fn run_error(tool: &str, error: RunError) -> ToolError {
         RunError::Refused(why) | RunError::Helper(why) => {
             ToolError::refused(format!("sandbox refused to run `{tool}`: {why}"))
         }
+        RunError::SetUp(refusal) => {
+            ToolError::refused(format!("sandbox refused to run `{tool}`: {refusal}"))
+        }
         RunError::Exec { message, .. } => ToolError::new(message),
     }
 }

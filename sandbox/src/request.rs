@@ -93,12 +93,97 @@ pub struct Inherited {
     pub rlimits: Vec<(u32, u64, u64)>,
 }
 
+/// The step of the command's set-up, before its `execve`, that a [`Refusal`] names.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum SetUpStep {
+    /// The run's request could not be read, or does not fit this helper (one of another
+    /// version), or holds an argument or environment entry with a NUL byte.
+    Request,
+    /// Starting the command's process: its channels, `clone`, its process group, its pidfd.
+    Start,
+    /// Joining the run's cgroups (`limits.max_processes`, `limits.memory_bytes`).
+    Cgroups,
+    /// Dropping every capability (securebits, bounding and ambient sets, `capset`).
+    Capabilities,
+    /// `PR_SET_NO_NEW_PRIVS`.
+    NoNewPrivs,
+    /// Enforcing the Landlock ruleset.
+    Landlock,
+    /// Setting the resource limits (the agent's, then the policy's).
+    ResourceLimits,
+    /// Installing the seccomp filter, or handing its exec listener to the supervisor.
+    Seccomp,
+    /// The set-up failed in a way that is a bug of the sandbox (it panicked).
+    Internal,
+}
+
+/// A refusal the command's process reported before its `execve`: which step refused, the OS
+/// error where the kernel gave one, and the message for people (what `Display` shows).
+///
+/// ```
+/// use sandbox::request::{Refusal, SetUpStep};
+///
+/// let r = Refusal::os(SetUpStep::NoNewPrivs, "PR_SET_NO_NEW_PRIVS", libc::EINVAL);
+/// assert_eq!(r.step, SetUpStep::NoNewPrivs);
+/// assert_eq!(r.os_error().and_then(|e| e.raw_os_error()), Some(libc::EINVAL));
+/// assert!(r.to_string().starts_with("PR_SET_NO_NEW_PRIVS: Invalid argument"));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{message}")]
+pub struct Refusal {
+    /// The step that refused.
+    pub step: SetUpStep,
+    /// The `errno` of the call that failed, when one did.
+    pub errno: Option<i32>,
+    /// What happened, for people.
+    pub message: String,
+}
+
+impl Refusal {
+    /// A refusal without an OS error (or one already told in `message`).
+    pub fn new(step: SetUpStep, message: impl Into<String>) -> Refusal {
+        Refusal {
+            step,
+            errno: None,
+            message: message.into(),
+        }
+    }
+
+    /// The call `what` failed with `errno`; the message is `what: <the OS's text>`.
+    pub fn os(step: SetUpStep, what: &str, errno: i32) -> Refusal {
+        Refusal {
+            step,
+            errno: Some(errno),
+            message: format!("{what}: {}", std::io::Error::from_raw_os_error(errno)),
+        }
+    }
+
+    /// [`Refusal::os`] with the calling thread's `errno`.
+    pub(crate) fn last_os(step: SetUpStep, what: &str) -> Refusal {
+        let errno = std::io::Error::last_os_error()
+            .raw_os_error()
+            .unwrap_or(libc::EIO);
+        Refusal::os(step, what, errno)
+    }
+
+    /// The OS error, when there is one.
+    pub fn os_error(&self) -> Option<std::io::Error> {
+        self.errno.map(std::io::Error::from_raw_os_error)
+    }
+}
+
 /// One status record.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Status {
-    /// The sandbox could not be set up; the command did not start.
+    /// The sandbox could not be set up; the command did not start. A step that has no
+    /// [`Refusal`] of its own yet (the strict profile's namespaces and view), or the caller's
+    /// judgement of what came back.
     Refused(String),
+    /// A set-up step of the command's process refused; the command did not start.
+    SetUp(Refusal),
     /// The command could not be executed (not found, not executable).
     ExecFailed {
         /// The `execve` error number.

@@ -216,6 +216,11 @@ pub enum RunError {
     /// the run (the command was then killed; the outcome is unknown).
     #[error("{0}")]
     Helper(String),
+    /// A set-up step of the command's process refused before the command started: which
+    /// one, and the OS error where there is one ([`crate::request::Refusal`]). The strict
+    /// profile's namespaces and view still refuse as [`RunError::Refused`].
+    #[error("{0}")]
+    SetUp(crate::request::Refusal),
 }
 
 impl RunError {
@@ -1039,6 +1044,7 @@ pub fn run(
     for status in &collected.statuses {
         match status {
             Status::Refused(why) => return Err(RunError::Refused(why.clone())),
+            Status::SetUp(refusal) => return Err(RunError::SetUp(refusal.clone())),
             Status::ExecFailed { errno } => {
                 return Err(RunError::Exec {
                     message: format!(

@@ -16,6 +16,7 @@ use std::process::{Command, ExitCode, Stdio};
 use std::time::{Duration, Instant};
 
 use policy_runtime::ToolPolicy;
+use sandbox::request::SetUpStep;
 use sandbox::runner::{run, RunError, RunOptions, RunOutput};
 use sandbox::{zygote, Profile};
 
@@ -115,6 +116,10 @@ const CASES: &[(&str, Case)] = &[
     (
         "a_run_after_the_agent_moved_to_another_cgroup_runs_there_and_the_run_in_flight_ends_well",
         cgroup_follows_the_agent,
+    ),
+    (
+        "a_policy_limit_above_the_agents_lowered_hard_limit_is_a_typed_refusal_in_both_profiles",
+        limit_above_the_agents_is_refused,
     ),
 ];
 
@@ -1086,4 +1091,44 @@ fn shut_down_and_remove(cgroup: &Path) {
         }
         std::thread::sleep(Duration::from_millis(10));
     }
+}
+
+/// The agent lowers its open-files hard limit to 512 after a first run; a policy that sets
+/// `max_open_files = 1024` is then refused before its command starts, by the step that sets
+/// the limits, with the kernel's EPERM (a process without privileges cannot raise a hard
+/// limit), in the hardened profile as in the strict one (when this host runs it): the
+/// command's process starts from the agent's limits of the moment in both. The control: the
+/// same policy ran before the limit was lowered.
+fn limit_above_the_agents_is_refused(dir: &Path) -> Result<(), String> {
+    let policy = policy_toml(dir, "", "[limits]\nmax_open_files = 1024");
+    let script = sh("ulimit -n");
+    let mut profiles = vec![Profile::Hardened];
+    if kernel::user_namespaces() {
+        profiles.push(Profile::Strict);
+    }
+    let options = |profile| RunOptions::default().helper(HELPER).profile(profile);
+    for &profile in &profiles {
+        let out = run(&policy, &script, &options(profile)).map_err(|e| e.to_string())?;
+        check(
+            &format!("{profile:?} before: {out:?}"),
+            out.success() && out.stdout == b"1024\n",
+        )?;
+    }
+    set_limit(libc::RLIMIT_NOFILE, 256, 512)?;
+    for &profile in &profiles {
+        match run(&policy, &script, &options(profile)) {
+            Err(RunError::SetUp(refusal)) => check(
+                &format!("{profile:?}: refused by the limits' step with EPERM: {refusal:?}"),
+                refusal.step == SetUpStep::ResourceLimits
+                    && refusal.os_error().and_then(|e| e.raw_os_error()) == Some(libc::EPERM)
+                    && refusal.to_string().contains("Operation not permitted"),
+            )?,
+            other => {
+                return Err(format!(
+                    "{profile:?}: expected a set-up refusal, got {other:?}"
+                ))
+            }
+        }
+    }
+    Ok(())
 }

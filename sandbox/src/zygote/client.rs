@@ -428,8 +428,8 @@ fn try_spawn(
         Err(e) => {
             // Z refused the request before starting G (its reason is on the status channel),
             // or could not start G.
-            if let Some(why) = refusal(status_r) {
-                return Err(RunError::Refused(why));
+            if let Some(refused) = refusal(status_r) {
+                return Err(refused);
             }
             // A retired Z may end before it reads a run sent to it meanwhile; no pidfd came,
             // so nothing ran.
@@ -455,7 +455,7 @@ fn try_spawn(
 
 /// The refusal Z wrote on the status channel of a run it did not start, before it closed the
 /// run's socket. Read without blocking: nothing else is waited for.
-fn refusal(status_r: OwnedFd) -> Option<String> {
+fn refusal(status_r: OwnedFd) -> Option<RunError> {
     // SAFETY: setting O_NONBLOCK on our own pipe end.
     unsafe { libc::fcntl(status_r.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) };
     let mut bytes = Vec::new();
@@ -463,7 +463,8 @@ fn refusal(status_r: OwnedFd) -> Option<String> {
     String::from_utf8_lossy(&bytes)
         .lines()
         .find_map(|l| match serde_json::from_str(l) {
-            Ok(crate::request::Status::Refused(why)) => Some(why),
+            Ok(crate::request::Status::Refused(why)) => Some(RunError::Refused(why)),
+            Ok(crate::request::Status::SetUp(refusal)) => Some(RunError::SetUp(refusal)),
             _ => None,
         })
 }
@@ -556,7 +557,7 @@ pub fn floor_round_trip(helper: &Path) -> Result<Duration, RunError> {
     let refused = collected
         .statuses
         .iter()
-        .any(|s| matches!(s, crate::request::Status::Refused(_)));
+        .any(|s| matches!(s, crate::request::Status::SetUp(_)));
     match collected.helper_cpu {
         Some(cpu) if refused => Ok(cpu),
         _ => Err(RunError::Helper(format!(

@@ -16,10 +16,10 @@ use std::time::{Duration, Instant};
 
 use super::{errno, kill_group, thread_cpu, Group, CONTROL_FD, ENDED, ENDED_LEN};
 use super::{FLOOR, MAX_REQUEST, RETIRE, RUN, RUN_FDS};
-use crate::child::{ExecImage, Reporter, REFUSED_EXIT};
+use crate::child::{io_refusal, ExecImage, Reporter, REFUSED_EXIT};
 use crate::nsclone::Stack;
 use crate::plan::Profile;
-use crate::request::{Request, Status, RULESET_FD, STATUS_FD};
+use crate::request::{Refusal, Request, SetUpStep, Status, RULESET_FD, STATUS_FD};
 use crate::supervisor::{Answering, Supervision};
 
 /// Where G keeps the write end of its hand-off pipe until `execve` closes it.
@@ -349,34 +349,35 @@ fn start_run(run: Pending, stack: &Stack, runs: &mut HashMap<libc::pid_t, Run>, 
         floor,
     } = run;
     let status = Reporter(channels[4].as_raw_fd());
-    let refuse = |why: String| {
+    let refuse = |why: Refusal| {
         // Before G exists: the client reads it once the run's socket closes without a pidfd.
-        status.report(&Status::Refused(why));
+        status.report(&Status::SetUp(why));
     };
+    let bad_request = |why: String| refuse(Refusal::new(SetUpStep::Request, why));
     let parsed = if floor {
         None
     } else {
         let req: Request = match serde_json::from_slice(&bytes) {
             Ok(r) => r,
             Err(e) => {
-                return refuse(format!(
+                return bad_request(format!(
                     "invalid spawn request (sandbox helper from another version?): {e}"
                 ))
             }
         };
         if req.ruleset_fd.is_some() != ruleset.is_some() {
-            return refuse(
+            return bad_request(
                 "the run's prepared Landlock ruleset and its request disagree (sandbox helper \
                  from another version?)"
                     .into(),
             );
         }
         if req.profile != Profile::Hardened {
-            return refuse("the zygote serves the hardened profile only (strict runs are spawned directly); is the helper from another version?".into());
+            return bad_request("the zygote serves the hardened profile only (strict runs are spawned directly); is the helper from another version?".into());
         }
         let image = match ExecImage::new(&req) {
             Ok(i) => i,
-            Err(e) => return refuse(e),
+            Err(e) => return bad_request(e),
         };
         Some((req, image))
     };
@@ -385,13 +386,20 @@ fn start_run(run: Pending, stack: &Stack, runs: &mut HashMap<libc::pid_t, Run>, 
     let pair = if exec_notify {
         match crate::fdpass::socketpair(libc::SOCK_SEQPACKET) {
             Ok(pair) => Some(pair),
-            Err(e) => return refuse(format!("exec notification channel: {e}")),
+            Err(e) => {
+                return refuse(io_refusal(
+                    SetUpStep::Start,
+                    "exec notification channel",
+                    &e,
+                ))
+            }
         }
     } else {
         None
     };
-    let Ok((done_r, done_w)) = crate::spawn::pipe() else {
-        return refuse(format!("hand-off pipe: {}", errno()));
+    let (done_r, done_w) = match crate::spawn::pipe() {
+        Ok(pipe) => pipe,
+        Err(e) => return refuse(io_refusal(SetUpStep::Start, "hand-off pipe", &e)),
     };
     let mut supervision = parsed
         .as_ref()
@@ -437,7 +445,10 @@ fn start_run(run: Pending, stack: &Stack, runs: &mut HashMap<libc::pid_t, Run>, 
         )
     };
     if pid < 0 {
-        return refuse(format!("starting the command's process: {}", errno()));
+        return refuse(Refusal::last_os(
+            SetUpStep::Start,
+            "starting the command's process",
+        ));
     }
     // G holds its own copies; ours would keep the hand-off pipe from reaching end of file.
     drop(done_w);
@@ -485,11 +496,11 @@ extern "C" fn g_main(arg: *mut libc::c_void) -> libc::c_int {
     let start = unsafe { &*(arg as *const Start<'_>) };
     // A panic must not unwind into `clone`'s frame, which does not exist on this stack.
     let _ = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| become_g(start)));
-    Reporter(start.fds[3]).refuse(
+    Reporter(start.fds[3]).fail(Refusal::new(
+        SetUpStep::Internal,
         "the sandbox's command process panicked while setting up (a bug in toolpolicy's \
-         sandbox; please report it with the policy)"
-            .into(),
-    )
+         sandbox; please report it with the policy)",
+    ))
 }
 
 /// In G: the parent-death signal, a process group of its own, its pidfd to the client (before
@@ -497,7 +508,7 @@ extern "C" fn g_main(arg: *mut libc::c_void) -> libc::c_int {
 /// status channel on [`STATUS_FD`], the hand-off pipe on [`DONE_FD`], the notification
 /// channel on [`NOTIFY_FD`], nothing else; then [`crate::child::start_hardened`].
 fn become_g(start: &Start<'_>) -> ! {
-    let refuse = |why: String| Reporter(start.fds[3]).refuse(why);
+    let refuse = |what: &str| Reporter(start.fds[3]).fail(Refusal::last_os(SetUpStep::Start, what));
     // SAFETY: prctl, process group, pidfd and descriptor calls on our own process.
     unsafe {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
@@ -507,11 +518,11 @@ fn become_g(start: &Start<'_>) -> ! {
         // Z kills the run's group, so G must lead one before anything runs: never the
         // agent's, which it would otherwise be in.
         if libc::setpgid(0, 0) != 0 {
-            refuse(format!("a process group for the command: {}", errno()));
+            refuse("a process group for the command");
         }
         let own = libc::syscall(libc::SYS_pidfd_open, libc::getpid(), 0) as RawFd;
         if own < 0 {
-            refuse(format!("pidfd_open: {}", errno()));
+            refuse("pidfd_open");
         }
         let sent = crate::fdpass::send_one(
             BorrowedFd::borrow_raw(start.report),
@@ -554,7 +565,10 @@ fn become_g(start: &Start<'_>) -> ! {
             let notify = (start.fds[5] >= 0).then_some(NOTIFY_FD);
             crate::child::start_hardened(req, image, notify)
         }
-        None => Reporter(STATUS_FD).refuse("nothing to run: the zygote's round trip alone".into()),
+        None => Reporter(STATUS_FD).fail(Refusal::new(
+            SetUpStep::Request,
+            "nothing to run: the zygote's round trip alone",
+        )),
     }
 }
 
