@@ -15,8 +15,9 @@
 //!   socket──▶ Z; then the request (JSON) on its pipe, which Z reads as it comes
 //!   Z parses it and builds the program's image, then ──clone(CLONE_VM), own stack──▶ G:
 //!   parent-death signal, new process group (setpgid(0, 0), same session), G's own pidfd on
-//!   the run socket (before anything can run), cgroups → capabilities dropped → NO_NEW_PRIVS →
-//!   Landlock → rlimits → seccomp (setpgid and setsid refused) → execve ([`crate::child`])
+//!   the run socket (before anything can run), the agent's umask, cgroups → capabilities
+//!   dropped → NO_NEW_PRIVS → Landlock → rlimits (the agent's, then the policy's) → seccomp
+//!   (setpgid and setsid refused) → execve ([`crate::child`])
 //!   Z waits for that execve (nsclone's hand-off: system calls only, the first exec
 //!   notification answered), then answers later exec notifications, kills G's group at the
 //!   timeout, reaps G (wait4), kills the group until it is empty, reaping the orphans the kernel
