@@ -828,6 +828,18 @@ mod tests {
         std::fs::rename(base.join("b"), &a).unwrap();
         holds_fast(&f);
 
+        // A file root's mode changed through a hard link in a directory that is not watched:
+        // only the root's own watch sees it.
+        let file = base.join("a/file");
+        std::fs::write(&file, "").unwrap();
+        std::fs::create_dir(base.join("elsewhere")).unwrap();
+        std::fs::hard_link(&file, base.join("elsewhere/link")).unwrap();
+        let g = take(&[&file]);
+        holds_fast(&g);
+        let link = base.join("elsewhere/link");
+        std::fs::set_permissions(&link, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(!g.holds());
+
         // The top of the temporary tree, further up, replaced by a symlink to itself.
         std::fs::rename(&base, base.with_extension("moved")).unwrap();
         std::os::unix::fs::symlink(base.with_extension("moved"), &base).unwrap();
