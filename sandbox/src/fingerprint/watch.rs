@@ -38,7 +38,7 @@
 //! A forked child never reads its parent's queue: the registry is per process
 //! ([`crate::per_process`]), and a fingerprint made in another process is checked in full.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -63,13 +63,17 @@ const LOCAL: &[&str] = &[
     "ext2", "ext3", "ext4", "xfs", "btrfs", "f2fs", "tmpfs", "devtmpfs", "ramfs", "overlay",
 ];
 
-/// A path to watch: a directory on the way to rule paths, following the entries `names`, or a
-/// rule path itself (`names` empty, `dir` false).
+/// Changes of attributes kept per fingerprint before it is rather checked in full.
+const TOUCHED_MAX: usize = 256;
+
+/// A path to watch: a directory on the way to rule paths, following the entries `names` (each
+/// with the index of the target it leads to), or a rule path itself (`names` empty, `dir`
+/// false).
 #[derive(Debug)]
 pub(super) struct Target {
     pub(super) path: CString,
     pub(super) dir: bool,
-    pub(super) names: Vec<Box<[u8]>>,
+    pub(super) names: Vec<(Box<[u8]>, usize)>,
 }
 
 /// A fingerprint's place in this process's registry.
@@ -86,13 +90,20 @@ pub(super) enum Which {
     Rule(usize),
 }
 
+/// How far a fingerprint's events had been read when a full check began.
+#[derive(Clone, Copy)]
+pub(super) struct Seen {
+    events: u64,
+    touched: (u64, usize),
+}
+
 /// What [`fast`] found.
 pub(super) enum Fast {
     /// No event since the fingerprint was last clean, the mount table unchanged, and the paths
     /// inotify does not cover are as recorded.
     Holds,
-    /// Something may have changed: check in full, then [`settle`] with this count of events.
-    Recheck(u64),
+    /// Something may have changed: check in full, then [`settle`] with this.
+    Recheck(Seen),
     /// No fast path for this fingerprint: check in full.
     Off,
 }
@@ -102,18 +113,31 @@ struct Registry {
     /// The inotify instance: `None` before first use, `Err` when none could be made or its
     /// queue could not be read (nothing is fast from then on).
     inotify: Option<Result<OwnedFd, ()>>,
-    /// Per watch descriptor, the fingerprints on it and the names each follows.
-    watches: HashMap<i32, HashMap<u64, HashSet<Box<[u8]>>>>,
+    /// Per watch descriptor, the fingerprints on it and what each follows there.
+    watches: HashMap<i32, HashMap<u64, Follow>>,
     entries: HashMap<u64, Entry>,
     /// Which devices are on a [`LOCAL`] file system, by the mount table at a mount generation.
     local: Option<(u64, HashMap<u64, bool>)>,
 }
 
+/// What a fingerprint follows on one watch: the targets (indices) the watched inode is, and
+/// per name in it, the targets that name leads to.
+#[derive(Default)]
+struct Follow {
+    selves: Vec<usize>,
+    names: HashMap<Box<[u8]>, Vec<usize>>,
+}
+
 #[derive(Default)]
 struct Entry {
     wds: Vec<i32>,
-    /// Events that concerned the fingerprint since it was registered.
+    /// Events that concerned the fingerprint since it was registered, other than those below.
     events: u64,
+    /// Targets whose attributes (only) changed since the last check (`IN_ATTRIB`): a new
+    /// `lstat` of each tells whether it still is as recorded, as nothing moved.
+    touched: Vec<usize>,
+    /// How many times `touched` was cleared.
+    cleared: u64,
     clean: Option<Clean>,
     broken: bool,
 }
@@ -160,12 +184,20 @@ impl Registry {
             return false;
         };
         let mut wds = Vec::new();
-        for t in targets {
+        for (index, t) in targets.iter().enumerate() {
             let mask = if t.dir { DIR_EVENTS } else { SELF_EVENTS };
             match add_watch(fd, &t.path, mask | libc::IN_DONT_FOLLOW | libc::IN_MASK_ADD) {
                 Ok(wd) => {
-                    let names = self.watches.entry(wd).or_default().entry(id).or_default();
-                    names.extend(t.names.iter().cloned());
+                    let follow = self.watches.entry(wd).or_default().entry(id).or_default();
+                    if !follow.selves.contains(&index) {
+                        follow.selves.push(index);
+                    }
+                    for (name, to) in &t.names {
+                        let tos = follow.names.entry(name.clone()).or_default();
+                        if !tos.contains(to) {
+                            tos.push(*to);
+                        }
+                    }
                     if !wds.contains(&wd) {
                         wds.push(wd);
                     }
@@ -288,13 +320,30 @@ impl Registry {
             // A watch already released.
             return;
         };
-        for (id, names) in followers {
-            // An event about the watched inode itself concerns all; one about a name in it,
-            // only who follows that name.
-            if name.is_empty() || names.contains(name) {
-                if let Some(entry) = self.entries.get_mut(id) {
-                    entry.events += 1;
-                }
+        // A change of attributes only (mode, owner, times, ...) moves nothing: the paths it
+        // concerns are looked at again, not every path.
+        let attributes = mask & !libc::IN_ISDIR == libc::IN_ATTRIB;
+        for (id, follow) in followers {
+            // An event about the watched inode itself concerns all on it; one about a name in
+            // it, only who follows that name.
+            let concerned = if name.is_empty() {
+                Some(&follow.selves)
+            } else {
+                follow.names.get(name)
+            };
+            let (Some(targets), Some(entry)) = (concerned, self.entries.get_mut(id)) else {
+                continue;
+            };
+            if attributes && entry.touched.len() < TOUCHED_MAX {
+                // Kept in order, repeats too: a full check clears only those before it.
+                entry.touched.extend(targets);
+            } else if attributes {
+                // Many: a full check instead.
+                entry.events += 1;
+                entry.touched.clear();
+                entry.cleared += 1;
+            } else {
+                entry.events += 1;
             }
         }
         if mask & libc::IN_IGNORED != 0 {
@@ -378,16 +427,21 @@ pub(super) fn register(targets: &[Target]) -> Option<Watched> {
     })
 }
 
-/// The fast path: `Holds` when no event concerned the fingerprint since it was last clean, the
-/// mount generation is the one it was clean at, and `still` finds the paths that inotify does
-/// not cover as recorded.
-pub(super) fn fast(w: &Watched, generation: Option<u64>, still: impl Fn(&[Which]) -> bool) -> Fast {
+/// The fast path: `Holds` when no event concerned the fingerprint since it was last clean but
+/// changes of attributes only, the mount generation is the one it was clean at, and `still`
+/// finds the paths that inotify does not cover, and the targets whose attributes changed, as
+/// recorded.
+pub(super) fn fast(
+    w: &Watched,
+    generation: Option<u64>,
+    still: impl Fn(&[Which], &[usize]) -> bool,
+) -> Fast {
     if w.owner != std::process::id() {
         return Fast::Off;
     }
     let mut registry = registry();
     registry.drain();
-    let Some(entry) = registry.entries.get(&w.id) else {
+    let Some(entry) = registry.entries.get_mut(&w.id) else {
         return Fast::Off;
     };
     if entry.broken {
@@ -397,11 +451,18 @@ pub(super) fn fast(w: &Watched, generation: Option<u64>, still: impl Fn(&[Which]
         Some(clean)
             if clean.events == entry.events
                 && Some(clean.generation) == generation
-                && still(&clean.unsure) =>
+                && still(&clean.unsure, &entry.touched) =>
         {
+            // Looked at after the drain that reported them, under the lock: a later change is
+            // a later event.
+            entry.touched.clear();
+            entry.cleared += 1;
             Fast::Holds
         }
-        _ => Fast::Recheck(entry.events),
+        _ => Fast::Recheck(Seen {
+            events: entry.events,
+            touched: (entry.cleared, entry.touched.len()),
+        }),
     }
 }
 
@@ -422,13 +483,13 @@ pub(super) fn rewatch(w: &Watched, targets: &[Target]) -> bool {
     true
 }
 
-/// Records that the fingerprint held, in full, after `events` events and at mount generation
+/// Records that the fingerprint held, in full, after the events `seen` and at mount generation
 /// `generation` (both read before its watches were added and its paths looked at); `unsure`
 /// names, given which devices are local, the paths a fast check must still `lstat` (`None`: no
 /// fast check can do).
 pub(super) fn settle(
     w: &Watched,
-    events: u64,
+    seen: Option<Seen>,
     generation: u64,
     unsure: impl FnOnce(&dyn Fn(u64) -> bool) -> Option<Vec<Which>>,
 ) {
@@ -444,6 +505,13 @@ pub(super) fn settle(
     };
     if let Some(entry) = registry.entries.get_mut(&w.id) {
         if !entry.broken {
+            let events = seen.map_or(0, |s| s.events);
+            // The touched targets the full check came after; later ones stay to be looked at.
+            if let Some((cleared, len)) = seen.map(|s| s.touched) {
+                if cleared == entry.cleared {
+                    entry.touched.drain(..len.min(entry.touched.len()));
+                }
+            }
             entry.clean = Some(Clean {
                 events,
                 generation,
