@@ -300,7 +300,10 @@ fn targets(paths: &[&Path]) -> Option<Vec<Target>> {
     fn key(p: &Path) -> (usize, &[u8]) {
         (p.components().count(), p.as_os_str().as_bytes())
     }
-    let mut all: BTreeMap<(usize, &[u8]), Option<HashSet<&[u8]>>> = BTreeMap::new();
+    // Per path, by depth then bytes (parents first): the names followed in it, if a directory
+    // on the way to another.
+    type Followed<'a> = Option<HashSet<&'a [u8]>>;
+    let mut all: BTreeMap<(usize, &[u8]), Followed<'_>> = BTreeMap::new();
     for p in paths {
         let plain = p.is_absolute()
             && p.components()
@@ -721,7 +724,8 @@ mod tests {
     fn revalidation_cost_per_root() {
         let tmp = tempfile::tempdir().unwrap();
         let base = std::fs::canonicalize(tmp.path()).unwrap();
-        let layouts: [(&str, usize, fn(usize) -> String); 4] = [
+        type Layout = (&'static str, usize, fn(usize) -> String);
+        let layouts: [Layout; 4] = [
             ("1 root", 1, |i| format!("one/r{i}")),
             ("500 sibling roots", 500, |i| format!("siblings/r{i:03}")),
             ("500 roots in 500 directories", 500, |i| {
