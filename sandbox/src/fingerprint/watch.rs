@@ -16,6 +16,12 @@
 //!   `IN_MOVE_SELF`, and `IN_IGNORED` / `IN_UNMOUNT` when the watch is gone (counted for every
 //!   fingerprint on it); a lost event (`IN_Q_OVERFLOW`) counts for all.
 //!
+//! An event that counts makes the next check a full one ([`super::Fingerprint::holds`] watches
+//! the paths again first, so that a watch left on a replaced inode is moved to the new one),
+//! except a change of attributes only (`IN_ATTRIB`: it moves no entry, so every watch still
+//! stands), after which only the paths it concerns are looked at again: a slot's return resets
+//! its scratch directory's mode every run.
+//!
 //! Watches are added top-down, before anything is recorded: a path replaced after its watch was
 //! added, or after its parent's, shows as an event on its parent's watch, so a watch that landed
 //! on an inode other than the recorded one always has an event pending for its fingerprint.
