@@ -991,6 +991,39 @@ mod tests {
         assert!(!f.holds());
     }
 
+    /// `/proc` changes without inotify events (a process's directory goes when it is reaped):
+    /// its paths are looked at on every check, the rest of the fingerprint still by the queue.
+    #[test]
+    fn paths_on_a_file_system_without_events_are_looked_at_every_time() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        let root = base.join("root");
+        std::fs::create_dir(&root).unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .unwrap();
+        let proc_dir = PathBuf::from(format!("/proc/{}", child.id()));
+        let f = take(&[&root, &proc_dir]);
+        if f.watch.is_none() || mount_generation().is_none() {
+            crate::test_kernel::missing("no inotify or no /proc/self/mountinfo");
+            let _ = child.kill();
+            let _ = child.wait();
+            return;
+        }
+        let _ = f.holds();
+        // `/proc` and the process's directory: two `lstat`s, no full check.
+        assert_eq!(counted(|| f.holds()), (true, 0, 2));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(!f.holds(), "the process's directory went");
+
+        // A path that is not absolute has no fast path.
+        let relative = take(&[Path::new("relative/path")]);
+        assert!(relative.watch.is_none());
+        assert_eq!(counted(|| relative.holds()).1, 1);
+    }
+
     /// More events than the queue holds: the lost ones might have been anyone's, so every
     /// fingerprint is checked in full once.
     #[test]
