@@ -328,7 +328,7 @@ fn targets(paths: &[&Path]) -> Option<Vec<Target>> {
         .map(|(i, (_, path))| (*path, i))
         .collect();
     all.iter()
-        .map(|((_, path), names)| {
+        .map(|((depth, path), names)| {
             let followed = names.iter().flatten().map(|name| {
                 let mut child = path.to_vec();
                 if child.last() != Some(&b'/') {
@@ -340,6 +340,7 @@ fn targets(paths: &[&Path]) -> Option<Vec<Target>> {
             Some(Target {
                 path: CString::new(*path).ok()?,
                 dir: names.is_some(),
+                top: *depth == 2,
                 names: followed.collect::<Option<_>>()?,
             })
         })
@@ -913,6 +914,40 @@ mod tests {
         std::fs::remove_file(&base).unwrap();
         std::fs::rename(base.with_extension("moved"), &base).unwrap();
         assert!(!replaced);
+        holds_fast(&f);
+    }
+
+    /// A directory right below `/` is not watched for its attributes itself (see `watch`): `/`
+    /// sees them under its name.
+    #[test]
+    fn a_directory_right_below_the_root_is_followed_by_the_roots_watch() {
+        use std::os::unix::fs::PermissionsExt;
+        let top = match tempfile::Builder::new()
+            .prefix(".toolpolicy-fingerprint-")
+            .tempdir_in("/")
+        {
+            Ok(top) => top,
+            Err(e) => {
+                crate::test_kernel::missing(&format!("no directory can be made in / ({e})"));
+                return;
+            }
+        };
+        let root = top.path().join("root");
+        std::fs::create_dir(&root).unwrap();
+        let f = take(&[&root]);
+        if !fast_path_here(&f) {
+            return;
+        }
+        holds_fast(&f);
+        let before = std::fs::metadata(top.path()).unwrap().permissions();
+        std::fs::set_permissions(top.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
+        assert!(!f.holds());
+        std::fs::set_permissions(top.path(), before).unwrap();
+        holds_fast(&f);
+        std::fs::rename(top.path(), top.path().with_extension("moved")).unwrap();
+        let moved = f.holds();
+        std::fs::rename(top.path().with_extension("moved"), top.path()).unwrap();
+        assert!(!moved);
         holds_fast(&f);
     }
 

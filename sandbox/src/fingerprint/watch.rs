@@ -14,7 +14,10 @@
 //!   `IN_ATTRIB` for a name in it (counted only for a fingerprint that follows that name);
 //! * a watched directory or rule path itself: `IN_ATTRIB` (mode, owner), `IN_DELETE_SELF`,
 //!   `IN_MOVE_SELF`, and `IN_IGNORED` / `IN_UNMOUNT` when the watch is gone (counted for every
-//!   fingerprint on it); a lost event (`IN_Q_OVERFLOW`) counts for all.
+//!   fingerprint on it); a lost event (`IN_Q_OVERFLOW`) counts for all. A directory right below
+//!   `/` is not watched for `IN_ATTRIB` itself: `/` sees its changes of attributes under its
+//!   name (a directory has one name), and asking for them on, say, `/tmp` would make the kernel
+//!   walk every name it has cached there, often many thousands.
 //!
 //! An event that counts makes the next check a full one ([`super::Fingerprint::holds`] watches
 //! the paths again first, so that a watch left on a replaced inode is moved to the new one),
@@ -79,6 +82,8 @@ const TOUCHED_MAX: usize = 256;
 pub(super) struct Target {
     pub(super) path: CString,
     pub(super) dir: bool,
+    /// Right below `/`.
+    pub(super) top: bool,
     pub(super) names: Vec<(Box<[u8]>, usize)>,
 }
 
@@ -192,7 +197,20 @@ impl Registry {
         let mut wds = Vec::new();
         for (index, t) in targets.iter().enumerate() {
             let mask = if t.dir { DIR_EVENTS } else { SELF_EVENTS };
-            match add_watch(fd, &t.path, mask | libc::IN_DONT_FOLLOW | libc::IN_MASK_ADD) {
+            let flags = libc::IN_DONT_FOLLOW | libc::IN_MASK_ADD;
+            let mut added = Err(libc::ENOTDIR);
+            if t.top {
+                // A directory right below `/`: its changes of attributes are events of `/`'s
+                // (under its name), as a directory has no other name; not asking for them on
+                // the directory itself spares the kernel a walk of all it has cached below it
+                // (`/tmp`: often ~10 ms, for its many names looked up and not found).
+                let top = (mask & !libc::IN_ATTRIB) | flags | libc::IN_ONLYDIR;
+                added = add_watch(fd, &t.path, top);
+            }
+            if added == Err(libc::ENOTDIR) {
+                added = add_watch(fd, &t.path, mask | flags);
+            }
+            match added {
                 Ok(wd) => {
                     let follow = self.watches.entry(wd).or_default().entry(id).or_default();
                     if !follow.selves.contains(&index) {
