@@ -1005,6 +1005,30 @@ mod tests {
         );
     }
 
+    /// A watched path that goes takes its watch with it (`IN_IGNORED`): the registry forgets
+    /// it, and the next full check watches what is there instead.
+    #[test]
+    fn a_watch_the_kernel_dropped_is_forgotten_and_replaced() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        let root = base.join("root");
+        std::fs::create_dir(&root).unwrap();
+        let code = in_child(|| {
+            let f = take(&[&root]);
+            let watched = watch::watch_count();
+            // Held, as a ruleset holds its rules' inodes: its number is not given again.
+            let _held = std::fs::File::open(&root);
+            let gone = std::fs::remove_dir(&root).is_ok() && !f.holds();
+            let forgotten = watch::watch_count() == watched - 1;
+            let back = std::fs::create_dir(&root).is_ok() && !f.holds();
+            gone && forgotten && back && watch::watch_count() == watched
+        });
+        assert_eq!(
+            code, 0,
+            "dropped with the directory, added again for the new one"
+        );
+    }
+
     /// A fingerprint whose watches could not all be added (as at `max_user_watches`) is checked
     /// in full every time, and still sees every change.
     #[test]
