@@ -23,15 +23,37 @@
 //! the inode of a rule cannot be freed and its number reused while the ruleset lives: Landlock
 //! holds a reference to it.
 //!
-//! Cost at every lease, on the machine of the spawn bench: about 1.0 µs per rule path checked
-//! on its own (one `fstatat`), about 0.3–0.4 µs per rule path checked by a listing.
+//! That full check costs, on the machine of the spawn bench, about 1.0 µs per rule path checked
+//! on its own (one `fstatat`), about 0.3–0.4 µs per rule path checked by a listing. It runs
+//! only when something may have changed: every directory the check walks through and every rule
+//! path is watched with inotify ([`watch`]), and while no event concerned the fingerprint and
+//! the mount table is unchanged, [`Fingerprint::holds`] is one `read` of the inotify queue and
+//! one `poll` of the mount table, about 1 µs whatever the number of paths (the module [`watch`]
+//! says why an empty queue proves that nothing changed, and which paths it cannot vouch for).
 
-use std::collections::HashMap;
-use std::ffi::{CStr, CString};
+mod watch;
+
+use std::collections::{BTreeMap, HashMap, HashSet};
+use std::ffi::{CStr, CString, OsStr};
 use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::MetadataExt;
-use std::path::Path;
+use std::path::{Component, Path};
 use std::sync::Mutex;
+
+use watch::{Fast, Target, Watched, Which};
+
+#[cfg(test)]
+thread_local! {
+    /// Test-only: full checks made by this thread.
+    static FULL_CHECKS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    /// Test-only: paths looked up (`fstatat`, or a directory opened to list it) by this thread.
+    static LOOKUPS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+}
+
+#[cfg(test)]
+fn count(counter: &'static std::thread::LocalKey<std::cell::Cell<usize>>) {
+    counter.with(|c| c.set(c.get() + 1));
+}
 
 /// What a path was: its file's identity and permissions, or the error that stopped `lstat`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -98,6 +120,11 @@ pub(crate) struct Fingerprint {
     /// The mount generation ([`mount_generation`]) before anything was recorded; `None`: no
     /// mount changes can be seen, and every rule path is checked on its own.
     mounts: Option<u64>,
+    /// What is watched for the fast path (top-down), and where (`None`: always a full check).
+    targets: Vec<Target>,
+    watch: Option<Watched>,
+    /// Per target, the recorded paths it is (empty: none checked on its own, as a listed one).
+    recorded: Vec<Vec<Which>>,
 }
 
 /// Below this many rule paths in one directory, each is checked with its own `lstat`.
@@ -181,6 +208,8 @@ fn open_and_visit(
 ) -> Option<(u64, u64, bool)> {
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW | libc::O_CLOEXEC;
+    #[cfg(test)]
+    count(&LOOKUPS);
     // SAFETY: a NUL-terminated path.
     let fd = unsafe { libc::open(dir.as_ptr(), flags) };
     if fd < 0 {
@@ -241,6 +270,8 @@ fn mount_generation() -> Option<u64> {
 /// `lstat` (`fstatat` with `AT_SYMLINK_NOFOLLOW`, no allocation): the file the path names, a
 /// link itself rather than its target, or the errno.
 pub(crate) fn lstat(path: &CStr) -> Result<libc::stat, i32> {
+    #[cfg(test)]
+    count(&LOOKUPS);
     // SAFETY: an all-zero stat is valid; fstatat fills it.
     let mut st: libc::stat = unsafe { std::mem::zeroed() };
     // SAFETY: a NUL-terminated path and a live stat buffer.
@@ -262,6 +293,60 @@ fn c_path(path: &Path) -> Option<CString> {
     CString::new(path.as_os_str().as_bytes()).ok()
 }
 
+/// What to watch for `paths`, parents before children: each directory on the way to a path
+/// with the names it leads on by, and each path itself. `None` when a path is not absolute or
+/// goes through `..` (its meaning would hang on more than the entries watched).
+fn targets(paths: &[&Path]) -> Option<Vec<Target>> {
+    fn key(p: &Path) -> (usize, &[u8]) {
+        (p.components().count(), p.as_os_str().as_bytes())
+    }
+    // Per path, by depth then bytes (parents first): the names followed in it, if a directory
+    // on the way to another.
+    type Followed<'a> = Option<HashSet<&'a [u8]>>;
+    let mut all: BTreeMap<(usize, &[u8]), Followed<'_>> = BTreeMap::new();
+    for p in paths {
+        let plain = p.is_absolute()
+            && p.components()
+                .all(|c| matches!(c, Component::RootDir | Component::Normal(_)));
+        if !plain {
+            return None;
+        }
+        all.entry(key(p)).or_insert(None);
+        let mut child: &Path = p;
+        for a in p.ancestors().skip(1) {
+            let name = child.file_name()?.as_bytes();
+            all.entry(key(a))
+                .or_insert(None)
+                .get_or_insert_with(HashSet::new)
+                .insert(name);
+            child = a;
+        }
+    }
+    let index: HashMap<&[u8], usize> = all
+        .keys()
+        .enumerate()
+        .map(|(i, (_, path))| (*path, i))
+        .collect();
+    all.iter()
+        .map(|((depth, path), names)| {
+            let followed = names.iter().flatten().map(|name| {
+                let mut child = path.to_vec();
+                if child.last() != Some(&b'/') {
+                    child.push(b'/');
+                }
+                child.extend_from_slice(name);
+                Some((Box::from(*name), *index.get(child.as_slice())?))
+            });
+            Some(Target {
+                path: CString::new(*path).ok()?,
+                dir: names.is_some(),
+                top: *depth == 2,
+                names: followed.collect::<Option<_>>()?,
+            })
+        })
+        .collect()
+}
+
 impl Fingerprint {
     /// Starts a fingerprint of `paths` by recording their ancestors now: call it before any of
     /// them is opened, then [`Fingerprint::rule`] for each as it is.
@@ -278,7 +363,13 @@ impl Fingerprint {
                 ancestors.push(a);
             }
         }
+        // The mount generation before the watches, and both before anything is recorded: a
+        // change made meanwhile is an event or a new generation.
         let mounts = mount_generation();
+        let targets = mounts.and_then(|_| targets(&paths)).unwrap_or_default();
+        let watch = (!targets.is_empty())
+            .then(|| watch::register(&targets))
+            .flatten();
         let ancestors = ancestors
             .into_iter()
             .filter_map(c_path)
@@ -309,6 +400,9 @@ impl Fingerprint {
             rules: Vec::new(),
             groups,
             mounts,
+            targets,
+            watch,
+            recorded: Vec::new(),
         }
     }
 
@@ -366,6 +460,94 @@ impl Fingerprint {
                 self.groups.push(group);
             }
         }
+        let mut recorded: HashMap<&[u8], Vec<Which>> = HashMap::new();
+        for (i, (p, _)) in self.ancestors.iter().enumerate() {
+            recorded
+                .entry(p.as_bytes())
+                .or_default()
+                .push(Which::Ancestor(i));
+        }
+        for (i, (p, _)) in self.rules.iter().enumerate() {
+            recorded
+                .entry(p.as_bytes())
+                .or_default()
+                .push(Which::Rule(i));
+        }
+        let recorded = self
+            .targets
+            .iter()
+            .map(|t| recorded.remove(t.path.as_bytes()).unwrap_or_default())
+            .collect();
+        self.recorded = recorded;
+        // Clean as of the watches' start: any event since counts.
+        if let (Some(w), Some(generation)) = (&self.watch, self.mounts) {
+            watch::settle(w, None, generation, |local| self.unsure(local));
+        }
+    }
+
+    /// The recorded paths that inotify does not vouch for, which a fast check still looks at:
+    /// those on a file system that is not local (by `local`, per device) and those below one or
+    /// below something that is not a directory (see [`watch`]). `None` when a listed directory
+    /// is among them.
+    fn unsure(&self, local: &dyn Fn(u64) -> bool) -> Option<Vec<Which>> {
+        let foreign = |seen: &Seen| matches!(*seen, Seen::Present { dev, .. } if !local(dev));
+        let blind: HashSet<&[u8]> = self
+            .ancestors
+            .iter()
+            .filter(|(_, seen)| {
+                foreign(seen)
+                    || matches!(*seen, Seen::Present { mode, .. } if mode & libc::S_IFMT != libc::S_IFDIR)
+            })
+            .map(|(p, _)| p.as_bytes())
+            .collect();
+        let below_blind = |p: &[u8]| {
+            Path::new(OsStr::from_bytes(p))
+                .ancestors()
+                .skip(1)
+                .any(|a| blind.contains(a.as_os_str().as_bytes()))
+        };
+        if self
+            .groups
+            .iter()
+            .any(|g| blind.contains(g.dir.as_bytes()) || below_blind(g.dir.as_bytes()))
+        {
+            return None;
+        }
+        let ancestors = self
+            .ancestors
+            .iter()
+            .enumerate()
+            .filter_map(|(i, (p, seen))| {
+                (foreign(seen) || below_blind(p.as_bytes())).then_some(Which::Ancestor(i))
+            });
+        let rules = self.rules.iter().enumerate().filter_map(|(i, (p, seen))| {
+            (foreign(seen) || below_blind(p.as_bytes())).then_some(Which::Rule(i))
+        });
+        Some(ancestors.chain(rules).collect())
+    }
+
+    /// Whether the paths `which`, and the targets `touched` (by index), are as recorded; a
+    /// target with no path recorded on its own never is.
+    fn still(&self, which: &[Which], touched: &[usize]) -> bool {
+        let touched = touched.iter().map(|t| {
+            self.recorded
+                .get(*t)
+                .filter(|r| !r.is_empty())
+                .map_or(&[][..], Vec::as_slice)
+        });
+        if touched.clone().any(|r| r.is_empty()) {
+            return false;
+        }
+        which.iter().chain(touched.flatten()).all(|w| match *w {
+            Which::Ancestor(i) => {
+                let (p, seen) = &self.ancestors[i];
+                Seen::lstat(p) == *seen
+            }
+            Which::Rule(i) => {
+                let (p, seen) = &self.rules[i];
+                Seen::rule_now(p) == *seen
+            }
+        })
     }
 
     /// Records that the rule for `path` was made from a descriptor with `meta`, or (`None`)
@@ -379,7 +561,39 @@ impl Fingerprint {
 
     /// Whether every path still names what it named: a fresh build would make the same rules
     /// from the same inodes.
+    ///
+    /// When nothing changed since the last check, this costs one `read` of the inotify queue
+    /// and one `poll` of the mount table, whatever the number of paths (see [`watch`]);
+    /// otherwise, or without the fast path, every path is looked at again.
     pub(crate) fn holds(&self) -> bool {
+        let Some(w) = &self.watch else {
+            return self.check_all();
+        };
+        match watch::fast(w, mount_generation(), |unsure, touched| {
+            self.still(unsure, touched)
+        }) {
+            Fast::Holds => true,
+            Fast::Off => self.check_all(),
+            Fast::Recheck(seen) => {
+                // The generation, then the watches, then the paths: a change after any of them
+                // is seen by the next check.
+                let Some(generation) = mount_generation() else {
+                    return self.check_all();
+                };
+                let rewatched = watch::rewatch(w, &self.targets);
+                let holds = self.check_all();
+                if holds && rewatched {
+                    watch::settle(w, Some(seen), generation, |local| self.unsure(local));
+                }
+                holds
+            }
+        }
+    }
+
+    /// Today's check of every path, one by one or by listing.
+    fn check_all(&self) -> bool {
+        #[cfg(test)]
+        count(&FULL_CHECKS);
         // The mount table first: a listing does not show what is mounted on an entry.
         (self.groups.is_empty() || (self.mounts.is_some() && mount_generation() == self.mounts))
             && self
@@ -503,39 +717,494 @@ mod tests {
         assert!(!f.holds());
     }
 
-    /// What a lease's check costs per path, against the `statx` that `std::fs::symlink_metadata`
-    /// does: `cargo test -p sandbox --lib revalidation_cost -- --ignored --nocapture`.
+    /// What a lease's check costs, fast path against the full check (what every check cost
+    /// before the fast path) side by side, for 1 and 500 roots as siblings and in 500
+    /// directories: `cargo test -p sandbox --lib revalidation_cost -- --ignored --nocapture`.
     #[test]
     #[ignore = "a measurement, not a check"]
     fn revalidation_cost_per_root() {
         let tmp = tempfile::tempdir().unwrap();
         let base = std::fs::canonicalize(tmp.path()).unwrap();
-        let roots: Vec<PathBuf> = (0..500).map(|i| base.join(format!("r{i:03}"))).collect();
-        for r in &roots {
-            std::fs::create_dir(r).unwrap();
-        }
-        let refs: Vec<&Path> = roots.iter().map(PathBuf::as_path).collect();
-        let f = take(&refs);
-        let rounds = 200;
-        let (mut check, mut statx) = (std::time::Duration::ZERO, std::time::Duration::ZERO);
-        for _ in 0..rounds {
-            let t = std::time::Instant::now();
-            assert!(f.holds());
-            check += t.elapsed();
-            let t = std::time::Instant::now();
+        type Layout = (&'static str, usize, fn(usize) -> String);
+        let layouts: [Layout; 4] = [
+            ("1 root", 1, |i| format!("one/r{i}")),
+            ("500 sibling roots", 500, |i| format!("siblings/r{i:03}")),
+            ("500 roots in 500 directories", 500, |i| {
+                format!("apart/d{i:03}/r")
+            }),
+            ("1 root, 2 levels down", 1, |i| format!("deep/d{i}/r")),
+        ];
+        for (name, n, layout) in layouts {
+            let roots: Vec<PathBuf> = (0..n).map(|i| base.join(layout(i))).collect();
             for r in &roots {
-                std::hint::black_box(std::fs::symlink_metadata(r).unwrap());
+                std::fs::create_dir_all(r).unwrap();
             }
-            statx += t.elapsed();
+            let refs: Vec<&Path> = roots.iter().map(PathBuf::as_path).collect();
+            let f = take(&refs);
+            assert!(f.holds());
+            let rounds = 400;
+            let (mut fast, mut full) = (std::time::Duration::ZERO, std::time::Duration::ZERO);
+            for _ in 0..rounds {
+                let t = std::time::Instant::now();
+                assert!(f.holds());
+                fast += t.elapsed();
+                let t = std::time::Instant::now();
+                assert!(f.check_all());
+                full += t.elapsed();
+            }
+            let us = |d: std::time::Duration| d.as_secs_f64() * 1e6 / rounds as f64;
+            println!(
+                "{name} ({:?} paths looked at, directories listed): a check costs {:.2} µs \
+                 (full check: {:.2} µs, {:.2} µs per root)",
+                f.len(),
+                us(fast),
+                us(full),
+                us(full) / n as f64
+            );
         }
-        let per = |d: std::time::Duration| d.as_secs_f64() * 1e6 / (rounds * roots.len()) as f64;
-        println!(
-            "500 roots ({:?} paths checked, directories listed): {:.2} µs per root; one statx \
-             per root: {:.2} µs",
-            f.len(),
-            per(check),
-            per(statx)
+    }
+
+    /// `check` and the full checks and path lookups it made on this thread.
+    fn counted<T>(check: impl FnOnce() -> T) -> (T, usize, usize) {
+        let before = (FULL_CHECKS.with(|c| c.get()), LOOKUPS.with(|c| c.get()));
+        let out = check();
+        let after = (FULL_CHECKS.with(|c| c.get()), LOOKUPS.with(|c| c.get()));
+        (out, after.0 - before.0, after.1 - before.1)
+    }
+
+    /// Asserts that `f` holds now by the fast path alone: no full check, no path looked up.
+    #[track_caller]
+    fn holds_fast(f: &Fingerprint) {
+        // A check after a change (or the first) may be a full one; the next must not be.
+        let _ = f.holds();
+        assert_eq!(
+            counted(|| f.holds()),
+            (true, 0, 0),
+            "held without any lookup"
         );
+    }
+
+    /// Whether this host gives the fast path (inotify, the mount table, a local file system
+    /// for the temporary directory); a skip with the reason otherwise.
+    fn fast_path_here(f: &Fingerprint) -> bool {
+        if f.watch.is_none() {
+            crate::test_kernel::missing("no inotify or no /proc/self/mountinfo");
+            return false;
+        }
+        let _ = f.holds();
+        if counted(|| f.holds()).2 != 0 {
+            crate::test_kernel::missing("the temporary directory is not on a local file system");
+            return false;
+        }
+        true
+    }
+
+    /// Runs `case` in a forked child (single-threaded: its own registry, its own inotify
+    /// queue, nothing drained by another test's thread): its exit status, 0 when it returned
+    /// true, 1 when false, 2 when it panicked.
+    fn in_child(case: impl FnOnce() -> bool) -> i32 {
+        // SAFETY: the child runs only `case` and leaves with _exit.
+        let pid = unsafe { libc::fork() };
+        if pid == 0 {
+            let code = match std::panic::catch_unwind(std::panic::AssertUnwindSafe(case)) {
+                Ok(true) => 0,
+                Ok(false) => 1,
+                Err(_) => 2,
+            };
+            // SAFETY: ending the child without the parent's exit handlers.
+            unsafe { libc::_exit(code) };
+        }
+        let mut status = 0;
+        // SAFETY: waiting for our own child.
+        unsafe { libc::waitpid(pid, &mut status, 0) };
+        if libc::WIFEXITED(status) {
+            libc::WEXITSTATUS(status)
+        } else {
+            -1
+        }
+    }
+
+    #[test]
+    fn nothing_changed_holds_by_one_read_and_every_change_is_seen() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        let root = base.join("a/root");
+        std::fs::create_dir_all(&root).unwrap();
+        let f = take(&[&root]);
+        if !fast_path_here(&f) {
+            return;
+        }
+        holds_fast(&f);
+
+        // Renamed away and recreated.
+        std::fs::rename(&root, base.join("a/old")).unwrap();
+        std::fs::create_dir(&root).unwrap();
+        assert!(!f.holds());
+        std::fs::remove_dir(&root).unwrap();
+        std::fs::rename(base.join("a/old"), &root).unwrap();
+        assert!(f.holds(), "the same inode again");
+        holds_fast(&f);
+
+        // Replaced by a symlink to itself.
+        std::fs::rename(&root, base.join("a/real")).unwrap();
+        std::os::unix::fs::symlink(base.join("a/real"), &root).unwrap();
+        assert!(!f.holds());
+        std::fs::remove_file(&root).unwrap();
+        std::fs::rename(base.join("a/real"), &root).unwrap();
+        holds_fast(&f);
+
+        // The root's mode.
+        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o700)).unwrap();
+        assert!(!f.holds());
+        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).unwrap();
+        holds_fast(&f);
+
+        // The same mode set again (as a slot's return does to its scratch directory): only
+        // that path is looked at again, no full check.
+        std::fs::set_permissions(&root, std::fs::Permissions::from_mode(0o755)).unwrap();
+        let (holds, full, lookups) = counted(|| f.holds());
+        assert!(
+            holds && full == 0 && (1..=2).contains(&lookups),
+            "{lookups} lookups"
+        );
+        holds_fast(&f);
+
+        // An ancestor's mode and owner.
+        let a = base.join("a");
+        std::fs::set_permissions(&a, std::fs::Permissions::from_mode(0o711)).unwrap();
+        assert!(!f.holds());
+        std::fs::set_permissions(&a, std::fs::Permissions::from_mode(0o755)).unwrap();
+        holds_fast(&f);
+        let (uid, gid) = (
+            std::fs::metadata(&a).unwrap().uid(),
+            std::fs::metadata(&a).unwrap().gid(),
+        );
+        if std::os::unix::fs::chown(&a, Some(uid + 1), None).is_ok() {
+            assert!(!f.holds());
+            std::os::unix::fs::chown(&a, Some(uid), Some(gid)).unwrap();
+            holds_fast(&f);
+        }
+
+        // An ancestor renamed away, and a new one made in its place.
+        std::fs::rename(&a, base.join("b")).unwrap();
+        assert!(!f.holds());
+        std::fs::create_dir_all(&root).unwrap();
+        assert!(!f.holds());
+        std::fs::remove_dir_all(&a).unwrap();
+        std::fs::rename(base.join("b"), &a).unwrap();
+        holds_fast(&f);
+
+        // A file root's mode changed through a hard link in a directory that is not watched:
+        // only the root's own watch sees it.
+        let file = base.join("a/file");
+        std::fs::write(&file, "").unwrap();
+        std::fs::create_dir(base.join("elsewhere")).unwrap();
+        std::fs::hard_link(&file, base.join("elsewhere/link")).unwrap();
+        let g = take(&[&file]);
+        holds_fast(&g);
+        let link = base.join("elsewhere/link");
+        std::fs::set_permissions(&link, std::fs::Permissions::from_mode(0o600)).unwrap();
+        assert!(!g.holds());
+
+        // The top of the temporary tree, further up, replaced by a symlink to itself.
+        std::fs::rename(&base, base.with_extension("moved")).unwrap();
+        std::os::unix::fs::symlink(base.with_extension("moved"), &base).unwrap();
+        let replaced = f.holds();
+        std::fs::remove_file(&base).unwrap();
+        std::fs::rename(base.with_extension("moved"), &base).unwrap();
+        assert!(!replaced);
+        holds_fast(&f);
+    }
+
+    /// A directory right below `/` is not watched for its attributes itself (see `watch`): `/`
+    /// sees them under its name.
+    #[test]
+    fn a_directory_right_below_the_root_is_followed_by_the_roots_watch() {
+        use std::os::unix::fs::PermissionsExt;
+        let top = match tempfile::Builder::new()
+            .prefix(".toolpolicy-fingerprint-")
+            .tempdir_in("/")
+        {
+            Ok(top) => top,
+            Err(e) => {
+                crate::test_kernel::missing(&format!("no directory can be made in / ({e})"));
+                return;
+            }
+        };
+        let root = top.path().join("root");
+        std::fs::create_dir(&root).unwrap();
+        let f = take(&[&root]);
+        if !fast_path_here(&f) {
+            return;
+        }
+        holds_fast(&f);
+        let before = std::fs::metadata(top.path()).unwrap().permissions();
+        std::fs::set_permissions(top.path(), std::fs::Permissions::from_mode(0o711)).unwrap();
+        assert!(!f.holds());
+        std::fs::set_permissions(top.path(), before).unwrap();
+        holds_fast(&f);
+        std::fs::rename(top.path(), top.path().with_extension("moved")).unwrap();
+        let moved = f.holds();
+        std::fs::rename(top.path().with_extension("moved"), top.path()).unwrap();
+        assert!(!moved);
+        holds_fast(&f);
+    }
+
+    /// Renaming other entries of a watched directory is no reason for a full check; two
+    /// fingerprints share the watch of their common directory, which outlives either one.
+    #[test]
+    fn fingerprints_share_a_directory_and_follow_only_their_names() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        let (r1, r2) = (base.join("d/r1"), base.join("d/r2"));
+        std::fs::create_dir_all(&r1).unwrap();
+        std::fs::create_dir_all(&r2).unwrap();
+        let f1 = take(&[&r1]);
+        let f2 = take(&[&r2]);
+        if !fast_path_here(&f1) {
+            return;
+        }
+        holds_fast(&f1);
+        holds_fast(&f2);
+        std::fs::create_dir(base.join("d/other")).unwrap();
+        std::fs::rename(base.join("d/other"), base.join("d/another")).unwrap();
+        assert_eq!(
+            counted(|| f1.holds()),
+            (true, 0, 0),
+            "names it does not follow"
+        );
+
+        std::fs::rename(&r1, base.join("d/old")).unwrap();
+        std::fs::create_dir(&r1).unwrap();
+        assert_eq!(counted(|| f2.holds()), (true, 0, 0), "a change to r1 only");
+        assert!(!f1.holds());
+        drop(f1);
+        holds_fast(&f2);
+        std::fs::rename(&r2, base.join("d/old2")).unwrap();
+        std::fs::create_dir(&r2).unwrap();
+        assert!(
+            !f2.holds(),
+            "the shared watch outlived the first fingerprint"
+        );
+
+        // Alone in a child: a watch goes with the last fingerprint on it.
+        let counts = in_child(|| {
+            let f1 = take(&[&r1]);
+            let one = watch::watch_count();
+            let f2 = take(&[&r2]);
+            let both = watch::watch_count();
+            drop(f1);
+            let after_first = watch::watch_count();
+            drop(f2);
+            both == one + 1 && after_first == both - 1 && watch::watch_count() == 0
+        });
+        assert_eq!(
+            counts, 0,
+            "one watch more for r2 alone; each released with its last user"
+        );
+    }
+
+    /// A watched path that goes takes its watch with it (`IN_IGNORED`): the registry forgets
+    /// it, and the next full check watches what is there instead.
+    #[test]
+    fn a_watch_the_kernel_dropped_is_forgotten_and_replaced() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        let root = base.join("root");
+        std::fs::create_dir(&root).unwrap();
+        let code = in_child(|| {
+            let f = take(&[&root]);
+            let watched = watch::watch_count();
+            // Held, as a ruleset holds its rules' inodes: its number is not given again.
+            let _held = std::fs::File::open(&root);
+            let gone = std::fs::remove_dir(&root).is_ok() && !f.holds();
+            let forgotten = watch::watch_count() == watched - 1;
+            let back = std::fs::create_dir(&root).is_ok() && !f.holds();
+            gone && forgotten && back && watch::watch_count() == watched
+        });
+        assert_eq!(
+            code, 0,
+            "dropped with the directory, added again for the new one"
+        );
+    }
+
+    /// A fingerprint whose watches could not all be added (as at `max_user_watches`) is checked
+    /// in full every time, and still sees every change.
+    #[test]
+    fn a_fingerprint_whose_watch_failed_is_checked_in_full() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        let root = base.join("root");
+        std::fs::create_dir(&root).unwrap();
+        watch::FAIL_WATCHES.with(|w| w.set(true));
+        let f = take(&[&root]);
+        watch::FAIL_WATCHES.with(|w| w.set(false));
+        assert!(f.watch.is_none());
+        for _ in 0..2 {
+            let (holds, full, lookups) = counted(|| f.holds());
+            assert!(holds && full == 1 && lookups == f.len().0);
+        }
+        std::fs::rename(&root, base.join("old")).unwrap();
+        std::fs::create_dir(&root).unwrap();
+        assert!(!f.holds());
+    }
+
+    /// `/proc` changes without inotify events (a process's directory goes when it is reaped):
+    /// its paths are looked at on every check, the rest of the fingerprint still by the queue.
+    #[test]
+    fn paths_on_a_file_system_without_events_are_looked_at_every_time() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        let root = base.join("root");
+        std::fs::create_dir(&root).unwrap();
+        let mut child = std::process::Command::new("sleep")
+            .arg("60")
+            .spawn()
+            .unwrap();
+        let proc_dir = PathBuf::from(format!("/proc/{}", child.id()));
+        let f = take(&[&root, &proc_dir]);
+        if f.watch.is_none() || mount_generation().is_none() {
+            crate::test_kernel::missing("no inotify or no /proc/self/mountinfo");
+            let _ = child.kill();
+            let _ = child.wait();
+            return;
+        }
+        let _ = f.holds();
+        // `/proc` and the process's directory: two `lstat`s, no full check.
+        assert_eq!(counted(|| f.holds()), (true, 0, 2));
+        child.kill().unwrap();
+        child.wait().unwrap();
+        assert!(!f.holds(), "the process's directory went");
+
+        // A path that is not absolute has no fast path.
+        let relative = take(&[Path::new("relative/path")]);
+        assert!(relative.watch.is_none());
+        assert_eq!(counted(|| relative.holds()).1, 1);
+    }
+
+    /// More events than the queue holds: the lost ones might have been anyone's, so every
+    /// fingerprint is checked in full once.
+    #[test]
+    fn a_queue_overflow_makes_a_full_check() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        let root = base.join("root");
+        std::fs::create_dir(&root).unwrap();
+        let max: usize = std::fs::read_to_string("/proc/sys/fs/inotify/max_queued_events")
+            .ok()
+            .and_then(|s| s.trim().parse().ok())
+            .unwrap_or(16384);
+        if max > 1 << 16 {
+            crate::test_kernel::missing("max_queued_events too large to overflow in a test");
+            return;
+        }
+        let ok = in_child(|| {
+            let f = take(&[&root]);
+            if f.watch.is_none() {
+                return false;
+            }
+            let _ = f.holds();
+            if counted(|| f.holds()) != (true, 0, 0) {
+                return false;
+            }
+            // Entries the fingerprint does not follow, in a directory it watches.
+            for i in 0..max / 2 + 8 {
+                let junk = base.join(format!("junk{i}"));
+                if std::fs::create_dir(&junk).is_err() || std::fs::remove_dir(&junk).is_err() {
+                    return false;
+                }
+            }
+            counted(|| f.holds()) == (true, 1, f.len().0) && counted(|| f.holds()) == (true, 0, 0)
+        });
+        assert_eq!(
+            ok, 0,
+            "the overflow made one full check, then the fast path again"
+        );
+    }
+
+    /// A mount over a root raises no inotify event: the mount table's generation catches it.
+    #[test]
+    fn a_mount_over_a_root_is_seen() {
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        let root = base.join("root");
+        std::fs::create_dir(&root).unwrap();
+        let ok = in_child(|| {
+            // SAFETY: plain arguments; this single-threaded child's own mount namespace.
+            let own = unsafe {
+                libc::unshare(libc::CLONE_NEWNS) == 0
+                    && libc::mount(
+                        std::ptr::null(),
+                        c"/".as_ptr(),
+                        std::ptr::null(),
+                        libc::MS_REC | libc::MS_PRIVATE,
+                        std::ptr::null(),
+                    ) == 0
+            };
+            if !own {
+                // SAFETY: ends the child with the code read as "no mount namespace" below.
+                unsafe { libc::_exit(3) };
+            }
+            let f = take(&[&root]);
+            let _ = f.holds();
+            if counted(|| f.holds()) != (true, 0, 0) {
+                // SAFETY: ends the child with its own code.
+                unsafe { libc::_exit(2) };
+            }
+            let c = c_path(&root).unwrap();
+            // SAFETY: plain arguments.
+            let mounted = unsafe {
+                libc::mount(
+                    c"tmpfs".as_ptr(),
+                    c.as_ptr(),
+                    c"tmpfs".as_ptr(),
+                    0,
+                    std::ptr::null(),
+                ) == 0
+            };
+            mounted && !f.holds()
+        });
+        if ok == 3 {
+            crate::test_kernel::missing("no mount namespace of the test's own (run as root)");
+            return;
+        }
+        assert_eq!(
+            ok, 0,
+            "a mount over the root is seen (2: no fast path before it)"
+        );
+    }
+
+    /// A forked child checks in full (the registry is the parent's) and does not read the
+    /// parent's queue: a change the child makes and undoes is still an event for the parent,
+    /// which looks at the changed directory again.
+    #[test]
+    fn a_forked_child_checks_in_full_and_leaves_the_parents_queue() {
+        use std::os::unix::fs::PermissionsExt;
+        let tmp = tempfile::tempdir().unwrap();
+        let base = std::fs::canonicalize(tmp.path()).unwrap();
+        let root = base.join("a/root");
+        std::fs::create_dir_all(&root).unwrap();
+        let f = take(&[&root]);
+        if !fast_path_here(&f) {
+            return;
+        }
+        holds_fast(&f);
+        let a = base.join("a");
+        let ok = in_child(|| {
+            let (first, full, _) = counted(|| f.holds());
+            let set = |mode| std::fs::set_permissions(&a, std::fs::Permissions::from_mode(mode));
+            let changed = set(0o700).is_ok() && !f.holds();
+            let back = set(0o755).is_ok() && f.holds();
+            first && full == 1 && changed && back
+        });
+        assert_eq!(ok, 0, "the child checked in full and saw its change");
+        let (holds, full, lookups) = counted(|| f.holds());
+        assert!(
+            holds && full == 0 && lookups > 0,
+            "the child's change was left in the parent's queue"
+        );
+        holds_fast(&f);
     }
 
     #[test]
