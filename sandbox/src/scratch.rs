@@ -2,6 +2,14 @@
 //! checked to still be where they were made, and emptied between runs, always through a
 //! descriptor held since the directory was made, never by following a name the tool could have
 //! replaced ([`crate::slots`] keeps them).
+//!
+//! A process that is killed cannot remove its directories. Each one is therefore locked
+//! (`flock`) through the descriptor its process holds, for as long as that process, or a
+//! forked child that inherited the descriptor, lives. The first directory a process makes in
+//! a temporary directory sweeps it once ([`sweep_stale`]): a scratch directory of the same
+//! owner whose lock can be taken belongs to no living process, and is emptied and removed the
+//! same way, through a descriptor, nothing followed. A lock is the proof, not a pid, which
+//! another pid namespace sharing the directory could reuse.
 
 use std::ffi::{CStr, CString};
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd};
@@ -14,6 +22,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 const MAX_DEPTH: u32 = 128;
 
 static COUNTER: AtomicU64 = AtomicU64::new(0);
+
+/// The first part of every scratch directory's name (then the pid and a counter).
+const PREFIX: &str = "toolpolicy-scratch-";
 
 fn errno() -> std::io::Error {
     std::io::Error::last_os_error()
@@ -72,10 +83,11 @@ impl Scratch {
     pub(crate) fn create() -> Result<Scratch, String> {
         let base = std::env::temp_dir();
         let base = std::fs::canonicalize(&base).unwrap_or(base);
+        sweep_once(&base);
         let mut last = None;
         for _ in 0..100 {
             let n = COUNTER.fetch_add(1, Ordering::Relaxed);
-            let path = base.join(format!("toolpolicy-scratch-{}-{n}", std::process::id()));
+            let path = base.join(format!("{PREFIX}{}-{n}", std::process::id()));
             let c_path = CString::new(path.as_os_str().as_bytes())
                 .map_err(|_| format!("the temporary directory {} has a NUL", base.display()))?;
             // SAFETY: a NUL-terminated path.
@@ -95,20 +107,39 @@ impl Scratch {
                     &c_path,
                     libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW,
                 )?;
+                // Locked before anything is put in it, and for as long as it is ours.
+                // SAFETY: flock on our own descriptor.
+                if unsafe { libc::flock(fd.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+                    return Err(errno());
+                }
                 let (dev, ino) = identity(fd.as_fd())?;
                 // Where it was made, whatever the base's path names by now.
                 let base = identity(open_at(fd.as_fd(), c"..", libc::O_PATH)?.as_fd())?;
                 Ok::<_, std::io::Error>((fd, dev, ino, base))
             })();
             return match made {
-                Ok((fd, dev, ino, base)) => Ok(Scratch {
-                    path,
-                    c_path,
-                    fd,
-                    dev,
-                    ino,
-                    base,
-                }),
+                Ok((fd, dev, ino, base)) => {
+                    let scratch = Scratch {
+                        path,
+                        c_path,
+                        fd,
+                        dev,
+                        ino,
+                        base,
+                    };
+                    // Another process's sweep can take it between the mkdir and the lock, as
+                    // a stale one: then its path names nothing (or something else) by now.
+                    if !scratch.in_place() {
+                        last = Some(scratch.path);
+                        continue;
+                    }
+                    Ok(scratch)
+                }
+                // Swept meanwhile (gone, or locked by the sweep that is removing it).
+                Err(e) if matches!(e.raw_os_error(), Some(libc::ENOENT | libc::EWOULDBLOCK)) => {
+                    last = Some(path);
+                    continue;
+                }
                 Err(e) => {
                     // SAFETY: removing the empty directory just made.
                     unsafe { libc::rmdir(c_path.as_ptr()) };
@@ -156,6 +187,94 @@ impl Scratch {
             unsafe { libc::rmdir(self.c_path.as_ptr()) };
         }
     }
+}
+
+/// Sweeps `base` with [`sweep_stale`] the first time this process makes a directory in it.
+fn sweep_once(base: &std::path::Path) {
+    static SWEPT: std::sync::Mutex<Vec<(u64, u64)>> = std::sync::Mutex::new(Vec::new());
+    use std::os::unix::fs::MetadataExt;
+    let Ok(meta) = std::fs::metadata(base) else {
+        return;
+    };
+    let id = (meta.dev(), meta.ino());
+    {
+        let mut swept = SWEPT
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if swept.contains(&id) {
+            return;
+        }
+        swept.push(id);
+    }
+    sweep_stale(base);
+}
+
+/// Empties and removes every scratch directory in `base` that no living process holds: a
+/// directory named as ours, owned by our effective user, not a link, whose lock can be taken.
+/// Returns how many were removed. Whatever cannot be opened, locked, emptied or removed is
+/// left as it is.
+pub(crate) fn sweep_stale(base: &std::path::Path) -> usize {
+    let Ok(c_base) = CString::new(base.as_os_str().as_bytes()) else {
+        return 0;
+    };
+    // SAFETY: AT_FDCWD stands for the current directory; the path is NUL-terminated.
+    let cwd = unsafe { BorrowedFd::borrow_raw(libc::AT_FDCWD) };
+    let Ok(dir) = open_at(cwd, &c_base, libc::O_RDONLY | libc::O_DIRECTORY) else {
+        return 0;
+    };
+    let Ok(listing) = open_at(dir.as_fd(), c".", libc::O_RDONLY | libc::O_DIRECTORY) else {
+        return 0;
+    };
+    let mut names = Vec::new();
+    let _ = visit(listing, |name, _, kind| {
+        if name.to_bytes().starts_with(PREFIX.as_bytes())
+            && (kind == libc::DT_DIR || kind == libc::DT_UNKNOWN)
+        {
+            names.push(name.to_owned());
+        }
+        true
+    });
+    names
+        .iter()
+        .filter(|name| remove_if_stale(dir.as_fd(), name))
+        .count()
+}
+
+/// [`sweep_stale`] for one entry of the directory open as `base`.
+fn remove_if_stale(base: BorrowedFd<'_>, name: &CStr) -> bool {
+    let flags = libc::O_RDONLY | libc::O_DIRECTORY | libc::O_NOFOLLOW;
+    let Ok(fd) = open_at(base, name, flags) else {
+        return false;
+    };
+    // SAFETY: an all-zero stat is valid; fstat fills it from a live descriptor.
+    let mut st: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; geteuid has no arguments.
+    let ours = unsafe { libc::fstat(fd.as_raw_fd(), &mut st) } == 0
+        && st.st_uid == unsafe { libc::geteuid() };
+    // SAFETY: flock on our own descriptor; the lock goes with it.
+    if !ours || unsafe { libc::flock(fd.as_raw_fd(), libc::LOCK_EX | libc::LOCK_NB) } != 0 {
+        return false;
+    }
+    // SAFETY: fchmod on our own descriptor (emptying needs to write it).
+    if unsafe { libc::fchmod(fd.as_raw_fd(), 0o700) } != 0
+        || empty_dir(fd.as_fd(), MAX_DEPTH).is_err()
+    {
+        return false;
+    }
+    // Removed by name only while the name still leads to the directory emptied.
+    let mut now: libc::stat = unsafe { std::mem::zeroed() };
+    // SAFETY: a NUL-terminated name relative to a live descriptor, into a live buffer.
+    let same = unsafe {
+        libc::fstatat(
+            base.as_raw_fd(),
+            name.as_ptr(),
+            &mut now,
+            libc::AT_SYMLINK_NOFOLLOW,
+        )
+    } == 0
+        && (now.st_dev, now.st_ino) == (st.st_dev, st.st_ino);
+    // SAFETY: as above.
+    same && unsafe { libc::unlinkat(base.as_raw_fd(), name.as_ptr(), libc::AT_REMOVEDIR) } == 0
 }
 
 /// Removes every entry of the directory open as `dir`.

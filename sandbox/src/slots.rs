@@ -28,7 +28,9 @@
 //!   makes its own (the parent's directories and descriptors are never touched by it). The
 //!   free slots' directories are removed when the process exits normally (`atexit`). A process
 //!   killed outright leaves one directory per slot it held
-//!   (`$TMPDIR/toolpolicy-scratch-<pid>-<n>`).
+//!   (`$TMPDIR/toolpolicy-scratch-<pid>-<n>`), unlocked by its death: the next process that
+//!   makes one in that temporary directory empties and removes them
+//!   ([`crate::scratch::sweep_stale`]).
 //!
 //! The ruleset descriptor is the agent's: it is built without privileges and never enforced on
 //! the agent itself; the command's process enforces it

@@ -62,13 +62,19 @@ const CASES: &[(&str, Case)] = &[
         "a_run_after_the_agent_changed_tmpdir_gets_its_scratch_directory_there",
         tmpdir_follows_the_agent,
     ),
+    (
+        "a_killed_agents_scratch_directory_is_removed_by_the_next_agent_and_nothing_else_is",
+        killed_agents_litter,
+    ),
 ];
 
 /// Not a test: the agent process [`normal_exit`] starts.
 const AGENT_ROLE: &str = "agent_role";
+/// Not a test: an agent of [`killed_agents_litter`] that runs once and then waits to be killed.
+const HOLD_ROLE: &str = "hold_role";
 
 fn main() -> ExitCode {
-    let roles: &[(&str, Case)] = &[(AGENT_ROLE, agent_role)];
+    let roles: &[(&str, Case)] = &[(AGENT_ROLE, agent_role), (HOLD_ROLE, hold_role)];
     cases::main_one_process_each(CASE_VAR, DIR_VAR, CASES, roles, || {
         kernel::supports(Profile::Hardened)
     })
@@ -570,4 +576,102 @@ fn agent_role(dir: &Path) -> Result<(), String> {
         made.push('\n');
     }
     std::fs::write(dir.join("made"), made).map_err(|e| e.to_string())
+}
+
+/// Starts the test binary as an agent in `role`, with `tmp` as its temporary directory.
+fn agent(dir: &Path, tmp: &Path, role: &str) -> Result<std::process::Child, String> {
+    std::process::Command::new(std::env::current_exe().map_err(|e| e.to_string())?)
+        .env(CASE_VAR, role)
+        .env(DIR_VAR, dir)
+        .env("TMPDIR", tmp)
+        .stdout(std::process::Stdio::null())
+        .spawn()
+        .map_err(|e| e.to_string())
+}
+
+/// Waits until the holding agent `pid` made its scratch directory and reported it.
+fn held_dir(dir: &Path, pid: u32) -> Result<String, String> {
+    let file = dir.join(format!("held-{pid}"));
+    for _ in 0..600 {
+        if let Ok(made) = std::fs::read_to_string(&file) {
+            if made.ends_with('\n') {
+                return Ok(made.trim().to_string());
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    Err(format!("agent {pid} never reported its scratch directory"))
+}
+
+/// An agent killed after a run cannot remove its scratch directory. The next agent's first
+/// run in that temporary directory removes it, and nothing else: not a living agent's (found
+/// by its lock, not its pid), not what a link of the same name points to, not another user's.
+fn killed_agents_litter(dir: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = canonical(dir);
+    let tmp = dir.join("tmp");
+    std::fs::create_dir(&tmp).map_err(|e| e.to_string())?;
+    let mut killed = agent(&dir, &tmp, HOLD_ROLE)?;
+    let mut alive = agent(&dir, &tmp, HOLD_ROLE)?;
+    let killed_dir = held_dir(&dir, killed.id())?;
+    let alive_dir = held_dir(&dir, alive.id())?;
+    let _ = killed.kill();
+    let _ = killed.wait();
+    // What the killed agent's last run left, unreadable to make emptying work for it.
+    let left = Path::new(&killed_dir).join("d");
+    std::fs::create_dir_all(left.join("e")).map_err(|e| e.to_string())?;
+    std::fs::set_permissions(&left, std::fs::Permissions::from_mode(0o000))
+        .map_err(|e| e.to_string())?;
+    // A link named like a scratch directory, to a victim.
+    let victim = dir.join("victim");
+    std::fs::create_dir(&victim).map_err(|e| e.to_string())?;
+    std::fs::write(victim.join("keep"), "x").map_err(|e| e.to_string())?;
+    let link = tmp.join("toolpolicy-scratch-999999999-0");
+    std::os::unix::fs::symlink(&victim, &link).map_err(|e| e.to_string())?;
+    // Another user's (only root can make one).
+    let foreign = tmp.join("toolpolicy-scratch-999999998-0");
+    // SAFETY: geteuid has no arguments.
+    let root = unsafe { libc::geteuid() } == 0;
+    if root {
+        std::fs::create_dir(&foreign).map_err(|e| e.to_string())?;
+        std::os::unix::fs::chown(&foreign, Some(65534), Some(65534)).map_err(|e| e.to_string())?;
+    }
+    check(
+        &format!("the killed agent's directory {killed_dir} is there before the next agent"),
+        Path::new(&killed_dir).is_dir(),
+    )?;
+
+    let out = agent(&dir, &tmp, AGENT_ROLE)?
+        .wait()
+        .map_err(|e| e.to_string())?;
+    let _ = alive.kill();
+    let _ = alive.wait();
+    check(&format!("the next agent ran: {out}"), out.success())?;
+    check(
+        &format!("the killed agent's directory {killed_dir} is gone"),
+        !Path::new(&killed_dir).exists(),
+    )?;
+    check(
+        &format!("the living agent's directory {alive_dir} is kept"),
+        Path::new(&alive_dir).is_dir(),
+    )?;
+    check(
+        "the link and its victim are untouched",
+        std::fs::symlink_metadata(&link).is_ok_and(|m| m.file_type().is_symlink())
+            && victim.join("keep").exists(),
+    )?;
+    check(
+        "another user's directory of that name is kept",
+        !root || foreign.is_dir(),
+    )
+}
+
+fn hold_role(dir: &Path) -> Result<(), String> {
+    let p = policy(r#"{"net": "deny"}"#);
+    let out = sh(&p, "echo $TMPDIR")?;
+    check(&format!("run: {}", show(&out)), out.success())?;
+    let held = dir.join(format!("held-{}", std::process::id()));
+    std::fs::write(held, format!("{}\n", stdout(&out))).map_err(|e| e.to_string())?;
+    std::thread::sleep(std::time::Duration::from_secs(60));
+    Ok(())
 }
