@@ -1175,6 +1175,67 @@ mod tests {
         );
     }
 
+    /// A directory right below `/` that is a mount's root is not a child of `/` for inotify
+    /// (its changes of attributes are not events of `/`'s): its own watch must ask for them.
+    #[test]
+    fn a_mount_right_below_the_root_is_watched_for_its_own_attributes() {
+        use std::os::unix::fs::PermissionsExt;
+        let top = match tempfile::Builder::new()
+            .prefix(".toolpolicy-fingerprint-")
+            .tempdir_in("/")
+        {
+            Ok(top) => top,
+            Err(e) => {
+                crate::test_kernel::missing(&format!("no directory can be made in / ({e})"));
+                return;
+            }
+        };
+        let top_path = top.path().to_path_buf();
+        let ok = in_child(|| {
+            let c = c_path(&top_path).unwrap();
+            // SAFETY: plain arguments; this single-threaded child's own mount namespace.
+            let own = unsafe {
+                libc::unshare(libc::CLONE_NEWNS) == 0
+                    && libc::mount(
+                        std::ptr::null(),
+                        c"/".as_ptr(),
+                        std::ptr::null(),
+                        libc::MS_REC | libc::MS_PRIVATE,
+                        std::ptr::null(),
+                    ) == 0
+                    && libc::mount(
+                        c"tmpfs".as_ptr(),
+                        c.as_ptr(),
+                        c"tmpfs".as_ptr(),
+                        0,
+                        std::ptr::null(),
+                    ) == 0
+            };
+            if !own {
+                // SAFETY: ends the child with the code read as "no mount namespace" below.
+                unsafe { libc::_exit(3) };
+            }
+            let root = top_path.join("root");
+            std::fs::create_dir(&root).unwrap();
+            let f = take(&[&root]);
+            let _ = f.holds();
+            if counted(|| f.holds()) != (true, 0, 0) {
+                // SAFETY: ends the child with its own code.
+                unsafe { libc::_exit(2) };
+            }
+            std::fs::set_permissions(&top_path, std::fs::Permissions::from_mode(0o711)).unwrap();
+            !f.holds()
+        });
+        if ok == 3 {
+            crate::test_kernel::missing("no mount namespace of the test's own (run as root)");
+            return;
+        }
+        assert_eq!(
+            ok, 0,
+            "a mode change of a mount right below / is seen (2: no fast path before it)"
+        );
+    }
+
     /// A forked child checks in full (the registry is the parent's) and does not read the
     /// parent's queue: a change the child makes and undoes is still an event for the parent,
     /// which looks at the changed directory again.

@@ -17,7 +17,8 @@
 //!   fingerprint on it); a lost event (`IN_Q_OVERFLOW`) counts for all. A directory right below
 //!   `/` is not watched for `IN_ATTRIB` itself: `/` sees its changes of attributes under its
 //!   name (a directory has one name), and asking for them on, say, `/tmp` would make the kernel
-//!   walk every name it has cached there, often many thousands.
+//!   walk every name it has cached there, often many thousands. A mount's root there (a tmpfs
+//!   on `/tmp`) is the exception: for inotify it is no child of `/`.
 //!
 //! An event that counts makes the next check a full one ([`super::Fingerprint::holds`] watches
 //! the paths again first, so that a watch left on a replaced inode is moved to the new one),
@@ -199,11 +200,13 @@ impl Registry {
             let mask = if t.dir { DIR_EVENTS } else { SELF_EVENTS };
             let flags = libc::IN_DONT_FOLLOW | libc::IN_MASK_ADD;
             let mut added = Err(libc::ENOTDIR);
-            if t.top {
+            if t.top && !mount_root_or_unknown(&t.path) {
                 // A directory right below `/`: its changes of attributes are events of `/`'s
                 // (under its name), as a directory has no other name; not asking for them on
                 // the directory itself spares the kernel a walk of all it has cached below it
-                // (`/tmp`: often ~10 ms, for its many names looked up and not found).
+                // (`/tmp`: often ~10 ms, for its many names looked up and not found). Not so
+                // for a mount's root (a tmpfs on `/tmp`, a bind): its parent for inotify is
+                // not `/`, so it is watched for them itself.
                 let top = (mask & !libc::IN_ATTRIB) | flags | libc::IN_ONLYDIR;
                 added = add_watch(fd, &t.path, top);
             }
@@ -561,4 +564,23 @@ impl Drop for Watched {
 #[cfg(test)]
 pub(super) fn watch_count() -> usize {
     registry().watches.len()
+}
+
+/// Whether `path` is the root of a mount (`statx`: `STATX_ATTR_MOUNT_ROOT`), or the kernel
+/// does not say.
+fn mount_root_or_unknown(path: &CString) -> bool {
+    // SAFETY: an all-zero statx is valid; statx fills it.
+    let mut stx: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: a NUL-terminated path and a live buffer.
+    let rc = unsafe {
+        libc::statx(
+            libc::AT_FDCWD,
+            path.as_ptr(),
+            libc::AT_SYMLINK_NOFOLLOW,
+            0,
+            &mut stx,
+        )
+    };
+    let bit = libc::STATX_ATTR_MOUNT_ROOT as u64;
+    rc != 0 || stx.stx_attributes_mask & bit == 0 || stx.stx_attributes & bit != 0
 }
