@@ -32,6 +32,11 @@
 //! mount point and one `move_mount`. A copy carries its flags before it is attached, so the binds
 //! attached inside it later keep their own, and nothing is set twice. The descriptor of each bind
 //! is kept ([`BoundSources`]) for its Landlock rule.
+//!
+//! A root runner does not pay that per run: the same view's `/`, with every host bind, link and
+//! the `/dev` tmpfs, is built once per prepared policy as a detached tree ([`template`]), and
+//! each run clones it in one call and adds only its own mounts ([`enter_copy`]). [`enter`] is
+//! the path of every other runner, and of plans a template cannot hold.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
