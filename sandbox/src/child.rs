@@ -188,8 +188,19 @@ pub(crate) fn confine_and_exec(
 pub(crate) enum ViewBound<'a> {
     /// Opened by this child while it built the view; closed once the ruleset is built.
     Own(crate::mounts::BoundSources),
-    /// The view template's, kept since its build (the child's copies close at `execve`).
-    Template(&'a crate::mounts::BoundSources),
+    /// The view template's, kept since its build, with this run's copy.
+    Template(&'a crate::mounts::template::ViewCopy),
+}
+
+impl ViewBound<'_> {
+    /// Closes this child's descriptors of the view once the ruleset is built, so that the
+    /// command's open-files limit counts none of them.
+    fn release(self) {
+        match self {
+            ViewBound::Own(bound) => drop(bound),
+            ViewBound::Template(copy) => copy.close_in_child(),
+        }
+    }
 }
 
 impl std::ops::Deref for ViewBound<'_> {
@@ -198,7 +209,7 @@ impl std::ops::Deref for ViewBound<'_> {
     fn deref(&self) -> &crate::mounts::BoundSources {
         match self {
             ViewBound::Own(b) => b,
-            ViewBound::Template(b) => b,
+            ViewBound::Template(copy) => copy.bound(),
         }
     }
 }
@@ -237,7 +248,7 @@ pub(crate) fn confine_view_and_exec(
         reporter.refuse(e);
     }
     if let Some(view) = view {
-        drop(view.bound);
+        view.bound.release();
         if let Some(limit) = view.open_files {
             // SAFETY: setrlimit with a valid struct.
             unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) };

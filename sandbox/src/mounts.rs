@@ -453,6 +453,12 @@ impl BoundSources {
         self.0.is_empty()
     }
 
+    /// The descriptors held.
+    fn raw_fds(&self) -> impl Iterator<Item = std::os::fd::RawFd> + '_ {
+        use std::os::fd::AsRawFd;
+        self.0.values().map(|(file, _)| file.as_raw_fd())
+    }
+
     /// Drops the binds at or below `target`, which a later step mounted over.
     fn covered_by(&mut self, target: &Path) {
         self.0.retain(|path, _| !path.starts_with(target));

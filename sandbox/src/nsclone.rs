@@ -388,7 +388,7 @@ fn set_up(context: &ChildContext<'_>) -> ! {
     let open_files = lift_open_files_limit();
     let built = match context.view {
         Some(copy) => crate::mounts::enter_copy(&req.mounts, &copy.tree, &copy.tmp)
-            .map(|()| crate::child::ViewBound::Template(copy.bound())),
+            .map(|()| crate::child::ViewBound::Template(copy)),
         None => crate::mounts::enter(&req.mounts).map(crate::child::ViewBound::Own),
     };
     let bound = match built {

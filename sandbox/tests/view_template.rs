@@ -62,7 +62,9 @@ fn main() -> ExitCode {
     let ready = || {
         // SAFETY: geteuid cannot fail.
         if unsafe { libc::geteuid() } != 0 {
-            kernel::missing("a view template needs CAP_SYS_ADMIN over the mount namespace: root only");
+            kernel::missing(
+                "a view template needs CAP_SYS_ADMIN over the mount namespace: root only",
+            );
             return false;
         }
         kernel::supports(Profile::Strict)
@@ -221,7 +223,12 @@ fn root_replaced_by_a_symlink(dir: &Path) -> Result<(), String> {
     let argv: Vec<OsString> = vec![
         "/bin/sh".into(),
         "-c".into(),
-        format!("cat {0}/marker; cat {1}/marker", root.display(), moved.display()).into(),
+        format!(
+            "cat {0}/marker; cat {1}/marker",
+            root.display(),
+            moved.display()
+        )
+        .into(),
     ];
     match run(&p, &argv, &RunOptions::default().profile(Profile::Strict)) {
         Err(e) => check(
@@ -246,7 +253,12 @@ fn mounted_over_a_root(dir: &Path) -> Result<(), String> {
     reads(&p, &root, "under", "run 1 reads its root")?;
     tmpfs(&root)?;
     std::fs::write(root.join("marker"), "over").map_err(|e| e.to_string())?;
-    reads(&p, &root, "over", "run 2 reads what is mounted over the root")
+    reads(
+        &p,
+        &root,
+        "over",
+        "run 2 reads what is mounted over the root",
+    )
 }
 
 /// A tmpfs mounted on a directory inside the root on the host: the template's recursive clone
@@ -262,7 +274,12 @@ fn mounted_under_a_root(dir: &Path) -> Result<(), String> {
     reads(&p, &sub, "under", "run 1 reads its root")?;
     tmpfs(&sub)?;
     std::fs::write(sub.join("marker"), "mounted").map_err(|e| e.to_string())?;
-    reads(&p, &sub, "mounted", "run 2 reads the mount made under the root")
+    reads(
+        &p,
+        &sub,
+        "mounted",
+        "run 2 reads the mount made under the root",
+    )
 }
 
 /// A root removed: a fresh build skips it (roots are optional), so the next run does not see
@@ -277,7 +294,10 @@ fn root_removed(dir: &Path) -> Result<(), String> {
     reads(&p, &root, "here", "run 1 reads its root")?;
     std::fs::remove_file(root.join("marker")).map_err(|e| e.to_string())?;
     std::fs::remove_dir(&root).map_err(|e| e.to_string())?;
-    let out = sh(&p, &format!("[ -e {} ] && echo present || echo gone", root.display()))?;
+    let out = sh(
+        &p,
+        &format!("[ -e {} ] && echo present || echo gone", root.display()),
+    )?;
     check(
         &format!("run 2 does not see the removed root: {}", show(&out)),
         stdout(&out) == "gone",
@@ -323,9 +343,7 @@ fn never_writable(dir: &Path) -> Result<(), String> {
     )?;
     let later = sh(
         &p,
-        &format!(
-            "ls -a / /dev /tmp /dev/shm {parent}; stat -c '%a' / /dev {parent}"
-        ),
+        &format!("ls -a / /dev /tmp /dev/shm {parent}; stat -c '%a' / /dev {parent}"),
     )?;
     let seen = stdout(&later);
     check(

@@ -71,7 +71,10 @@ pub enum PerRunWhy {
 
 /// Whether `op` is one of the mounts every run makes for itself.
 fn is_per_run(op: &MountOp) -> bool {
-    matches!(op, MountOp::Scratch { .. } | MountOp::Devpts | MountOp::Proc)
+    matches!(
+        op,
+        MountOp::Scratch { .. } | MountOp::Devpts | MountOp::Proc
+    )
 }
 
 /// Where a per-run mount lies in the view.
@@ -180,12 +183,32 @@ pub(crate) struct ViewCopy {
 }
 
 impl ViewCopy {
+    /// In the child, once its view is built and its ruleset made: closes its inherited copies
+    /// of the template's and this copy's descriptors (the caller's stay open).
+    pub(crate) fn close_in_child(&self) {
+        let template = &self.template;
+        let own = [
+            self.tree.as_raw_fd(),
+            template.tree.as_raw_fd(),
+            template.tmp_tree.as_raw_fd(),
+            template.mounts.0.as_raw_fd(),
+        ];
+        let tmp = self.tmp.iter().map(|(_, f)| f.as_raw_fd());
+        for fd in own.into_iter().chain(tmp).chain(template.bound.raw_fds()) {
+            // SAFETY: closing this child's own copy of a descriptor nothing here uses again.
+            unsafe { libc::close(fd) };
+        }
+    }
+
     /// The template's bind descriptors, for the Landlock rules (a rule holds the inode, which
     /// the copy shows at the same paths).
     pub(crate) fn bound(&self) -> &BoundSources {
         &self.template.bound
     }
 }
+
+/// How many descriptors the templates of a process may hold together.
+const FD_BUDGET: usize = 4096;
 
 /// The templates of this process, by prepared plan.
 static TEMPLATES: PerProcess<HashMap<u64, Arc<Template>>> = PerProcess::new();
@@ -200,6 +223,13 @@ pub(crate) fn copy(key: u64, ops: &[MountOp]) -> Option<ViewCopy> {
         _ => {
             templates.remove(&key);
             let t = Arc::new(build(ops).ok()?);
+            // Each template holds a descriptor per bind: past the budget, the others are let
+            // go (built again at their policy's next run), so a process with many policies
+            // does not run out of descriptors.
+            let held: usize = templates.values().map(|t| t.bound.len() + 3).sum();
+            if held + t.bound.len() + 3 > FD_BUDGET {
+                templates.clear();
+            }
             templates.insert(key, t.clone());
             t
         }
@@ -456,7 +486,10 @@ pub(crate) fn build(ops: &[MountOp]) -> Result<Template, String> {
             MountOp::Tmpfs { .. } | MountOp::Scratch { .. } | MountOp::Devpts | MountOp::Proc
                 if tmp_tree_path.is_some() =>
             {
-                return Err(format!("{} is mounted inside the private /tmp", at.display()))
+                return Err(format!(
+                    "{} is mounted inside the private /tmp",
+                    at.display()
+                ))
             }
             MountOp::Tmpfs {
                 path,
@@ -523,7 +556,8 @@ pub(crate) fn build(ops: &[MountOp]) -> Result<Template, String> {
             ));
         }
         tmp_entries.push(
-            CString::new(entry.file_name().as_bytes()).map_err(|_| "a name with NUL".to_string())?,
+            CString::new(entry.file_name().as_bytes())
+                .map_err(|_| "a name with NUL".to_string())?,
         );
     }
     fingerprint.finish();
