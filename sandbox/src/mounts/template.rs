@@ -575,6 +575,66 @@ pub(crate) fn build(ops: &[MountOp]) -> Result<Template, String> {
 mod tests {
     use super::*;
 
+    fn bind(path: &str) -> MountOp {
+        MountOp::Bind {
+            path: path.into(),
+            write: false,
+            exec: false,
+            device: false,
+            optional: true,
+        }
+    }
+
+    /// Plans a template cannot hold build per run, with the reason; roots inside the private
+    /// `/tmp` go to its `/tmp` tree.
+    #[test]
+    fn the_view_build_is_decided_from_the_plan() {
+        if !crate::child::has_effective_cap(21) {
+            assert_eq!(
+                decide(&[bind("/usr")]),
+                ViewBuild::PerRun(PerRunWhy::NotPrivileged)
+            );
+            return;
+        }
+        let scratch = MountOp::Scratch {
+            size_bytes: 1 << 20,
+            tmp: true,
+            exec: false,
+        };
+        assert_eq!(
+            decide(&[scratch.clone(), bind("/usr"), bind("/tmp/a/b")]),
+            ViewBuild::Template
+        );
+        assert_eq!(
+            decide(&[scratch.clone(), bind("/dev/shm/x")]),
+            ViewBuild::PerRun(PerRunWhy::InsidePerRunMount("/dev/shm/x".into()))
+        );
+        assert_eq!(
+            decide(&[scratch.clone(), bind("/")]),
+            ViewBuild::PerRun(PerRunWhy::InsidePerRunMount("/".into()))
+        );
+        assert_eq!(
+            decide(&[MountOp::Proc, bind("/proc/sys")]),
+            ViewBuild::PerRun(PerRunWhy::InsidePerRunMount("/proc/sys".into()))
+        );
+        let link = MountOp::Symlink {
+            path: "/tmp/link".into(),
+            target: "/etc".into(),
+        };
+        assert_eq!(
+            decide(&[scratch, link]),
+            ViewBuild::PerRun(PerRunWhy::InsidePerRunMount("/tmp/link".into()))
+        );
+        let file = MountOp::File {
+            path: "/etc/hosts".into(),
+            content: Vec::new(),
+        };
+        assert_eq!(
+            decide(&[bind("/usr"), file]),
+            ViewBuild::PerRun(PerRunWhy::ResolverFiles)
+        );
+    }
+
     /// A template of 500 binds holds while nothing changed and stops holding when one root is
     /// renamed; prints what the check costs per run.
     #[test]
