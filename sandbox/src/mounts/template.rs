@@ -25,8 +25,14 @@
 //!
 //! **Who gets it** ([`ViewBuild`], decided once per prepared policy): a caller with
 //! `CAP_SYS_ADMIN` over its mount namespace (a root runner) on a kernel that attaches mounts
-//! inside a detached tree, for a plan whose per-run mounts hide no host bind made after them and
-//! that places no resolver files. Everyone else builds the same view per run, unchanged. An
+//! inside a detached tree, for a plan that places no resolver files and whose per-run mounts
+//! hide no host bind made after them. Binds inside the private `/tmp` are the exception: they
+//! sit in a second tree whose top entries each run clones and attaches in its scratch, so a
+//! directory made on the way to such a root is the template's, read-only.
+//!
+//! The Landlock rules of bound paths are made from the descriptors the build opened (a rule
+//! holds the inode, which every copy shows at the same path): no per-run `open`, and the
+//! `path -> descriptor` lookup stays [`BoundSources::get`]. Everyone else builds the same view per run, unchanged. An
 //! unprivileged runner would need the template held in a user namespace of its own; that is
 //! not built.
 //!
