@@ -207,10 +207,40 @@ pub(crate) fn confine_and_exec(
     confine_view_and_exec(req, image, reporter, notify, None)
 }
 
+/// The descriptors of the strict view's binds, for their Landlock rules.
+pub(crate) enum ViewBound<'a> {
+    /// Opened by this child while it built the view; closed once the ruleset is built.
+    Own(crate::mounts::BoundSources),
+    /// The view template's, kept since its build, with this run's copy.
+    Template(&'a crate::mounts::template::ViewCopy),
+}
+
+impl ViewBound<'_> {
+    /// Closes this child's descriptors of the view once the ruleset is built, so that the
+    /// command's open-files limit counts none of them.
+    fn release(self) {
+        match self {
+            ViewBound::Own(bound) => drop(bound),
+            ViewBound::Template(copy) => copy.close_in_child(),
+        }
+    }
+}
+
+impl std::ops::Deref for ViewBound<'_> {
+    type Target = crate::mounts::BoundSources;
+
+    fn deref(&self) -> &crate::mounts::BoundSources {
+        match self {
+            ViewBound::Own(b) => b,
+            ViewBound::Template(copy) => copy.bound(),
+        }
+    }
+}
+
 /// What the strict child's view left open for [`confine_view_and_exec`].
-pub(crate) struct BuiltView {
-    /// The binds' descriptors, for their Landlock rules; closed once the ruleset is built.
-    pub bound: crate::mounts::BoundSources,
+pub(crate) struct BuiltView<'a> {
+    /// The binds' descriptors, for their Landlock rules.
+    pub bound: ViewBound<'a>,
     /// The soft limit on open files to put back once they are closed (it was lifted to hold
     /// one descriptor per bind).
     pub open_files: Option<libc::rlimit>,
@@ -223,7 +253,7 @@ pub(crate) fn confine_view_and_exec(
     image: &ExecImage,
     reporter: Reporter,
     notify: Option<RawFd>,
-    view: Option<BuiltView>,
+    view: Option<BuiltView<'_>>,
 ) -> ! {
     if let Err(e) = drop_all_capabilities() {
         reporter.fail(e);
@@ -244,7 +274,7 @@ pub(crate) fn confine_view_and_exec(
         reporter.fail(Refusal::new(SetUpStep::Landlock, e));
     }
     if let Some(view) = view {
-        drop(view.bound);
+        view.bound.release();
         if let Some(limit) = view.open_files {
             // SAFETY: setrlimit with a valid struct.
             unsafe { libc::setrlimit(libc::RLIMIT_NOFILE, &limit) };
@@ -441,7 +471,7 @@ struct CapData {
     inheritable: u32,
 }
 
-fn has_effective_cap(cap: u32) -> bool {
+pub(crate) fn has_effective_cap(cap: u32) -> bool {
     let header = CapHeader {
         version: 0x2008_0522,
         pid: 0,

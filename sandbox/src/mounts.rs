@@ -32,6 +32,11 @@
 //! mount point and one `move_mount`. A copy carries its flags before it is attached, so the binds
 //! attached inside it later keep their own, and nothing is set twice. The descriptor of each bind
 //! is kept ([`BoundSources`]) for its Landlock rule.
+//!
+//! A root runner does not pay that per run: the same view's `/`, with every host bind, link and
+//! the `/dev` tmpfs, is built once per prepared policy as a detached tree ([`template`]), and
+//! each run clones it in one call and adds only its own mounts ([`enter_copy`]). [`enter`] is
+//! the path of every other runner, and of plans a template cannot hold.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -40,6 +45,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 mod place;
+pub mod template;
 pub use place::PlaceError;
 
 /// The size of the `/dev` tmpfs: it holds only mount points and links.
@@ -447,6 +453,12 @@ impl BoundSources {
         self.0.is_empty()
     }
 
+    /// The descriptors held.
+    fn raw_fds(&self) -> impl Iterator<Item = std::os::fd::RawFd> + '_ {
+        use std::os::fd::AsRawFd;
+        self.0.values().map(|(file, _)| file.as_raw_fd())
+    }
+
     /// Drops the binds at or below `target`, which a later step mounted over.
     fn covered_by(&mut self, target: &Path) {
         self.0.retain(|path, _| !path.starts_with(target));
@@ -619,6 +631,63 @@ fn under(root: &Path, path: &Path) -> PathBuf {
     root.join(path.strip_prefix("/").unwrap_or(path))
 }
 
+/// For a [`MountOp::Bind`] or [`MountOp::Keep`]: its host source opened without following a
+/// symlink, and a detached copy of the tree there with the bind's flags set; `None` for an
+/// optional path that is missing (and for every other step). Refuses a kept path that is gone
+/// or became a link, and a source that holds a symlink now.
+fn bind_source(op: &MountOp) -> Result<Option<(std::fs::File, std::fs::File)>, String> {
+    let open_and_copy = |path: &Path, set: u64, clear: u64| {
+        let host = open_no_symlinks(path)?;
+        let copy = clone_bind(&host, set, clear)?;
+        Ok::<_, std::io::Error>((host, copy))
+    };
+    match op {
+        MountOp::Keep {
+            path,
+            read_only,
+            exec,
+        } => {
+            let (set, clear) = bind_attrs(!read_only, *exec, false);
+            match open_and_copy(path, set, clear) {
+                Ok(f) => Ok(Some(f)),
+                // Kept paths were checked when the plan was made: one that is gone or became
+                // a symlink now cannot be kept, so the run is refused.
+                Err(e) => Err(format!(
+                    "protected path {}: {e} (it was a plain existing path when the plan was made)",
+                    path.display()
+                )),
+            }
+        }
+        MountOp::Bind {
+            path,
+            optional,
+            write,
+            exec,
+            device,
+        } => {
+            let (set, clear) = bind_attrs(*write, *exec, *device);
+            match open_and_copy(path, set, clear) {
+                Ok(f) => Ok(Some(f)),
+                Err(e) if *optional && e.raw_os_error() == Some(libc::ENOENT) => Ok(None),
+                Err(e) if e.raw_os_error() == Some(libc::ELOOP) => Err(format!(
+                    "{} contains a symlink now; it was a plain path when the plan was made (refusing to follow it)",
+                    path.display()
+                )),
+                Err(e) => Err(format!("open {}: {e}", path.display())),
+            }
+        }
+        _ => Ok(None),
+    }
+}
+
+/// The links of `/dev` every view has, under the view's root.
+const DEV_LINKS: [(&str, &str); 4] = [
+    ("dev/fd", "/proc/self/fd"),
+    ("dev/stdin", "/proc/self/fd/0"),
+    ("dev/stdout", "/proc/self/fd/1"),
+    ("dev/stderr", "/proc/self/fd/2"),
+];
+
 /// Builds the view and pivots into it. Runs in the child that is already in the new user,
 /// mount and pid namespaces. Returns the binds' descriptors ([`BoundSources`]), which stay open
 /// until dropped.
@@ -637,47 +706,7 @@ pub fn enter(ops: &[MountOp]) -> Result<BoundSources, String> {
     // host's /tmp.
     let mut sources: Vec<Option<std::fs::File>> = Vec::with_capacity(ops.len());
     for op in ops {
-        sources.push(match op {
-            MountOp::Keep {
-                path,
-                read_only,
-                exec,
-            } => match open_no_symlinks(path).and_then(|f| {
-                let (set, clear) = bind_attrs(!read_only, *exec, false);
-                clone_bind(&f, set, clear)
-            }) {
-                Ok(f) => Some(f),
-                // Kept paths were checked when the plan was made: one that is gone or became
-                // a symlink now cannot be kept, so the run is refused.
-                Err(e) => {
-                    return Err(format!(
-                        "protected path {}: {e} (it was a plain existing path when the plan was made)",
-                        path.display()
-                    ))
-                }
-            },
-            MountOp::Bind {
-                path,
-                optional,
-                write,
-                exec,
-                device,
-            } => {
-                let (set, clear) = bind_attrs(*write, *exec, *device);
-                match open_no_symlinks(path).and_then(|f| clone_bind(&f, set, clear)) {
-                    Ok(f) => Some(f),
-                    Err(e) if *optional && e.raw_os_error() == Some(libc::ENOENT) => None,
-                    Err(e) if e.raw_os_error() == Some(libc::ELOOP) => {
-                        return Err(format!(
-                            "{} contains a symlink now; it was a plain path when the plan was made (refusing to follow it)",
-                            path.display()
-                        ))
-                    }
-                    Err(e) => return Err(format!("open {}: {e}", path.display())),
-                }
-            }
-            _ => None,
-        });
+        sources.push(bind_source(op)?.map(|(_, copy)| copy));
     }
 
     let root = Path::new("/tmp");
@@ -739,21 +768,8 @@ pub fn enter(ops: &[MountOp]) -> Result<BoundSources, String> {
                     attrs.push((target, flags, MOUNT_ATTR_RDONLY));
                 }
             }
-            MountOp::Devpts => devpts(root)?,
-            MountOp::Proc => {
-                let target = under(root, Path::new("/proc"));
-                mkdir_p(&target)?;
-                // Read-only: the tool's Landlock domain writes nothing there anyway, but a
-                // chmod of a global entry (/proc/timer_list, /proc/sysrq-trigger) changes it in
-                // every procfs of the host, and a root runner's tool owns those entries.
-                mount(
-                    Some(Path::new("proc")),
-                    &target,
-                    Some("proc"),
-                    libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC | libc::MS_RDONLY,
-                    None,
-                )?;
-            }
+            MountOp::Devpts => devpts(root, true)?,
+            MountOp::Proc => procfs(root)?,
             MountOp::File { path, content } => {
                 let stage = match &staged_files {
                     Some(s) => s.clone(),
@@ -801,12 +817,7 @@ pub fn enter(ops: &[MountOp]) -> Result<BoundSources, String> {
         let _ = std::fs::remove_dir(&stage);
     }
     // /dev conveniences.
-    for (link, target) in [
-        ("dev/fd", "/proc/self/fd"),
-        ("dev/stdin", "/proc/self/fd/0"),
-        ("dev/stdout", "/proc/self/fd/1"),
-        ("dev/stderr", "/proc/self/fd/2"),
-    ] {
+    for (link, target) in DEV_LINKS {
         let _ = std::os::unix::fs::symlink(target, root.join(link));
     }
 
@@ -828,6 +839,68 @@ pub fn enter(ops: &[MountOp]) -> Result<BoundSources, String> {
 
     pivot(root)?;
     Ok(bound)
+}
+
+/// A fresh procfs at `/proc` of the view.
+fn procfs(root: &Path) -> Result<(), String> {
+    let target = under(root, Path::new("/proc"));
+    mkdir_p(&target)?;
+    // Read-only: the tool's Landlock domain writes nothing there anyway, but a chmod of a
+    // global entry (/proc/timer_list, /proc/sysrq-trigger) changes it in every procfs of the
+    // host, and a root runner's tool owns those entries.
+    mount(
+        Some(Path::new("proc")),
+        &target,
+        Some("proc"),
+        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC | libc::MS_RDONLY,
+        None,
+    )
+}
+
+/// Enters a view copied from a template ([`template`]): attaches the copy `tree` (made by the
+/// caller, read-only and private) at the staging root, adds the per-run mounts of `ops` (the
+/// scratch tmpfs, a fresh `/proc`, a devpts instance; their mount points and links are in the
+/// template) and pivots into it. Runs where [`enter`] does.
+/// `tmp`: copies of the template's entries of the private `/tmp`, attached in the run's scratch
+/// at their paths.
+pub fn enter_copy(
+    ops: &[MountOp],
+    tree: &std::fs::File,
+    tmp: &[(PathBuf, std::fs::File)],
+) -> Result<(), String> {
+    mount(
+        None,
+        Path::new("/"),
+        None,
+        libc::MS_REC | libc::MS_PRIVATE,
+        None,
+    )?;
+    let root = Path::new("/tmp");
+    attach_tree(tree, root)?;
+    let mut attrs = Vec::new();
+    for op in ops {
+        match op {
+            MountOp::Scratch {
+                size_bytes,
+                tmp: private_tmp,
+                exec,
+            } => {
+                attrs.extend(scratch(root, *size_bytes, *private_tmp, *exec)?);
+                if *private_tmp {
+                    for (path, copy) in tmp {
+                        attach_bind(copy, root, path)?;
+                    }
+                }
+            }
+            MountOp::Devpts => devpts(root, false)?,
+            MountOp::Proc => procfs(root)?,
+            _ => {}
+        }
+    }
+    for (target, set) in &attrs {
+        set_attr(target, false, *set, MOUNT_ATTR_RDONLY)?;
+    }
+    pivot(root)
 }
 
 /// Mounts the sized scratch tmpfs: at `/dev/shm` alone, or, when `tmp`, at `/tmp`, with its
@@ -868,7 +941,7 @@ pub const MAX_PTYS: u32 = 64;
 
 /// A new devpts instance at `/dev/pts`, and `/dev/ptmx` pointing into it: the tool can open
 /// ptys of its own and sees none of the host's.
-fn devpts(root: &Path) -> Result<(), String> {
+fn devpts(root: &Path, link: bool) -> Result<(), String> {
     let target = root.join("dev/pts");
     mkdir_p(&target)?;
     mount(
@@ -880,6 +953,9 @@ fn devpts(root: &Path) -> Result<(), String> {
             "newinstance,ptmxmode=0666,mode=0620,max={MAX_PTYS}"
         )),
     )?;
+    if !link {
+        return Ok(());
+    }
     let ptmx = root.join("dev/ptmx");
     std::os::unix::fs::symlink("pts/ptmx", &ptmx)
         .map_err(|e| format!("link {}: {e}", ptmx.display()))

@@ -59,6 +59,7 @@ struct ChildContext<'a> {
     stdio: Option<StdioFds>,
     euid: libc::uid_t,
     egid: libc::gid_t,
+    view: Option<&'a crate::mounts::template::ViewCopy>,
 }
 
 /// A spawned strict child after the hand-off.
@@ -81,13 +82,15 @@ pub(crate) struct Spawned {
 ///
 /// `stdio`: descriptors to put on 0-2 (or `None` to inherit). `egress`: the child end of the
 /// egress channel. `deadline`: when the policy's timeout strikes; during the set-up it is
-/// enforced no earlier than [`SET_UP_GRACE`] after the start.
+/// enforced no earlier than [`SET_UP_GRACE`] after the start. `view`: this run's copy of the
+/// policy's view template, which the child moves into place instead of building the view.
 pub(crate) fn spawn(
     req: &Request,
     stdio: Option<StdioFds>,
     egress: Option<BorrowedFd<'_>>,
     deadline: Option<Instant>,
     supervision: Supervision,
+    view: Option<&crate::mounts::template::ViewCopy>,
 ) -> Result<Spawned, String> {
     let image = ExecImage::new(req)?;
     let io = |what: &str, e: std::io::Error| {
@@ -114,6 +117,7 @@ pub(crate) fn spawn(
         stdio,
         euid,
         egid,
+        view,
     };
     let mut flags = libc::CLONE_VM
         | libc::CLONE_PIDFD
@@ -382,7 +386,12 @@ fn set_up(context: &ChildContext<'_>) -> ! {
     // the hard one meanwhile and put back for the command, once the Landlock rules made from
     // those descriptors are built.
     let open_files = lift_open_files_limit();
-    let bound = match crate::mounts::enter(&req.mounts) {
+    let built = match context.view {
+        Some(copy) => crate::mounts::enter_copy(&req.mounts, &copy.tree, &copy.tmp)
+            .map(|()| crate::child::ViewBound::Template(copy)),
+        None => crate::mounts::enter(&req.mounts).map(crate::child::ViewBound::Own),
+    };
+    let bound = match built {
         Ok(bound) => bound,
         Err(e) => reporter.refuse(format!("building the sandbox's filesystem view: {e}")),
     };

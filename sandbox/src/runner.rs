@@ -252,6 +252,16 @@ pub struct Prepared {
     /// Hardened: every root's canonical path, resolved once here (not per run) for
     /// [`redirect_home`].
     root_paths: Vec<PathBuf>,
+    /// Strict: how the view is built at each run.
+    view: Option<crate::mounts::template::ViewBuild>,
+}
+
+impl Prepared {
+    /// Strict: whether each run copies the view from a template built once for this plan, or
+    /// builds it itself (and why); `None` for the hardened profile, which has no view.
+    pub fn view_build(&self) -> Option<&crate::mounts::template::ViewBuild> {
+        self.view.as_ref()
+    }
 }
 
 /// Policy hash, profile, program, `PATH`, and the protected list in force (by address: see
@@ -603,6 +613,7 @@ fn build(
         }
     };
     static SLOT_KEYS: AtomicU64 = AtomicU64::new(0);
+    let view = strict.then(|| crate::mounts::template::decide(&template.mounts));
     Ok(Prepared {
         plan: Arc::new(plan),
         _protected: protected,
@@ -610,6 +621,7 @@ fn build(
         egress,
         rules,
         slot_key: SLOT_KEYS.fetch_add(1, Ordering::Relaxed),
+        view,
         root_paths: if strict {
             Vec::new()
         } else {
@@ -983,8 +995,18 @@ pub fn run(
     };
     let timeout = plan.limits.timeout_ms.map(Duration::from_millis);
     let running = match &helper {
-        None => crate::spawn::spawn_direct(&request, opts.stdio, child_end, timeout)
-            .map_err(RunError::Refused)?,
+        None => {
+            // The view's copy for this run, made here (a detached tree cannot be cloned from
+            // inside the child's user namespace); closed once the child took it.
+            let copy = match prepared.view {
+                Some(crate::mounts::template::ViewBuild::Template) => {
+                    crate::mounts::template::copy(prepared.slot_key, &request.mounts)
+                }
+                _ => None,
+            };
+            crate::spawn::spawn_direct(&request, opts.stdio, child_end, timeout, copy.as_ref())
+                .map_err(RunError::Refused)?
+        }
         Some(helper) => crate::zygote::spawn(
             helper,
             opts.stdio,

@@ -167,12 +167,14 @@ pub(crate) struct Running {
 }
 
 /// Starts the strict profile's child in its namespaces and returns once it executed the
-/// command (or reported why not). `timeout`: the policy's wall-clock limit.
+/// command (or reported why not). `timeout`: the policy's wall-clock limit. `view`: the run's
+/// copy of the view template, when the policy has one.
 pub(crate) fn spawn_direct(
     req: &Request,
     stdio: Stdio,
     egress: Option<OwnedFd>,
     timeout: Option<Duration>,
+    view: Option<&crate::mounts::template::ViewCopy>,
 ) -> Result<Running, String> {
     let streams = Streams::new(stdio).map_err(|e| format!("capturing output: {e}"))?;
     let deadline = timeout.map(|t| Instant::now() + t);
@@ -182,6 +184,7 @@ pub(crate) fn spawn_direct(
         egress.as_ref().map(|e| e.as_fd()),
         deadline,
         crate::supervisor::Supervision::for_request(req),
+        view,
     )?;
     Ok(Running {
         waited: Waited::Child {

@@ -1,0 +1,682 @@
+//! The strict view built once per prepared policy, copied per run.
+//!
+//! Building a view from scratch costs, per run, one `openat2` + clone + `mkdir` + `move_mount`
+//! per declared root and about twenty binds of system paths and device nodes. A *template* is
+//! the same view's `/` built once, in the caller, as a detached mount tree: a tmpfs of its own
+//! (`fsopen`/`fsmount`), holding every host bind of the plan ([`MountOp::Bind`],
+//! [`MountOp::Keep`], with the same flags and refusal rules as [`super::enter`]), the copied
+//! host links, the `/dev` tmpfs with its device binds and links, and the mount points of the
+//! per-run mounts. Each run clones the whole tree in one `open_tree(OPEN_TREE_CLONE |
+//! AT_RECURSIVE)` call before its `clone`; the child moves the copy into place and adds only
+//! what is its own: the scratch tmpfs (`/tmp`, `/dev/shm`), a fresh `/proc` and a devpts
+//! instance ([`super::enter_copy`]).
+//!
+//! **Never writable.** The template's own tmpfs superblocks are shared by every run's copy, so
+//! every one of its own mounts is read-only before the first copy is made, and a copy carries
+//! the flag; the tool holds no capability to change it. All of it is `MS_PRIVATE`.
+//!
+//! **Revalidated before every run.** A template holds the inodes its paths named when it was
+//! built. Before each copy its [`Fingerprint`] must hold (every bind source still names, without
+//! a symlink, the inode it was built from, and every missing optional path is still missing)
+//! and the caller's mount table must not have changed since the build (a host mount made over
+//! or under a root is not in the template's recursive clone); otherwise the template is built
+//! again, and when that build fails the run takes the per-run path, which refuses as a fresh
+//! build does.
+//!
+//! **Who gets it** ([`ViewBuild`], decided once per prepared policy): a caller with
+//! `CAP_SYS_ADMIN` over its mount namespace (a root runner) on a kernel that attaches mounts
+//! inside a detached tree, for a plan that places no resolver files and whose per-run mounts
+//! hide no host bind made after them. Binds inside the private `/tmp` are the exception: they
+//! sit in a second tree whose top entries each run clones and attaches in its scratch, so a
+//! directory made on the way to such a root is the template's, read-only.
+//!
+//! The Landlock rules of bound paths are made from the descriptors the build opened (a rule
+//! holds the inode, which every copy shows at the same path): no per-run `open`, and the
+//! `path -> descriptor` lookup stays [`BoundSources::get`]. Everyone else builds the same view per run, unchanged. An
+//! unprivileged runner would need the template held in a user namespace of its own; that is
+//! not built.
+//!
+//! **Fork-safe** like the hardened slots: the templates are the process's own
+//! ([`crate::per_process`]); a forked child builds its own.
+
+use std::collections::HashMap;
+use std::ffi::CString;
+use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use super::{
+    attach_bind, attach_tree, bind_source, copy_link, cstr, mkdir_p, on_own_filesystem, under,
+    BoundSources, MountAttr, MountOp, AT_RECURSIVE, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOEXEC,
+    MOUNT_ATTR_NOSUID, MOUNT_ATTR_RDONLY,
+};
+use crate::fingerprint::Fingerprint;
+use crate::per_process::PerProcess;
+
+/// How a prepared strict policy's view is built at each run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ViewBuild {
+    /// Copied from a template built once per policy (revalidated before each run).
+    Template,
+    /// Built from scratch in each run's child, for the reason given.
+    PerRun(PerRunWhy),
+}
+
+/// Why a prepared strict policy builds its view per run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum PerRunWhy {
+    /// The runner lacks `CAP_SYS_ADMIN` over its mount namespace (not root).
+    NotPrivileged,
+    /// The plan places resolver files, which are bound over entries found in the view.
+    ResolverFiles,
+    /// A host bind at this path lies inside (or over) a mount made per run before it, such as
+    /// a declared root inside the private `/tmp`.
+    InsidePerRunMount(PathBuf),
+}
+
+/// Whether `op` is one of the mounts every run makes for itself.
+fn is_per_run(op: &MountOp) -> bool {
+    matches!(
+        op,
+        MountOp::Scratch { .. } | MountOp::Devpts | MountOp::Proc
+    )
+}
+
+/// Where a per-run mount lies in the view.
+fn per_run_targets(op: &MountOp) -> &'static [&'static str] {
+    match op {
+        MountOp::Scratch { tmp: true, .. } => &["/tmp", "/dev/shm"],
+        MountOp::Scratch { tmp: false, .. } => &["/dev/shm"],
+        MountOp::Devpts => &["/dev/pts", "/dev/ptmx"],
+        MountOp::Proc => &["/proc"],
+        _ => &[],
+    }
+}
+
+/// Decides, once per prepared plan, how its view is built (see the module docs).
+pub fn decide(ops: &[MountOp]) -> ViewBuild {
+    if !crate::child::has_effective_cap(21) {
+        return ViewBuild::PerRun(PerRunWhy::NotPrivileged);
+    }
+    if ops.iter().any(|op| matches!(op, MountOp::File { .. })) {
+        return ViewBuild::PerRun(PerRunWhy::ResolverFiles);
+    }
+    // A template applies its own steps first and the per-run mounts after: that is the plan's
+    // order unless a step after a per-run mount lies inside it or over it.
+    // The one exception: host binds (and links below them) inside the private `/tmp` go to the
+    // template's `/tmp` tree, attached in the run's scratch after it is mounted.
+    for (i, op) in ops.iter().enumerate().filter(|(_, op)| is_per_run(op)) {
+        for later in ops[i + 1..].iter().filter(|op| !is_per_run(op)) {
+            let at = later.target();
+            let in_tmp_tree = matches!(op, MountOp::Scratch { tmp: true, .. })
+                && in_tmp(at)
+                && match later {
+                    MountOp::Bind { .. } | MountOp::Keep { .. } => true,
+                    MountOp::Symlink { path, .. } => path.parent() != Some(Path::new("/tmp")),
+                    _ => false,
+                };
+            if in_tmp_tree {
+                continue;
+            }
+            if per_run_targets(op)
+                .iter()
+                .any(|t| at.starts_with(t) || Path::new(t).starts_with(at))
+            {
+                return ViewBuild::PerRun(PerRunWhy::InsidePerRunMount(at.to_path_buf()));
+            }
+        }
+    }
+    ViewBuild::Template
+}
+
+/// Whether `path` lies strictly inside `/tmp`.
+fn in_tmp(path: &Path) -> bool {
+    path.strip_prefix("/tmp")
+        .is_ok_and(|rest| !rest.as_os_str().is_empty())
+}
+
+/// Sees whether the caller's mount table changed since it was opened: the kernel raises
+/// `POLLPRI` on `/proc/self/mountinfo` at every mount, unmount or move in the namespace.
+struct MountWatch(std::fs::File);
+
+impl MountWatch {
+    fn open() -> Result<MountWatch, String> {
+        std::fs::File::open("/proc/self/mountinfo")
+            .map(MountWatch)
+            .map_err(|e| format!("open /proc/self/mountinfo: {e}"))
+    }
+
+    fn changed(&self) -> bool {
+        let mut p = libc::pollfd {
+            fd: self.0.as_raw_fd(),
+            events: libc::POLLPRI,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd, no wait.
+        let n = unsafe { libc::poll(&mut p, 1, 0) };
+        n != 0
+    }
+}
+
+/// A view's `/` built once, with what it was built from.
+pub(crate) struct Template {
+    tree: std::fs::File,
+    /// What the plan binds inside the private `/tmp`, as a tree of its own whose root stands
+    /// for `/tmp`, and the names of its entries: each is cloned per run and attached in the
+    /// run's scratch.
+    tmp_tree: std::fs::File,
+    tmp_entries: Vec<CString>,
+    bound: BoundSources,
+    fingerprint: Fingerprint,
+    mounts: MountWatch,
+}
+
+impl Template {
+    /// Whether a fresh build would make the same tree.
+    fn holds(&self) -> bool {
+        !self.mounts.changed() && self.fingerprint.holds()
+    }
+}
+
+/// One run's copy of a template, made in the caller before the child's `clone`; its
+/// descriptor is closed when this drops, after the hand-off.
+pub(crate) struct ViewCopy {
+    pub(crate) tree: std::fs::File,
+    /// Copies of the entries of the template's `/tmp` tree, by their path in the view.
+    pub(crate) tmp: Vec<(PathBuf, std::fs::File)>,
+    template: Arc<Template>,
+}
+
+impl ViewCopy {
+    /// In the child, once its view is built and its ruleset made: closes its inherited copies
+    /// of the template's and this copy's descriptors (the caller's stay open).
+    pub(crate) fn close_in_child(&self) {
+        let template = &self.template;
+        let own = [
+            self.tree.as_raw_fd(),
+            template.tree.as_raw_fd(),
+            template.tmp_tree.as_raw_fd(),
+            template.mounts.0.as_raw_fd(),
+        ];
+        let tmp = self.tmp.iter().map(|(_, f)| f.as_raw_fd());
+        for fd in own.into_iter().chain(tmp).chain(template.bound.raw_fds()) {
+            // SAFETY: closing this child's own copy of a descriptor nothing here uses again.
+            unsafe { libc::close(fd) };
+        }
+    }
+
+    /// The template's bind descriptors, for the Landlock rules (a rule holds the inode, which
+    /// the copy shows at the same paths).
+    pub(crate) fn bound(&self) -> &BoundSources {
+        &self.template.bound
+    }
+}
+
+/// How many descriptors the templates of a process may hold together.
+const FD_BUDGET: usize = 4096;
+
+/// The templates of this process, by prepared plan.
+static TEMPLATES: PerProcess<HashMap<u64, Arc<Template>>> = PerProcess::new();
+
+/// A copy of plan `key`'s template for one run, the template revalidated (and built again
+/// when it no longer holds) first. `None`: no template could be built now; the run builds its
+/// view itself, which refuses as a fresh build does.
+pub(crate) fn copy(key: u64, ops: &[MountOp]) -> Option<ViewCopy> {
+    let mut templates = TEMPLATES.lock(|| {});
+    let template = match templates.get(&key) {
+        Some(t) if t.holds() => t.clone(),
+        _ => {
+            templates.remove(&key);
+            let t = Arc::new(build(ops).ok()?);
+            // Each template holds a descriptor per bind: past the budget, the others are let
+            // go (built again at their policy's next run), so a process with many policies
+            // does not run out of descriptors.
+            let held: usize = templates.values().map(|t| t.bound.len() + 3).sum();
+            if held + t.bound.len() + 3 > FD_BUDGET {
+                templates.clear();
+            }
+            templates.insert(key, t.clone());
+            t
+        }
+    };
+    drop(templates);
+    let tree = super::clone_tree(&template.tree).ok()?;
+    let mut tmp = Vec::with_capacity(template.tmp_entries.len());
+    for name in &template.tmp_entries {
+        let copy = clone_entry(&template.tmp_tree, name).ok()?;
+        let path = Path::new("/tmp").join(std::ffi::OsStr::from_bytes(name.as_bytes()));
+        tmp.push((path, copy));
+    }
+    Some(ViewCopy {
+        tree,
+        tmp,
+        template,
+    })
+}
+
+/// A detached recursive copy of the entry `name` of the tree `dir` (not following a link).
+fn clone_entry(dir: &std::fs::File, name: &CString) -> std::io::Result<std::fs::File> {
+    let flags = super::OPEN_TREE_CLONE
+        | libc::O_CLOEXEC as libc::c_uint
+        | AT_RECURSIVE
+        | libc::AT_SYMLINK_NOFOLLOW as libc::c_uint;
+    // SAFETY: open_tree on an open descriptor with a C string.
+    let fd = unsafe { libc::syscall(libc::SYS_open_tree, dir.as_raw_fd(), name.as_ptr(), flags) };
+    if fd < 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    // SAFETY: a new descriptor owned here.
+    Ok(unsafe { std::fs::File::from_raw_fd(fd as i32) })
+}
+
+/// A new detached tmpfs of `size` bytes with the mount attributes `attrs`.
+fn detached_tmpfs(size: u64, attrs: u64) -> Result<std::fs::File, String> {
+    let fail = |what: &str| format!("{what}: {}", std::io::Error::last_os_error());
+    const FSCONFIG_SET_STRING: u32 = 1;
+    const FSCONFIG_CMD_CREATE: u32 = 6;
+    const FSMOUNT_CLOEXEC: u32 = 1;
+    // SAFETY: fsopen with a C string; the context descriptor is owned here.
+    let context = unsafe { libc::syscall(libc::SYS_fsopen, c"tmpfs".as_ptr(), 1u32) };
+    if context < 0 {
+        return Err(fail("fsopen tmpfs"));
+    }
+    // SAFETY: a new descriptor owned here.
+    let context = unsafe { std::fs::File::from_raw_fd(context as i32) };
+    let size = CString::new(size.to_string()).map_err(|_| "size".to_string())?;
+    for (key, value) in [(c"mode", c"0755"), (c"size", size.as_c_str())] {
+        // SAFETY: fsconfig on our context with C strings.
+        let rc = unsafe {
+            libc::syscall(
+                libc::SYS_fsconfig,
+                context.as_raw_fd(),
+                FSCONFIG_SET_STRING,
+                key.as_ptr(),
+                value.as_ptr(),
+                0,
+            )
+        };
+        if rc != 0 {
+            return Err(fail("configure a tmpfs"));
+        }
+    }
+    // SAFETY: fsconfig on our context without pointers.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_fsconfig,
+            context.as_raw_fd(),
+            FSCONFIG_CMD_CREATE,
+            std::ptr::null::<libc::c_char>(),
+            std::ptr::null::<libc::c_char>(),
+            0,
+        )
+    };
+    if rc != 0 {
+        return Err(fail("create a tmpfs"));
+    }
+    // SAFETY: fsmount of our configured context.
+    let tree = unsafe {
+        libc::syscall(
+            libc::SYS_fsmount,
+            context.as_raw_fd(),
+            FSMOUNT_CLOEXEC,
+            attrs as u32,
+        )
+    };
+    if tree < 0 {
+        return Err(fail("fsmount a tmpfs"));
+    }
+    // SAFETY: a new descriptor owned here.
+    Ok(unsafe { std::fs::File::from_raw_fd(tree as i32) })
+}
+
+/// Sets `set` and the propagation `propagation` (0: unchanged) on the mount at `at` (and every
+/// mount below it when `recursive`).
+fn setattr(at: &Path, recursive: bool, set: u64, propagation: u64) -> Result<(), String> {
+    let c = cstr(at)?;
+    let attr = MountAttr {
+        attr_set: set,
+        attr_clr: 0,
+        propagation,
+        userns_fd: 0,
+    };
+    let flags = if recursive { AT_RECURSIVE } else { 0 };
+    // SAFETY: a valid mount_attr of the size passed and a C string.
+    let rc = unsafe {
+        libc::syscall(
+            libc::SYS_mount_setattr,
+            libc::AT_FDCWD,
+            c.as_ptr(),
+            flags,
+            &attr as *const MountAttr,
+            std::mem::size_of::<MountAttr>(),
+        )
+    };
+    if rc != 0 {
+        return Err(format!(
+            "mount_setattr on {}: {}",
+            at.display(),
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
+/// Makes the filesystem of the mount `fs` read-only (`fspick` and a reconfiguration): no
+/// mount of it, in any copy, can write to it any more.
+fn superblock_read_only(fs: &std::fs::File) -> Result<(), String> {
+    const FSPICK_CLOEXEC: u32 = 1;
+    const FSPICK_EMPTY_PATH: u32 = 8;
+    const FSCONFIG_SET_FLAG: u32 = 0;
+    const FSCONFIG_CMD_RECONFIGURE: u32 = 7;
+    let fail = |what: &str| format!("{what}: {}", std::io::Error::last_os_error());
+    // SAFETY: fspick of an open mount descriptor with an empty path.
+    let context = unsafe {
+        libc::syscall(
+            libc::SYS_fspick,
+            fs.as_raw_fd(),
+            c"".as_ptr(),
+            FSPICK_CLOEXEC | FSPICK_EMPTY_PATH,
+        )
+    };
+    if context < 0 {
+        return Err(fail("fspick a tmpfs of the view template"));
+    }
+    // SAFETY: a new descriptor owned here.
+    let context = unsafe { std::fs::File::from_raw_fd(context as i32) };
+    let null = std::ptr::null::<libc::c_char>();
+    // SAFETY: fsconfig on our context with a C string or null pointers.
+    let ok = unsafe {
+        libc::syscall(
+            libc::SYS_fsconfig,
+            context.as_raw_fd(),
+            FSCONFIG_SET_FLAG,
+            c"ro".as_ptr(),
+            null,
+            0,
+        ) == 0
+            && libc::syscall(
+                libc::SYS_fsconfig,
+                context.as_raw_fd(),
+                FSCONFIG_CMD_RECONFIGURE,
+                null,
+                null,
+                0,
+            ) == 0
+    };
+    if !ok {
+        return Err(fail("make a tmpfs of the view template read-only"));
+    }
+    Ok(())
+}
+
+/// Makes the directory `at` of the template unless it is there, only on the template's own
+/// filesystems: a mount point is never made in a host directory.
+fn mount_point(at: &Path, own_devices: &[u64]) -> Result<(), String> {
+    if std::fs::symlink_metadata(at).is_ok_and(|m| m.is_dir()) {
+        return Ok(());
+    }
+    if !on_own_filesystem(at, own_devices) {
+        return Err(format!(
+            "the mount point {} would be made in a host directory",
+            at.display()
+        ));
+    }
+    mkdir_p(at)
+}
+
+/// The mount attributes of the trees' roots: they hold only directories, mount points and
+/// links, so nothing on them needs to run (the binds inside carry their own flags).
+const OWN_ATTRS: u64 = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
+
+/// Builds plan `ops`' template (see the module docs).
+pub(crate) fn build(ops: &[MountOp]) -> Result<Template, String> {
+    use std::os::unix::fs::MetadataExt;
+    // Both before any source is opened, so a change made meanwhile is seen at the first run.
+    let mounts = MountWatch::open()?;
+    let mut fingerprint = Fingerprint::begin(ops.iter().filter_map(|op| match op {
+        MountOp::Bind { path, .. } | MountOp::Keep { path, .. } => Some(path.as_path()),
+        _ => None,
+    }));
+    let tree = detached_tmpfs(1 << 20, OWN_ATTRS)?;
+    // The detached tree is reached by path through its descriptor's magic link: every path
+    // below it resolves inside the tree, across the mounts attached in it.
+    let root = PathBuf::from(format!("/proc/self/fd/{}", tree.as_raw_fd()));
+    let device = |p: &Path| {
+        std::fs::metadata(p)
+            .map(|m| m.dev())
+            .map_err(|e| format!("stat {}: {e}", p.display()))
+    };
+    let tmp_tree = detached_tmpfs(1 << 20, OWN_ATTRS)?;
+    let tmp_root = PathBuf::from(format!("/proc/self/fd/{}", tmp_tree.as_raw_fd()));
+    let mut own_devices = vec![device(&root)?, device(&tmp_root)?];
+    // The checks that a link or mount point is made only on the view's own filesystems look at
+    // the nearest existing ancestor without following it: for an entry at the top of a tree
+    // that is the magic link itself, which is on the caller's procfs. No other path of the
+    // tree is (procfs is mounted per run), so that device stands for the trees' roots.
+    own_devices.push(
+        std::fs::symlink_metadata(&root)
+            .map(|m| m.dev())
+            .map_err(|e| format!("lstat {}: {e}", root.display()))?,
+    );
+    // The trees' own tmpfs, made read-only once built.
+    let mut own_tmpfs: Vec<std::fs::File> = Vec::new();
+    let mut bound = BoundSources::default();
+    let scratch_tmp = ops
+        .iter()
+        .position(|op| matches!(op, MountOp::Scratch { tmp: true, .. }));
+    for (i, op) in ops.iter().enumerate() {
+        // Inside the private /tmp (after its mount in the plan): in the /tmp tree, at the path
+        // below /tmp (see `decide`).
+        let tmp_tree_path = match (scratch_tmp, op.target().strip_prefix("/tmp")) {
+            (Some(s), Ok(rest)) if i > s && in_tmp(op.target()) => Some(Path::new("/").join(rest)),
+            _ => None,
+        };
+        let (root, at) = match &tmp_tree_path {
+            Some(rest) => (&tmp_root, rest.as_path()),
+            None => (&root, op.target()),
+        };
+        match op {
+            MountOp::Bind { path, .. } | MountOp::Keep { path, .. } => {
+                let Some((host, copy)) = bind_source(op)? else {
+                    fingerprint.rule(path, None);
+                    continue;
+                };
+                let meta = host
+                    .metadata()
+                    .map_err(|e| format!("stat {}: {e}", path.display()))?;
+                fingerprint.rule(path, Some(&meta));
+                let is_dir = attach_bind(&copy, root, at)?;
+                bound.0.insert(path.clone(), (host, is_dir));
+            }
+            MountOp::Tmpfs { .. } | MountOp::Scratch { .. } | MountOp::Devpts | MountOp::Proc
+                if tmp_tree_path.is_some() =>
+            {
+                return Err(format!(
+                    "{} is mounted inside the private /tmp",
+                    at.display()
+                ))
+            }
+            MountOp::Tmpfs {
+                path,
+                exec,
+                size_bytes,
+            } => {
+                let mut attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+                if !exec {
+                    attrs |= MOUNT_ATTR_NOEXEC;
+                }
+                let fs = detached_tmpfs(*size_bytes, attrs)?;
+                let target = under(root, path);
+                mount_point(&target, &own_devices)?;
+                attach_tree(&fs, &target)?;
+                own_devices.push(device(&target)?);
+                own_tmpfs.push(fs);
+                bound.covered_by(path);
+            }
+            MountOp::Symlink { target, .. } => {
+                copy_link(&under(root, at), target, &own_devices);
+            }
+            MountOp::Scratch { .. } | MountOp::Devpts | MountOp::Proc => {
+                for t in per_run_targets(op) {
+                    if *t != "/dev/ptmx" {
+                        mount_point(&under(root, Path::new(t)), &own_devices)?;
+                    }
+                    bound.covered_by(Path::new(t));
+                }
+                if matches!(op, MountOp::Devpts) {
+                    copy_link(
+                        &under(root, Path::new("/dev/ptmx")),
+                        Path::new("pts/ptmx"),
+                        &own_devices,
+                    );
+                }
+            }
+            MountOp::File { path, .. } => {
+                return Err(format!(
+                    "{} is placed per run (a resolver file)",
+                    path.display()
+                ))
+            }
+        }
+    }
+    for (link, target) in super::DEV_LINKS {
+        copy_link(&root.join(link), Path::new(target), &own_devices);
+    }
+    // Read-only before the first copy: every copy shares these superblocks, so they are made
+    // read-only themselves (not only their mounts), and the trees' roots too.
+    for fs in own_tmpfs.iter().chain([&tree, &tmp_tree]) {
+        superblock_read_only(fs)?;
+    }
+    for at in [&root, &tmp_root] {
+        setattr(at, false, MOUNT_ATTR_RDONLY, 0)?;
+        setattr(at, true, 0, libc::MS_PRIVATE)?;
+    }
+    let mut tmp_entries = Vec::new();
+    for entry in std::fs::read_dir(&tmp_root).map_err(|e| format!("list the /tmp tree: {e}"))? {
+        let entry = entry.map_err(|e| format!("list the /tmp tree: {e}"))?;
+        if entry.file_type().map_or(true, |t| t.is_symlink()) {
+            return Err(format!(
+                "/tmp/{} is a link of the view",
+                entry.file_name().to_string_lossy()
+            ));
+        }
+        tmp_entries.push(
+            CString::new(entry.file_name().as_bytes())
+                .map_err(|_| "a name with NUL".to_string())?,
+        );
+    }
+    fingerprint.finish();
+    Ok(Template {
+        tree,
+        tmp_tree,
+        tmp_entries,
+        bound,
+        fingerprint,
+        mounts,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn bind(path: &str) -> MountOp {
+        MountOp::Bind {
+            path: path.into(),
+            write: false,
+            exec: false,
+            device: false,
+            optional: true,
+        }
+    }
+
+    /// Plans a template cannot hold build per run, with the reason; roots inside the private
+    /// `/tmp` go to its `/tmp` tree.
+    #[test]
+    fn the_view_build_is_decided_from_the_plan() {
+        if !crate::child::has_effective_cap(21) {
+            assert_eq!(
+                decide(&[bind("/usr")]),
+                ViewBuild::PerRun(PerRunWhy::NotPrivileged)
+            );
+            return;
+        }
+        let scratch = MountOp::Scratch {
+            size_bytes: 1 << 20,
+            tmp: true,
+            exec: false,
+        };
+        assert_eq!(
+            decide(&[scratch.clone(), bind("/usr"), bind("/tmp/a/b")]),
+            ViewBuild::Template
+        );
+        assert_eq!(
+            decide(&[scratch.clone(), bind("/dev/shm/x")]),
+            ViewBuild::PerRun(PerRunWhy::InsidePerRunMount("/dev/shm/x".into()))
+        );
+        assert_eq!(
+            decide(&[scratch.clone(), bind("/")]),
+            ViewBuild::PerRun(PerRunWhy::InsidePerRunMount("/".into()))
+        );
+        assert_eq!(
+            decide(&[MountOp::Proc, bind("/proc/sys")]),
+            ViewBuild::PerRun(PerRunWhy::InsidePerRunMount("/proc/sys".into()))
+        );
+        let link = MountOp::Symlink {
+            path: "/tmp/link".into(),
+            target: "/etc".into(),
+        };
+        assert_eq!(
+            decide(&[scratch, link]),
+            ViewBuild::PerRun(PerRunWhy::InsidePerRunMount("/tmp/link".into()))
+        );
+        let file = MountOp::File {
+            path: "/etc/hosts".into(),
+            content: Vec::new(),
+        };
+        assert_eq!(
+            decide(&[bind("/usr"), file]),
+            ViewBuild::PerRun(PerRunWhy::ResolverFiles)
+        );
+    }
+
+    /// A template of 500 binds holds while nothing changed and stops holding when one root is
+    /// renamed; prints what the check costs per run.
+    #[test]
+    fn a_template_of_500_roots_holds_until_a_root_changes() {
+        if !crate::child::has_effective_cap(21) {
+            crate::test_kernel::missing("a view template needs CAP_SYS_ADMIN (root)");
+            return;
+        }
+        let dir = tempfile::tempdir().expect("tempdir");
+        let base = std::fs::canonicalize(dir.path()).expect("canonical");
+        let ops: Vec<MountOp> = (0..500)
+            .map(|i| {
+                let path = base.join(format!("r{i:03}"));
+                std::fs::create_dir(&path).expect("root");
+                MountOp::Bind {
+                    path,
+                    write: false,
+                    exec: false,
+                    device: false,
+                    optional: true,
+                }
+            })
+            .collect();
+        let template = build(&ops).expect("template");
+        assert_eq!(template.bound.len(), 500);
+        let rounds = 200;
+        let start = std::time::Instant::now();
+        for _ in 0..rounds {
+            assert!(template.holds());
+        }
+        eprintln!(
+            "revalidating a template of 500 roots: {:.1} µs per run (this build's profile)",
+            start.elapsed().as_secs_f64() * 1e6 / f64::from(rounds)
+        );
+        std::fs::rename(base.join("r250"), base.join("moved")).expect("rename");
+        std::fs::create_dir(base.join("r250")).expect("recreate");
+        assert!(!template.holds());
+    }
+}

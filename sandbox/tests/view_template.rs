@@ -1,0 +1,385 @@
+//! The strict view's template (`sandbox/src/mounts/template.rs`): built once per prepared
+//! policy and copied per run. Every case runs one prepared policy several times through the
+//! public runner, in a process of its own that has a private mount namespace (so that the host
+//! mounts a case makes between runs stay its own): a run must see exactly what a fresh build
+//! would after the roots changed on disk, and no run can change the template that later runs
+//! copy.
+//!
+//! Root only (building a template needs `CAP_SYS_ADMIN` over the caller's mount namespace);
+//! other users build the view per run, which every other strict test covers.
+
+#[path = "support/cases.rs"]
+mod cases;
+#[path = "support/kernel.rs"]
+mod kernel;
+
+use std::ffi::{CString, OsString};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use cases::{check, Case};
+use policy_runtime::ToolPolicy;
+use sandbox::mounts::template::ViewBuild;
+use sandbox::runner::{prepare, run, RunOptions, RunOutput};
+use sandbox::Profile;
+
+const CASE_VAR: &str = "VIEW_TEMPLATE_CASE";
+const DIR_VAR: &str = "VIEW_TEMPLATE_DIR";
+
+const CASES: &[(&str, Case)] = &[
+    (
+        "a_root_renamed_away_and_recreated_is_the_new_one_in_the_next_run",
+        root_renamed_and_recreated,
+    ),
+    (
+        "a_root_replaced_by_a_symlink_to_a_secret_never_shows_the_secret",
+        root_replaced_by_a_symlink,
+    ),
+    (
+        "a_directory_mounted_over_a_root_is_what_the_next_run_sees",
+        mounted_over_a_root,
+    ),
+    (
+        "a_host_mount_made_under_a_root_is_seen_by_the_next_run",
+        mounted_under_a_root,
+    ),
+    ("a_root_removed_is_gone_in_the_next_run", root_removed),
+    (
+        "no_run_can_change_the_template_and_scratch_is_private_to_each_run",
+        never_writable,
+    ),
+    (
+        "two_concurrent_runs_of_one_policy_have_their_own_scratch",
+        concurrent_runs,
+    ),
+];
+
+fn main() -> ExitCode {
+    if let Some(code) = cases::in_case_process(CASE_VAR, DIR_VAR, CASES, &[]) {
+        return code;
+    }
+    let ready = || {
+        // SAFETY: geteuid cannot fail.
+        if unsafe { libc::geteuid() } != 0 {
+            kernel::missing(
+                "a view template needs CAP_SYS_ADMIN over the mount namespace: root only",
+            );
+            return false;
+        }
+        kernel::supports(Profile::Strict)
+    };
+    cases::run_suite(CASES, ready, |name| {
+        vec![(
+            name.to_string(),
+            cases::in_new_process(CASE_VAR, DIR_VAR, name),
+        )]
+    })
+}
+
+// ---- helpers of the case processes ----
+
+fn c(p: &Path) -> CString {
+    CString::new(p.as_os_str().as_bytes()).expect("no NUL")
+}
+
+/// Moves this case process into a mount namespace of its own (its host mounts stay here).
+fn private_mounts() -> Result<(), String> {
+    let null = std::ptr::null::<libc::c_char>();
+    // SAFETY: this process has one thread (no libtest harness); valid C strings.
+    unsafe {
+        if libc::unshare(libc::CLONE_NEWNS) != 0 {
+            return Err(format!("unshare: {}", std::io::Error::last_os_error()));
+        }
+        if libc::mount(
+            null,
+            c"/".as_ptr(),
+            null,
+            libc::MS_REC | libc::MS_PRIVATE,
+            null.cast(),
+        ) != 0
+        {
+            return Err(format!("private /: {}", std::io::Error::last_os_error()));
+        }
+    }
+    Ok(())
+}
+
+/// Mounts a fresh tmpfs at `target` (in the case's own mount namespace).
+fn tmpfs(target: &Path) -> Result<(), String> {
+    // SAFETY: valid C strings.
+    let rc = unsafe {
+        libc::mount(
+            c"tmpfs".as_ptr(),
+            c(target).as_ptr(),
+            c"tmpfs".as_ptr(),
+            0,
+            std::ptr::null(),
+        )
+    };
+    if rc != 0 {
+        return Err(format!(
+            "mount on {}: {}",
+            target.display(),
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
+fn canonical(dir: &Path) -> PathBuf {
+    std::fs::canonicalize(dir).expect("canonical case directory")
+}
+
+fn policy(json: &str) -> ToolPolicy {
+    ToolPolicy::from_json_str("case", json).expect("valid policy")
+}
+
+/// The policy granting `access` ("read" or "write") to `root/**`, checked to use a template.
+fn root_policy(access: &str, root: &Path) -> Result<ToolPolicy, String> {
+    let p = policy(&format!(
+        r#"{{"fs": {{"{access}": ["{}/**"]}}}}"#,
+        root.display()
+    ));
+    let prepared = prepare(&p, Profile::Strict, Path::new("/bin/sh")).map_err(|e| e.to_string())?;
+    check(
+        &format!(
+            "the policy's view is copied from a template: {:?}",
+            prepared.view_build()
+        ),
+        prepared.view_build() == Some(&ViewBuild::Template),
+    )?;
+    Ok(p)
+}
+
+fn sh(policy: &ToolPolicy, script: &str) -> Result<RunOutput, String> {
+    let argv: Vec<OsString> = vec!["/bin/sh".into(), "-c".into(), script.into()];
+    let opts = RunOptions::default().profile(Profile::Strict);
+    run(policy, &argv, &opts).map_err(|e| e.to_string())
+}
+
+fn show(out: &RunOutput) -> String {
+    format!(
+        "exit {:?}, stdout {:?}, stderr {:?}",
+        out.code,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    )
+}
+
+fn stdout(out: &RunOutput) -> String {
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// Runs `cat root/marker` and checks it printed `want`.
+fn reads(p: &ToolPolicy, root: &Path, want: &str, what: &str) -> Result<(), String> {
+    let out = sh(p, &format!("cat {}/marker", root.display()))?;
+    check(
+        &format!("{what}: {}", show(&out)),
+        out.success() && stdout(&out) == want,
+    )
+}
+
+// ---- cases ----
+
+/// The template holds the root's old inode; after the rename a fresh build binds the new
+/// directory, and so must the next run; the old one, outside every root, is not in the view.
+fn root_renamed_and_recreated(dir: &Path) -> Result<(), String> {
+    private_mounts()?;
+    let dir = canonical(dir);
+    let root = dir.join("root");
+    std::fs::create_dir(&root).map_err(|e| e.to_string())?;
+    std::fs::write(root.join("marker"), "old").map_err(|e| e.to_string())?;
+    let p = root_policy("read", &root)?;
+    reads(&p, &root, "old", "run 1 reads its root")?;
+    reads(&p, &root, "old", "run 2 reads its root")?;
+    let old = dir.join("old");
+    std::fs::rename(&root, &old).map_err(|e| e.to_string())?;
+    std::fs::create_dir(&root).map_err(|e| e.to_string())?;
+    std::fs::write(root.join("marker"), "new").map_err(|e| e.to_string())?;
+    reads(&p, &root, "new", "run 3 reads the new root")?;
+    let out = sh(&p, &format!("cat {}/marker", old.display()))?;
+    check(
+        &format!("run 3 cannot read the old root: {}", show(&out)),
+        !out.success() && !stdout(&out).contains("old"),
+    )
+}
+
+/// The root is moved away, a secret written into it, and a symlink to it left at the root's
+/// path: a fresh build refuses (a bind source holds a symlink), and so must the next run; it
+/// never shows the secret.
+fn root_replaced_by_a_symlink(dir: &Path) -> Result<(), String> {
+    private_mounts()?;
+    let dir = canonical(dir);
+    let root = dir.join("root");
+    std::fs::create_dir(&root).map_err(|e| e.to_string())?;
+    std::fs::write(root.join("marker"), "public").map_err(|e| e.to_string())?;
+    let p = root_policy("read", &root)?;
+    reads(&p, &root, "public", "run 1 reads its root")?;
+    let moved = dir.join("moved");
+    std::fs::rename(&root, &moved).map_err(|e| e.to_string())?;
+    std::fs::write(moved.join("marker"), "secret").map_err(|e| e.to_string())?;
+    std::os::unix::fs::symlink(&moved, &root).map_err(|e| e.to_string())?;
+    let argv: Vec<OsString> = vec![
+        "/bin/sh".into(),
+        "-c".into(),
+        format!(
+            "cat {0}/marker; cat {1}/marker",
+            root.display(),
+            moved.display()
+        )
+        .into(),
+    ];
+    match run(&p, &argv, &RunOptions::default().profile(Profile::Strict)) {
+        Err(e) => check(
+            &format!("refused for the symlink: {e}"),
+            e.to_string().contains("symlink"),
+        ),
+        Ok(out) => check(
+            &format!("run 2 never shows the secret: {}", show(&out)),
+            !stdout(&out).contains("secret"),
+        ),
+    }
+}
+
+/// A tmpfs mounted over the root on the host: a fresh build binds what is mounted there.
+fn mounted_over_a_root(dir: &Path) -> Result<(), String> {
+    private_mounts()?;
+    let dir = canonical(dir);
+    let root = dir.join("root");
+    std::fs::create_dir(&root).map_err(|e| e.to_string())?;
+    std::fs::write(root.join("marker"), "under").map_err(|e| e.to_string())?;
+    let p = root_policy("read", &root)?;
+    reads(&p, &root, "under", "run 1 reads its root")?;
+    tmpfs(&root)?;
+    std::fs::write(root.join("marker"), "over").map_err(|e| e.to_string())?;
+    reads(
+        &p,
+        &root,
+        "over",
+        "run 2 reads what is mounted over the root",
+    )
+}
+
+/// A tmpfs mounted on a directory inside the root on the host: the template's recursive clone
+/// of the root lacks it, a fresh build has it.
+fn mounted_under_a_root(dir: &Path) -> Result<(), String> {
+    private_mounts()?;
+    let dir = canonical(dir);
+    let root = dir.join("root");
+    let sub = root.join("sub");
+    std::fs::create_dir_all(&sub).map_err(|e| e.to_string())?;
+    std::fs::write(sub.join("marker"), "under").map_err(|e| e.to_string())?;
+    let p = root_policy("read", &root)?;
+    reads(&p, &sub, "under", "run 1 reads its root")?;
+    tmpfs(&sub)?;
+    std::fs::write(sub.join("marker"), "mounted").map_err(|e| e.to_string())?;
+    reads(
+        &p,
+        &sub,
+        "mounted",
+        "run 2 reads the mount made under the root",
+    )
+}
+
+/// A root removed: a fresh build skips it (roots are optional), so the next run does not see
+/// the directory the template still holds.
+fn root_removed(dir: &Path) -> Result<(), String> {
+    private_mounts()?;
+    let dir = canonical(dir);
+    let root = dir.join("root");
+    std::fs::create_dir(&root).map_err(|e| e.to_string())?;
+    std::fs::write(root.join("marker"), "here").map_err(|e| e.to_string())?;
+    let p = root_policy("read", &root)?;
+    reads(&p, &root, "here", "run 1 reads its root")?;
+    std::fs::remove_file(root.join("marker")).map_err(|e| e.to_string())?;
+    std::fs::remove_dir(&root).map_err(|e| e.to_string())?;
+    let out = sh(
+        &p,
+        &format!("[ -e {} ] && echo present || echo gone", root.display()),
+    )?;
+    check(
+        &format!("run 2 does not see the removed root: {}", show(&out)),
+        stdout(&out) == "gone",
+    )
+}
+
+/// Every change a run tries in the view's own directories fails (the template's superblocks
+/// are shared by every copy), and a later run sees nothing of them nor of the first run's
+/// private `/tmp` and `/dev/shm`.
+fn never_writable(dir: &Path) -> Result<(), String> {
+    private_mounts()?;
+    let dir = canonical(dir);
+    let root = dir.join("root");
+    std::fs::create_dir(&root).map_err(|e| e.to_string())?;
+    let p = root_policy("write", &root)?;
+    let parent = dir.display();
+    let attempts = [
+        "touch /new".to_string(),
+        "mkdir /newdir".to_string(),
+        "chmod 700 /".to_string(),
+        "touch /dev/new".to_string(),
+        "rm -f /dev/fd".to_string(),
+        "chmod 700 /dev".to_string(),
+        "rmdir /proc".to_string(),
+        format!("touch {parent}/new"),
+        format!("chmod 700 {parent}"),
+        "ln -s /etc /usr-link".to_string(),
+    ];
+    for attempt in &attempts {
+        let out = sh(&p, attempt)?;
+        check(
+            &format!("`{attempt}` fails in the view: {}", show(&out)),
+            !out.success(),
+        )?;
+    }
+    let first = sh(
+        &p,
+        "echo one > /tmp/left && echo one > /dev/shm/left && cat /tmp/left /dev/shm/left",
+    )?;
+    check(
+        &format!("run 1 writes its /tmp and /dev/shm: {}", show(&first)),
+        first.success() && stdout(&first) == "one\none",
+    )?;
+    let later = sh(
+        &p,
+        &format!("ls -a / /dev /tmp /dev/shm {parent}; stat -c '%a' / /dev {parent}"),
+    )?;
+    let seen = stdout(&later);
+    check(
+        &format!("a later run sees nothing of them: {}", show(&later)),
+        later.success()
+            && !seen.contains("new")
+            && !seen.contains("left")
+            && !seen.contains("usr-link")
+            && !seen.lines().any(|l| l == "700"),
+    )
+}
+
+/// Two runs of one policy at once, each writing its own name into `/tmp` and `/dev/shm`:
+/// each reads back only its own.
+fn concurrent_runs(dir: &Path) -> Result<(), String> {
+    private_mounts()?;
+    let dir = canonical(dir);
+    let root = dir.join("root");
+    std::fs::create_dir(&root).map_err(|e| e.to_string())?;
+    let p = root_policy("read", &root)?;
+    let script = |me: &str| {
+        format!(
+            "echo {me} > /tmp/who && echo {me} > /dev/shm/who && sleep 0.3 && cat /tmp/who /dev/shm/who"
+        )
+    };
+    let outs: Vec<Result<RunOutput, String>> = std::thread::scope(|s| {
+        let a = s.spawn(|| sh(&p, &script("a")));
+        let b = s.spawn(|| sh(&p, &script("b")));
+        vec![a.join().expect("run a"), b.join().expect("run b")]
+    });
+    for (out, me) in outs.into_iter().zip(["a", "b"]) {
+        let out = out?;
+        check(
+            &format!("run {me} sees only its own scratch: {}", show(&out)),
+            out.success() && stdout(&out) == format!("{me}\n{me}"),
+        )?;
+    }
+    Ok(())
+}
