@@ -63,7 +63,8 @@ pub struct LandlockSpec {
     pub unix_connect_beneath: Option<Vec<PathBuf>>,
 }
 
-fn access_for(
+/// The rights `rule` grants on a directory (`is_dir`) or a file, in a ruleset of `abi`.
+pub(crate) fn access_for(
     rule: &PathRule,
     abi: ABI,
     is_dir: bool,

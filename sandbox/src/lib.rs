@@ -148,6 +148,7 @@ mod per_process;
 pub mod plan;
 pub mod process_tool;
 pub mod request;
+mod rule_cover;
 pub mod runner;
 mod scratch;
 pub mod seccomp;

@@ -124,7 +124,8 @@ pub enum MountOp {
 }
 
 impl MountOp {
-    fn target(&self) -> &Path {
+    /// Where the step puts something in the view.
+    pub(crate) fn target(&self) -> &Path {
         match self {
             MountOp::Bind { path, .. }
             | MountOp::Keep { path, .. }

@@ -459,7 +459,7 @@ fn build(
             });
         }
     }
-    let landlock = LandlockSpec {
+    let mut landlock = LandlockSpec {
         abi: negotiated_abi(plan.landlock_abi),
         paths,
         restrict_connect: plan.net != NetPlan::Allow,
@@ -539,6 +539,10 @@ fn build(
             }
         }
         crate::mounts::normalize(&mut mounts);
+        // Once per policy: a run builds only the rules that grant something the others do not.
+        let mask = crate::rule_cover::masks(landlock.abi, landlock.unix_connect_beneath.clone());
+        landlock.paths =
+            crate::rule_cover::fold(std::mem::take(&mut landlock.paths), &mounts, &mask);
     }
 
     let filters = seccomp::compile(FilterOptions {

@@ -108,3 +108,62 @@ fn a_file_mounted_over_a_bound_path_is_ruled_by_what_the_view_shows() {
     );
     assert_ne!(seen, host_conf);
 }
+
+/// Roots whose parent in the view holds nothing else get one Landlock rule on that parent
+/// (`rule_cover`), outside the private `/tmp` whose rule covers its roots anyway. The tool
+/// must reach exactly what the roots' own rules gave: read roots stay read-only next to a
+/// write root, the parent directories stay unwritable, and host entries beside the roots stay
+/// out of the view. Listing the group's directory works only through the group's rule, so
+/// the test also shows that the rule was made; a group with the wrong rights is caught by the
+/// unit tests of `rule_cover` (here the read-only binds would still refuse the writes).
+#[test]
+fn grouped_roots_grant_what_their_own_rules_granted_and_nothing_more() {
+    if !kernel::supports(Profile::Strict) {
+        return;
+    }
+    // Outside /tmp: the private /tmp's own rule already covers roots inside it.
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).unwrap();
+    let base = std::fs::canonicalize(dir.path()).unwrap();
+    for sub in ["ro/r1", "ro/r2", "rw/w", "ro/secret"] {
+        std::fs::create_dir_all(base.join(sub)).unwrap();
+        std::fs::write(base.join(sub).join("f"), format!("{sub}\n")).unwrap();
+    }
+    let p = policy(&format!(
+        r#"{{"fs": {{"read": ["{b}/ro/r1/**", "{b}/ro/r2/**"], "write": ["{b}/rw/w/**"]}},
+            "net": "deny", "exec": "allow", "env": "deny"}}"#,
+        b = base.display()
+    ));
+    let script = format!(
+        "cat {b}/ro/r1/f {b}/ro/r2/f {b}/rw/w/f; ls {b}/ro | tr '\\n' ' '; echo;
+         echo x > {b}/ro/r1/f && echo WROTE-READ-ROOT;
+         echo x > {b}/ro/r1/new && echo CREATED-IN-READ-ROOT;
+         mkdir {b}/ro/new && echo MKDIR-IN-GROUP-DIR;
+         echo x > {b}/ro/new-file && echo CREATED-IN-GROUP-DIR;
+         cat {b}/ro/secret/f && echo READ-SECRET;
+         echo w > {b}/rw/w/new && echo WROTE-WRITE-ROOT;
+         mkdir {b}/rw/new && echo MKDIR-BESIDE-WRITE-ROOT",
+        b = base.display()
+    );
+    let out = run(&p, &sh(&script), &strict()).unwrap();
+    let stdout = text(&out.stdout);
+    assert!(
+        stdout.starts_with("ro/r1\nro/r2\nrw/w\nr1 r2 \n"),
+        "every root readable, the group's directory lists only the roots: {out:?}"
+    );
+    assert!(stdout.contains("WROTE-WRITE-ROOT"), "{out:?}");
+    for refused in [
+        "WROTE-READ-ROOT",
+        "CREATED-IN-READ-ROOT",
+        "MKDIR-IN-GROUP-DIR",
+        "CREATED-IN-GROUP-DIR",
+        "READ-SECRET",
+        "MKDIR-BESIDE-WRITE-ROOT",
+    ] {
+        assert!(!stdout.contains(refused), "{refused}: {out:?}");
+    }
+    assert_eq!(
+        std::fs::read_to_string(base.join("ro/r1/f")).unwrap(),
+        "ro/r1\n"
+    );
+    assert!(!base.join("ro/r1/new").exists() && !base.join("ro/new").exists());
+}
