@@ -175,9 +175,15 @@ struct RootTree {
 
 impl RootTree {
     fn new() -> RootTree {
+        RootTree::new_in(&std::env::temp_dir())
+    }
+
+    /// The tree in `base`: in the temporary directory, the strict view's private `/tmp` holds
+    /// the roots, whose rule covers theirs; elsewhere they share one rule on their parent.
+    fn new_in(base: &std::path::Path) -> RootTree {
         let dir = tempfile::Builder::new()
             .prefix("toolpolicy-bench-roots-")
-            .tempdir()
+            .tempdir_in(base)
             .expect("temporary directory");
         for i in 0..MANY_ROOTS {
             std::fs::create_dir(dir.path().join(format!("r{i:03}"))).expect("root directory");
@@ -507,8 +513,13 @@ fn interleaved_ratios(rounds: usize) {
 /// Declared roots: 1 against [`MANY_ROOTS`], round-robin, in both profiles.
 fn interleaved_roots(rounds: usize) {
     let tree = RootTree::new();
+    let outside = RootTree::new_in(std::path::Path::new(env!("CARGO_TARGET_TMPDIR")));
     let mut pairs = Vec::new();
-    for (name, profile) in [("strict", Profile::Strict), ("hardened", Profile::Hardened)] {
+    for (name, profile, tree) in [
+        ("strict", Profile::Strict, &tree),
+        ("hardened", Profile::Hardened, &tree),
+        ("strict, roots outside /tmp", Profile::Strict, &outside),
+    ] {
         match (
             Sandboxed::new(profile, &tree.policy(1)),
             Sandboxed::new(profile, &tree.policy(MANY_ROOTS)),
