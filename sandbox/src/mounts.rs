@@ -460,6 +460,12 @@ impl BoundSources {
         self.0.values().map(|(file, _)| file.as_raw_fd())
     }
 
+    /// Keeps only the descriptors of the paths `keep` names (those a Landlock rule is made
+    /// from); a run's child inherits, and closes, each one kept.
+    pub(crate) fn retain(&mut self, keep: impl Fn(&Path) -> bool) {
+        self.0.retain(|path, _| keep(path));
+    }
+
     /// Drops the binds at or below `target`, which a later step mounted over.
     fn covered_by(&mut self, target: &Path) {
         self.0.retain(|path, _| !path.starts_with(target));

@@ -1004,7 +1004,11 @@ pub fn run(
             // inside the child's user namespace); closed once the child took it.
             let copy = match prepared.view {
                 Some(crate::mounts::template::ViewBuild::Template) => {
-                    crate::mounts::template::copy(prepared.slot_key, &request.mounts)
+                    crate::mounts::template::copy(
+                        prepared.slot_key,
+                        &request.mounts,
+                        &request.landlock.paths,
+                    )
                 }
                 _ => None,
             };

@@ -39,6 +39,7 @@
 //! **Fork-safe** like the hardened slots: the templates are the process's own
 //! ([`crate::per_process`]); a forked child builds its own.
 
+use crate::landlock_rules::PathRule;
 use std::collections::HashMap;
 use std::ffi::CString;
 use std::os::fd::{AsRawFd, FromRawFd};
@@ -222,13 +223,19 @@ static TEMPLATES: PerProcess<HashMap<u64, Arc<Template>>> = PerProcess::new();
 /// A copy of plan `key`'s template for one run, the template revalidated (and built again
 /// when it no longer holds) first. `None`: no template could be built now; the run builds its
 /// view itself, which refuses as a fresh build does.
-pub(crate) fn copy(key: u64, ops: &[MountOp]) -> Option<ViewCopy> {
+pub(crate) fn copy(key: u64, ops: &[MountOp], rules: &[PathRule]) -> Option<ViewCopy> {
     let mut templates = TEMPLATES.lock(|| {});
     let template = match templates.get(&key) {
         Some(t) if t.holds() => t.clone(),
         _ => {
             templates.remove(&key);
-            let t = Arc::new(build(ops).ok()?);
+            let mut t = build(ops).ok()?;
+            // Only the descriptors a rule is made from: roots whose rules were folded into one
+            // on their parent ([`crate::rule_cover`]) need none, in the caller or the child.
+            let ruled: std::collections::HashSet<&Path> =
+                rules.iter().map(|r| r.path.as_path()).collect();
+            t.bound.retain(|path| ruled.contains(path));
+            let t = Arc::new(t);
             // Each template holds a descriptor per bind: past the budget, the others are let
             // go (built again at their policy's next run), so a process with many policies
             // does not run out of descriptors.
