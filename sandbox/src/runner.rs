@@ -294,22 +294,71 @@ pub fn prepare_for(
     path_var: Option<&OsStr>,
 ) -> Result<Arc<Prepared>, RunError> {
     let protected = policy_runtime::protected::process_list();
+    let protected_id = Arc::as_ptr(&protected) as usize;
+    let same = |(p, pr, prog, var, id): &RecentKey| {
+        *pr == profile
+            && *id == protected_id
+            && prog == program
+            && var.as_deref() == path_var
+            && p == policy
+    };
+    // Equal policies have equal hashes: comparing with the last few prepared ones spares the
+    // hash, whose cost grows with the policy (its canonical JSON), on every run.
+    if let Some((_, p)) = recent()
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .iter()
+        .find(|(k, _)| same(k))
+    {
+        return Ok(p.clone());
+    }
     let key = (
         policy.hash(),
         profile,
         program.to_path_buf(),
         path_var.map(OsStr::to_os_string),
-        Arc::as_ptr(&protected) as usize,
+        protected_id,
     );
-    if let Some(p) = cache().lock().unwrap_or_else(|e| e.into_inner()).get(&key) {
-        return Ok(p.clone());
-    }
-    let prepared = Arc::new(build(policy, profile, program, path_var, protected)?);
-    cache()
+    let cached = cache()
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .insert(key, prepared.clone());
+        .get(&key)
+        .cloned();
+    let prepared = match cached {
+        Some(p) => p,
+        None => {
+            let prepared = Arc::new(build(policy, profile, program, path_var, protected)?);
+            cache()
+                .lock()
+                .unwrap_or_else(|e| e.into_inner())
+                .insert(key, prepared.clone());
+            prepared
+        }
+    };
+    let mut recent = recent().lock().unwrap_or_else(|e| e.into_inner());
+    if recent.len() == RECENT {
+        recent.pop_back();
+    }
+    let entry = (
+        policy.clone(),
+        profile,
+        program.to_path_buf(),
+        path_var.map(OsStr::to_os_string),
+        protected_id,
+    );
+    recent.push_front((entry, prepared.clone()));
     Ok(prepared)
+}
+
+/// How many prepared policies [`prepare_for`] finds by comparison before hashing.
+const RECENT: usize = 8;
+
+type RecentKey = (ToolPolicy, Profile, PathBuf, Option<OsString>, usize);
+
+fn recent() -> &'static Mutex<std::collections::VecDeque<(RecentKey, Arc<Prepared>)>> {
+    static RECENT_LIST: Mutex<std::collections::VecDeque<(RecentKey, Arc<Prepared>)>> =
+        Mutex::new(std::collections::VecDeque::new());
+    &RECENT_LIST
 }
 
 /// Library directories that stay executable (for `mmap(PROT_EXEC)` of shared libraries) when
