@@ -1123,6 +1123,21 @@ mod tests {
         );
     }
 
+    /// In a forked, single-threaded child: a mount namespace of its own, nothing shared back.
+    fn own_mount_namespace() -> bool {
+        // SAFETY: plain arguments; only this child's mount namespace is changed.
+        unsafe {
+            libc::unshare(libc::CLONE_NEWNS) == 0
+                && libc::mount(
+                    std::ptr::null(),
+                    c"/".as_ptr(),
+                    std::ptr::null(),
+                    libc::MS_REC | libc::MS_PRIVATE,
+                    std::ptr::null(),
+                ) == 0
+        }
+    }
+
     /// A mount over a root raises no inotify event: the mount table's generation catches it.
     #[test]
     fn a_mount_over_a_root_is_seen() {
@@ -1131,18 +1146,7 @@ mod tests {
         let root = base.join("root");
         std::fs::create_dir(&root).unwrap();
         let ok = in_child(|| {
-            // SAFETY: plain arguments; this single-threaded child's own mount namespace.
-            let own = unsafe {
-                libc::unshare(libc::CLONE_NEWNS) == 0
-                    && libc::mount(
-                        std::ptr::null(),
-                        c"/".as_ptr(),
-                        std::ptr::null(),
-                        libc::MS_REC | libc::MS_PRIVATE,
-                        std::ptr::null(),
-                    ) == 0
-            };
-            if !own {
+            if !own_mount_namespace() {
                 // SAFETY: ends the child with the code read as "no mount namespace" below.
                 unsafe { libc::_exit(3) };
             }
@@ -1193,24 +1197,17 @@ mod tests {
         let top_path = top.path().to_path_buf();
         let ok = in_child(|| {
             let c = c_path(&top_path).unwrap();
-            // SAFETY: plain arguments; this single-threaded child's own mount namespace.
-            let own = unsafe {
-                libc::unshare(libc::CLONE_NEWNS) == 0
-                    && libc::mount(
-                        std::ptr::null(),
-                        c"/".as_ptr(),
-                        std::ptr::null(),
-                        libc::MS_REC | libc::MS_PRIVATE,
-                        std::ptr::null(),
-                    ) == 0
-                    && libc::mount(
+            // SAFETY: plain arguments, in this child's own mount namespace.
+            let own = own_mount_namespace()
+                && unsafe {
+                    libc::mount(
                         c"tmpfs".as_ptr(),
                         c.as_ptr(),
                         c"tmpfs".as_ptr(),
                         0,
                         std::ptr::null(),
                     ) == 0
-            };
+                };
             if !own {
                 // SAFETY: ends the child with the code read as "no mount namespace" below.
                 unsafe { libc::_exit(3) };

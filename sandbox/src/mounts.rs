@@ -695,17 +695,23 @@ const DEV_LINKS: [(&str, &str); 4] = [
     ("dev/stderr", "/proc/self/fd/2"),
 ];
 
-/// Builds the view and pivots into it. Runs in the child that is already in the new user,
-/// mount and pid namespaces. Returns the binds' descriptors ([`BoundSources`]), which stay open
-/// until dropped.
-pub fn enter(ops: &[MountOp]) -> Result<BoundSources, String> {
+/// Makes every mount of the child's new namespace private: nothing the view mounts propagates
+/// back to the host's.
+fn make_private() -> Result<(), String> {
     mount(
         None,
         Path::new("/"),
         None,
         libc::MS_REC | libc::MS_PRIVATE,
         None,
-    )?;
+    )
+}
+
+/// Builds the view and pivots into it. Runs in the child that is already in the new user,
+/// mount and pid namespaces. Returns the binds' descriptors ([`BoundSources`]), which stay open
+/// until dropped.
+pub fn enter(ops: &[MountOp]) -> Result<BoundSources, String> {
+    make_private()?;
 
     // Clone every bind source first, as a detached tree: the staging root is mounted over /tmp,
     // which would hide host paths below it, and a recursive bind made later of a tree holding
@@ -875,13 +881,7 @@ pub fn enter_copy(
     tree: &std::fs::File,
     tmp: &[(PathBuf, std::fs::File)],
 ) -> Result<(), String> {
-    mount(
-        None,
-        Path::new("/"),
-        None,
-        libc::MS_REC | libc::MS_PRIVATE,
-        None,
-    )?;
+    make_private()?;
     let root = Path::new("/tmp");
     attach_tree(tree, root)?;
     let mut attrs = Vec::new();
