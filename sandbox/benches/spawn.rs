@@ -1051,10 +1051,10 @@ mod floors {
                 tree + once,
                 implied(tree + once)
             );
-            // Not built: the roots' common parent in the view is a directory of the view's own
-            // holding nothing but their mount points, so one rule there grants what their 500
-            // rules grant (tests/landlock_facts.rs: a rule on the directory holding a bind's
-            // mount point reaches through the bind).
+            // What the strict profile does (`rule_cover`): the roots' common parent in the view
+            // is a directory of the view's own holding nothing but their mount points, so one
+            // rule there grants what their 500 rules grant (tests/landlock_facts.rs: a rule on
+            // the directory holding a bind's mount point reaches through the bind).
             println!(
                 "    floor, tree + one rule on the roots' common parent in the view: {tree:.2} per \
                  root, {:.2}×",

@@ -8,7 +8,9 @@
 //! in the view is made from that bind's descriptor ([`crate::mounts::BoundSources`]): the same
 //! inode that opening the path would give, opened once per run instead of twice. A strict
 //! ruleset built once per policy is not possible this way: the private inodes are new in every
-//! run, and rules added to a shared ruleset would pile up in it.
+//! run, and rules added to a shared ruleset would pile up in it. The strict rule list is made
+//! shorter instead, once per policy (`rule_cover.rs`): covered rules dropped, roots alone
+//! under a directory of the view's own folded into one rule there.
 //!
 //! The hardened profile has no private inodes but its scratch directory, so its rulesets are
 //! built once per policy and scratch directory in the agent (`build_fd`, the `slots` module),
