@@ -7,7 +7,8 @@
 //! * `strict`: the full strict profile (user, mount, pid, net namespaces + Landlock + seccomp),
 //!   cloned straight into its namespaces;
 //! * `strict_exec_allow`: the same with `exec = "allow"`, i.e. without exec supervision;
-//! * `strict_net_allow`: the same with `net = "allow"`, i.e. without a network namespace;
+//! * `strict_net_allow`: the same with `net = "allow"`, i.e. without a network namespace (a root
+//!   runner's `strict` joins one leased from its pool, [`sandbox::netns`]; others create one);
 //! * `bwrap`: `bwrap --unshare-all --ro-bind / / --dev /dev --proc /proc /bin/true`, skipped with
 //!   a reason when bwrap is missing (`benches/install-bwrap.sh` installs it); its whole process
 //!   tree is counted, including the sandbox child that bwrap itself does not wait for (`bwrap()`);
@@ -160,8 +161,8 @@ const POLICY: &str = r#"{"net": "deny", "exec": "deny", "env": "deny"}"#;
 /// The same with `exec = "allow"`: no exec supervision, to show what `exec = deny` costs.
 const POLICY_EXEC_ALLOW: &str = r#"{"net": "deny", "exec": "allow", "env": "deny"}"#;
 
-/// The same with `net = "allow"`: no network namespace, to show what creating (and the kernel's
-/// asynchronous teardown of) a network namespace costs.
+/// The same with `net = "allow"`: no network namespace, to show what the namespace costs: joining
+/// a leased one (root runner) or creating one and the kernel's asynchronous teardown of it.
 const POLICY_NET_ALLOW: &str = r#"{"net": "allow", "exec": "deny", "env": "deny"}"#;
 
 /// How many read roots the many-roots variants declare.

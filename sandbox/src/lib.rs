@@ -41,7 +41,9 @@
 //! root naming `/proc` or `/dev`, which strict replaces with its own, is refused. Pid
 //! namespace, in which the command is pid 1 (the tree dies together, with the command, at the
 //! timeout, or with the caller); IPC namespace; network namespace unless net = allow (loopback down for deny, the
-//! egress listeners for a host list); then capability drop, NO_NEW_PRIVS, Landlock (every
+//! egress listeners for a host list; for deny under a root runner, an empty namespace leased
+//! from the runner's pool, which the run holds no capability over and no other run shares
+//! while it runs: [`netns`]); then capability drop, NO_NEW_PRIVS, Landlock (every
 //! right of the negotiated ABI, `HardRequirement`), rlimits and seccomp.
 //!
 //! **hardened** (only by name, for hosts without user namespaces): the same Landlock, seccomp,
@@ -143,6 +145,7 @@ pub mod hostcaps;
 pub mod interpreters;
 pub mod landlock_rules;
 pub mod mounts;
+pub mod netns;
 mod nsclone;
 mod per_process;
 pub mod plan;

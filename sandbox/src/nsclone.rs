@@ -84,6 +84,8 @@ pub(crate) struct Spawned {
 /// egress channel. `deadline`: when the policy's timeout strikes; during the set-up it is
 /// enforced no earlier than [`SET_UP_GRACE`] after the start. `view`: this run's copy of the
 /// policy's view template, which the child moves into place instead of building the view.
+/// `netns`: a leased empty network namespace ([`crate::netns`]) the child is cloned into
+/// instead of a new one; when the calling thread cannot join it, the child gets a new one.
 pub(crate) fn spawn(
     req: &Request,
     stdio: Option<StdioFds>,
@@ -91,6 +93,7 @@ pub(crate) fn spawn(
     deadline: Option<Instant>,
     supervision: Supervision,
     view: Option<&crate::mounts::template::ViewCopy>,
+    netns: Option<BorrowedFd<'_>>,
 ) -> Result<Spawned, String> {
     let image = ExecImage::new(req)?;
     let io = |what: &str, e: std::io::Error| {
@@ -126,11 +129,23 @@ pub(crate) fn spawn(
         | libc::CLONE_NEWPID
         | libc::CLONE_NEWIPC
         | libc::SIGCHLD;
-    if req.netns {
-        flags |= libc::CLONE_NEWNET;
-    }
+    // A leased namespace is joined by the calling thread for the `clone` only (the child
+    // inherits it), then left; the thread's own is opened first to come back to.
+    let home = match netns {
+        Some(_) if req.netns => Some(
+            crate::netns::Home::here().map_err(|e| io("own network namespace descriptor", e))?,
+        ),
+        _ => None,
+    };
     let mut pidfd: RawFd = -1;
     let saved_mask = block_all_signals();
+    let joined = match (netns, &home) {
+        (Some(ns), Some(_)) => crate::netns::Home::enter(ns),
+        _ => false,
+    };
+    if req.netns && !joined {
+        flags |= libc::CLONE_NEWNET;
+    }
     // SAFETY: the child runs `entry` on its own stack with `context`, which outlives the
     // hand-off below; from here until the hand-off ends this thread makes only system calls
     // into stack buffers (see the module documentation).
@@ -143,6 +158,27 @@ pub(crate) fn spawn(
             &mut pidfd as *mut RawFd,
         )
     };
+    let home_again = match (&home, joined) {
+        (Some(home), true) => home.back(),
+        _ => true,
+    };
+    if !home_again {
+        // This thread is left in the empty namespace: its own network would be gone. Nothing
+        // may run on as if it were not; the child must not run unsupervised either.
+        let why = std::io::Error::last_os_error();
+        if pid > 0 {
+            // SAFETY: signalling and reaping our own child.
+            unsafe {
+                libc::syscall(libc::SYS_pidfd_send_signal, pidfd, libc::SIGKILL, 0, 0);
+                libc::waitpid(pid, std::ptr::null_mut(), 0);
+            }
+        }
+        restore_signals(&saved_mask);
+        panic!(
+            "toolpolicy sandbox: cannot return the calling thread to its network namespace \
+             after the strict spawn ({why}); the thread would have no network"
+        );
+    }
     if pid < 0 {
         let err = std::io::Error::last_os_error();
         restore_signals(&saved_mask);

@@ -254,6 +254,8 @@ pub struct Prepared {
     root_paths: Vec<PathBuf>,
     /// Strict: how the view is built at each run.
     view: Option<crate::mounts::template::ViewBuild>,
+    /// Strict with a network namespace: where each run's comes from.
+    netns: Option<crate::netns::NetnsSource>,
 }
 
 impl Prepared {
@@ -261,6 +263,13 @@ impl Prepared {
     /// builds it itself (and why); `None` for the hardened profile, which has no view.
     pub fn view_build(&self) -> Option<&crate::mounts::template::ViewBuild> {
         self.view.as_ref()
+    }
+
+    /// Strict: whether each run's network namespace is leased from the runner's pool of empty
+    /// ones or made by the run (and why); `None` when the plan has none (`net = allow`) and
+    /// for the hardened profile.
+    pub fn netns_source(&self) -> Option<&crate::netns::NetnsSource> {
+        self.netns.as_ref()
     }
 }
 
@@ -667,6 +676,7 @@ fn build(
     };
     static SLOT_KEYS: AtomicU64 = AtomicU64::new(0);
     let view = strict.then(|| crate::mounts::template::decide(&template.mounts));
+    let netns = crate::netns::decide(template.netns, template.loopback);
     Ok(Prepared {
         plan: Arc::new(plan),
         _protected: protected,
@@ -675,6 +685,7 @@ fn build(
         rules,
         slot_key: SLOT_KEYS.fetch_add(1, Ordering::Relaxed),
         view,
+        netns,
         root_paths: if strict {
             Vec::new()
         } else {
@@ -1047,6 +1058,12 @@ pub fn run(
         None => (None, None),
     };
     let timeout = plan.limits.timeout_ms.map(Duration::from_millis);
+    // Strict, net = deny, root runner: an empty network namespace leased for this run; when
+    // none can be had, the child makes its own as any other runner's does.
+    let netns = match prepared.netns {
+        Some(crate::netns::NetnsSource::Leased) => crate::netns::lease().ok(),
+        _ => None,
+    };
     let running = match &helper {
         None => {
             // The view's copy for this run, made here (a detached tree cannot be cloned from
@@ -1061,8 +1078,15 @@ pub fn run(
                 }
                 _ => None,
             };
-            crate::spawn::spawn_direct(&request, opts.stdio, child_end, timeout, copy.as_ref())
-                .map_err(RunError::Refused)?
+            crate::spawn::spawn_direct(
+                &request,
+                opts.stdio,
+                child_end,
+                timeout,
+                copy.as_ref(),
+                netns.as_ref().map(|lease| lease.fd()),
+            )
+            .map_err(RunError::Refused)?
         }
         Some(helper) => crate::zygote::spawn(
             helper,
@@ -1100,6 +1124,12 @@ pub fn run(
     // The zygote enforces the timeout itself; the backstop catches a zygote that hangs.
     let backstop = timeout.map(|t| t + Duration::from_secs(5));
     let collected = running.collect(plan.limits.max_output_bytes, backstop);
+    if let Some(netns) = netns {
+        // Reaped pid 1: every process of the run has ended (see `crate::netns`).
+        if collected.run_drained && !collected.helper_lost {
+            netns.give_back();
+        }
+    }
     if let Some(lease) = &mut lease {
         // Only a zygote that saw the run's process group empty has killed and reaped every
         // process of the run; after anything else the scratch directory may still be in use.

@@ -9,7 +9,7 @@
 //! does not depend on how much memory the caller holds.
 
 use std::ffi::CString;
-use std::os::fd::{AsFd, AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::path::Path;
 use std::time::{Duration, Instant};
 
@@ -175,6 +175,7 @@ pub(crate) fn spawn_direct(
     egress: Option<OwnedFd>,
     timeout: Option<Duration>,
     view: Option<&crate::mounts::template::ViewCopy>,
+    netns: Option<BorrowedFd<'_>>,
 ) -> Result<Running, String> {
     let streams = Streams::new(stdio).map_err(|e| format!("capturing output: {e}"))?;
     let deadline = timeout.map(|t| Instant::now() + t);
@@ -185,6 +186,7 @@ pub(crate) fn spawn_direct(
         deadline,
         crate::supervisor::Supervision::for_request(req),
         view,
+        netns,
     )?;
     Ok(Running {
         waited: Waited::Child {

@@ -95,7 +95,10 @@ actions:
   memfd-fill MIB                  write MIB MiB into a memfd (shared memory, not address space)
   posix-shm NAME                  shm_open + mmap and sem_open + post/wait of /NAME (/dev/shm)
   pty                             open a pty pair and pass a line through it
-  status                          print NoNewPrivs and CapEff of /proc/self/status";
+  lo-up                           bring the network namespace's loopback interface up
+  abstract-hold NAME READY SECS   bind and listen on @NAME, create the file READY, hold SECS s
+  status                          print NoNewPrivs and CapEff of /proc/self/status, and the
+                                  network namespace";
 
 fn main() -> ExitCode {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -175,6 +178,8 @@ fn run(action: &str, args: &[String]) -> Outcome {
             "memfd-fill" => memfd_fill(parse(arg(0)?)?),
             "posix-shm" => posix_shm(arg(0)?),
             "pty" => pty(),
+            "lo-up" => lo_up(),
+            "abstract-hold" => abstract_hold(arg(0)?, arg(1)?, parse(arg(2)?)?),
             "status" => status(),
             other => kernel_paths::run(other, args).unwrap_or_else(|| {
                 Outcome::Error(format!(
@@ -368,6 +373,67 @@ fn udp(v6: bool, port: u16) -> Outcome {
         Ok(false) => blocked_no_errno(format!("a reply from {host}:{port} that is not the echo")),
         Err(e) => blocked(e, format!("UDP send/receive with {host}:{port}")),
     }
+}
+
+/// Sets `IFF_UP` on `lo`: only a holder of `CAP_NET_ADMIN` over the network namespace can.
+fn lo_up() -> Outcome {
+    let result = socket(libc::AF_INET, libc::SOCK_DGRAM).and_then(|fd| {
+        // SAFETY: an all-zero ifreq is valid; the ioctls read and write only this struct.
+        unsafe {
+            let mut req: libc::ifreq = std::mem::zeroed();
+            req.ifr_name[0] = b'l' as libc::c_char;
+            req.ifr_name[1] = b'o' as libc::c_char;
+            check(libc::ioctl(fd.0, libc::SIOCGIFFLAGS, &mut req) as libc::c_long)?;
+            req.ifr_ifru.ifru_flags |= libc::IFF_UP as libc::c_short;
+            check(libc::ioctl(fd.0, libc::SIOCSIFFLAGS, &req) as libc::c_long).map(drop)
+        }
+    });
+    match result {
+        Ok(()) => Outcome::Succeeded("brought lo up".into()),
+        Err(e) => blocked(e, "ioctl(SIOCSIFFLAGS, lo up)"),
+    }
+}
+
+/// Holds `@name` for `secs` seconds, with `ready` created once it listens: another run can
+/// then try to reach it, or to take the same name.
+fn abstract_hold(name: &str, ready: &str, secs: u64) -> Outcome {
+    // SAFETY: sockaddr_un is plain old data; all-zero is a valid value.
+    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
+    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
+    if name.len() + 1 >= addr.sun_path.len() {
+        return Outcome::Error(format!("socket name @{name} is too long"));
+    }
+    for (i, b) in name.bytes().enumerate() {
+        addr.sun_path[i + 1] = b as libc::c_char;
+    }
+    let len = (std::mem::size_of::<libc::sa_family_t>() + 1 + name.len()) as libc::socklen_t;
+    let held = socket(libc::AF_UNIX, libc::SOCK_STREAM).and_then(|fd| {
+        // SAFETY: addr is a valid sockaddr_un of at least `len` bytes.
+        check(
+            unsafe { libc::bind(fd.0, (&addr as *const libc::sockaddr_un).cast(), len) }
+                as libc::c_long,
+        )?;
+        // SAFETY: listening on our own socket.
+        check(unsafe { libc::listen(fd.0, 8) } as libc::c_long)?;
+        Ok(fd)
+    });
+    let fd = match held {
+        Ok(fd) => fd,
+        Err(e) => return blocked(e, format!("bind @{name}")),
+    };
+    if let Err(e) = std::fs::write(ready, b"listening") {
+        return Outcome::Error(format!("cannot create {ready}: {e}"));
+    }
+    std::thread::sleep(std::time::Duration::from_secs(secs));
+    drop(fd);
+    Outcome::Succeeded(format!("held @{name} for {secs} s in {}", net_namespace()))
+}
+
+/// The network namespace, as `/proc/self/ns/net` names it.
+fn net_namespace() -> String {
+    std::fs::read_link("/proc/self/ns/net")
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|e| format!("unknown ({e})"))
 }
 
 fn unix_connect(name: &str, abstract_ns: bool) -> Outcome {
@@ -1060,12 +1126,13 @@ fn status() -> Outcome {
             .to_string()
     };
     Outcome::Status(format!(
-        "STATUS NoNewPrivs={} CapEff={} CapPrm={} CapBnd={} Uid={}",
+        "STATUS NoNewPrivs={} CapEff={} CapPrm={} CapBnd={} Uid={} NetNs={}",
         field("NoNewPrivs"),
         field("CapEff"),
         field("CapPrm"),
         field("CapBnd"),
         field("Uid").split_whitespace().next().unwrap_or("missing"),
+        net_namespace(),
     ))
 }
 

@@ -1,0 +1,260 @@
+//! The strict profile's empty network namespace, leased instead of created per run.
+//!
+//! With `net = deny` a strict run needs a network namespace with no way out: no interface but
+//! a loopback that stays down. Creating one is the largest single cost of a strict spawn (the
+//! kernel registers a loopback device and every protocol's per-namespace tables and sysctls,
+//! about half a plain spawn), and destroying it costs as much again in the kernel's workers.
+//! Yet an empty namespace that nobody can configure is the same for every run, so a root
+//! runner keeps a small pool of them and *leases* one to each run:
+//!
+//! * **Made by the runner, owned by its user namespace.** A short-lived thread of the runner
+//!   `unshare`s a network namespace and hands back a descriptor to it. The child, cloned into
+//!   a user namespace of its own, holds no capability over a namespace its user namespace
+//!   does not own: it cannot bring the loopback up, add an interface, change a sysctl or open
+//!   a raw socket. (A namespace created per run belongs to the child's user namespace, which
+//!   holds every capability over it until the child drops them.)
+//! * **One run at a time.** A namespace is lent to one run and comes back only when that run's
+//!   pid 1 has been reaped: the kernel ends every process of a pid namespace before its init
+//!   finishes exiting, so nothing of the run is left in the network namespace either. Two runs
+//!   at the same moment never share one: they cannot see each other's sockets, bind names or
+//!   ports.
+//! * **Given back empty, or not at all.** Before a namespace is lent again its socket count
+//!   (`/proc/net/sockstat`, read through a descriptor opened inside it) must be zero. A socket
+//!   that outlived its run (one passed out over a unix socket, one in flight in a descriptor
+//!   cycle not yet collected) would carry a bound name or port to the next run, so such a
+//!   namespace is closed instead. A run that did not end cleanly (a lost child, a refusal
+//!   after the clone) never gives its namespace back.
+//! * **Per process.** Like the view templates, the pool belongs to the process that made it
+//!   ([`crate::per_process`]): a forked child makes its own.
+//!
+//! Each run joins its namespace with two `setns` calls around the `clone` on the calling
+//! thread (in the strict spawn), which cost a few microseconds.
+//!
+//! **Who gets it** ([`NetnsSource`], decided once per prepared policy): a strict plan that
+//! needs a network namespace without a loopback, run by a caller with `CAP_SYS_ADMIN` (which
+//! both `unshare` and `setns` of a network namespace require). Plans with an egress broker
+//! bring their loopback up inside the namespace, so they keep one of their own per run, as do
+//! unprivileged runners.
+//!
+//! ```
+//! use sandbox::netns::{NetnsPerRunWhy, NetnsSource};
+//!
+//! // A plan with egress listeners owns its namespace: its child brings the loopback up.
+//! assert_eq!(
+//!     sandbox::netns::decide(true, true),
+//!     Some(NetnsSource::PerRun(NetnsPerRunWhy::Loopback))
+//! );
+//! // `net = allow`: no network namespace at all.
+//! assert_eq!(sandbox::netns::decide(false, false), None);
+//! ```
+
+use std::fs::File;
+use std::os::fd::{AsRawFd, BorrowedFd, OwnedFd};
+use std::os::unix::fs::FileExt;
+
+use crate::per_process::PerProcess;
+
+/// Where a strict run's network namespace comes from.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NetnsSource {
+    /// Leased from the runner's pool of empty namespaces (see the module docs).
+    Leased,
+    /// Created by the run's own `clone`, for the reason given.
+    PerRun(NetnsPerRunWhy),
+}
+
+/// Why a strict plan creates its network namespace per run.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum NetnsPerRunWhy {
+    /// The runner lacks `CAP_SYS_ADMIN` (not root): it can neither create a namespace outside
+    /// a run nor join one.
+    NotPrivileged,
+    /// The plan's egress listeners need the loopback up, which the child does in a namespace
+    /// its own user namespace owns.
+    Loopback,
+}
+
+/// Decides, once per prepared plan, where its runs' network namespace comes from; `None` when
+/// the plan needs none (`netns` false: `net = allow`).
+///
+/// ```
+/// // Every strict plan with a network namespace gets a source.
+/// assert!(sandbox::netns::decide(true, false).is_some());
+/// ```
+pub fn decide(netns: bool, loopback: bool) -> Option<NetnsSource> {
+    if !netns {
+        return None;
+    }
+    if loopback {
+        return Some(NetnsSource::PerRun(NetnsPerRunWhy::Loopback));
+    }
+    const CAP_SYS_ADMIN: u32 = 21;
+    if !crate::child::has_effective_cap(CAP_SYS_ADMIN) {
+        return Some(NetnsSource::PerRun(NetnsPerRunWhy::NotPrivileged));
+    }
+    Some(NetnsSource::Leased)
+}
+
+/// How many idle namespaces the pool keeps; more concurrent runs make more, closed on return.
+const IDLE_KEPT: usize = 16;
+
+/// An empty network namespace and its socket count.
+struct Empty {
+    ns: OwnedFd,
+    /// `/proc/thread-self/net/sockstat`, opened inside the namespace: reads show its sockets.
+    sockstat: File,
+}
+
+static POOL: PerProcess<Vec<Empty>> = PerProcess::new();
+
+/// One run's network namespace; closed when dropped, pooled again by [`Lease::give_back`].
+pub(crate) struct Lease {
+    empty: Empty,
+}
+
+/// Takes an idle namespace or makes one.
+///
+/// Errors: the namespace could not be made (out of memory, the `user.max_net_namespaces`
+/// limit reached, no `CAP_SYS_ADMIN`).
+pub(crate) fn lease() -> std::io::Result<Lease> {
+    if let Some(empty) = POOL.lock(|| {}).pop() {
+        return Ok(Lease { empty });
+    }
+    make().map(|empty| Lease { empty })
+}
+
+/// Makes a namespace on a thread of its own: `unshare(CLONE_NEWNET)` changes only the calling
+/// thread's namespace, and this one ends right after.
+fn make() -> std::io::Result<Empty> {
+    std::thread::spawn(|| -> std::io::Result<Empty> {
+        // SAFETY: a flag-only system call on this thread alone.
+        if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        let ns = File::open("/proc/thread-self/ns/net")?;
+        let sockstat = File::open("/proc/thread-self/net/sockstat")?;
+        Ok(Empty {
+            ns: ns.into(),
+            sockstat,
+        })
+    })
+    .join()
+    .unwrap_or_else(|_| Err(std::io::Error::other("the namespace's thread panicked")))
+}
+
+impl Empty {
+    /// Whether no socket lives in the namespace (the first line of `sockstat` is
+    /// `sockets: used N`, counted per namespace).
+    fn is_empty(&self) -> bool {
+        let mut buf = [0u8; 64];
+        let Ok(n) = self.sockstat.read_at(&mut buf, 0) else {
+            return false;
+        };
+        let first = buf[..n].split(|b| *b == b'\n').next().unwrap_or_default();
+        first == b"sockets: used 0"
+    }
+}
+
+impl Lease {
+    /// The namespace's descriptor.
+    pub(crate) fn fd(&self) -> BorrowedFd<'_> {
+        use std::os::fd::AsFd;
+        self.empty.ns.as_fd()
+    }
+
+    /// Returns the namespace to the pool if it holds no socket; closes it otherwise. Call
+    /// only once the run's pid 1 has been reaped (see the module docs).
+    pub(crate) fn give_back(self) {
+        if !self.empty.is_empty() {
+            return;
+        }
+        let mut pool = POOL.lock(|| {});
+        if pool.len() < IDLE_KEPT {
+            pool.push(self.empty);
+        }
+    }
+}
+
+/// The calling thread's network namespace, to come back to after a `clone` made in another.
+pub(crate) struct Home(OwnedFd);
+
+impl Home {
+    /// Opens the calling thread's namespace.
+    pub(crate) fn here() -> std::io::Result<Home> {
+        Ok(Home(File::open("/proc/thread-self/ns/net")?.into()))
+    }
+
+    /// Moves the calling thread into `ns`. No allocation, no lock: usable inside the strict
+    /// spawn's hand-off.
+    pub(crate) fn enter(ns: BorrowedFd<'_>) -> bool {
+        // SAFETY: setns on descriptors we hold; affects the calling thread only.
+        unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) == 0 }
+    }
+
+    /// Moves the calling thread back home.
+    pub(crate) fn back(&self) -> bool {
+        // SAFETY: as in `enter`.
+        unsafe { libc::setns(self.0.as_raw_fd(), libc::CLONE_NEWNET) == 0 }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::os::fd::AsFd;
+
+    fn inode(fd: BorrowedFd<'_>) -> u64 {
+        use std::os::unix::fs::MetadataExt;
+        File::from(fd.try_clone_to_owned().expect("dup"))
+            .metadata()
+            .expect("fstat")
+            .ino()
+    }
+
+    #[test]
+    fn a_namespace_a_socket_outlived_its_run_in_is_never_lent_again() {
+        if decide(true, false) != Some(NetnsSource::Leased) {
+            eprintln!("skipped: leasing needs CAP_SYS_ADMIN (a root runner)");
+            return;
+        }
+        let lease = lease().expect("lease");
+        let id = inode(lease.fd());
+        // A socket made inside it and held outside the run, as one passed out would be.
+        let ns = lease.fd().try_clone_to_owned().expect("dup");
+        let held = std::thread::spawn(move || {
+            assert!(Home::enter(ns.as_fd()), "join the leased namespace");
+            std::os::unix::net::UnixDatagram::unbound().expect("socket inside")
+        })
+        .join()
+        .expect("thread");
+        assert!(!lease.empty.is_empty(), "sockstat counts the socket");
+        lease.give_back();
+        let pooled: Vec<u64> = POOL
+            .lock(|| {})
+            .iter()
+            .map(|e| inode(e.ns.as_fd()))
+            .collect();
+        assert!(
+            !pooled.contains(&id),
+            "a namespace with a socket in it went back to the pool"
+        );
+        drop(held);
+    }
+
+    #[test]
+    fn a_namespace_is_made_empty_and_owned_outside_any_run() {
+        if decide(true, false) != Some(NetnsSource::Leased) {
+            eprintln!("skipped: leasing needs CAP_SYS_ADMIN (a root runner)");
+            return;
+        }
+        let lease = lease().expect("lease");
+        assert!(lease.empty.is_empty());
+        let own = std::fs::metadata("/proc/self/ns/net").expect("own namespace");
+        use std::os::unix::fs::MetadataExt;
+        assert_ne!(
+            inode(lease.fd()),
+            own.ino(),
+            "the pool lends a namespace of its own"
+        );
+    }
+}

@@ -1,0 +1,156 @@
+//! The strict profile's leased network namespaces (`sandbox::netns`), against the real kernel:
+//! a root runner lends each `net = deny` run an empty namespace of its pool. Checked here: the
+//! run cannot configure it or reach the host through it, namespaces really are reused, and two
+//! runs at the same moment never share one (neither reaches the other's abstract socket, and
+//! both can take the same name).
+//!
+//! One test function on purpose: runs of other tests in this binary would take namespaces
+//! from the same pool and blur which run had which.
+
+use std::ffi::OsString;
+use std::path::Path;
+use std::time::{Duration, Instant};
+
+use policy_runtime::ToolPolicy;
+use sandbox::netns::{NetnsPerRunWhy, NetnsSource};
+use sandbox::{run, Profile, RunOptions, Stdio};
+
+mod common;
+use common::bait;
+
+const PROBE: &str = env!("CARGO_BIN_EXE_escape-probe");
+
+fn is_root() -> bool {
+    // SAFETY: a getter without pointers.
+    unsafe { libc::geteuid() == 0 }
+}
+
+fn policy(write_root: &Path) -> ToolPolicy {
+    let json = format!(
+        r#"{{"fs": {{"write": ["{}/**"]}}, "net": "deny", "exec": "deny", "env": "deny"}}"#,
+        write_root.display()
+    );
+    ToolPolicy::from_json_str("netns-lease", &json).expect("policy")
+}
+
+/// Runs the probe strictly and returns its result line.
+fn probe(policy: &ToolPolicy, args: &[&str]) -> String {
+    let mut argv: Vec<OsString> = vec![PROBE.into()];
+    argv.extend(args.iter().map(OsString::from));
+    let opts = RunOptions::default()
+        .profile(Profile::Strict)
+        .stdio(Stdio::Capture);
+    let out = run(policy, &argv, &opts).unwrap_or_else(|e| panic!("{args:?} refused: {e}"));
+    let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
+    stdout
+        .lines()
+        .last()
+        .unwrap_or_else(|| {
+            panic!(
+                "{args:?} printed nothing; stderr: {}",
+                String::from_utf8_lossy(&out.stderr)
+            )
+        })
+        .to_string()
+}
+
+fn net_ns_of(status_line: &str) -> String {
+    status_line
+        .split_whitespace()
+        .find_map(|f| f.strip_prefix("NetNs="))
+        .unwrap_or_else(|| panic!("no NetNs in {status_line}"))
+        .to_string()
+}
+
+#[test]
+fn strict_runs_lease_empty_namespaces_one_run_at_a_time() {
+    let dir = tempfile::tempdir_in(env!("CARGO_TARGET_TMPDIR")).expect("temp dir");
+    let policy = policy(dir.path());
+    let prepared = sandbox::runner::prepare(&policy, Profile::Strict, Path::new(PROBE))
+        .expect("prepare strict");
+    if !is_root() {
+        assert_eq!(
+            prepared.netns_source(),
+            Some(&NetnsSource::PerRun(NetnsPerRunWhy::NotPrivileged))
+        );
+        eprintln!("skipped the leased-namespace checks: they need a root runner (not root here)");
+        return;
+    }
+    assert_eq!(prepared.netns_source(), Some(&NetnsSource::Leased));
+    let host = std::fs::read_link("/proc/self/ns/net")
+        .expect("own namespace")
+        .display()
+        .to_string();
+
+    // A namespace of its own, not the host's; given back and lent again to the next run.
+    let first = net_ns_of(&probe(&policy, &["status"]));
+    assert_ne!(
+        first, host,
+        "a strict net = deny run must not share the host's namespace"
+    );
+    let second = net_ns_of(&probe(&policy, &["status"]));
+    assert_eq!(
+        first, second,
+        "a run that ended with no socket left gives its namespace back for the next run"
+    );
+
+    // Nobody in the run can configure it: the namespace's owner is the runner's user namespace.
+    let line = probe(&policy, &["lo-up"]);
+    assert!(line.starts_with("BLOCKED lo-up: errno=1 EPERM"), "{line}");
+    // And nothing of the host answers through it.
+    let (port, hits) = bait::tcp_listener(false);
+    let before = hits.count();
+    let line = probe(&policy, &["tcp4", &port.to_string()]);
+    assert!(line.starts_with("BLOCKED tcp4"), "{line}");
+    hits.unchanged_since(before, "the host's TCP listener")
+        .expect("no connection from the sandbox");
+    let (port, hits) = bait::udp_echo(false);
+    let before = hits.count();
+    let line = probe(&policy, &["udp4", &port.to_string()]);
+    assert!(line.starts_with("BLOCKED udp4"), "{line}");
+    hits.unchanged_since(before, "the host's UDP echo")
+        .expect("no datagram from the sandbox");
+
+    // Two runs at the same moment: A holds an abstract name; B cannot reach it and can take
+    // the same name, because B was lent another namespace.
+    let name = format!("toolpolicy-netns-lease-{}", std::process::id());
+    let ready = dir.path().join("ready");
+    let holder = {
+        let (policy, name, ready) = (policy.clone(), name.clone(), ready.clone());
+        std::thread::spawn(move || {
+            probe(
+                &policy,
+                &["abstract-hold", &name, &ready.display().to_string(), "3"],
+            )
+        })
+    };
+    let start = Instant::now();
+    while !ready.exists() {
+        assert!(
+            start.elapsed() < Duration::from_secs(20),
+            "run A never started listening"
+        );
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let line = probe(&policy, &["unix-abstract", &name]);
+    assert!(
+        line.starts_with("BLOCKED unix-abstract"),
+        "a concurrent run reached another run's abstract socket: {line}"
+    );
+    let ready_b = dir.path().join("ready-b");
+    let line = probe(
+        &policy,
+        &["abstract-hold", &name, &ready_b.display().to_string(), "0"],
+    );
+    assert!(
+        line.starts_with("SUCCEEDED abstract-hold"),
+        "a concurrent run found another run's name taken (a shared namespace): {line}"
+    );
+    let held = holder.join().expect("run A");
+    assert!(held.starts_with("SUCCEEDED abstract-hold"), "{held}");
+    let a_ns = held.rsplit(" in ").next().unwrap_or_default().to_string();
+    let b_ns = line.rsplit(" in ").next().unwrap_or_default().to_string();
+    assert_ne!(a_ns, b_ns, "two concurrent runs shared a namespace");
+    assert_ne!(a_ns, host);
+    assert_ne!(b_ns, host);
+}
