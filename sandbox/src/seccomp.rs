@@ -63,17 +63,20 @@
 //! declared write roots they are all refused, and with write roots they stay open and the plan
 //! reports `fs.write` as widened (see [`crate::plan`]).
 //!
-//! **How it is built.** The argument rules are compiled by seccompiler. The checks before them
-//! are a short hand-assembled prefix, because seccompiler tests syscall numbers one after the
-//! other: for the 50-odd numbers here that made a 344-instruction program whose attach took
-//! about 180 µs (the kernel runs the filter for every syscall number to build its allow cache),
-//! a tenth of a whole strict spawn. The prefix finds the number by binary search instead (about
-//! seven comparisons). The one-argument checks (set-id modes, `prlimit64`'s pid) are blocks of
-//! two to four instructions after the search; seccompiler spent about twenty on each, which
-//! doubled the program and added 30 µs to every attach (the kernel translates and compiles
-//! the whole program). Only `clone`, `ioctl` and `socket` reach seccompiler's part. A test
-//! runs the program in a small BPF interpreter against the rules above, for every syscall
-//! number.
+//! **How it is built.** The two-argument socket rules are compiled by seccompiler. Everything
+//! before them is a hand-assembled prefix, because the kernel's attach time grows with the
+//! program (it translates and compiles the whole program, and runs it for every syscall number
+//! to build its allow cache), and seccompiler's layout is long: it tests syscall numbers one
+//! after the other (for the 50-odd numbers here a 344-instruction program whose attach took
+//! about 180 µs, a tenth of a whole strict spawn), spends about twenty instructions on each
+//! one-argument check and nine on each namespace flag of `clone`. The prefix finds the number
+//! by a binary search over segments of the number line instead (a run of consecutive numbers
+//! with one verdict is one segment; about seven comparisons, one instruction per segment
+//! boundary), and its one-argument checks (set-id modes, `clone`'s namespace flags in one
+//! `JSET`, `ioctl` requests, `prlimit64`'s pid) are blocks of two to six instructions. The
+//! strict program went from 280 instructions to 155 that way, which took about 40 µs off each
+//! attach. Only `socket` and `socketpair` reach seccompiler's part. A test runs the program in
+//! a small BPF interpreter against the rules above, for every syscall number.
 
 use std::collections::BTreeMap;
 
@@ -292,6 +295,11 @@ pub fn compile(options: FilterOptions) -> Result<Filters, String> {
         rules.remove(&nr);
     }
     let numbers_with_rules: Vec<u32> = rules.keys().map(|&nr| nr as u32).collect();
+    let mut program = prefix(options, &numbers_with_rules)?;
+    if rules.is_empty() {
+        // Nothing left for seccompiler: the prefix decides every call.
+        return Ok(Filters { program });
+    }
     let filter = SeccompFilter::new(
         rules,
         SeccompAction::Allow,
@@ -302,7 +310,6 @@ pub fn compile(options: FilterOptions) -> Result<Filters, String> {
     let by_argument: seccompiler::BpfProgram = filter
         .try_into()
         .map_err(|e: seccompiler::BackendError| format!("seccomp argument rules: {e}"))?;
-    let mut program = prefix(options, &numbers_with_rules)?;
     program.extend(by_argument.iter().map(|i| pack(i.code, i.jt, i.jf, i.k)));
     Ok(Filters { program })
 }
@@ -310,37 +317,6 @@ pub fn compile(options: FilterOptions) -> Result<Filters, String> {
 /// seccompiler's rules: the syscalls whose verdict depends on their arguments.
 fn argument_rules(options: FilterOptions) -> Result<BTreeMap<i64, Vec<SeccompRule>>, String> {
     let mut rules: BTreeMap<i64, Vec<SeccompRule>> = BTreeMap::new();
-    let clone_rules = NAMESPACE_FLAGS
-        .iter()
-        .map(|&flag| {
-            let flag = flag as u64;
-            SeccompRule::new(vec![cond(
-                0,
-                SeccompCmpArgLen::Qword,
-                SeccompCmpOp::MaskedEq(flag),
-                flag,
-            )])
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| e.to_string())?;
-    rules.insert(libc::SYS_clone, clone_rules);
-    let mut ioctl_requests = vec![libc::TIOCSTI, libc::TIOCLINUX];
-    if options.deny_metadata_writes {
-        ioctl_requests.extend_from_slice(INODE_FLAG_IOCTLS);
-    }
-    let ioctl_rules = ioctl_requests
-        .iter()
-        .map(|&req| {
-            SeccompRule::new(vec![cond(
-                1,
-                SeccompCmpArgLen::Dword,
-                SeccompCmpOp::Eq,
-                req,
-            )])
-        })
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(|e| e.to_string())?;
-    rules.insert(libc::SYS_ioctl, ioctl_rules);
     if options.deny_sockets {
         rules.insert(libc::SYS_socket, Vec::new());
     } else if options.restrict_socket_families {
@@ -600,6 +576,36 @@ fn argument_blocks(options: FilterOptions) -> Vec<(libc::c_long, Vec<Op>)> {
             (nr, ops)
         })
         .collect();
+    // `clone` reads its flags as 32 bits (`lower_32_bits` in the kernel), where every
+    // namespace flag lies: one test of all of them (seccompiler spent nine instructions on
+    // each flag, a quarter of the whole program).
+    let namespaces = NAMESPACE_FLAGS.iter().fold(0u32, |all, &f| all | f as u32);
+    blocks.push((
+        libc::SYS_clone,
+        vec![
+            Op::Load(arg_low(0)),
+            Op::Jump {
+                cmp: Cmp::Set,
+                k: namespaces,
+                t: Target::Ret(Verdict::Eperm),
+                f: Target::Ret(Verdict::Allow),
+            },
+        ],
+    ));
+    // `ioctl`'s request is an `unsigned int`.
+    let mut requests = vec![libc::TIOCSTI as u32, libc::TIOCLINUX as u32];
+    if options.deny_metadata_writes {
+        requests.extend(INODE_FLAG_IOCTLS.iter().map(|&r| r as u32));
+    }
+    let mut ioctl = vec![Op::Load(arg_low(1))];
+    ioctl.extend(requests.into_iter().map(|k| Op::Jump {
+        cmp: Cmp::Eq,
+        k,
+        t: Target::Ret(Verdict::Eperm),
+        f: Target::Next,
+    }));
+    ioctl.push(Op::Always(Target::Ret(Verdict::Allow)));
+    blocks.push((libc::SYS_ioctl, ioctl));
     if options.shares_host_namespaces {
         // glibc's getrlimit/setrlimit, nice and sched_setaffinity(0, ...) pass pid 0 (the
         // caller); any other pid may be a host process of the same uid.
@@ -647,33 +653,58 @@ pub const OWN_PROCESS_ONLY: &[(libc::c_long, Option<u32>)] = &[
     (libc::SYS_ioprio_set, Some(1)), // IOPRIO_WHO_PROCESS
 ];
 
-/// Emits a binary search for the syscall number (already in A) over `numbers`; a number that
-/// is not there is allowed, so only the listed ones pay for more than the search.
+/// Emits a binary search for the syscall number (already in A) over `numbers` (sorted, one
+/// target each); a number that is not there is allowed.
+///
+/// The numbers become segments of the number line, `[start, next start)`, each with one
+/// target: a run of consecutive numbers with the same target is one segment, and so is each
+/// gap between them (allowed). The search is a tree of `JGE` on segment starts whose branches
+/// jump straight to a segment's target, so it costs one instruction per segment boundary and
+/// about seven comparisons per call.
 fn search(numbers: &[(u32, Target)], ops: &mut Vec<Op>, labels: &mut usize) {
-    if numbers.len() <= 3 {
-        for &(nr, target) in numbers {
-            ops.push(Op::Jump {
-                cmp: Cmp::Eq,
-                k: nr,
-                t: target,
-                f: Target::Next,
-            });
+    let allow = Target::Ret(Verdict::Allow);
+    let mut segments: Vec<(u32, Target)> = vec![(0, allow)];
+    for &(nr, target) in numbers {
+        // The last segment is the gap after the previous number; empty if it starts here.
+        if segments.last().is_some_and(|&(start, _)| start == nr) {
+            segments.pop();
         }
-        ops.push(Op::Always(Target::Ret(Verdict::Allow)));
+        if segments.last().map(|&(_, t)| t) != Some(target) {
+            segments.push((nr, target));
+        }
+        segments.push((nr.saturating_add(1), allow));
+    }
+    split(&segments, ops, labels);
+}
+
+/// One node of [`search`]'s tree over `segments` (at least one).
+fn split(segments: &[(u32, Target)], ops: &mut Vec<Op>, labels: &mut usize) {
+    if let [(_, only)] = segments {
+        ops.push(Op::Always(*only));
         return;
     }
-    let (low, high) = numbers.split_at(numbers.len() / 2);
-    let label = *labels;
-    *labels += 1;
+    let (low, high) = segments.split_at(segments.len() / 2);
+    let high_label = (high.len() > 1).then(|| {
+        *labels += 1;
+        *labels - 1
+    });
     ops.push(Op::Jump {
         cmp: Cmp::Ge,
         k: high[0].0,
-        t: Target::Label(label),
-        f: Target::Next,
+        t: high_label.map_or(high[0].1, Target::Label),
+        f: if low.len() > 1 {
+            Target::Next
+        } else {
+            low[0].1
+        },
     });
-    search(low, ops, labels);
-    ops.push(Op::Label(label));
-    search(high, ops, labels);
+    if low.len() > 1 {
+        split(low, ops, labels);
+    }
+    if let Some(label) = high_label {
+        ops.push(Op::Label(label));
+        split(high, ops, labels);
+    }
 }
 
 /// Lays the ops out, then the return instructions, and resolves every jump.
@@ -780,12 +811,14 @@ mod tests {
     fn compiles_every_option_set_with_jumps_inside_the_program() {
         for options in every_option_set() {
             let program = unpack(&compile(options).unwrap().program);
-            // seccompiler alone made 344 instructions of the clone, ioctl and socket rules.
-            // The hardened profile's own-process checks ([`OWN_PROCESS_ONLY`]) add about 30.
+            // Attach time grows with the program: seccompiler alone made 344 instructions of
+            // the clone, ioctl and socket rules; the whole strict program is now 155 (171 at
+            // most), and the hardened profile's own-process checks ([`OWN_PROCESS_ONLY`]) add
+            // about 30.
             let bound = if options.shares_host_namespaces {
-                400
+                220
             } else {
-                350
+                185
             };
             assert!(program.len() < bound, "{} instructions", program.len());
             for (i, ins) in program.iter().enumerate() {

@@ -97,6 +97,16 @@ fn strict_runs_lease_empty_namespaces_one_run_at_a_time() {
     // Nobody in the run can configure it: the namespace's owner is the runner's user namespace.
     let line = probe(&policy, &["lo-up"]);
     assert!(line.starts_with("BLOCKED lo-up: errno=1 EPERM"), "{line}");
+    // Nor change the namespace's sysctls, which would outlive the run (the tool's uid may be
+    // the host's root when the runner is; its /proc is read-only and Landlock grants no write).
+    for sysctl in [
+        "/proc/sys/net/core/somaxconn",
+        "/proc/sys/net/ipv4/ip_forward",
+        "/proc/sys/net/ipv4/ping_group_range",
+    ] {
+        let line = probe(&policy, &["write", sysctl]);
+        assert!(line.starts_with("BLOCKED write"), "{sysctl}: {line}");
+    }
     // And nothing of the host answers through it.
     let (port, hits) = bait::tcp_listener(false);
     let before = hits.count();
