@@ -10,9 +10,10 @@
 //! * **Made by the runner, owned by its user namespace.** A short-lived thread of the runner
 //!   `unshare`s a network namespace and hands back a descriptor to it. The child, cloned into
 //!   a user namespace of its own, holds no capability over a namespace its user namespace
-//!   does not own: it cannot bring the loopback up, add an interface, change a sysctl or open
-//!   a raw socket. (A namespace created per run belongs to the child's user namespace, which
-//!   holds every capability over it until the child drops them.)
+//!   does not own: it cannot bring the loopback up or open a raw socket (no `CAP_NET_ADMIN`,
+//!   no `CAP_NET_RAW` there), and its `/proc` is read-only, so it cannot change a sysctl
+//!   (`tests/netns_lease.rs`). (A namespace created per run belongs to the child's user
+//!   namespace, which holds every capability over it until the child drops them.)
 //! * **One run at a time.** A namespace is lent to one run and comes back only when that run's
 //!   pid 1 has been reaped: the kernel ends every process of a pid namespace before its init
 //!   finishes exiting, so nothing of the run is left in the network namespace either. Two runs

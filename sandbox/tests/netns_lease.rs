@@ -97,6 +97,11 @@ fn strict_runs_lease_empty_namespaces_one_run_at_a_time() {
     // Nobody in the run can configure it: the namespace's owner is the runner's user namespace.
     let line = probe(&policy, &["lo-up"]);
     assert!(line.starts_with("BLOCKED lo-up: errno=1 EPERM"), "{line}");
+    let line = probe(&policy, &["raw-socket"]);
+    assert!(
+        line.starts_with("BLOCKED raw-socket: errno=1 EPERM"),
+        "{line}"
+    );
     // Nor change the namespace's sysctls, which would outlive the run (the tool's uid may be
     // the host's root when the runner is; its /proc is read-only and Landlock grants no write).
     for sysctl in [

@@ -96,6 +96,7 @@ actions:
   posix-shm NAME                  shm_open + mmap and sem_open + post/wait of /NAME (/dev/shm)
   pty                             open a pty pair and pass a line through it
   lo-up                           bring the network namespace's loopback interface up
+  raw-socket                      open a raw IPv4 socket (ICMP)
   abstract-hold NAME READY SECS   bind and listen on @NAME, create the file READY, hold SECS s
   status                          print NoNewPrivs and CapEff of /proc/self/status, and the
                                   network namespace";
@@ -179,6 +180,7 @@ fn run(action: &str, args: &[String]) -> Outcome {
             "posix-shm" => posix_shm(arg(0)?),
             "pty" => pty(),
             "lo-up" => lo_up(),
+            "raw-socket" => raw_socket(),
             "abstract-hold" => abstract_hold(arg(0)?, arg(1)?, parse(arg(2)?)?),
             "status" => status(),
             other => kernel_paths::run(other, args).unwrap_or_else(|| {
@@ -391,6 +393,22 @@ fn lo_up() -> Outcome {
     match result {
         Ok(()) => Outcome::Succeeded("brought lo up".into()),
         Err(e) => blocked(e, "ioctl(SIOCSIFFLAGS, lo up)"),
+    }
+}
+
+/// A raw ICMP socket: only a holder of `CAP_NET_RAW` over the network namespace gets one.
+fn raw_socket() -> Outcome {
+    // SAFETY: plain syscall with integer arguments.
+    let fd = unsafe {
+        libc::socket(
+            libc::AF_INET,
+            libc::SOCK_RAW | libc::SOCK_CLOEXEC,
+            libc::IPPROTO_ICMP,
+        )
+    };
+    match check(fd as libc::c_long).map(|_| Fd(fd)) {
+        Ok(_) => Outcome::Succeeded("opened a raw ICMP socket".into()),
+        Err(e) => blocked(e, "socket(AF_INET, SOCK_RAW, IPPROTO_ICMP)"),
     }
 }
 
