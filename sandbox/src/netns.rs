@@ -3,12 +3,14 @@
 //! With `net = deny` a strict run needs a network namespace with no way out: no interface but
 //! a loopback that stays down. Creating one is the largest single cost of a strict spawn (the
 //! kernel registers a loopback device and every protocol's per-namespace tables and sysctls,
-//! about half a plain spawn), and destroying it costs as much again in the kernel's workers.
+//! about half a plain spawn), and its teardown adds more in the kernel's workers.
 //! Yet an empty namespace that nobody can configure is the same for every run, so a root
 //! runner keeps a small pool of them and *leases* one to each run:
 //!
 //! * **Made by the runner, owned by its user namespace.** A short-lived thread of the runner
-//!   `unshare`s a network namespace and hands back a descriptor to it. The child, cloned into
+//!   `unshare`s a network namespace and hands back a descriptor to it, so the namespace
+//!   belongs to the runner's user namespace (`tests/netns_lease.rs` asks the kernel for a
+//!   running tool's namespace's owner). The child, cloned into
 //!   a user namespace of its own, holds no capability over a namespace its user namespace
 //!   does not own: it cannot bring the loopback up or open a raw socket (no `CAP_NET_ADMIN`,
 //!   no `CAP_NET_RAW` there), and its `/proc` is read-only, so it cannot change a sysctl
@@ -23,8 +25,8 @@
 //!   (`/proc/net/sockstat`, read through a descriptor opened inside it) must be zero. A socket
 //!   that outlived its run (one passed out over a unix socket, one in flight in a descriptor
 //!   cycle not yet collected) would carry a bound name or port to the next run, so such a
-//!   namespace is closed instead. A run that did not end cleanly (a lost child, a refusal
-//!   after the clone) never gives its namespace back.
+//!   namespace is closed instead. Only a run whose pid 1 the caller reaped gives its namespace
+//!   back; any other end (a spawn that failed after the lease, a panic) closes it.
 //! * **Per process.** Like the view templates, the pool belongs to the process that made it
 //!   ([`crate::per_process`]): a forked child makes its own.
 //!
@@ -176,6 +178,13 @@ impl Lease {
     }
 }
 
+/// Moves the calling thread into the network namespace `ns`. No allocation, no lock: usable
+/// inside the strict spawn's hand-off.
+pub(crate) fn join(ns: BorrowedFd<'_>) -> bool {
+    // SAFETY: setns on a descriptor we hold; affects the calling thread only.
+    unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) == 0 }
+}
+
 /// The calling thread's network namespace, to come back to after a `clone` made in another.
 pub(crate) struct Home(OwnedFd);
 
@@ -185,17 +194,10 @@ impl Home {
         Ok(Home(File::open("/proc/thread-self/ns/net")?.into()))
     }
 
-    /// Moves the calling thread into `ns`. No allocation, no lock: usable inside the strict
-    /// spawn's hand-off.
-    pub(crate) fn enter(ns: BorrowedFd<'_>) -> bool {
-        // SAFETY: setns on descriptors we hold; affects the calling thread only.
-        unsafe { libc::setns(ns.as_raw_fd(), libc::CLONE_NEWNET) == 0 }
-    }
-
     /// Moves the calling thread back home.
     pub(crate) fn back(&self) -> bool {
-        // SAFETY: as in `enter`.
-        unsafe { libc::setns(self.0.as_raw_fd(), libc::CLONE_NEWNET) == 0 }
+        use std::os::fd::AsFd;
+        join(self.0.as_fd())
     }
 }
 
@@ -212,10 +214,18 @@ mod tests {
             .ino()
     }
 
+    /// Whether this process may lease (a root runner); says why not.
+    fn leasing() -> bool {
+        let leased = decide(true, false) == Some(NetnsSource::Leased);
+        if !leased {
+            eprintln!("skipped: leasing needs CAP_SYS_ADMIN (a root runner)");
+        }
+        leased
+    }
+
     #[test]
     fn a_namespace_a_socket_outlived_its_run_in_is_never_lent_again() {
-        if decide(true, false) != Some(NetnsSource::Leased) {
-            eprintln!("skipped: leasing needs CAP_SYS_ADMIN (a root runner)");
+        if !leasing() {
             return;
         }
         let lease = lease().expect("lease");
@@ -223,7 +233,7 @@ mod tests {
         // A socket made inside it and held outside the run, as one passed out would be.
         let ns = lease.fd().try_clone_to_owned().expect("dup");
         let held = std::thread::spawn(move || {
-            assert!(Home::enter(ns.as_fd()), "join the leased namespace");
+            assert!(join(ns.as_fd()), "join the leased namespace");
             std::os::unix::net::UnixDatagram::unbound().expect("socket inside")
         })
         .join()
@@ -244,8 +254,7 @@ mod tests {
 
     #[test]
     fn a_namespace_is_made_empty_and_owned_outside_any_run() {
-        if decide(true, false) != Some(NetnsSource::Leased) {
-            eprintln!("skipped: leasing needs CAP_SYS_ADMIN (a root runner)");
+        if !leasing() {
             return;
         }
         let lease = lease().expect("lease");

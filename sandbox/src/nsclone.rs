@@ -140,7 +140,7 @@ pub(crate) fn spawn(
     let mut pidfd: RawFd = -1;
     let saved_mask = block_all_signals();
     let joined = match (netns, &home) {
-        (Some(ns), Some(_)) => crate::netns::Home::enter(ns),
+        (Some(ns), Some(_)) => crate::netns::join(ns),
         _ => false,
     };
     if req.netns && !joined {

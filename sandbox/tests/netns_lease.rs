@@ -147,6 +147,21 @@ fn strict_runs_lease_empty_namespaces_one_run_at_a_time() {
         );
         std::thread::sleep(Duration::from_millis(20));
     }
+    // The tool's own user namespace is not the runner's, and its network namespace belongs to
+    // the runner's: the kernel says so (a namespace made per run would be the tool's).
+    let pid = pid_running(&name).expect("run A's process on the host");
+    let own_user = inode_of(Path::new("/proc/self/ns/user"));
+    assert_ne!(
+        inode_of(Path::new(&format!("/proc/{pid}/ns/user"))),
+        own_user,
+        "the tool has a user namespace of its own"
+    );
+    assert_eq!(
+        owner_of(Path::new(&format!("/proc/{pid}/ns/net"))),
+        own_user,
+        "the leased namespace belongs to the runner's user namespace, over which the tool holds \
+         no capability"
+    );
     let line = probe(&policy, &["unix-abstract", &name]);
     assert!(
         line.starts_with("BLOCKED unix-abstract"),
@@ -168,4 +183,44 @@ fn strict_runs_lease_empty_namespaces_one_run_at_a_time() {
     assert_ne!(a_ns, b_ns, "two concurrent runs shared a namespace");
     assert_ne!(a_ns, host);
     assert_ne!(b_ns, host);
+}
+
+/// The host pid of the process whose command line holds `needle` (the run's probe).
+fn pid_running(needle: &str) -> Option<u32> {
+    std::fs::read_dir("/proc")
+        .ok()?
+        .flatten()
+        .find_map(|entry| {
+            let pid: u32 = entry.file_name().to_str()?.parse().ok()?;
+            let cmdline = std::fs::read(entry.path().join("cmdline")).ok()?;
+            let has = cmdline
+                .split(|b| *b == 0)
+                .any(|arg| arg == needle.as_bytes());
+            (has && pid != std::process::id()).then_some(pid)
+        })
+}
+
+fn inode_of(path: &Path) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    std::fs::metadata(path)
+        .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+        .ino()
+}
+
+/// The inode of the user namespace that owns the namespace at `path` (`NS_GET_USERNS`).
+fn owner_of(path: &Path) -> u64 {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::unix::fs::MetadataExt;
+    const NS_GET_USERNS: libc::c_ulong = 0xb701;
+    let ns = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    // SAFETY: an ioctl without a pointer argument, on a descriptor we hold.
+    let fd = unsafe { libc::ioctl(ns.as_raw_fd(), NS_GET_USERNS) };
+    assert!(
+        fd >= 0,
+        "NS_GET_USERNS: {}",
+        std::io::Error::last_os_error()
+    );
+    // SAFETY: the ioctl returned a new descriptor that we own.
+    let owner = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+    owner.metadata().expect("fstat").ino()
 }

@@ -415,16 +415,10 @@ fn raw_socket() -> Outcome {
 /// Holds `@name` for `secs` seconds, with `ready` created once it listens: another run can
 /// then try to reach it, or to take the same name.
 fn abstract_hold(name: &str, ready: &str, secs: u64) -> Outcome {
-    // SAFETY: sockaddr_un is plain old data; all-zero is a valid value.
-    let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
-    addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
-    if name.len() + 1 >= addr.sun_path.len() {
-        return Outcome::Error(format!("socket name @{name} is too long"));
-    }
-    for (i, b) in name.bytes().enumerate() {
-        addr.sun_path[i + 1] = b as libc::c_char;
-    }
-    let len = (std::mem::size_of::<libc::sa_family_t>() + 1 + name.len()) as libc::socklen_t;
+    let (addr, len) = match unix_address(name, true) {
+        Ok(a) => a,
+        Err(outcome) => return outcome,
+    };
     let held = socket(libc::AF_UNIX, libc::SOCK_STREAM).and_then(|fd| {
         // SAFETY: addr is a valid sockaddr_un of at least `len` bytes.
         check(
@@ -454,18 +448,20 @@ fn net_namespace() -> String {
         .unwrap_or_else(|e| format!("unknown ({e})"))
 }
 
-fn unix_connect(name: &str, abstract_ns: bool) -> Outcome {
-    let shown = if abstract_ns {
-        format!("@{name}")
-    } else {
-        name.to_string()
-    };
+/// A unix socket address: `@name` in the abstract namespace, or a path.
+fn unix_address(
+    name: &str,
+    abstract_ns: bool,
+) -> Result<(libc::sockaddr_un, libc::socklen_t), Outcome> {
     // SAFETY: sockaddr_un is plain old data; all-zero is a valid value.
     let mut addr: libc::sockaddr_un = unsafe { std::mem::zeroed() };
     addr.sun_family = libc::AF_UNIX as libc::sa_family_t;
     let offset = usize::from(abstract_ns);
     if name.len() + offset >= addr.sun_path.len() {
-        return Outcome::Error(format!("socket name {shown} is too long"));
+        return Err(Outcome::Error(format!(
+            "socket name {} is too long",
+            shown_name(name, abstract_ns)
+        )));
     }
     for (i, b) in name.bytes().enumerate() {
         addr.sun_path[i + offset] = b as libc::c_char;
@@ -476,6 +472,23 @@ fn unix_connect(name: &str, abstract_ns: bool) -> Outcome {
     } else {
         base + name.len() + 1
     } as libc::socklen_t;
+    Ok((addr, len))
+}
+
+fn shown_name(name: &str, abstract_ns: bool) -> String {
+    if abstract_ns {
+        format!("@{name}")
+    } else {
+        name.to_string()
+    }
+}
+
+fn unix_connect(name: &str, abstract_ns: bool) -> Outcome {
+    let shown = shown_name(name, abstract_ns);
+    let (addr, len) = match unix_address(name, abstract_ns) {
+        Ok(a) => a,
+        Err(outcome) => return outcome,
+    };
     let result = socket(libc::AF_UNIX, libc::SOCK_STREAM).and_then(|fd| {
         // SAFETY: addr is a valid sockaddr_un of at least `len` bytes.
         let ret = unsafe { libc::connect(fd.0, (&addr as *const libc::sockaddr_un).cast(), len) };
