@@ -48,8 +48,13 @@ use sandbox::{run, Profile, RunOptions};
 
 const TRUE: &str = "/bin/true";
 
+/// The environment every variant's `/bin/true` gets is empty, as the sandbox gives the command
+/// under `env = "deny"`: `cargo bench` sets `LD_LIBRARY_PATH`, and a program started with it
+/// has its dynamic loader look for its libraries in each of those directories first, which
+/// cost plain spawns about 0.25 ms here and made every ratio look better than it is.
 fn plain() {
     let status = Command::new(TRUE)
+        .env_clear()
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
@@ -60,6 +65,7 @@ fn plain() {
 
 fn fork_pre_exec() {
     let mut command = Command::new(TRUE);
+    command.env_clear();
     // SAFETY: the hook does nothing; it only forces the fork path instead of posix_spawn.
     unsafe { command.pre_exec(|| Ok(())) };
     let status = command.status().expect("spawn /bin/true");
@@ -107,6 +113,7 @@ fn bwrap_tree() -> Result<(), String> {
     let [read_end, write_end] = fds;
     let info_fd = write_end.to_string();
     let status = Command::new("bwrap")
+        .env_clear()
         .args(["--info-fd", &info_fd])
         .args(BWRAP_ARGS)
         .stdin(Stdio::null())
@@ -330,12 +337,20 @@ static HELPER_CPU: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::
 
 /// Wall-clock and CPU times of repeated runs of one variant.
 ///
-/// CPU time is the calling thread's plus that of the children reaped meanwhile (the strict
-/// child, the hardened zygote when it is shut down, bwrap and its adopted sandbox child,
-/// `/bin/true`) plus what hardened runs report for the zygote's children ([`HELPER_CPU`]): what
-/// the spawn costs the machine, which stays comparable when a shared machine is loaded and
-/// wall time is dominated by waiting (the kernel's RCU grace periods when a namespace's
-/// mounts go away).
+/// CPU time is this process's (every thread of the runner: the calling one and the
+/// supervisor's) plus that of the children reaped meanwhile (the strict child, the hardened
+/// zygote when it is shut down, bwrap and its adopted sandbox child, `/bin/true`) plus what
+/// hardened runs report for the zygote's children ([`HELPER_CPU`]): what the spawn costs the
+/// machine, which stays comparable when a shared machine is loaded and wall time is dominated
+/// by waiting (the kernel's RCU grace periods when a namespace's mounts go away).
+///
+/// **Blocks, not single runs.** A spawn leaves kernel work behind that runs after it returns
+/// (RCU callbacks that free its namespaces and mounts, charged to whichever task is on the CPU
+/// then). Interleaved run by run, a sandboxed variant's leftovers were charged to the plain
+/// spawn after it, which flattered the ratios (plain cost 0.86–0.94 ms there against
+/// 0.54–0.73 ms alone). So each sample is a block of [`BLOCK`] runs of one variant whose first
+/// run, which carries the previous variant's leftovers, is not counted: every counted run
+/// carries its own variant's.
 #[derive(Default)]
 struct Times {
     wall: Vec<Duration>,
@@ -354,15 +369,22 @@ fn cpu_now() -> Duration {
         tv(usage.ru_utime) + tv(usage.ru_stime)
     };
     let helper = HELPER_CPU.load(std::sync::atomic::Ordering::Relaxed);
-    total(libc::RUSAGE_THREAD) + total(libc::RUSAGE_CHILDREN) + Duration::from_nanos(helper)
+    total(libc::RUSAGE_SELF) + total(libc::RUSAGE_CHILDREN) + Duration::from_nanos(helper)
 }
+
+/// Runs per sample of a variant: the first absorbs what the previous variant left (see
+/// [`Times`]), the others are measured.
+const BLOCK: usize = 4;
 
 impl Times {
     fn run(&mut self, f: &dyn Fn()) {
-        let (start, cpu) = (std::time::Instant::now(), cpu_now());
         f();
-        self.wall.push(start.elapsed());
-        self.cpu.push(cpu_now().saturating_sub(cpu));
+        for _ in 1..BLOCK {
+            let (start, cpu) = (std::time::Instant::now(), cpu_now());
+            f();
+            self.wall.push(start.elapsed());
+            self.cpu.push(cpu_now().saturating_sub(cpu));
+        }
     }
 
     fn is_empty(&self) -> bool {
@@ -427,7 +449,7 @@ fn interleaved_ratios(rounds: usize) {
     let helper_per_run = (HELPER_CPU.load(std::sync::atomic::Ordering::Relaxed) - helper_before)
         as f64
         / 1e3
-        / rounds.max(1) as f64;
+        / (rounds.max(1) * BLOCK) as f64;
     if let Some(h) = &hardened {
         // The zygote that served the runs above: its end (with every command it reaped)
         // must not count here.

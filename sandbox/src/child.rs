@@ -155,17 +155,56 @@ pub(crate) fn io_refusal(step: SetUpStep, what: &str, e: &std::io::Error) -> Ref
 }
 
 /// Writes the user namespace's maps: the caller's uid and gid become 1000 inside, not 0, so
-/// that after `execve` the command holds no capability at all.
-pub(crate) fn write_id_maps(euid: libc::uid_t, egid: libc::gid_t) -> Result<(), String> {
+/// that after `execve` the command holds no capability at all. `proc_self`: this process's
+/// directory on a procfs opened earlier (the leased view's `/proc` is read-only by the time the
+/// child has a user namespace of its own), or `None` for `/proc/self`.
+pub(crate) fn write_id_maps(
+    proc_self: Option<&std::fs::File>,
+    euid: libc::uid_t,
+    egid: libc::gid_t,
+) -> Result<(), String> {
+    use std::io::Write;
+    use std::os::fd::{AsRawFd, FromRawFd};
+    let dir = proc_self.map_or(libc::AT_FDCWD, |d| d.as_raw_fd());
+    let base = if proc_self.is_some() {
+        ""
+    } else {
+        "/proc/self/"
+    };
     let maps = [
-        ("/proc/self/setgroups", "deny".to_string()),
-        ("/proc/self/uid_map", format!("1000 {euid} 1")),
-        ("/proc/self/gid_map", format!("1000 {egid} 1")),
+        (c"setgroups", "deny".to_string()),
+        (c"uid_map", format!("1000 {euid} 1")),
+        (c"gid_map", format!("1000 {egid} 1")),
     ];
     for (file, content) in maps {
-        std::fs::write(file, content).map_err(|e| format!("writing {file}: {e}"))?;
+        let name = file.to_string_lossy();
+        let path = std::ffi::CString::new(format!("{base}{name}"))
+            .map_err(|_| format!("writing {name}: a NUL"))?;
+        // SAFETY: openat with a C string; the new descriptor is owned below.
+        let fd = unsafe { libc::openat(dir, path.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC) };
+        if fd < 0 {
+            return Err(format!("writing {base}{name}: {}", errno()));
+        }
+        // SAFETY: a new descriptor owned here.
+        let mut f = unsafe { std::fs::File::from_raw_fd(fd) };
+        f.write_all(content.as_bytes())
+            .map_err(|e| format!("writing {base}{name}: {e}"))?;
     }
     Ok(())
+}
+
+/// Moves this child into a user namespace of its own and writes its maps (see
+/// [`write_id_maps`]); until here it held the caller's privileges.
+pub(crate) fn own_user_namespace(
+    proc_self: &std::fs::File,
+    euid: libc::uid_t,
+    egid: libc::gid_t,
+) -> Result<(), String> {
+    // SAFETY: unshare without pointers; this child is single-threaded and not chrooted.
+    if unsafe { libc::unshare(libc::CLONE_NEWUSER) } != 0 {
+        return Err(format!("unshare a user namespace: {}", errno()));
+    }
+    write_id_maps(Some(proc_self), euid, egid)
 }
 
 /// Brings `lo` up in a new network namespace (for the egress listeners).

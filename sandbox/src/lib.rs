@@ -38,7 +38,10 @@
 //! tool would own them) with a devpts instance of its own (ptys work, the host's are invisible) and nothing of
 //! `/run`, `/home`, `/root`, `/var` or `/sys`. A declared root always shows the host tree it
 //! names: a root holding `/tmp` shows the host's `/tmp` (then there is no private one), and a
-//! root naming `/proc` or `/dev`, which strict replaces with its own, is refused. Pid
+//! root naming `/proc` or `/dev`, which strict replaces with its own, is refused. Under a root
+//! runner the view is built once per policy and its mount namespace belongs to the runner,
+//! lent to one run at a time, so the command holds no capability over any of its mounts
+//! (`mounts::template`, `mounts::view_ns`). Pid
 //! namespace, in which the command is pid 1 (the tree dies together, with the command, at the
 //! timeout, or with the caller); IPC namespace; network namespace unless net = allow (loopback down for deny, the
 //! egress listeners for a host list; for deny under a root runner, an empty namespace leased

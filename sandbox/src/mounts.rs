@@ -34,9 +34,11 @@
 //! is kept ([`BoundSources`]) for its Landlock rule.
 //!
 //! A root runner does not pay that per run: the same view's `/`, with every host bind, link and
-//! the `/dev` tmpfs, is built once per prepared policy as a detached tree ([`template`]), and
-//! each run clones it in one call and adds only its own mounts ([`enter_copy`]). [`enter`] is
-//! the path of every other runner, and of plans a template cannot hold.
+//! the `/dev` tmpfs, is built once per prepared policy as a detached tree ([`template`]). Each
+//! run is lent a mount namespace of the runner's that holds it ([`view_ns`]) and adds only its
+//! own mounts there; where no such namespace can be made, the run clones the
+//! tree in one call into a namespace of its own ([`enter_copy`]). [`enter`] is the path of every
+//! other runner, and of plans a template cannot hold.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt;
@@ -46,6 +48,7 @@ use serde::{Deserialize, Serialize};
 
 mod place;
 pub mod template;
+pub(crate) mod view_ns;
 pub use place::PlaceError;
 
 /// The size of the `/dev` tmpfs: it holds only mount points and links.
@@ -884,6 +887,18 @@ pub fn enter_copy(
     make_private()?;
     let root = Path::new("/tmp");
     attach_tree(tree, root)?;
+    per_run_mounts(root, ops, tmp)?;
+    pivot(root)
+}
+
+/// The mounts each run makes for itself in a view under `root` whose mount points the template
+/// holds: the scratch tmpfs (with the copies `tmp` of the template's `/tmp` entries inside it),
+/// a devpts instance and `/proc`.
+fn per_run_mounts(
+    root: &Path,
+    ops: &[MountOp],
+    tmp: &[(PathBuf, std::fs::File)],
+) -> Result<(), String> {
     let mut attrs = Vec::new();
     for op in ops {
         match op {
@@ -907,7 +922,7 @@ pub fn enter_copy(
     for (target, set) in &attrs {
         set_attr(target, false, *set, MOUNT_ATTR_RDONLY)?;
     }
-    pivot(root)
+    Ok(())
 }
 
 /// Mounts the sized scratch tmpfs: at `/dev/shm` alone, or, when `tmp`, at `/tmp`, with its

@@ -9,6 +9,10 @@
 //!      → capabilities → NO_NEW_PRIVS → Landlock → rlimits → seccomp → execve (the command)
 //!   caller: waits for C's `execve` (answering the first exec notification), then supervises
 //!      the command: output, timeout (killing pid 1 ends the namespace), later exec attempts
+//! with a leased view (root runner, crate::mounts::view_ns):
+//! caller ──clone(CLONE_VM | CLONE_NEW{PID,IPC[,NET]})──▶ C
+//!   C: … → cgroups → lo up, egress listeners → setns(view) → the previous run's mounts
+//!      detached, its own made → unshare(CLONE_NEWUSER) → uid/gid maps → working directory → …
 //! ```
 //!
 //! **Why `CLONE_VM`.** A fork copies the caller's page tables, which costs about 35 ms per GiB
@@ -124,11 +128,14 @@ pub(crate) fn spawn(
     };
     let mut flags = libc::CLONE_VM
         | libc::CLONE_PIDFD
-        | libc::CLONE_NEWUSER
-        | libc::CLONE_NEWNS
         | libc::CLONE_NEWPID
         | libc::CLONE_NEWIPC
         | libc::SIGCHLD;
+    // A leased view's child joins its mount namespace and makes its user namespace itself,
+    // once its mounts are made (see `crate::mounts::view_ns`).
+    if !view.is_some_and(|v| v.leased()) {
+        flags |= libc::CLONE_NEWUSER | libc::CLONE_NEWNS;
+    }
     // A leased namespace is joined by the calling thread for the `clone` only (the child
     // inherits it), then left; the thread's own is opened first to come back to.
     let home = match netns {
@@ -402,8 +409,11 @@ fn set_up(context: &ChildContext<'_>) -> ! {
     if let Err(e) = crate::cgroup::join(&req.cgroups) {
         reporter.refuse(e);
     }
-    if let Err(e) = crate::child::write_id_maps(context.euid, context.egid) {
-        reporter.refuse(e);
+    let leased = context.view.is_some_and(|v| v.leased());
+    if !leased {
+        if let Err(e) = crate::child::write_id_maps(None, context.euid, context.egid) {
+            reporter.refuse(e);
+        }
     }
     if req.netns && req.loopback {
         if let Err(e) = crate::child::loopback_up() {
@@ -423,7 +433,7 @@ fn set_up(context: &ChildContext<'_>) -> ! {
     // those descriptors are built.
     let open_files = lift_open_files_limit();
     let built = match context.view {
-        Some(copy) => crate::mounts::enter_copy(&req.mounts, &copy.tree, &copy.tmp)
+        Some(copy) => enter_template(req, copy, context.euid, context.egid)
             .map(|()| crate::child::ViewBound::Template(copy)),
         None => crate::mounts::enter(&req.mounts).map(crate::child::ViewBound::Own),
     };
@@ -440,6 +450,27 @@ fn set_up(context: &ChildContext<'_>) -> ! {
     }
     let view = crate::child::BuiltView { bound, open_files };
     crate::child::confine_view_and_exec(req, context.image, reporter, context.notify, Some(view))
+}
+
+/// Enters this run's copy of the view template: a tree attached in the child's own mount
+/// namespace, or a leased namespace, after which the child leaves the caller's user namespace.
+fn enter_template(
+    req: &Request,
+    copy: &crate::mounts::template::ViewCopy,
+    euid: libc::uid_t,
+    egid: libc::gid_t,
+) -> Result<(), String> {
+    use crate::mounts::template::CopyRoot;
+    match &copy.root {
+        CopyRoot::Tree(tree) => crate::mounts::enter_copy(&req.mounts, tree, &copy.tmp),
+        CopyRoot::Namespace(ns) => {
+            // Opened on the caller's procfs: the view's `/proc` is read-only.
+            let proc_self =
+                std::fs::File::open("/proc/self").map_err(|e| format!("open /proc/self: {e}"))?;
+            ns.enter(&req.mounts, &copy.tmp, copy.tmp_entries())?;
+            crate::child::own_user_namespace(&proc_self, euid, egid)
+        }
+    }
 }
 
 /// Raises the soft limit on open files to the hard limit; returns the limit to restore.

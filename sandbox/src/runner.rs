@@ -1064,30 +1064,28 @@ pub fn run(
         Some(crate::netns::NetnsSource::Leased) => crate::netns::lease().ok(),
         _ => None,
     };
-    let running = match &helper {
-        None => {
-            // The view's copy for this run, made here (a detached tree cannot be cloned from
-            // inside the child's user namespace); closed once the child took it.
-            let copy = match prepared.view {
-                Some(crate::mounts::template::ViewBuild::Template) => {
-                    crate::mounts::template::copy(
-                        prepared.slot_key,
-                        &request.mounts,
-                        &request.landlock.paths,
-                    )
-                }
-                _ => None,
-            };
-            crate::spawn::spawn_direct(
-                &request,
-                opts.stdio,
-                child_end,
-                timeout,
-                copy.as_ref(),
-                netns.as_ref().map(|lease| lease.fd()),
+    // The view's copy for this run, made here (a detached tree cannot be cloned from inside
+    // the child's user namespace): closed after the run, or its leased namespace given back.
+    let copy = match (&helper, &prepared.view) {
+        (None, Some(crate::mounts::template::ViewBuild::Template)) => {
+            crate::mounts::template::copy(
+                prepared.slot_key,
+                &request.mounts,
+                &request.landlock.paths,
             )
-            .map_err(RunError::Refused)?
         }
+        _ => None,
+    };
+    let running = match &helper {
+        None => crate::spawn::spawn_direct(
+            &request,
+            opts.stdio,
+            child_end,
+            timeout,
+            copy.as_ref(),
+            netns.as_ref().map(|lease| lease.fd()),
+        )
+        .map_err(RunError::Refused)?,
         Some(helper) => crate::zygote::spawn(
             helper,
             opts.stdio,
@@ -1124,11 +1122,13 @@ pub fn run(
     // The zygote enforces the timeout itself; the backstop catches a zygote that hangs.
     let backstop = timeout.map(|t| t + Duration::from_secs(5));
     let collected = running.collect(plan.limits.max_output_bytes, backstop);
-    if let Some(netns) = netns {
-        // Reaped pid 1: every process of the run has ended (see `crate::netns`).
-        if collected.run_drained && !collected.helper_lost {
-            netns.give_back();
-        }
+    // Reaped pid 1: every process of the run has ended (see `crate::netns`).
+    let drained = collected.run_drained && !collected.helper_lost;
+    if let (Some(netns), true) = (netns, drained) {
+        netns.give_back();
+    }
+    if let (Some(copy), true) = (copy, drained) {
+        copy.give_back();
     }
     if let Some(lease) = &mut lease {
         // Only a zygote that saw the run's process group empty has killed and reaped every

@@ -12,6 +12,8 @@
 mod cases;
 #[path = "support/kernel.rs"]
 mod kernel;
+#[path = "support/namespaces.rs"]
+mod namespaces;
 
 use std::ffi::{CString, OsString};
 use std::os::unix::ffi::OsStrExt;
@@ -52,6 +54,10 @@ const CASES: &[(&str, Case)] = &[
     (
         "two_concurrent_runs_of_one_policy_have_their_own_scratch",
         concurrent_runs,
+    ),
+    (
+        "runs_lease_a_mount_namespace_of_the_runner_one_at_a_time",
+        leased_namespaces,
     ),
 ];
 
@@ -382,4 +388,105 @@ fn concurrent_runs(dir: &Path) -> Result<(), String> {
         )?;
     }
     Ok(())
+}
+
+/// What a run reports of its namespaces: its mount and user namespaces and how many mounts
+/// its view holds.
+fn namespaces_of(out: &RunOutput) -> Result<(String, String, String), String> {
+    let seen = stdout(out);
+    let lines: Vec<&str> = seen.lines().map(str::trim).collect();
+    match lines[..] {
+        [mnt, user, count, ..] if out.success() => {
+            Ok((mnt.to_string(), user.to_string(), count.to_string()))
+        }
+        _ => Err(format!("the run reports its namespaces: {}", show(out))),
+    }
+}
+
+const REPORT: &str = "readlink /proc/self/ns/mnt /proc/self/ns/user; wc -l < /proc/self/mountinfo";
+
+/// The view's mount namespace is the runner's, lent to one run at a time: runs one after the
+/// other get the same one (and each a user namespace of its own), holding the same mounts however
+/// the previous run ended, its timeout included; two runs at once get two; while a run is
+/// running, the kernel names the runner's user namespace as its mount namespace's owner, so the
+/// command holds no capability over any mount of its view.
+fn leased_namespaces(dir: &Path) -> Result<(), String> {
+    use namespaces::{inode_of, owner_of, pid_running};
+    private_mounts()?;
+    let dir = canonical(dir);
+    let root = dir.join("root");
+    std::fs::create_dir(&root).map_err(|e| e.to_string())?;
+    let p = root_policy("read", &root)?;
+    let (mnt, user, count) = namespaces_of(&sh(&p, REPORT)?)?;
+    let host = std::fs::read_link("/proc/self/ns/mnt").map_err(|e| e.to_string())?;
+    check(
+        &format!("the run's mount namespace {mnt} is not the runner's"),
+        Path::new(&mnt) != host,
+    )?;
+    let timed = ToolPolicy::from_json_str(
+        "case",
+        &format!(
+            r#"{{"fs": {{"read": ["{}/**"]}}, "limits": {{"timeout_ms": 1000}}}}"#,
+            root.display()
+        ),
+    )
+    .map_err(|e| e.to_string())?;
+    let killed = sh(
+        &timed,
+        "echo left > /tmp/left; echo left > /dev/shm/left; sleep 30",
+    )?;
+    check(
+        &format!("the second run ends by its timeout: {}", show(&killed)),
+        killed.timed_out,
+    )?;
+    let again = sh(&p, &format!("{REPORT}; ls -a /tmp /dev/shm"))?;
+    let (mnt_again, user_again, count_again) = namespaces_of(&again)?;
+    check(
+        &format!(
+            "a later run reuses the namespace ({mnt} then {mnt_again}), with a user namespace \
+             of its own ({user} then {user_again}), the same {count} mounts ({count_again}) and \
+             nothing of the killed run: {}",
+            show(&again)
+        ),
+        mnt_again == mnt
+            && user_again != user
+            && count_again == count
+            && !stdout(&again).contains("left"),
+    )?;
+    // A duration no other process on the machine is likely to sleep for names the command.
+    let marker = "2.0417";
+    let (slow, quick, owners) = std::thread::scope(|s| {
+        let slow = s.spawn(|| sh(&p, &format!("{REPORT}; exec sleep {marker}")));
+        let quick = s.spawn(|| {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            sh(&p, REPORT)
+        });
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        let mut owners = None;
+        while owners.is_none() && std::time::Instant::now() < deadline {
+            if let Some(pid) = pid_running(marker) {
+                let ns = |kind: &str| PathBuf::from(format!("/proc/{pid}/ns/{kind}"));
+                owners = Some((owner_of(&ns("mnt")), inode_of(&ns("user"))));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        (
+            slow.join().expect("slow run"),
+            quick.join().expect("quick run"),
+            owners,
+        )
+    });
+    let runner = inode_of(Path::new("/proc/self/ns/user"));
+    check(
+        &format!(
+            "a running command's mount namespace belongs to the runner's user namespace \
+             {runner}, not to the command's (owner, command's): {owners:?}"
+        ),
+        owners.is_some_and(|(owner, own)| owner == runner && own != runner),
+    )?;
+    let (slow, quick) = (namespaces_of(&slow?)?.0, namespaces_of(&quick?)?.0);
+    check(
+        &format!("two runs at once have two mount namespaces: {slow} and {quick}"),
+        slow != quick,
+    )
 }

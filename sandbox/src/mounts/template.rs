@@ -6,22 +6,25 @@
 //! (`fsopen`/`fsmount`), holding every host bind of the plan ([`MountOp::Bind`],
 //! [`MountOp::Keep`], with the same flags and refusal rules as [`super::enter`]), the copied
 //! host links, the `/dev` tmpfs with its device binds and links, and the mount points of the
-//! per-run mounts. Each run clones the whole tree in one `open_tree(OPEN_TREE_CLONE |
-//! AT_RECURSIVE)` call before its `clone`; the child moves the copy into place and adds only
-//! what is its own: the scratch tmpfs (`/tmp`, `/dev/shm`), a fresh `/proc` and a devpts
-//! instance ([`super::enter_copy`]).
+//! per-run mounts. Each run is lent a mount namespace of the caller's whose root is a copy of
+//! that tree ([`super::view_ns`], one run at a time): its child joins it, takes away the
+//! previous run's mounts and adds only what is its own: the scratch tmpfs (`/tmp`, `/dev/shm`),
+//! a fresh `/proc` and a devpts instance. Where no such namespace can be made, each run clones
+//! the whole tree in one `open_tree(OPEN_TREE_CLONE | AT_RECURSIVE)` call before its `clone`,
+//! and the child moves the copy into place in a namespace of its own
+//! ([`super::enter_copy`]).
 //!
 //! **Never writable.** The template's own tmpfs superblocks are shared by every run's copy, so
 //! every one of its own mounts is read-only before the first copy is made, and a copy carries
 //! the flag; the tool holds no capability to change it. All of it is `MS_PRIVATE`.
 //!
 //! **Revalidated before every run.** A template holds the inodes its paths named when it was
-//! built. Before each copy its [`Fingerprint`] must hold (every bind source still names, without
-//! a symlink, the inode it was built from, and every missing optional path is still missing)
-//! and the caller's mount table must not have changed since the build (a host mount made over
-//! or under a root is not in the template's recursive clone); otherwise the template is built
-//! again, and when that build fails the run takes the per-run path, which refuses as a fresh
-//! build does.
+//! built, and so do its leased namespaces. Before each run its [`Fingerprint`] must hold (every
+//! bind source still names, without a symlink, the inode it was built from, and every missing
+//! optional path is still missing) and the caller's mount table must not have changed since
+//! the build (a host mount made over or under a root is not in the template's recursive
+//! clone); otherwise the template is built again (its namespaces close with the old one), and
+//! when that build fails the run takes the per-run path, which refuses as a fresh build does.
 //!
 //! **Who gets it** ([`ViewBuild`], decided once per prepared policy): a caller with
 //! `CAP_SYS_ADMIN` over its mount namespace (a root runner) on a kernel that attaches mounts
@@ -41,12 +44,13 @@
 
 use crate::landlock_rules::PathRule;
 use std::collections::HashMap;
-use std::ffi::CString;
+use std::ffi::{CStr, CString};
 use std::os::fd::{AsRawFd, FromRawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use super::view_ns::ViewNs;
 use super::{
     attach_bind, attach_tree, bind_source, copy_link, cstr, mkdir_p, on_own_filesystem, under,
     BoundSources, MountAttr, MountOp, AT_RECURSIVE, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOEXEC,
@@ -54,6 +58,8 @@ use super::{
 };
 use crate::fingerprint::Fingerprint;
 use crate::per_process::PerProcess;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
 
 /// How a prepared strict policy's view is built at each run.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -171,22 +177,66 @@ pub(crate) struct Template {
     bound: BoundSources,
     fingerprint: Fingerprint,
     mounts: MountWatch,
+    /// The mount points of the per-run mounts, and whether one is a procfs.
+    per_run: Vec<&'static Path>,
+    proc: bool,
+    /// Namespaces holding this view, each free for one run ([`super::view_ns`]).
+    idle: Mutex<Vec<ViewNs>>,
+    /// Cleared when a namespace could not be made: the runs copy the tree instead.
+    leasing: AtomicBool,
 }
+
+/// The most idle view namespaces one template keeps: one per run that was running at once.
+const MAX_IDLE: usize = 8;
 
 impl Template {
     /// Whether a fresh build would make the same tree.
     fn holds(&self) -> bool {
         !self.mounts.changed() && self.fingerprint.holds()
     }
+
+    /// The descriptors this template may hold: one per bind, its trees and watch, and its
+    /// idle namespaces.
+    fn fds(&self) -> usize {
+        self.bound.len() + 3 + MAX_IDLE
+    }
+
+    /// A namespace of this view for one run: an idle one, or a new one; `None` when none can
+    /// be made here (then no later run of this template tries again).
+    fn lease(&self) -> Option<ViewNs> {
+        if !self.leasing.load(Ordering::Relaxed) {
+            return None;
+        }
+        let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        if idle.is_some() {
+            return idle;
+        }
+        match ViewNs::make(&self.tree, &self.per_run, self.proc) {
+            Ok(ns) => Some(ns),
+            Err(_) => {
+                self.leasing.store(false, Ordering::Relaxed);
+                None
+            }
+        }
+    }
 }
 
 /// One run's copy of a template, made in the caller before the child's `clone`; its
-/// descriptor is closed when this drops, after the hand-off.
+/// descriptors are closed when this drops, after the run, unless it is given back.
 pub(crate) struct ViewCopy {
-    pub(crate) tree: std::fs::File,
+    pub(crate) root: CopyRoot,
     /// Copies of the entries of the template's `/tmp` tree, by their path in the view.
     pub(crate) tmp: Vec<(PathBuf, std::fs::File)>,
     template: Arc<Template>,
+}
+
+/// Where a run's view comes from.
+pub(crate) enum CopyRoot {
+    /// A leased namespace that holds the view ([`super::enter_leased`]).
+    Namespace(ViewNs),
+    /// A detached copy of the template's tree, for a namespace of the run's own
+    /// ([`super::enter_copy`]).
+    Tree(std::fs::File),
 }
 
 impl ViewCopy {
@@ -194,8 +244,12 @@ impl ViewCopy {
     /// of the template's and this copy's descriptors (the caller's stay open).
     pub(crate) fn close_in_child(&self) {
         let template = &self.template;
+        let root = match &self.root {
+            CopyRoot::Namespace(ns) => ns.raw_fd(),
+            CopyRoot::Tree(tree) => tree.as_raw_fd(),
+        };
         let own = [
-            self.tree.as_raw_fd(),
+            root,
             template.tree.as_raw_fd(),
             template.tmp_tree.as_raw_fd(),
             template.mounts.0.as_raw_fd(),
@@ -211,6 +265,28 @@ impl ViewCopy {
     /// the copy shows at the same paths).
     pub(crate) fn bound(&self) -> &BoundSources {
         &self.template.bound
+    }
+
+    /// The names of the template's `/tmp` entries.
+    pub(crate) fn tmp_entries(&self) -> &[CString] {
+        &self.template.tmp_entries
+    }
+
+    /// Whether this run's view is a leased namespace.
+    pub(crate) fn leased(&self) -> bool {
+        matches!(self.root, CopyRoot::Namespace(_))
+    }
+
+    /// After a run whose pid 1 was reaped: its leased namespace is free for the next run of the
+    /// template, if the run's child made all its mounts (see [`super::view_ns`]); otherwise it
+    /// is closed.
+    pub(crate) fn give_back(self) {
+        if let CopyRoot::Namespace(ns) = self.root {
+            let mut idle = self.template.idle.lock().unwrap_or_else(|e| e.into_inner());
+            if ns.ready() && idle.len() < MAX_IDLE {
+                idle.push(ns);
+            }
+        }
     }
 }
 
@@ -239,8 +315,8 @@ pub(crate) fn copy(key: u64, ops: &[MountOp], rules: &[PathRule]) -> Option<View
             // Each template holds a descriptor per bind: past the budget, the others are let
             // go (built again at their policy's next run), so a process with many policies
             // does not run out of descriptors.
-            let held: usize = templates.values().map(|t| t.bound.len() + 3).sum();
-            if held + t.bound.len() + 3 > FD_BUDGET {
+            let held: usize = templates.values().map(|t| t.fds()).sum();
+            if held + t.fds() > FD_BUDGET {
                 templates.clear();
             }
             templates.insert(key, t.clone());
@@ -248,22 +324,30 @@ pub(crate) fn copy(key: u64, ops: &[MountOp], rules: &[PathRule]) -> Option<View
         }
     };
     drop(templates);
-    let tree = super::clone_tree(&template.tree).ok()?;
-    let mut tmp = Vec::with_capacity(template.tmp_entries.len());
-    for name in &template.tmp_entries {
+    let root = match template.lease() {
+        Some(ns) => CopyRoot::Namespace(ns),
+        None => CopyRoot::Tree(super::clone_tree(&template.tree).ok()?),
+    };
+    // A used namespace's previous run holds the entries, moved on by the child.
+    let entries = match &root {
+        CopyRoot::Namespace(ns) if !ns.fresh() => &[][..],
+        _ => &template.tmp_entries[..],
+    };
+    let mut tmp = Vec::with_capacity(entries.len());
+    for name in entries {
         let copy = clone_entry(&template.tmp_tree, name).ok()?;
         let path = Path::new("/tmp").join(std::ffi::OsStr::from_bytes(name.as_bytes()));
         tmp.push((path, copy));
     }
     Some(ViewCopy {
-        tree,
+        root,
         tmp,
         template,
     })
 }
 
 /// A detached recursive copy of the entry `name` of the tree `dir` (not following a link).
-fn clone_entry(dir: &std::fs::File, name: &CString) -> std::io::Result<std::fs::File> {
+pub(super) fn clone_entry(dir: &std::fs::File, name: &CStr) -> std::io::Result<std::fs::File> {
     let flags = super::OPEN_TREE_CLONE
         | libc::O_CLOEXEC as libc::c_uint
         | AT_RECURSIVE
@@ -277,8 +361,9 @@ fn clone_entry(dir: &std::fs::File, name: &CString) -> std::io::Result<std::fs::
     Ok(unsafe { std::fs::File::from_raw_fd(fd as i32) })
 }
 
-/// A new detached tmpfs of `size` bytes with the mount attributes `attrs`.
-fn detached_tmpfs(size: u64, attrs: u64) -> Result<std::fs::File, String> {
+/// A new detached tmpfs of `size` bytes with the mount attributes `attrs`, its root of mode
+/// `mode` (octal).
+pub(super) fn detached_tmpfs(size: u64, attrs: u64, mode: &CStr) -> Result<std::fs::File, String> {
     let fail = |what: &str| format!("{what}: {}", std::io::Error::last_os_error());
     const FSCONFIG_SET_STRING: u32 = 1;
     const FSCONFIG_CMD_CREATE: u32 = 6;
@@ -291,7 +376,7 @@ fn detached_tmpfs(size: u64, attrs: u64) -> Result<std::fs::File, String> {
     // SAFETY: a new descriptor owned here.
     let context = unsafe { std::fs::File::from_raw_fd(context as i32) };
     let size = CString::new(size.to_string()).map_err(|_| "size".to_string())?;
-    for (key, value) in [(c"mode", c"0755"), (c"size", size.as_c_str())] {
+    for (key, value) in [(c"mode", mode), (c"size", size.as_c_str())] {
         // SAFETY: fsconfig on our context with C strings.
         let rc = unsafe {
             libc::syscall(
@@ -445,7 +530,7 @@ pub(crate) fn build(ops: &[MountOp]) -> Result<Template, String> {
         MountOp::Bind { path, .. } | MountOp::Keep { path, .. } => Some(path.as_path()),
         _ => None,
     }));
-    let tree = detached_tmpfs(1 << 20, OWN_ATTRS)?;
+    let tree = detached_tmpfs(1 << 20, OWN_ATTRS, c"0755")?;
     // The detached tree is reached by path through its descriptor's magic link: every path
     // below it resolves inside the tree, across the mounts attached in it.
     let root = PathBuf::from(format!("/proc/self/fd/{}", tree.as_raw_fd()));
@@ -454,7 +539,7 @@ pub(crate) fn build(ops: &[MountOp]) -> Result<Template, String> {
             .map(|m| m.dev())
             .map_err(|e| format!("stat {}: {e}", p.display()))
     };
-    let tmp_tree = detached_tmpfs(1 << 20, OWN_ATTRS)?;
+    let tmp_tree = detached_tmpfs(1 << 20, OWN_ATTRS, c"0755")?;
     let tmp_root = PathBuf::from(format!("/proc/self/fd/{}", tmp_tree.as_raw_fd()));
     let mut own_devices = vec![device(&root)?, device(&tmp_root)?];
     // The checks that a link or mount point is made only on the view's own filesystems look at
@@ -513,7 +598,7 @@ pub(crate) fn build(ops: &[MountOp]) -> Result<Template, String> {
                 if !exec {
                     attrs |= MOUNT_ATTR_NOEXEC;
                 }
-                let fs = detached_tmpfs(*size_bytes, attrs)?;
+                let fs = detached_tmpfs(*size_bytes, attrs, c"0755")?;
                 let target = under(root, path);
                 mount_point(&target, &own_devices)?;
                 attach_tree(&fs, &target)?;
@@ -574,6 +659,13 @@ pub(crate) fn build(ops: &[MountOp]) -> Result<Template, String> {
         );
     }
     fingerprint.finish();
+    let per_run = ops
+        .iter()
+        .filter(|op| is_per_run(op))
+        .flat_map(per_run_targets)
+        .filter(|t| **t != "/dev/ptmx")
+        .map(Path::new)
+        .collect();
     Ok(Template {
         tree,
         tmp_tree,
@@ -581,6 +673,10 @@ pub(crate) fn build(ops: &[MountOp]) -> Result<Template, String> {
         bound,
         fingerprint,
         mounts,
+        per_run,
+        proc: ops.iter().any(|op| matches!(op, MountOp::Proc)),
+        idle: Mutex::default(),
+        leasing: AtomicBool::new(true),
     })
 }
 

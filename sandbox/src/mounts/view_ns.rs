@@ -1,0 +1,372 @@
+//! Leased view mount namespaces: a template's view held in mount namespaces of the caller's
+//! own, each lent to one run at a time.
+//!
+//! A copy of a template costs, per run, one clone of every mount it holds (about 1.7 µs per
+//! declared root, measured), a copy of the caller's whole mount table at `CLONE_NEWNS`, the
+//! `pivot_root` and detach of that table, and the teardown of all of it when the run ends. A
+//! leased namespace pays those once, when it is made:
+//!
+//! 1. **Made outside any run.** A short-lived thread of the caller `unshare`s a mount
+//!    namespace, attaches a copy of the template there and pivots into it: the namespace's root
+//!    is the view, and it belongs to the caller's user namespace.
+//! 2. **Joined by the run's child before it leaves that user namespace.** The child is cloned
+//!    into new pid and IPC namespaces only, joins the leased namespace with `setns`, takes away
+//!    what the previous run mounted there ([`ViewNs::enter`]), mounts its own scratch, `/proc`
+//!    and devpts, and only then `unshare`s a user namespace of its own and writes its maps. The
+//!    command therefore holds no capability over any mount of its view: it cannot mount,
+//!    unmount or remount anything there, where a copy in its own namespace relied on the
+//!    mounts being locked and its capabilities dropped.
+//! 3. **One run at a time.** The runner gives a namespace back only after the run's pid 1 was
+//!    reaped (the kernel ends every process of a pid namespace before its init finishes
+//!    exiting) and its set-up completed; otherwise the namespace is closed.
+//! 4. **Never stale.** The pool belongs to one template: a template that no longer holds (a
+//!    root changed on disk, a host mount was made) is built again with an empty pool, and the
+//!    old one's namespaces close with it.
+//!
+//! What the previous run left is found by mount identity, not by trust: for each mount point of
+//! a per-run mount the namespace records, when it is made, which mount its path shows (the
+//! template's directory); a later run detaches whatever is stacked there until that mount shows
+//! again, and refuses to run if it does not.
+//!
+//! A runner whose user namespace is not the initial one may be refused a `/proc` in a namespace
+//! that has none visible (the kernel's `mount_too_revealing`): the namespace is tried once when
+//! it is made, and a template whose namespace cannot be made is copied per run instead.
+
+use std::ffi::{CStr, CString, OsStr};
+use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU8, Ordering};
+
+use super::template::{clone_entry, detached_tmpfs};
+use super::{
+    attach_bind, attach_tree, clone_tree, cstr, devpts, make_private, mkdir_p, move_tree, os_err,
+    pivot, procfs, MountOp, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOEXEC, MOUNT_ATTR_NOSUID,
+};
+
+/// The most mounts one run leaves at one mount point (one); a few more are detached, for safety.
+const MOST_STACKED: usize = 4;
+
+/// `move_mount`: attach beneath the mount on top of the target.
+const MOVE_MOUNT_BENEATH: libc::c_uint = 0x200;
+
+/// What a namespace holds ([`ViewNs::state`]).
+const FRESH: u8 = 0;
+const BUSY: u8 = 1;
+const READY: u8 = 2;
+
+/// A mount namespace whose root is a template's view (see the module docs).
+pub(crate) struct ViewNs {
+    ns: OwnedFd,
+    /// Each per-run mount point and the id of the mount its path shows in the namespace as it
+    /// was made.
+    pristine: Vec<(CString, u64)>,
+    /// [`FRESH`]: as made; [`BUSY`]: a run's child is (or was, until it ended half-way) making
+    /// its mounts; [`READY`]: the last run's child made all of them. Written by the child, which
+    /// shares the caller's memory until `execve`.
+    state: AtomicU8,
+}
+
+impl ViewNs {
+    /// Makes a namespace holding a copy of the detached view `tree`; `per_run` are the mount
+    /// points of the mounts each run makes, and `proc` whether one of them is a procfs (tried
+    /// here, see the module docs).
+    pub(crate) fn make(
+        tree: &std::fs::File,
+        per_run: &[&Path],
+        proc: bool,
+    ) -> Result<ViewNs, String> {
+        std::thread::scope(|s| {
+            s.spawn(|| make_here(tree, per_run, proc))
+                .join()
+                .unwrap_or_else(|_| Err("the thread making a view namespace panicked".into()))
+        })
+    }
+
+    /// Whether the namespace is as it was made: its run needs copies of the template's `/tmp`
+    /// entries (later runs move the previous run's on).
+    pub(crate) fn fresh(&self) -> bool {
+        self.state.load(Ordering::Acquire) == FRESH
+    }
+
+    /// Whether the last run's child made all its mounts: only then may the namespace serve
+    /// another run.
+    pub(crate) fn ready(&self) -> bool {
+        self.state.load(Ordering::Acquire) == READY
+    }
+
+    /// The namespace's descriptor (closed in the child with the template's, before `execve`).
+    pub(crate) fn raw_fd(&self) -> RawFd {
+        self.ns.as_raw_fd()
+    }
+
+    /// In the run's child: joins the namespace, detaches what the previous run mounted and makes
+    /// this run's own mounts of `ops` (scratch, devpts, `/proc`). `copies`: this run's copies of
+    /// the template's `/tmp` entries, for a fresh namespace; `entries`: their names, under which
+    /// a used namespace's previous run holds them, to be moved into this run's `/tmp`.
+    pub(crate) fn enter(
+        &self,
+        ops: &[MountOp],
+        copies: &[(PathBuf, std::fs::File)],
+        entries: &[CString],
+    ) -> Result<(), String> {
+        let used = match self.state.swap(BUSY, Ordering::AcqRel) {
+            FRESH => false,
+            READY => true,
+            _ => return Err("the view namespace was left half-made by an earlier run".into()),
+        };
+        // SAFETY: setns on our own descriptor; the child does not share its filesystem context.
+        if unsafe { libc::setns(self.ns.as_raw_fd(), libc::CLONE_NEWNS) } != 0 {
+            return Err(os_err("join the view's mount namespace".into()));
+        }
+        let root = Path::new("/");
+        for op in ops {
+            match op {
+                MountOp::Proc => {
+                    self.detach_all(c"/proc")?;
+                    procfs(root)?;
+                }
+                MountOp::Devpts => {
+                    self.detach_all(c"/dev/pts")?;
+                    devpts(root, false)?;
+                }
+                _ => {}
+            }
+        }
+        for op in ops {
+            if let MountOp::Scratch {
+                size_bytes,
+                tmp,
+                exec,
+            } = op
+            {
+                let mut attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+                if !exec {
+                    attrs |= MOUNT_ATTR_NOEXEC;
+                }
+                if *tmp {
+                    self.scratch_with_tmp(*size_bytes, attrs, used, copies, entries)?;
+                } else {
+                    let shm = detached_tmpfs(*size_bytes, attrs, c"1777")?;
+                    self.detach_all(c"/dev/shm")?;
+                    attach_tree(&shm, Path::new("/dev/shm"))?;
+                }
+            }
+        }
+        self.state.store(READY, Ordering::Release);
+        Ok(())
+    }
+
+    /// The scratch tmpfs with a private `/tmp`: its `tmp` and `shm` directories, each bound
+    /// where the tool sees it (the tmpfs's own root is in no view). The previous run's `/tmp`
+    /// holds the template's entries below it: this run's `/tmp` is attached beneath it, the
+    /// entries are moved into it, and only then is the old one detached, so no entry is ever
+    /// cloned again.
+    fn scratch_with_tmp(
+        &self,
+        size: u64,
+        attrs: u64,
+        used: bool,
+        copies: &[(PathBuf, std::fs::File)],
+        entries: &[CString],
+    ) -> Result<(), String> {
+        use std::os::unix::fs::PermissionsExt;
+        let fs = detached_tmpfs(size, attrs, c"0755")?;
+        let fs_root = PathBuf::from(format!("/proc/self/fd/{}", fs.as_raw_fd()));
+        for dir in ["shm", "tmp"] {
+            let at = fs_root.join(dir);
+            mkdir_p(&at)?;
+            // Sticky and world-writable, as every program expects of both.
+            std::fs::set_permissions(&at, std::fs::Permissions::from_mode(0o1777))
+                .map_err(|e| format!("chmod {dir} of the scratch: {e}"))?;
+        }
+        let bind = |dir: &CStr| {
+            clone_entry(&fs, dir).map_err(|e| format!("bind the scratch's {dir:?}: {e}"))
+        };
+        let (tmp, shm) = (bind(c"tmp")?, bind(c"shm")?);
+        drop(fs);
+        self.detach_all(c"/dev/shm")?;
+        attach_tree(&shm, Path::new("/dev/shm"))?;
+        let tmp_root = PathBuf::from(format!("/proc/self/fd/{}", tmp.as_raw_fd()));
+        if !used {
+            attach_tree(&tmp, Path::new("/tmp"))?;
+            for (path, copy) in copies {
+                let name = path.strip_prefix("/tmp").unwrap_or(path);
+                attach_bind(copy, &tmp_root, Path::new("/").join(name).as_path())?;
+            }
+            return Ok(());
+        }
+        let mut held = Vec::with_capacity(entries.len());
+        let old_tmp = mount_id(c"/tmp")?;
+        for name in entries {
+            let at = Path::new("/tmp").join(OsStr::from_bytes(name.to_bytes()));
+            let c = cstr(&at)?;
+            if mount_id(&c)? == old_tmp {
+                return Err(format!(
+                    "{} is no longer the template's entry",
+                    at.display()
+                ));
+            }
+            held.push((name, open_mount(&c)?));
+        }
+        move_tree(&tmp, libc::AT_FDCWD, c"/tmp", MOVE_MOUNT_BENEATH)
+            .map_err(|e| format!("attach this run's /tmp beneath the previous one: {e}"))?;
+        for (name, entry) in &held {
+            let at = tmp_root.join(OsStr::from_bytes(name.to_bytes()));
+            if entry.metadata().is_ok_and(|m| m.is_dir()) {
+                mkdir_p(&at)?;
+            } else {
+                std::fs::File::create(&at).map_err(|e| format!("create {}: {e}", at.display()))?;
+            }
+            attach_tree(entry, &at)?;
+        }
+        let ours = mount_id_at(tmp.as_raw_fd(), c"", libc::AT_EMPTY_PATH)?;
+        let mut stacked = 0;
+        while mount_id(c"/tmp")? != ours {
+            if stacked == MOST_STACKED {
+                return Err("/tmp still shows an earlier run's mount".into());
+            }
+            detach(c"/tmp")?;
+            stacked += 1;
+        }
+        Ok(())
+    }
+
+    /// Detaches every mount at `path` until it shows what it showed when the namespace was made.
+    fn detach_all(&self, path: &CStr) -> Result<(), String> {
+        let Some((_, pristine)) = self.pristine.iter().find(|(p, _)| p.as_c_str() == path) else {
+            return Err(format!("{path:?} is not a per-run mount point of the view"));
+        };
+        let mut stacked = 0;
+        while mount_id(path)? != *pristine {
+            if stacked == MOST_STACKED {
+                return Err(format!(
+                    "{} still shows an earlier run's mount after {MOST_STACKED} detaches",
+                    path.to_string_lossy()
+                ));
+            }
+            detach(path)?;
+            stacked += 1;
+        }
+        Ok(())
+    }
+}
+
+/// Detaches the mount on top at `path`.
+fn detach(path: &CStr) -> Result<(), String> {
+    // SAFETY: a C string; detaching a mount of this namespace.
+    if unsafe { libc::umount2(path.as_ptr(), libc::MNT_DETACH) } != 0 {
+        return Err(os_err(format!(
+            "detach an earlier run's mount at {}",
+            path.to_string_lossy()
+        )));
+    }
+    Ok(())
+}
+
+/// A descriptor of the mount at `path` itself (not a copy), to move it.
+fn open_mount(path: &CStr) -> Result<std::fs::File, String> {
+    let flags = libc::O_CLOEXEC as libc::c_uint | libc::AT_SYMLINK_NOFOLLOW as libc::c_uint;
+    // SAFETY: open_tree with a C string; the new descriptor is owned below.
+    let fd = unsafe { libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, path.as_ptr(), flags) };
+    if fd < 0 {
+        return Err(os_err(format!(
+            "open the mount at {}",
+            path.to_string_lossy()
+        )));
+    }
+    // SAFETY: a new descriptor owned here.
+    Ok(unsafe { std::fs::File::from_raw_fd(fd as i32) })
+}
+
+/// [`ViewNs::make`] on the thread that becomes the namespace's only member, and leaves it.
+fn make_here(tree: &std::fs::File, per_run: &[&Path], proc: bool) -> Result<ViewNs, String> {
+    // SAFETY: unshare of this thread's own mount namespace (and filesystem context).
+    if unsafe { libc::unshare(libc::CLONE_NEWNS) } != 0 {
+        return Err(os_err("unshare a mount namespace".into()));
+    }
+    // SAFETY: a C string; a new descriptor owned below.
+    let fd = unsafe {
+        libc::open(
+            c"/proc/thread-self/ns/mnt".as_ptr(),
+            libc::O_RDONLY | libc::O_CLOEXEC,
+        )
+    };
+    if fd < 0 {
+        return Err(os_err("open the new mount namespace".into()));
+    }
+    // SAFETY: a new descriptor owned here.
+    let ns = unsafe { OwnedFd::from_raw_fd(fd) };
+    make_private()?;
+    let copy = clone_tree(tree).map_err(|e| format!("copy the view template: {e}"))?;
+    let staging = Path::new("/tmp");
+    attach_tree(&copy, staging)?;
+    pivot(staging)?;
+    if proc {
+        try_proc()?;
+    }
+    let mut pristine = Vec::with_capacity(per_run.len());
+    for path in per_run {
+        let c = cstr(path)?;
+        let id = mount_id(&c)?;
+        pristine.push((c, id));
+    }
+    Ok(ViewNs {
+        ns,
+        pristine,
+        state: AtomicU8::new(FRESH),
+    })
+}
+
+/// Mounts a procfs at `/proc` and detaches it: whether a run's child will be allowed to.
+fn try_proc() -> Result<(), String> {
+    let flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC | libc::MS_RDONLY;
+    // SAFETY: C strings; the mount is detached at once.
+    unsafe {
+        if libc::mount(
+            c"proc".as_ptr(),
+            c"/proc".as_ptr(),
+            c"proc".as_ptr(),
+            flags,
+            std::ptr::null(),
+        ) != 0
+        {
+            return Err(os_err("mount a procfs in a view namespace".into()));
+        }
+        if libc::umount2(c"/proc".as_ptr(), libc::MNT_DETACH) != 0 {
+            return Err(os_err("detach the trial procfs".into()));
+        }
+    }
+    Ok(())
+}
+
+/// The id of the mount that `path` shows (the topmost one at a mount point).
+fn mount_id(path: &CStr) -> Result<u64, String> {
+    mount_id_at(libc::AT_FDCWD, path, 0)
+}
+
+/// [`mount_id`] of `path` from `dir` (with `flags`, e.g. `AT_EMPTY_PATH` for `dir` itself).
+fn mount_id_at(dir: RawFd, path: &CStr, flags: libc::c_int) -> Result<u64, String> {
+    // SAFETY: statx fills a zeroed struct; a C string.
+    let (rc, stx) = unsafe {
+        let mut stx: libc::statx = std::mem::zeroed();
+        let rc = libc::statx(
+            dir,
+            path.as_ptr(),
+            flags | libc::AT_SYMLINK_NOFOLLOW | libc::AT_NO_AUTOMOUNT,
+            libc::STATX_MNT_ID,
+            &mut stx,
+        );
+        (rc, stx)
+    };
+    if rc != 0 {
+        return Err(os_err(format!("statx {}", path.to_string_lossy())));
+    }
+    if stx.stx_mask & libc::STATX_MNT_ID == 0 {
+        return Err(format!(
+            "the kernel gave no mount id for {}",
+            path.to_string_lossy()
+        ));
+    }
+    Ok(stx.stx_mnt_id)
+}
