@@ -463,11 +463,11 @@ fn enter_template(
     use crate::mounts::template::CopyRoot;
     match &copy.root {
         CopyRoot::Tree(tree) => crate::mounts::enter_copy(&req.mounts, tree, &copy.tmp),
-        CopyRoot::Namespace(ns) => {
+        CopyRoot::Namespace(ns, scratch) => {
             // Opened on the caller's procfs: the view's `/proc` is read-only.
             let proc_self =
                 std::fs::File::open("/proc/self").map_err(|e| format!("open /proc/self: {e}"))?;
-            ns.enter(&req.mounts, &copy.tmp, copy.tmp_entries())?;
+            ns.enter(&req.mounts, scratch.as_ref(), &copy.tmp, copy.tmp_entries())?;
             crate::child::own_user_namespace(&proc_self, euid, egid)
         }
     }

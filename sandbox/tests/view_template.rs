@@ -143,8 +143,13 @@ fn policy(json: &str) -> ToolPolicy {
 
 /// The policy granting `access` ("read" or "write") to `root/**`, checked to use a template.
 fn root_policy(access: &str, root: &Path) -> Result<ToolPolicy, String> {
+    root_policy_with(access, root, "")
+}
+
+/// [`root_policy`] with more top-level fields (`extra`: `, "key": value...`).
+fn root_policy_with(access: &str, root: &Path, extra: &str) -> Result<ToolPolicy, String> {
     let p = policy(&format!(
-        r#"{{"fs": {{"{access}": ["{}/**"]}}}}"#,
+        r#"{{"fs": {{"{access}": ["{}/**"]}}{extra}}}"#,
         root.display()
     ));
     let prepared = prepare(&p, Profile::Strict, Path::new("/bin/sh")).map_err(|e| e.to_string())?;
@@ -406,55 +411,67 @@ fn namespaces_of(out: &RunOutput) -> Result<(String, String, String), String> {
 const REPORT: &str = "readlink /proc/self/ns/mnt /proc/self/ns/user; wc -l < /proc/self/mountinfo";
 
 /// The view's mount namespace is the runner's, lent to one run at a time: runs one after the
-/// other get the same one (and each a user namespace of its own), holding the same mounts however
-/// the previous run ended, its timeout included; two runs at once get two; while a run is
-/// running, the kernel names the runner's user namespace as its mount namespace's owner, so the
-/// command holds no capability over any mount of its view.
+/// other get the same one (and each a user namespace of its own), holding the same mounts; a
+/// run that leaves files in its scratch (here one killed by its timeout) has its namespace
+/// closed, so nothing it wrote outlives it; two runs at once get two; while a run is running,
+/// the kernel names the runner's user namespace as its mount namespace's owner, so the command
+/// holds no capability over any mount of its view.
 fn leased_namespaces(dir: &Path) -> Result<(), String> {
     use namespaces::{inode_of, owner_of, pid_running};
     private_mounts()?;
     let dir = canonical(dir);
     let root = dir.join("root");
     std::fs::create_dir(&root).map_err(|e| e.to_string())?;
-    let p = root_policy("read", &root)?;
+    // Every run of the case under one policy (one template, one pool), with a timeout.
+    let p = root_policy_with("read", &root, r#", "limits": {"timeout_ms": 1000}"#)?;
     let (mnt, user, count) = namespaces_of(&sh(&p, REPORT)?)?;
     let host = std::fs::read_link("/proc/self/ns/mnt").map_err(|e| e.to_string())?;
     check(
         &format!("the run's mount namespace {mnt} is not the runner's"),
         Path::new(&mnt) != host,
     )?;
-    let timed = ToolPolicy::from_json_str(
-        "case",
+    // A run that removes what it wrote leaves its scratch as it was made: the namespace is lent
+    // again, with the same mounts.
+    let tidy = sh(&p, &format!("echo x > /tmp/x && rm /tmp/x && {REPORT}"))?;
+    let (mnt_tidy, user_tidy, count_tidy) = namespaces_of(&tidy)?;
+    check(
         &format!(
-            r#"{{"fs": {{"read": ["{}/**"]}}, "limits": {{"timeout_ms": 1000}}}}"#,
-            root.display()
+            "a later run reuses the namespace ({mnt} then {mnt_tidy}), with a user namespace \
+             of its own ({user} then {user_tidy}) and the same {count} mounts ({count_tidy})"
         ),
-    )
-    .map_err(|e| e.to_string())?;
+        mnt_tidy == mnt && user_tidy != user && count_tidy == count,
+    )?;
+    // A run killed by its timeout with files left in its scratch: that namespace is closed,
+    // and what the run wrote goes with it.
     let killed = sh(
-        &timed,
+        &p,
         "echo left > /tmp/left; echo left > /dev/shm/left; sleep 30",
     )?;
     check(
-        &format!("the second run ends by its timeout: {}", show(&killed)),
+        &format!("the run ends by its timeout: {}", show(&killed)),
         killed.timed_out,
     )?;
-    let again = sh(&p, &format!("{REPORT}; ls -a /tmp /dev/shm"))?;
-    let (mnt_again, user_again, count_again) = namespaces_of(&again)?;
+    let after = sh(&p, &format!("{REPORT}; ls -a /tmp /dev/shm"))?;
+    let (mnt_after, _, count_after) = namespaces_of(&after)?;
     check(
         &format!(
-            "a later run reuses the namespace ({mnt} then {mnt_again}), with a user namespace \
-             of its own ({user} then {user_again}), the same {count} mounts ({count_again}) and \
-             nothing of the killed run: {}",
-            show(&again)
+            "after a run that left files, the next run has another namespace ({mnt} then \
+             {mnt_after}) with the same {count} mounts ({count_after}) and nothing of the \
+             killed run: {}",
+            show(&after)
         ),
-        mnt_again == mnt
-            && user_again != user
-            && count_again == count
-            && !stdout(&again).contains("left"),
+        mnt_after != mnt && count_after == count && !stdout(&after).contains("left"),
+    )?;
+    let (mnt_next, _, count_next) = namespaces_of(&sh(&p, REPORT)?)?;
+    check(
+        &format!(
+            "that namespace is lent again ({mnt_after} then {mnt_next}) with the same mounts \
+             ({count_after} then {count_next})"
+        ),
+        mnt_next == mnt_after && count_next == count,
     )?;
     // A duration no other process on the machine is likely to sleep for names the command.
-    let marker = "2.0417";
+    let marker = "0.8417";
     let (slow, quick, owners) = std::thread::scope(|s| {
         let slow = s.spawn(|| sh(&p, &format!("{REPORT}; exec sleep {marker}")));
         let quick = s.spawn(|| {

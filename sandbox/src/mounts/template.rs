@@ -50,7 +50,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use super::view_ns::ViewNs;
+use super::view_ns::{Scratch, ViewNs};
 use super::{
     attach_bind, attach_tree, bind_source, copy_link, cstr, mkdir_p, on_own_filesystem, under,
     BoundSources, MountAttr, MountOp, AT_RECURSIVE, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOEXEC,
@@ -173,7 +173,7 @@ pub(crate) struct Template {
     /// for `/tmp`, and the names of its entries: each is cloned per run and attached in the
     /// run's scratch.
     tmp_tree: std::fs::File,
-    tmp_entries: Vec<CString>,
+    tmp_entries: Vec<TmpEntry>,
     bound: BoundSources,
     fingerprint: Fingerprint,
     mounts: MountWatch,
@@ -184,6 +184,13 @@ pub(crate) struct Template {
     idle: Mutex<Vec<ViewNs>>,
     /// Cleared when a namespace could not be made: the runs copy the tree instead.
     leasing: AtomicBool,
+}
+
+/// A top entry of the template's `/tmp` tree.
+pub(crate) struct TmpEntry {
+    pub(crate) name: CString,
+    /// A directory (else a file: a root bound alone).
+    pub(crate) dir: bool,
 }
 
 /// The most idle view namespaces one template keeps: one per run that was running at once.
@@ -232,8 +239,9 @@ pub(crate) struct ViewCopy {
 
 /// Where a run's view comes from.
 pub(crate) enum CopyRoot {
-    /// A leased namespace that holds the view ([`super::enter_leased`]).
-    Namespace(ViewNs),
+    /// A leased namespace that holds the view, and the run's scratch made by the caller
+    /// ([`super::view_ns`]).
+    Namespace(ViewNs, Option<Scratch>),
     /// A detached copy of the template's tree, for a namespace of the run's own
     /// ([`super::enter_copy`]).
     Tree(std::fs::File),
@@ -245,7 +253,7 @@ impl ViewCopy {
     pub(crate) fn close_in_child(&self) {
         let template = &self.template;
         let root = match &self.root {
-            CopyRoot::Namespace(ns) => ns.raw_fd(),
+            CopyRoot::Namespace(ns, _) => ns.raw_fd(),
             CopyRoot::Tree(tree) => tree.as_raw_fd(),
         };
         let own = [
@@ -255,7 +263,12 @@ impl ViewCopy {
             template.mounts.0.as_raw_fd(),
         ];
         let tmp = self.tmp.iter().map(|(_, f)| f.as_raw_fd());
-        for fd in own.into_iter().chain(tmp).chain(template.bound.raw_fds()) {
+        let scratch = match &self.root {
+            CopyRoot::Namespace(_, Some(scratch)) => Some(scratch.raw_fd()),
+            _ => None,
+        };
+        let fds = own.into_iter().chain(tmp).chain(scratch);
+        for fd in fds.chain(template.bound.raw_fds()) {
             // SAFETY: closing this child's own copy of a descriptor nothing here uses again.
             unsafe { libc::close(fd) };
         }
@@ -268,22 +281,24 @@ impl ViewCopy {
     }
 
     /// The names of the template's `/tmp` entries.
-    pub(crate) fn tmp_entries(&self) -> &[CString] {
+    pub(crate) fn tmp_entries(&self) -> &[TmpEntry] {
         &self.template.tmp_entries
     }
 
     /// Whether this run's view is a leased namespace.
     pub(crate) fn leased(&self) -> bool {
-        matches!(self.root, CopyRoot::Namespace(_))
+        matches!(self.root, CopyRoot::Namespace(..))
     }
 
     /// After a run whose pid 1 was reaped: its leased namespace is free for the next run of the
-    /// template, if the run's child made all its mounts (see [`super::view_ns`]); otherwise it
-    /// is closed.
+    /// template if the run's child made all its mounts and the run left its scratch as it was
+    /// made (see [`super::view_ns`]). Otherwise it is closed, and everything the run left in it
+    /// is freed with it.
     pub(crate) fn give_back(self) {
-        if let CopyRoot::Namespace(ns) = self.root {
+        if let CopyRoot::Namespace(ns, scratch) = self.root {
+            let left_nothing = scratch.as_ref().is_none_or(Scratch::left_empty);
             let mut idle = self.template.idle.lock().unwrap_or_else(|e| e.into_inner());
-            if ns.ready() && idle.len() < MAX_IDLE {
+            if ns.ready() && left_nothing && idle.len() < MAX_IDLE {
                 idle.push(ns);
             }
         }
@@ -325,16 +340,33 @@ pub(crate) fn copy(key: u64, ops: &[MountOp], rules: &[PathRule]) -> Option<View
     };
     drop(templates);
     let root = match template.lease() {
-        Some(ns) => CopyRoot::Namespace(ns),
+        Some(ns) => {
+            // The scratch is the caller's, so that it can see after the run whether the run
+            // left anything there (see `ViewCopy::give_back`).
+            let scratch = ops.iter().find_map(|op| match op {
+                MountOp::Scratch {
+                    size_bytes,
+                    tmp,
+                    exec,
+                } => Some(Scratch::make(
+                    *size_bytes,
+                    *tmp,
+                    *exec,
+                    &template.tmp_entries,
+                )),
+                _ => None,
+            });
+            CopyRoot::Namespace(ns, scratch.transpose().ok()?)
+        }
         None => CopyRoot::Tree(super::clone_tree(&template.tree).ok()?),
     };
     // A used namespace's previous run holds the entries, moved on by the child.
     let entries = match &root {
-        CopyRoot::Namespace(ns) if !ns.fresh() => &[][..],
+        CopyRoot::Namespace(ns, _) if !ns.fresh() => &[][..],
         _ => &template.tmp_entries[..],
     };
     let mut tmp = Vec::with_capacity(entries.len());
-    for name in entries {
+    for TmpEntry { name, .. } in entries {
         let copy = clone_entry(&template.tmp_tree, name).ok()?;
         let path = Path::new("/tmp").join(std::ffi::OsStr::from_bytes(name.as_bytes()));
         tmp.push((path, copy));
@@ -653,10 +685,11 @@ pub(crate) fn build(ops: &[MountOp]) -> Result<Template, String> {
                 entry.file_name().to_string_lossy()
             ));
         }
-        tmp_entries.push(
-            CString::new(entry.file_name().as_bytes())
+        tmp_entries.push(TmpEntry {
+            name: CString::new(entry.file_name().as_bytes())
                 .map_err(|_| "a name with NUL".to_string())?,
-        );
+            dir: entry.file_type().is_ok_and(|t| t.is_dir()),
+        });
     }
     fingerprint.finish();
     let per_run = ops

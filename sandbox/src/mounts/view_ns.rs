@@ -16,10 +16,17 @@
 //!    command therefore holds no capability over any mount of its view: it cannot mount,
 //!    unmount or remount anything there, where a copy in its own namespace relied on the
 //!    mounts being locked and its capabilities dropped.
-//! 3. **One run at a time.** The runner gives a namespace back only after the run's pid 1 was
-//!    reaped (the kernel ends every process of a pid namespace before its init finishes
-//!    exiting) and its set-up completed; otherwise the namespace is closed.
-//! 4. **Never stale.** The pool belongs to one template: a template that no longer holds (a
+//! 3. **One run at a time, and nothing left behind.** The runner gives a namespace back only
+//!    after the run's pid 1 was reaped (the kernel ends every process of a pid namespace before
+//!    its init finishes exiting), its child made all its mounts, and the run left its scratch
+//!    exactly as it was made (the caller makes each run's scratch tmpfs and compares its inode
+//!    and block counts after the run, [`Scratch`]); otherwise the namespace is closed, which
+//!    frees everything the run wrote at once. A namespace waiting in the pool therefore holds
+//!    no byte of an earlier run, only empty mounts, detached by the next run.
+//! 4. **Roots inside the private `/tmp` are moved, not copied.** They hang below the run's own
+//!    `/tmp`; the next run attaches its `/tmp` beneath the previous one (`MOVE_MOUNT_BENEATH`),
+//!    moves each of the template's entries across, and only then detaches the old one.
+//! 5. **Never stale.** The pool belongs to one template: a template that no longer holds (a
 //!    root changed on disk, a host mount was made) is built again with an empty pool, and the
 //!    old one's namespaces close with it.
 //!
@@ -38,10 +45,10 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU8, Ordering};
 
-use super::template::{clone_entry, detached_tmpfs};
+use super::template::{clone_entry, detached_tmpfs, TmpEntry};
 use super::{
-    attach_bind, attach_tree, clone_tree, cstr, devpts, make_private, mkdir_p, move_tree, os_err,
-    pivot, procfs, MountOp, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOEXEC, MOUNT_ATTR_NOSUID,
+    attach_tree, clone_tree, cstr, devpts, make_private, mkdir_p, move_tree, os_err, pivot, procfs,
+    touch, MountOp, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOEXEC, MOUNT_ATTR_NOSUID,
 };
 
 /// The most mounts one run leaves at one mount point (one); a few more are detached, for safety.
@@ -107,8 +114,9 @@ impl ViewNs {
     pub(crate) fn enter(
         &self,
         ops: &[MountOp],
+        scratch: Option<&Scratch>,
         copies: &[(PathBuf, std::fs::File)],
-        entries: &[CString],
+        entries: &[TmpEntry],
     ) -> Result<(), String> {
         let used = match self.state.swap(BUSY, Ordering::AcqRel) {
             FRESH => false,
@@ -133,24 +141,13 @@ impl ViewNs {
                 _ => {}
             }
         }
-        for op in ops {
-            if let MountOp::Scratch {
-                size_bytes,
-                tmp,
-                exec,
-            } = op
-            {
-                let mut attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
-                if !exec {
-                    attrs |= MOUNT_ATTR_NOEXEC;
-                }
-                if *tmp {
-                    self.scratch_with_tmp(*size_bytes, attrs, used, copies, entries)?;
-                } else {
-                    let shm = detached_tmpfs(*size_bytes, attrs, c"1777")?;
-                    self.detach_all(c"/dev/shm")?;
-                    attach_tree(&shm, Path::new("/dev/shm"))?;
-                }
+        if let Some(scratch) = scratch {
+            if scratch.tmp {
+                self.scratch_with_tmp(scratch, used, copies, entries)?;
+            } else {
+                let shm = scratch.bind(c"")?;
+                self.detach_all(c"/dev/shm")?;
+                attach_tree(&shm, Path::new("/dev/shm"))?;
             }
         }
         self.state.store(READY, Ordering::Release);
@@ -164,27 +161,12 @@ impl ViewNs {
     /// cloned again.
     fn scratch_with_tmp(
         &self,
-        size: u64,
-        attrs: u64,
+        scratch: &Scratch,
         used: bool,
         copies: &[(PathBuf, std::fs::File)],
-        entries: &[CString],
+        entries: &[TmpEntry],
     ) -> Result<(), String> {
-        use std::os::unix::fs::PermissionsExt;
-        let fs = detached_tmpfs(size, attrs, c"0755")?;
-        let fs_root = PathBuf::from(format!("/proc/self/fd/{}", fs.as_raw_fd()));
-        for dir in ["shm", "tmp"] {
-            let at = fs_root.join(dir);
-            mkdir_p(&at)?;
-            // Sticky and world-writable, as every program expects of both.
-            std::fs::set_permissions(&at, std::fs::Permissions::from_mode(0o1777))
-                .map_err(|e| format!("chmod {dir} of the scratch: {e}"))?;
-        }
-        let bind = |dir: &CStr| {
-            clone_entry(&fs, dir).map_err(|e| format!("bind the scratch's {dir:?}: {e}"))
-        };
-        let (tmp, shm) = (bind(c"tmp")?, bind(c"shm")?);
-        drop(fs);
+        let (tmp, shm) = (scratch.bind(c"tmp")?, scratch.bind(c"shm")?);
         self.detach_all(c"/dev/shm")?;
         attach_tree(&shm, Path::new("/dev/shm"))?;
         let tmp_root = PathBuf::from(format!("/proc/self/fd/{}", tmp.as_raw_fd()));
@@ -192,13 +174,13 @@ impl ViewNs {
             attach_tree(&tmp, Path::new("/tmp"))?;
             for (path, copy) in copies {
                 let name = path.strip_prefix("/tmp").unwrap_or(path);
-                attach_bind(copy, &tmp_root, Path::new("/").join(name).as_path())?;
+                attach_tree(copy, &tmp_root.join(name))?;
             }
             return Ok(());
         }
         let mut held = Vec::with_capacity(entries.len());
         let old_tmp = mount_id(c"/tmp")?;
-        for name in entries {
+        for TmpEntry { name, .. } in entries {
             let at = Path::new("/tmp").join(OsStr::from_bytes(name.to_bytes()));
             let c = cstr(&at)?;
             if mount_id(&c)? == old_tmp {
@@ -212,13 +194,7 @@ impl ViewNs {
         move_tree(&tmp, libc::AT_FDCWD, c"/tmp", MOVE_MOUNT_BENEATH)
             .map_err(|e| format!("attach this run's /tmp beneath the previous one: {e}"))?;
         for (name, entry) in &held {
-            let at = tmp_root.join(OsStr::from_bytes(name.to_bytes()));
-            if entry.metadata().is_ok_and(|m| m.is_dir()) {
-                mkdir_p(&at)?;
-            } else {
-                std::fs::File::create(&at).map_err(|e| format!("create {}: {e}", at.display()))?;
-            }
-            attach_tree(entry, &at)?;
+            attach_tree(entry, &tmp_root.join(OsStr::from_bytes(name.to_bytes())))?;
         }
         let ours = mount_id_at(tmp.as_raw_fd(), c"", libc::AT_EMPTY_PATH)?;
         let mut stacked = 0;
@@ -250,6 +226,91 @@ impl ViewNs {
         }
         Ok(())
     }
+}
+
+/// A run's scratch tmpfs (`/tmp` and `/dev/shm`, or `/dev/shm` alone), made by the caller with
+/// its directories and the mount points of the template's `/tmp` entries, so that after the run
+/// it can tell whether the run left anything in it: a namespace is lent again only when it did
+/// not, and nothing a run wrote outlives the run in a namespace waiting in the pool.
+pub(crate) struct Scratch {
+    fs: std::fs::File,
+    tmp: bool,
+    /// Inodes and blocks in use once made.
+    made: (u64, u64),
+}
+
+impl Scratch {
+    /// A scratch of `size` bytes (noexec unless `exec`): with `tmp`, its `tmp` and `shm`
+    /// directories and, in `tmp`, a mount point for each of `entries`.
+    pub(crate) fn make(
+        size: u64,
+        tmp: bool,
+        exec: bool,
+        entries: &[TmpEntry],
+    ) -> Result<Scratch, String> {
+        use std::os::unix::fs::PermissionsExt;
+        let mut attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
+        if !exec {
+            attrs |= MOUNT_ATTR_NOEXEC;
+        }
+        let mode = if tmp { c"0755" } else { c"1777" };
+        let fs = detached_tmpfs(size, attrs, mode)?;
+        if tmp {
+            let root = PathBuf::from(format!("/proc/self/fd/{}", fs.as_raw_fd()));
+            for dir in ["shm", "tmp"] {
+                let at = root.join(dir);
+                mkdir_p(&at)?;
+                // Sticky and world-writable, as every program expects of both.
+                std::fs::set_permissions(&at, std::fs::Permissions::from_mode(0o1777))
+                    .map_err(|e| format!("chmod {dir} of the scratch: {e}"))?;
+            }
+            for TmpEntry { name, dir } in entries {
+                let at = root.join("tmp").join(OsStr::from_bytes(name.to_bytes()));
+                if *dir {
+                    mkdir_p(&at)?;
+                } else {
+                    touch(&at)?;
+                }
+            }
+        }
+        let made = usage(&fs)?;
+        Ok(Scratch { fs, tmp, made })
+    }
+
+    /// Whether the run left the scratch as it was made: no file, directory or byte more.
+    pub(crate) fn left_empty(&self) -> bool {
+        usage(&self.fs).is_ok_and(|now| now == self.made)
+    }
+
+    pub(crate) fn raw_fd(&self) -> RawFd {
+        self.fs.as_raw_fd()
+    }
+
+    /// A bind of the directory `dir` of the scratch (`""`: its root).
+    fn bind(&self, dir: &CStr) -> Result<std::fs::File, String> {
+        let copy = if dir.is_empty() {
+            clone_tree(&self.fs)
+        } else {
+            clone_entry(&self.fs, dir)
+        };
+        copy.map_err(|e| format!("bind the scratch's {dir:?}: {e}"))
+    }
+}
+
+/// Inodes and blocks in use on the filesystem of `fs`.
+fn usage(fs: &std::fs::File) -> Result<(u64, u64), String> {
+    // SAFETY: fstatfs fills a zeroed struct for our descriptor.
+    let st = unsafe {
+        let mut st: libc::statfs = std::mem::zeroed();
+        if libc::fstatfs(fs.as_raw_fd(), &mut st) != 0 {
+            return Err(os_err("fstatfs the scratch".into()));
+        }
+        st
+    };
+    Ok((
+        (st.f_files - st.f_ffree) as u64,
+        (st.f_blocks - st.f_bfree) as u64,
+    ))
 }
 
 /// Detaches the mount on top at `path`.
