@@ -81,6 +81,8 @@ pub struct RunOptions {
     /// How the egress broker resolves and connects (net = hosts); `None` is
     /// [`BrokerOptions::default`]: the host's resolver, host-local answers refused.
     pub broker: Option<BrokerOptions>,
+    /// Where a root runner's strict run takes its view from (default: a leased namespace).
+    pub view_source: crate::mounts::template::ViewSource,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -91,6 +93,7 @@ impl std::fmt::Debug for RunOptions {
             .field("helper", &self.helper)
             .field("stdio", &self.stdio)
             .field("cwd", &self.cwd)
+            .field("view_source", &self.view_source)
             .finish_non_exhaustive()
     }
 }
@@ -130,6 +133,12 @@ impl RunOptions {
     /// allowed names at test servers).
     pub fn broker_options(mut self, options: BrokerOptions) -> Self {
         self.broker = Some(options);
+        self
+    }
+    /// Sets where a root runner's strict run takes its view from: a leased mount namespace (the
+    /// default) or a copy in a namespace of the run's own.
+    pub fn view_source(mut self, source: crate::mounts::template::ViewSource) -> Self {
+        self.view_source = source;
         self
     }
     /// Explicitly runs without a sandbox (tests, trusted commands). Never the default.
@@ -1072,6 +1081,7 @@ pub fn run(
                 prepared.slot_key,
                 &request.mounts,
                 &request.landlock.paths,
+                opts.view_source,
             )
         }
         _ => None,

@@ -22,7 +22,7 @@ use std::process::ExitCode;
 
 use cases::{check, Case};
 use policy_runtime::ToolPolicy;
-use sandbox::mounts::template::ViewBuild;
+use sandbox::mounts::template::{ViewBuild, ViewSource};
 use sandbox::runner::{prepare, run, RunOptions, RunOutput};
 use sandbox::Profile;
 
@@ -58,6 +58,10 @@ const CASES: &[(&str, Case)] = &[
     (
         "runs_lease_a_mount_namespace_of_the_runner_one_at_a_time",
         leased_namespaces,
+    ),
+    (
+        "copied_views_give_each_run_a_namespace_of_its_own",
+        copied_views,
     ),
 ];
 
@@ -164,8 +168,14 @@ fn root_policy_with(access: &str, root: &Path, extra: &str) -> Result<ToolPolicy
 }
 
 fn sh(policy: &ToolPolicy, script: &str) -> Result<RunOutput, String> {
+    sh_from(policy, script, ViewSource::Leased)
+}
+
+fn sh_from(policy: &ToolPolicy, script: &str, source: ViewSource) -> Result<RunOutput, String> {
     let argv: Vec<OsString> = vec!["/bin/sh".into(), "-c".into(), script.into()];
-    let opts = RunOptions::default().profile(Profile::Strict);
+    let opts = RunOptions::default()
+        .profile(Profile::Strict)
+        .view_source(source);
     run(policy, &argv, &opts).map_err(|e| e.to_string())
 }
 
@@ -505,5 +515,72 @@ fn leased_namespaces(dir: &Path) -> Result<(), String> {
     check(
         &format!("two runs at once have two mount namespaces: {slow} and {quick}"),
         slow != quick,
+    )
+}
+
+/// `ViewSource::Copied`, the path a root runner takes when no leased namespace can be made:
+/// each run gets a namespace of its own (and its own user namespace owns it), sees its root
+/// (inside the private `/tmp`, so through a copy of the template's `/tmp` entry), and nothing of
+/// the run before; a leased run of the same policy still works beside it.
+fn copied_views(dir: &Path) -> Result<(), String> {
+    use namespaces::{inode_of, owner_of, pid_running};
+    private_mounts()?;
+    let dir = canonical(dir);
+    let root = dir.join("root");
+    std::fs::create_dir(&root).map_err(|e| e.to_string())?;
+    std::fs::write(root.join("marker"), "here\n").map_err(|e| e.to_string())?;
+    let p = root_policy("read", &root)?;
+    let script = format!("{REPORT}; cat {}/marker; ls -a /tmp", root.display());
+    let first = sh_from(
+        &p,
+        &format!("echo x > /tmp/x; {script}"),
+        ViewSource::Copied,
+    )?;
+    let second = sh_from(&p, &script, ViewSource::Copied)?;
+    let leased = sh(&p, &script)?;
+    let (a, b, c) = (
+        namespaces_of(&first)?,
+        namespaces_of(&second)?,
+        namespaces_of(&leased)?,
+    );
+    check(
+        &format!(
+            "copied runs have a namespace each ({} then {}), read their root and see nothing \
+             of the run before: {} / {}",
+            a.0,
+            b.0,
+            show(&first),
+            show(&second)
+        ),
+        a.0 != b.0
+            && a.2 == b.2
+            && [&first, &second, &leased]
+                .iter()
+                .all(|o| stdout(o).lines().any(|l| l == "here"))
+            && !stdout(&second).lines().any(|l| l == "x"),
+    )?;
+    check(
+        &format!("a leased run beside them has another namespace: {}", c.0),
+        c.0 != a.0 && c.0 != b.0,
+    )?;
+    // While a copied run runs, its mount namespace belongs to its own user namespace.
+    let marker = "0.7419";
+    let (out, owners) = std::thread::scope(|s| {
+        let run = s.spawn(|| sh_from(&p, &format!("exec sleep {marker}"), ViewSource::Copied));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+        let mut owners = None;
+        while owners.is_none() && std::time::Instant::now() < deadline {
+            if let Some(pid) = pid_running(marker) {
+                let ns = |kind: &str| PathBuf::from(format!("/proc/{pid}/ns/{kind}"));
+                owners = Some((owner_of(&ns("mnt")), inode_of(&ns("user"))));
+            }
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        (run.join().expect("copied run"), owners)
+    });
+    out?;
+    check(
+        &format!("a copied run's mount namespace is its own user namespace's: {owners:?}"),
+        owners.is_some_and(|(owner, own)| owner == own),
     )
 }
