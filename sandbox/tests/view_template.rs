@@ -418,6 +418,21 @@ fn namespaces_of(out: &RunOutput) -> Result<(String, String, String), String> {
     }
 }
 
+/// While a process whose command line holds `marker` runs (waiting up to 2 s for it): the user
+/// namespace that owns its mount namespace, and its own user namespace (inode numbers).
+fn mount_owner_while_running(marker: &str) -> Option<(u64, u64)> {
+    use namespaces::{inode_of, owner_of, pid_running};
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
+    while std::time::Instant::now() < deadline {
+        if let Some(pid) = pid_running(marker) {
+            let ns = |kind: &str| PathBuf::from(format!("/proc/{pid}/ns/{kind}"));
+            return Some((owner_of(&ns("mnt")), inode_of(&ns("user"))));
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    None
+}
+
 const REPORT: &str = "readlink /proc/self/ns/mnt /proc/self/ns/user; wc -l < /proc/self/mountinfo";
 
 /// The view's mount namespace is the runner's, lent to one run at a time: runs one after the
@@ -427,7 +442,7 @@ const REPORT: &str = "readlink /proc/self/ns/mnt /proc/self/ns/user; wc -l < /pr
 /// the kernel names the runner's user namespace as its mount namespace's owner, so the command
 /// holds no capability over any mount of its view.
 fn leased_namespaces(dir: &Path) -> Result<(), String> {
-    use namespaces::{inode_of, owner_of, pid_running};
+    use namespaces::inode_of;
     private_mounts()?;
     let dir = canonical(dir);
     let root = dir.join("root");
@@ -488,15 +503,7 @@ fn leased_namespaces(dir: &Path) -> Result<(), String> {
             std::thread::sleep(std::time::Duration::from_millis(300));
             sh(&p, REPORT)
         });
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
-        let mut owners = None;
-        while owners.is_none() && std::time::Instant::now() < deadline {
-            if let Some(pid) = pid_running(marker) {
-                let ns = |kind: &str| PathBuf::from(format!("/proc/{pid}/ns/{kind}"));
-                owners = Some((owner_of(&ns("mnt")), inode_of(&ns("user"))));
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        let owners = mount_owner_while_running(marker);
         (
             slow.join().expect("slow run"),
             quick.join().expect("quick run"),
@@ -523,7 +530,6 @@ fn leased_namespaces(dir: &Path) -> Result<(), String> {
 /// (inside the private `/tmp`, so through a copy of the template's `/tmp` entry), and nothing of
 /// the run before; a leased run of the same policy still works beside it.
 fn copied_views(dir: &Path) -> Result<(), String> {
-    use namespaces::{inode_of, owner_of, pid_running};
     private_mounts()?;
     let dir = canonical(dir);
     let root = dir.join("root");
@@ -567,15 +573,7 @@ fn copied_views(dir: &Path) -> Result<(), String> {
     let marker = "0.7419";
     let (out, owners) = std::thread::scope(|s| {
         let run = s.spawn(|| sh_from(&p, &format!("exec sleep {marker}"), ViewSource::Copied));
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
-        let mut owners = None;
-        while owners.is_none() && std::time::Instant::now() < deadline {
-            if let Some(pid) = pid_running(marker) {
-                let ns = |kind: &str| PathBuf::from(format!("/proc/{pid}/ns/{kind}"));
-                owners = Some((owner_of(&ns("mnt")), inode_of(&ns("user"))));
-            }
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        let owners = mount_owner_while_running(marker);
         (run.join().expect("copied run"), owners)
     });
     out?;
