@@ -19,9 +19,10 @@
 //! * `strict_500_roots` / `hardened_500_roots`: a policy declaring 500 read roots (directories
 //!   of a temporary tree), against the same policy with one of them (`*_1_root`).
 //!
-//! After criterion, the same variants run round-robin and their wall-clock medians, mean CPU
-//! times (see [`Times`]) and ratios are printed, which is steadier than comparing separate
-//! criterion runs on a shared machine. Then the
+//! After criterion, the same variants run round-robin, in blocks of a few runs each, and their
+//! wall-clock medians, mean CPU times (see [`Times`]) and ratios are printed, which is steadier
+//! than comparing separate criterion runs on a shared machine. Every `/bin/true` gets an empty
+//! environment, as the sandboxed command does (see [`plain`]). Then the
 //! floors: what the kernel alone charges for the pieces of a spawn (a `vfork`-style
 //! `clone` + `execve` of `/bin/true` bare, in the strict profile's namespaces with and without
 //! a network namespace, loading the strict seccomp filter, building a Landlock ruleset of 1 and
