@@ -661,6 +661,81 @@ mod floors {
         Tree(BindTree),
         /// Enforce a Landlock ruleset built once ([`PrebuiltRuleset`]).
         Ruleset(PrebuiltRuleset),
+        /// Every mechanism a strict run applies per run, with nothing of the runner around it
+        /// ([`Mechanisms`]).
+        Strict(Mechanisms),
+    }
+
+    /// What a strict child does besides building its view, in its new user, mount, pid and IPC
+    /// namespaces: its uid and gid maps, a fresh `/proc`, a devpts instance and a sized
+    /// scratch tmpfs (on three directories of the child's private mount namespace), the
+    /// bounding set dropped, NO_NEW_PRIVS, the strict seccomp filter and a Landlock ruleset.
+    /// The floor under a strict run's cost, whatever the runner does around it.
+    pub(super) struct Mechanisms {
+        maps: [(CString, CString); 3],
+        targets: [CString; 3],
+        filter: Vec<libc::sock_filter>,
+        landlock: LandlockSpec,
+    }
+
+    impl Mechanisms {
+        /// In the child; false on the first step that fails.
+        fn apply(&self) -> bool {
+            // SAFETY: raw system calls on C strings and integers owned by `self`.
+            unsafe {
+                for (file, content) in &self.maps {
+                    let fd = libc::open(file.as_ptr(), libc::O_WRONLY);
+                    let bytes = content.as_bytes();
+                    let ok = fd >= 0
+                        && libc::write(fd, bytes.as_ptr().cast(), bytes.len())
+                            == bytes.len() as isize;
+                    libc::close(fd);
+                    if !ok {
+                        return false;
+                    }
+                }
+                let [proc, pts, tmp] = &self.targets;
+                let mounts: [(&CStr, &CStr, libc::c_ulong, &CStr); 3] = [
+                    (
+                        c"proc",
+                        proc,
+                        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC | libc::MS_RDONLY,
+                        c"",
+                    ),
+                    (
+                        c"devpts",
+                        pts,
+                        libc::MS_NOSUID | libc::MS_NOEXEC,
+                        c"newinstance,ptmxmode=0666,mode=0620,max=64",
+                    ),
+                    (
+                        c"tmpfs",
+                        tmp,
+                        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC,
+                        c"mode=1777,size=1073741824",
+                    ),
+                ];
+                for (fs, target, flags, data) in mounts {
+                    let data = if data.is_empty() {
+                        std::ptr::null()
+                    } else {
+                        data.as_ptr().cast()
+                    };
+                    if libc::mount(fs.as_ptr(), target.as_ptr(), fs.as_ptr(), flags, data) != 0 {
+                        return false;
+                    }
+                }
+                // As the strict child: until EINVAL marks the first number past the last.
+                for cap in 0..=63 {
+                    if libc::prctl(libc::PR_CAPBSET_DROP, cap, 0, 0, 0) != 0 {
+                        break;
+                    }
+                }
+                libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
+                sandbox::landlock_rules::restrict_self(&self.landlock).is_ok()
+                    && seccomp::install(&self.filter, false).is_ok()
+            }
+        }
     }
 
     struct Child {
@@ -696,6 +771,11 @@ mod floors {
                 }
                 Work::Ruleset(ruleset) => {
                     if !ruleset.enforce() {
+                        libc::_exit(126);
+                    }
+                }
+                Work::Strict(mechanisms) => {
+                    if !mechanisms.apply() {
                         libc::_exit(126);
                     }
                 }
@@ -865,7 +945,7 @@ mod floors {
         })
         .expect("the strict filter compiles");
         let tree = super::RootTree::new();
-        let landlock = |n: usize| {
+        let landlock_spec = |n: usize| {
             let base = std::fs::canonicalize(tree.dir.path()).expect("canonical tree");
             // /usr and /etc, so that /bin/true and its loader can run, then the roots.
             let system = ["/usr", "/etc"].map(|p| PathRule {
@@ -882,15 +962,16 @@ mod floors {
                 exec: false,
                 optional: false,
             });
-            Work::Landlock(LandlockSpec {
+            LandlockSpec {
                 abi: sandbox::landlock_rules::negotiated_abi(sandbox::hostcaps::landlock_abi()),
                 paths: system.into_iter().chain(roots).collect(),
                 restrict_connect: true,
                 connect_ports: Vec::new(),
                 bind_ports: Vec::new(),
                 unix_connect_beneath: None,
-            })
+            }
         };
+        let landlock = |n: usize| Work::Landlock(landlock_spec(n));
         let namespaces =
             libc::CLONE_NEWUSER | libc::CLONE_NEWNS | libc::CLONE_NEWPID | libc::CLONE_NEWIPC;
         let binds = |n: usize| {
@@ -923,6 +1004,23 @@ mod floors {
             (RULES_1, 0, make(landlock(1))),
             (RULES_500, 0, make(landlock(super::MANY_ROOTS))),
         ];
+        {
+            let base = std::fs::canonicalize(tree.dir.path()).expect("canonical tree");
+            let c = |s: String| CString::new(s).expect("no NUL");
+            // SAFETY: getters without pointers.
+            let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+            let mechanisms = Mechanisms {
+                maps: [
+                    (c"/proc/self/setgroups".into(), c("deny".into())),
+                    (c"/proc/self/uid_map".into(), c(format!("1000 {uid} 1"))),
+                    (c"/proc/self/gid_map".into(), c(format!("1000 {gid} 1"))),
+                ],
+                targets: [0, 1, 2].map(|i| c(base.join(format!("r{i:03}")).display().to_string())),
+                filter: seccomp::unpack(&filter.program),
+                landlock: landlock_spec(1),
+            };
+            variants.push((MECHANISMS, namespaces, make(Work::Strict(mechanisms))));
+        }
         // What a strict run would cost with its declared roots prepared once per policy: the
         // binds as one tree, cloned per run in one call, and (not sound for the strict view,
         // whose per-run `/proc`, `/tmp` and `/dev` need rules of their own: see
@@ -1021,6 +1119,9 @@ mod floors {
         per_root_floor(&cpu_of, &strict_cpu);
     }
 
+    const MECHANISMS: &str = "all of strict's per-run mechanisms but its view (user, mount, pid, \
+        IPC namespaces, uid/gid maps, /proc, devpts, a scratch tmpfs, bounding set, seccomp, \
+        Landlock)";
     const TREE_1: &str = "+ user, mount, pid, IPC namespaces, a 1-bind tree cloned in one call";
     const TREE_500: &str = "+ user, mount, pid, IPC namespaces, a 500-bind tree cloned in one call";
     const ONCE_1: &str =
