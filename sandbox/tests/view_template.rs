@@ -405,35 +405,77 @@ fn concurrent_runs(dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
-/// What a run reports of its namespaces: its mount and user namespaces and how many mounts
-/// its view holds.
-fn namespaces_of(out: &RunOutput) -> Result<(String, String, String), String> {
-    let seen = stdout(out);
-    let lines: Vec<&str> = seen.lines().map(str::trim).collect();
-    match lines[..] {
-        [mnt, user, count, ..] if out.success() => {
-            Ok((mnt.to_string(), user.to_string(), count.to_string()))
-        }
-        _ => Err(format!("the run reports its namespaces: {}", show(out))),
+/// A run's namespaces, held open from the test process while the run was running, so that
+/// their identities stay comparable: the kernel reuses a freed namespace's inode number for the
+/// next one it makes, so numbers read after one of them ended prove nothing.
+struct Seen {
+    out: RunOutput,
+    /// The run's mount and user namespaces, and the user namespace that owns the mount one.
+    mnt: std::fs::File,
+    user: std::fs::File,
+    owner: u64,
+}
+
+impl Seen {
+    fn mnt(&self) -> u64 {
+        ino(&self.mnt)
+    }
+    fn user(&self) -> u64 {
+        ino(&self.user)
+    }
+    /// How many mounts the run's view held (the script's first line, from `MOUNTS`).
+    fn mounts(&self) -> String {
+        stdout(&self.out)
+            .lines()
+            .next()
+            .unwrap_or_default()
+            .to_string()
     }
 }
 
-/// While a process whose command line holds `marker` runs (waiting up to 2 s for it): the user
-/// namespace that owns its mount namespace, and its own user namespace (inode numbers).
-fn mount_owner_while_running(marker: &str) -> Option<(u64, u64)> {
-    use namespaces::{inode_of, owner_of, pid_running};
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(2);
-    while std::time::Instant::now() < deadline {
-        if let Some(pid) = pid_running(marker) {
-            let ns = |kind: &str| PathBuf::from(format!("/proc/{pid}/ns/{kind}"));
-            return Some((owner_of(&ns("mnt")), inode_of(&ns("user"))));
-        }
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
-    None
+fn ino(f: &std::fs::File) -> u64 {
+    use std::os::unix::fs::MetadataExt;
+    f.metadata().expect("fstat a namespace").ino()
 }
 
-const REPORT: &str = "readlink /proc/self/ns/mnt /proc/self/ns/user; wc -l < /proc/self/mountinfo";
+/// Counts the mounts of the run's view.
+const MOUNTS: &str = "wc -l < /proc/self/mountinfo";
+
+/// Runs `script` then `sleep marker` (a duration no other process on the machine is likely to
+/// sleep for, which names the run's process) and holds the run's namespaces while it sleeps.
+fn seen(
+    policy: &ToolPolicy,
+    script: &str,
+    marker: &str,
+    source: ViewSource,
+) -> Result<Seen, String> {
+    use namespaces::{owner_of, pid_running};
+    let (out, held) = std::thread::scope(|s| {
+        let run = s.spawn(|| sh_from(policy, &format!("{script}; exec sleep {marker}"), source));
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+        let mut held = None;
+        while held.is_none() && std::time::Instant::now() < deadline && !run.is_finished() {
+            if let Some(pid) = pid_running(marker) {
+                let ns = |kind: &str| PathBuf::from(format!("/proc/{pid}/ns/{kind}"));
+                let open = |kind: &str| std::fs::File::open(ns(kind)).ok();
+                if let (Some(mnt), Some(user)) = (open("mnt"), open("user")) {
+                    held = Some((mnt, user, owner_of(&ns("mnt"))));
+                }
+            }
+            std::thread::sleep(std::time::Duration::from_millis(10));
+        }
+        (run.join().expect("the run's thread"), held)
+    });
+    let out = out?;
+    let (mnt, user, owner) =
+        held.ok_or_else(|| format!("the run's process was not found: {}", show(&out)))?;
+    Ok(Seen {
+        out,
+        mnt,
+        user,
+        owner,
+    })
+}
 
 /// The view's mount namespace is the runner's, lent to one run at a time: runs one after the
 /// other get the same one (and each a user namespace of its own), holding the same mounts; a
@@ -448,80 +490,101 @@ fn leased_namespaces(dir: &Path) -> Result<(), String> {
     let root = dir.join("root");
     std::fs::create_dir(&root).map_err(|e| e.to_string())?;
     // Every run of the case under one policy (one template, one pool), with a timeout.
-    let p = root_policy_with("read", &root, r#", "limits": {"timeout_ms": 1000}"#)?;
-    let (mnt, user, count) = namespaces_of(&sh(&p, REPORT)?)?;
-    let host = std::fs::read_link("/proc/self/ns/mnt").map_err(|e| e.to_string())?;
+    let p = root_policy_with("read", &root, r#", "limits": {"timeout_ms": 2000}"#)?;
+    let leased = ViewSource::Leased;
+    let first = seen(&p, MOUNTS, "0.3101", leased)?;
+    let runner = inode_of(Path::new("/proc/self/ns/user"));
+    let host = inode_of(Path::new("/proc/self/ns/mnt"));
     check(
-        &format!("the run's mount namespace {mnt} is not the runner's"),
-        Path::new(&mnt) != host,
+        &format!(
+            "the run's mount namespace is not the runner's ({} vs {host}) and belongs to the \
+             runner's user namespace {runner}, not to the command's {}: {}",
+            first.mnt(),
+            first.user(),
+            first.owner
+        ),
+        first.mnt() != host && first.owner == runner && first.user() != runner,
     )?;
     // A run that removes what it wrote leaves its scratch as it was made: the namespace is lent
     // again, with the same mounts.
-    let tidy = sh(&p, &format!("echo x > /tmp/x && rm /tmp/x && {REPORT}"))?;
-    let (mnt_tidy, user_tidy, count_tidy) = namespaces_of(&tidy)?;
+    let tidy = seen(
+        &p,
+        &format!("echo x > /tmp/x && rm /tmp/x && {MOUNTS}"),
+        "0.3102",
+        leased,
+    )?;
     check(
         &format!(
-            "a later run reuses the namespace ({mnt} then {mnt_tidy}), with a user namespace \
-             of its own ({user} then {user_tidy}) and the same {count} mounts ({count_tidy})"
+            "a later run reuses the namespace ({} then {}), with a user namespace of its own \
+             ({} then {}) and the same mounts ({} then {})",
+            first.mnt(),
+            tidy.mnt(),
+            first.user(),
+            tidy.user(),
+            first.mounts(),
+            tidy.mounts()
         ),
-        mnt_tidy == mnt && user_tidy != user && count_tidy == count,
+        tidy.mnt() == first.mnt() && tidy.user() != first.user() && tidy.mounts() == first.mounts(),
     )?;
     // A run killed by its timeout with files left in its scratch: that namespace is closed,
     // and what the run wrote goes with it.
-    let killed = sh(
+    let killed = seen(
         &p,
-        "echo left > /tmp/left; echo left > /dev/shm/left; sleep 30",
+        "echo left > /tmp/left; echo left > /dev/shm/left",
+        "30.3103",
+        leased,
     )?;
-    check(
-        &format!("the run ends by its timeout: {}", show(&killed)),
-        killed.timed_out,
-    )?;
-    let after = sh(&p, &format!("{REPORT}; ls -a /tmp /dev/shm"))?;
-    let (mnt_after, _, count_after) = namespaces_of(&after)?;
     check(
         &format!(
-            "after a run that left files, the next run has another namespace ({mnt} then \
-             {mnt_after}) with the same {count} mounts ({count_after}) and nothing of the \
-             killed run: {}",
-            show(&after)
+            "the run in the same namespace ({}) ends by its timeout: {}",
+            killed.mnt(),
+            show(&killed.out)
         ),
-        mnt_after != mnt && count_after == count && !stdout(&after).contains("left"),
+        killed.out.timed_out && killed.mnt() == first.mnt(),
     )?;
-    let (mnt_next, _, count_next) = namespaces_of(&sh(&p, REPORT)?)?;
+    let after = seen(
+        &p,
+        &format!("{MOUNTS}; ls -a /tmp /dev/shm"),
+        "0.3104",
+        leased,
+    )?;
     check(
         &format!(
-            "that namespace is lent again ({mnt_after} then {mnt_next}) with the same mounts \
-             ({count_after} then {count_next})"
+            "after a run that left files, the next run has another namespace ({} then {}) with \
+             the same mounts and nothing of the killed run: {}",
+            killed.mnt(),
+            after.mnt(),
+            show(&after.out)
         ),
-        mnt_next == mnt_after && count_next == count,
+        after.mnt() != killed.mnt()
+            && after.mounts() == first.mounts()
+            && !stdout(&after.out).contains("left"),
     )?;
-    // A duration no other process on the machine is likely to sleep for names the command.
-    let marker = "0.8417";
-    let (slow, quick, owners) = std::thread::scope(|s| {
-        let slow = s.spawn(|| sh(&p, &format!("{REPORT}; exec sleep {marker}")));
-        let quick = s.spawn(|| {
+    let next = seen(&p, MOUNTS, "0.3105", leased)?;
+    check(
+        &format!(
+            "that namespace is lent again ({} then {}) with the same mounts",
+            after.mnt(),
+            next.mnt()
+        ),
+        next.mnt() == after.mnt() && next.mounts() == first.mounts(),
+    )?;
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(|| seen(&p, MOUNTS, "0.8106", leased));
+        let b = s.spawn(|| {
             std::thread::sleep(std::time::Duration::from_millis(300));
-            sh(&p, REPORT)
+            seen(&p, MOUNTS, "0.3107", leased)
         });
-        let owners = mount_owner_while_running(marker);
-        (
-            slow.join().expect("slow run"),
-            quick.join().expect("quick run"),
-            owners,
-        )
+        (a.join().expect("run a"), b.join().expect("run b"))
     });
-    let runner = inode_of(Path::new("/proc/self/ns/user"));
+    let (a, b) = (a?, b?);
     check(
         &format!(
-            "a running command's mount namespace belongs to the runner's user namespace \
-             {runner}, not to the command's (owner, command's): {owners:?}"
+            "two runs at once have two mount namespaces: {} and {}",
+            a.mnt(),
+            b.mnt()
         ),
-        owners.is_some_and(|(owner, own)| owner == runner && own != runner),
-    )?;
-    let (slow, quick) = (namespaces_of(&slow?)?.0, namespaces_of(&quick?)?.0);
-    check(
-        &format!("two runs at once have two mount namespaces: {slow} and {quick}"),
-        slow != quick,
+        a.mnt() != b.mnt(),
     )
 }
 
@@ -536,49 +599,35 @@ fn copied_views(dir: &Path) -> Result<(), String> {
     std::fs::create_dir(&root).map_err(|e| e.to_string())?;
     std::fs::write(root.join("marker"), "here\n").map_err(|e| e.to_string())?;
     let p = root_policy("read", &root)?;
-    let script = format!("{REPORT}; cat {}/marker; ls -a /tmp", root.display());
-    let first = sh_from(
-        &p,
-        &format!("echo x > /tmp/x; {script}"),
-        ViewSource::Copied,
-    )?;
-    let second = sh_from(&p, &script, ViewSource::Copied)?;
-    let leased = sh(&p, &script)?;
-    let (a, b, c) = (
-        namespaces_of(&first)?,
-        namespaces_of(&second)?,
-        namespaces_of(&leased)?,
-    );
+    let script = format!("{MOUNTS}; cat {}/marker; ls -a /tmp", root.display());
+    let copied = ViewSource::Copied;
+    let first = seen(&p, &format!("echo x > /tmp/x; {script}"), "0.3111", copied)?;
+    let second = seen(&p, &script, "0.3112", copied)?;
+    let leased = seen(&p, &script, "0.3113", ViewSource::Leased)?;
+    let reads = |s: &Seen| stdout(&s.out).lines().any(|l| l == "here");
     check(
         &format!(
-            "copied runs have a namespace each ({} then {}), read their root and see nothing \
-             of the run before: {} / {}",
-            a.0,
-            b.0,
-            show(&first),
-            show(&second)
+            "copied runs have a namespace each ({} then {}), owned by their own user \
+             namespaces, read their root and see nothing of the run before: {} / {}",
+            first.mnt(),
+            second.mnt(),
+            show(&first.out),
+            show(&second.out)
         ),
-        a.0 != b.0
-            && a.2 == b.2
-            && [&first, &second, &leased]
-                .iter()
-                .all(|o| stdout(o).lines().any(|l| l == "here"))
-            && !stdout(&second).lines().any(|l| l == "x"),
+        first.mnt() != second.mnt()
+            && first.owner == first.user()
+            && second.owner == second.user()
+            && first.mounts() == second.mounts()
+            && [&first, &second, &leased].into_iter().all(reads)
+            && !stdout(&second.out).lines().any(|l| l == "x"),
     )?;
     check(
-        &format!("a leased run beside them has another namespace: {}", c.0),
-        c.0 != a.0 && c.0 != b.0,
-    )?;
-    // While a copied run runs, its mount namespace belongs to its own user namespace.
-    let marker = "0.7419";
-    let (out, owners) = std::thread::scope(|s| {
-        let run = s.spawn(|| sh_from(&p, &format!("exec sleep {marker}"), ViewSource::Copied));
-        let owners = mount_owner_while_running(marker);
-        (run.join().expect("copied run"), owners)
-    });
-    out?;
-    check(
-        &format!("a copied run's mount namespace is its own user namespace's: {owners:?}"),
-        owners.is_some_and(|(owner, own)| owner == own),
+        &format!(
+            "a leased run beside them has another namespace ({}), the runner's",
+            leased.mnt()
+        ),
+        leased.mnt() != first.mnt()
+            && leased.mnt() != second.mnt()
+            && leased.owner != leased.user(),
     )
 }

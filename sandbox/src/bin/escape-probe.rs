@@ -448,6 +448,35 @@ fn net_namespace() -> String {
         .unwrap_or_else(|e| format!("unknown ({e})"))
 }
 
+/// The cookie of this process's network namespace (`SO_NETNS_COOKIE` of a unix socket): unlike
+/// its inode number, which the kernel hands to a later namespace once this one is freed, a
+/// cookie is never reused while the system runs.
+fn net_cookie() -> String {
+    const SO_NETNS_COOKIE: libc::c_int = 71;
+    // SAFETY: a socket of our own, a u64 buffer of the size passed, closed once.
+    unsafe {
+        let fd = libc::socket(libc::AF_UNIX, libc::SOCK_STREAM | libc::SOCK_CLOEXEC, 0);
+        if fd < 0 {
+            return format!("unknown (socket: {})", std::io::Error::last_os_error());
+        }
+        let mut cookie: u64 = 0;
+        let mut len = std::mem::size_of::<u64>() as libc::socklen_t;
+        let rc = libc::getsockopt(
+            fd,
+            libc::SOL_SOCKET,
+            SO_NETNS_COOKIE,
+            (&mut cookie as *mut u64).cast(),
+            &mut len,
+        );
+        let err = std::io::Error::last_os_error();
+        libc::close(fd);
+        if rc != 0 {
+            return format!("unknown (SO_NETNS_COOKIE: {err})");
+        }
+        cookie.to_string()
+    }
+}
+
 /// A unix socket address: `@name` in the abstract namespace, or a path.
 fn unix_address(
     name: &str,
@@ -1157,13 +1186,14 @@ fn status() -> Outcome {
             .to_string()
     };
     Outcome::Status(format!(
-        "STATUS NoNewPrivs={} CapEff={} CapPrm={} CapBnd={} Uid={} NetNs={}",
+        "STATUS NoNewPrivs={} CapEff={} CapPrm={} CapBnd={} Uid={} NetNs={} NetCookie={}",
         field("NoNewPrivs"),
         field("CapEff"),
         field("CapPrm"),
         field("CapBnd"),
         field("Uid").split_whitespace().next().unwrap_or("missing"),
         net_namespace(),
+        net_cookie(),
     ))
 }
 
