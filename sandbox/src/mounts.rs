@@ -931,7 +931,6 @@ fn per_run_mounts(
 /// detach makes the kernel wait for an RCU grace period, which takes milliseconds on a loaded
 /// machine. Returns the mounts the tool sees, with the attributes they keep.
 fn scratch(root: &Path, size: u64, tmp: bool, exec: bool) -> Result<Vec<(PathBuf, u64)>, String> {
-    use std::os::unix::fs::PermissionsExt;
     let mut flags = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
     if !exec {
         flags |= MOUNT_ATTR_NOEXEC;
@@ -944,17 +943,24 @@ fn scratch(root: &Path, size: u64, tmp: bool, exec: bool) -> Result<Vec<(PathBuf
     }
     let base = root.join("tmp");
     tmpfs(&base, exec, &format!("mode=0755,size={size}"))?;
-    for dir in ["shm", "tmp"] {
-        let source = base.join(dir);
-        mkdir_p(&source)?;
-        // Sticky and world-writable, as every program expects of both.
-        std::fs::set_permissions(&source, std::fs::Permissions::from_mode(0o1777))
-            .map_err(|e| format!("chmod {}: {e}", source.display()))?;
-    }
+    sticky_dirs(&base)?;
     mkdir_p(&shm)?;
     mount(Some(&base.join("shm")), &shm, None, libc::MS_BIND, None)?;
     mount(Some(&base.join("tmp")), &base, None, libc::MS_BIND, None)?;
     Ok(vec![(shm, flags), (base, flags)])
+}
+
+/// Makes the `shm` and `tmp` directories of a scratch tmpfs at `base`: sticky and
+/// world-writable, as every program expects of both.
+fn sticky_dirs(base: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    for dir in ["shm", "tmp"] {
+        let at = base.join(dir);
+        mkdir_p(&at)?;
+        std::fs::set_permissions(&at, std::fs::Permissions::from_mode(0o1777))
+            .map_err(|e| format!("chmod {}: {e}", at.display()))?;
+    }
+    Ok(())
 }
 
 /// The most ptys the sandbox's devpts instance hands out: the host's pty budget
@@ -985,20 +991,22 @@ fn devpts(root: &Path, link: bool) -> Result<(), String> {
 
 /// A detached copy of the mount tree at `source` (with every mount below it).
 fn clone_tree(source: &std::fs::File) -> std::io::Result<std::fs::File> {
-    use std::os::fd::{AsRawFd, FromRawFd};
-    let empty = CString::default();
-    // SAFETY: open_tree on an open descriptor with an empty path.
-    let fd = unsafe {
-        libc::syscall(
-            libc::SYS_open_tree,
-            source.as_raw_fd(),
-            empty.as_ptr(),
-            OPEN_TREE_CLONE
-                | libc::O_CLOEXEC as libc::c_uint
-                | AT_RECURSIVE
-                | libc::AT_EMPTY_PATH as libc::c_uint,
-        )
-    };
+    use std::os::fd::AsRawFd;
+    let flags = OPEN_TREE_CLONE | AT_RECURSIVE | libc::AT_EMPTY_PATH as libc::c_uint;
+    open_tree(source.as_raw_fd(), c"", flags)
+}
+
+/// `open_tree(dir, path, flags | O_CLOEXEC)`: with `OPEN_TREE_CLONE` a detached copy, without
+/// it the mount at `path` itself (to move it).
+fn open_tree(
+    dir: std::os::fd::RawFd,
+    path: &std::ffi::CStr,
+    flags: libc::c_uint,
+) -> std::io::Result<std::fs::File> {
+    use std::os::fd::FromRawFd;
+    let flags = flags | libc::O_CLOEXEC as libc::c_uint;
+    // SAFETY: open_tree with a C string; the new descriptor is owned below.
+    let fd = unsafe { libc::syscall(libc::SYS_open_tree, dir, path.as_ptr(), flags) };
     if fd < 0 {
         return Err(std::io::Error::last_os_error());
     }

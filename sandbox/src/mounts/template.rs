@@ -201,9 +201,8 @@ pub(crate) struct Template {
     bound: BoundSources,
     fingerprint: Fingerprint,
     mounts: MountWatch,
-    /// The mount points of the per-run mounts, and whether one is a procfs.
+    /// The mount points of the per-run mounts.
     per_run: Vec<&'static Path>,
-    proc: bool,
     /// Namespaces holding this view, each free for one run ([`super::view_ns`]).
     idle: Mutex<Vec<ViewNs>>,
     /// Cleared when a namespace could not be made: the runs copy the tree instead.
@@ -242,7 +241,7 @@ impl Template {
         if idle.is_some() {
             return idle;
         }
-        match ViewNs::make(&self.tree, &self.per_run, self.proc) {
+        match ViewNs::make(&self.tree, &self.per_run) {
             Ok(ns) => Some(ns),
             Err(_) => {
                 self.leasing.store(false, Ordering::Relaxed);
@@ -413,17 +412,8 @@ pub(crate) fn copy(
 
 /// A detached recursive copy of the entry `name` of the tree `dir` (not following a link).
 pub(super) fn clone_entry(dir: &std::fs::File, name: &CStr) -> std::io::Result<std::fs::File> {
-    let flags = super::OPEN_TREE_CLONE
-        | libc::O_CLOEXEC as libc::c_uint
-        | AT_RECURSIVE
-        | libc::AT_SYMLINK_NOFOLLOW as libc::c_uint;
-    // SAFETY: open_tree on an open descriptor with a C string.
-    let fd = unsafe { libc::syscall(libc::SYS_open_tree, dir.as_raw_fd(), name.as_ptr(), flags) };
-    if fd < 0 {
-        return Err(std::io::Error::last_os_error());
-    }
-    // SAFETY: a new descriptor owned here.
-    Ok(unsafe { std::fs::File::from_raw_fd(fd as i32) })
+    let flags = super::OPEN_TREE_CLONE | AT_RECURSIVE | libc::AT_SYMLINK_NOFOLLOW as libc::c_uint;
+    super::open_tree(dir.as_raw_fd(), name, flags)
 }
 
 /// A new detached tmpfs of `size` bytes with the mount attributes `attrs`, its root of mode
@@ -740,7 +730,6 @@ pub(crate) fn build(ops: &[MountOp]) -> Result<Template, String> {
         fingerprint,
         mounts,
         per_run,
-        proc: ops.iter().any(|op| matches!(op, MountOp::Proc)),
         idle: Mutex::default(),
         leasing: AtomicBool::new(true),
     })

@@ -37,7 +37,9 @@
 //!
 //! A runner whose user namespace is not the initial one may be refused a `/proc` in a namespace
 //! that has none visible (the kernel's `mount_too_revealing`): the namespace is tried once when
-//! it is made, and a template whose namespace cannot be made is copied per run instead.
+//! it is made, and a template whose namespace cannot be made is copied per run instead. The
+//! tests run as root in the initial user namespace, so that fallback is not exercised by them;
+//! the copy path itself is (`RunOptions::view_source`).
 
 use std::ffi::{CStr, CString, OsStr};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -47,12 +49,17 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 use super::template::{clone_entry, detached_tmpfs, TmpEntry};
 use super::{
-    attach_tree, clone_tree, cstr, devpts, make_private, mkdir_p, move_tree, os_err, pivot, procfs,
-    touch, MountOp, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOEXEC, MOUNT_ATTR_NOSUID,
+    attach_tree, clone_tree, cstr, devpts, make_private, mkdir_p, move_tree, open_tree, os_err,
+    pivot, procfs, sticky_dirs, touch, MountOp, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOEXEC,
+    MOUNT_ATTR_NOSUID,
 };
 
 /// The most mounts one run leaves at one mount point (one); a few more are detached, for safety.
 const MOST_STACKED: usize = 4;
+
+/// What an invariant of the lease that failed means for the user.
+const BUG: &str = "(a bug in toolpolicy's sandbox, never the tool's doing: the run is refused; \
+                   please report it with the policy)";
 
 /// `move_mount`: attach beneath the mount on top of the target.
 const MOVE_MOUNT_BENEATH: libc::c_uint = 0x200;
@@ -76,15 +83,11 @@ pub(crate) struct ViewNs {
 
 impl ViewNs {
     /// Makes a namespace holding a copy of the detached view `tree`; `per_run` are the mount
-    /// points of the mounts each run makes, and `proc` whether one of them is a procfs (tried
-    /// here, see the module docs).
-    pub(crate) fn make(
-        tree: &std::fs::File,
-        per_run: &[&Path],
-        proc: bool,
-    ) -> Result<ViewNs, String> {
+    /// points of the mounts each run makes (a procfs at `/proc` among them is tried here, see
+    /// the module docs).
+    pub(crate) fn make(tree: &std::fs::File, per_run: &[&Path]) -> Result<ViewNs, String> {
         std::thread::scope(|s| {
-            s.spawn(|| make_here(tree, per_run, proc))
+            s.spawn(|| make_here(tree, per_run))
                 .join()
                 .unwrap_or_else(|_| Err("the thread making a view namespace panicked".into()))
         })
@@ -121,7 +124,11 @@ impl ViewNs {
         let used = match self.state.swap(BUSY, Ordering::AcqRel) {
             FRESH => false,
             READY => true,
-            _ => return Err("the view namespace was left half-made by an earlier run".into()),
+            _ => {
+                return Err(format!(
+                    "the view namespace was left half-made by an earlier run {BUG}"
+                ))
+            }
         };
         // SAFETY: setns on our own descriptor; the child does not share its filesystem context.
         if unsafe { libc::setns(self.ns.as_raw_fd(), libc::CLONE_NEWNS) } != 0 {
@@ -185,7 +192,7 @@ impl ViewNs {
             let c = cstr(&at)?;
             if mount_id(&c)? == old_tmp {
                 return Err(format!(
-                    "{} is no longer the template's entry",
+                    "{} is no longer the template's entry {BUG}",
                     at.display()
                 ));
             }
@@ -196,35 +203,20 @@ impl ViewNs {
         for (name, entry) in &held {
             attach_tree(entry, &tmp_root.join(OsStr::from_bytes(name.to_bytes())))?;
         }
-        let ours = mount_id_at(tmp.as_raw_fd(), c"", libc::AT_EMPTY_PATH)?;
-        let mut stacked = 0;
-        while mount_id(c"/tmp")? != ours {
-            if stacked == MOST_STACKED {
-                return Err("/tmp still shows an earlier run's mount".into());
-            }
-            detach(c"/tmp")?;
-            stacked += 1;
-        }
-        Ok(())
+        detach_until(
+            c"/tmp",
+            mount_id_at(tmp.as_raw_fd(), c"", libc::AT_EMPTY_PATH)?,
+        )
     }
 
     /// Detaches every mount at `path` until it shows what it showed when the namespace was made.
     fn detach_all(&self, path: &CStr) -> Result<(), String> {
         let Some((_, pristine)) = self.pristine.iter().find(|(p, _)| p.as_c_str() == path) else {
-            return Err(format!("{path:?} is not a per-run mount point of the view"));
+            return Err(format!(
+                "{path:?} is not a per-run mount point of the view {BUG}"
+            ));
         };
-        let mut stacked = 0;
-        while mount_id(path)? != *pristine {
-            if stacked == MOST_STACKED {
-                return Err(format!(
-                    "{} still shows an earlier run's mount after {MOST_STACKED} detaches",
-                    path.to_string_lossy()
-                ));
-            }
-            detach(path)?;
-            stacked += 1;
-        }
-        Ok(())
+        detach_until(path, *pristine)
     }
 }
 
@@ -248,7 +240,6 @@ impl Scratch {
         exec: bool,
         entries: &[TmpEntry],
     ) -> Result<Scratch, String> {
-        use std::os::unix::fs::PermissionsExt;
         let mut attrs = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV;
         if !exec {
             attrs |= MOUNT_ATTR_NOEXEC;
@@ -257,13 +248,7 @@ impl Scratch {
         let fs = detached_tmpfs(size, attrs, mode)?;
         if tmp {
             let root = PathBuf::from(format!("/proc/self/fd/{}", fs.as_raw_fd()));
-            for dir in ["shm", "tmp"] {
-                let at = root.join(dir);
-                mkdir_p(&at)?;
-                // Sticky and world-writable, as every program expects of both.
-                std::fs::set_permissions(&at, std::fs::Permissions::from_mode(0o1777))
-                    .map_err(|e| format!("chmod {dir} of the scratch: {e}"))?;
-            }
+            sticky_dirs(&root)?;
             for TmpEntry { name, dir } in entries {
                 let at = root.join("tmp").join(OsStr::from_bytes(name.to_bytes()));
                 if *dir {
@@ -313,6 +298,24 @@ fn usage(fs: &std::fs::File) -> Result<(u64, u64), String> {
     ))
 }
 
+/// Detaches the mounts on top at `path` until it shows the mount `want` (at most
+/// [`MOST_STACKED`] of them).
+fn detach_until(path: &CStr, want: u64) -> Result<(), String> {
+    for _ in 0..MOST_STACKED {
+        if mount_id(path)? == want {
+            return Ok(());
+        }
+        detach(path)?;
+    }
+    if mount_id(path)? == want {
+        return Ok(());
+    }
+    Err(format!(
+        "{} still shows an earlier run's mount after {MOST_STACKED} detaches {BUG}",
+        path.to_string_lossy()
+    ))
+}
+
 /// Detaches the mount on top at `path`.
 fn detach(path: &CStr) -> Result<(), String> {
     // SAFETY: a C string; detaching a mount of this namespace.
@@ -327,21 +330,16 @@ fn detach(path: &CStr) -> Result<(), String> {
 
 /// A descriptor of the mount at `path` itself (not a copy), to move it.
 fn open_mount(path: &CStr) -> Result<std::fs::File, String> {
-    let flags = libc::O_CLOEXEC as libc::c_uint | libc::AT_SYMLINK_NOFOLLOW as libc::c_uint;
-    // SAFETY: open_tree with a C string; the new descriptor is owned below.
-    let fd = unsafe { libc::syscall(libc::SYS_open_tree, libc::AT_FDCWD, path.as_ptr(), flags) };
-    if fd < 0 {
-        return Err(os_err(format!(
-            "open the mount at {}",
-            path.to_string_lossy()
-        )));
-    }
-    // SAFETY: a new descriptor owned here.
-    Ok(unsafe { std::fs::File::from_raw_fd(fd as i32) })
+    open_tree(
+        libc::AT_FDCWD,
+        path,
+        libc::AT_SYMLINK_NOFOLLOW as libc::c_uint,
+    )
+    .map_err(|e| format!("open the mount at {}: {e}", path.to_string_lossy()))
 }
 
 /// [`ViewNs::make`] on the thread that becomes the namespace's only member, and leaves it.
-fn make_here(tree: &std::fs::File, per_run: &[&Path], proc: bool) -> Result<ViewNs, String> {
+fn make_here(tree: &std::fs::File, per_run: &[&Path]) -> Result<ViewNs, String> {
     // SAFETY: unshare of this thread's own mount namespace (and filesystem context).
     if unsafe { libc::unshare(libc::CLONE_NEWNS) } != 0 {
         return Err(os_err("unshare a mount namespace".into()));
@@ -363,7 +361,7 @@ fn make_here(tree: &std::fs::File, per_run: &[&Path], proc: bool) -> Result<View
     let staging = Path::new("/tmp");
     attach_tree(&copy, staging)?;
     pivot(staging)?;
-    if proc {
+    if per_run.contains(&Path::new("/proc")) {
         try_proc()?;
     }
     let mut pristine = Vec::with_capacity(per_run.len());
