@@ -109,6 +109,9 @@ pub(crate) fn recv_msg(
     if msg.msg_flags & libc::MSG_CTRUNC != 0 {
         return Err(bad("control data truncated"));
     }
+    if msg.msg_flags & libc::MSG_TRUNC != 0 {
+        return Err(bad("message longer than its buffer"));
+    }
     Ok((n, fds))
 }
 

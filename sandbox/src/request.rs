@@ -1,8 +1,8 @@
 //! What a sandboxed run is asked to do, and the status records that come back.
 //!
 //! The strict profile's child reads the [`Request`] in the caller's memory; the hardened
-//! profile's zygote receives it as JSON on the run's request pipe, and its G reads it in the
-//! zygote's memory. Both report on a status channel (JSON lines of [`Status`]).
+//! profile's zygote receives it as JSON in the run's message (on a pipe of its own when it is
+//! larger than 60 KiB), and its G reads it in the zygote's memory. Both report on a status channel (JSON lines of [`Status`]).
 
 use std::path::PathBuf;
 

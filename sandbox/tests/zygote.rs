@@ -102,6 +102,10 @@ const CASES: &[(&str, Case)] = &[
         command_cannot_signal_its_helpers,
     ),
     (
+        "a_request_too_large_for_its_message_travels_on_a_pipe",
+        request_on_a_pipe,
+    ),
+    (
         "a_run_after_the_agent_changed_its_umask_has_the_new_one",
         umask_follows_the_agent,
     ),
@@ -935,6 +939,28 @@ fn command_cannot_signal_its_helpers(dir: &Path) -> Result<(), String> {
     )?;
     check("the zygote still serves", zygote_pid()? == z && !gone(z))?;
     echo(dir, "after")
+}
+
+/// A run's request travels in its message up to 60 KiB and on a pipe of its own beyond: two
+/// 100 KB arguments (one may not pass 128 KiB), then a small run, each get exactly their own
+/// command.
+fn request_on_a_pipe(dir: &Path) -> Result<(), String> {
+    let long = "x".repeat(100_000);
+    let out = run(
+        &policy_writing(dir),
+        &sh("printf %s \"$1$2\" | wc -c")
+            .into_iter()
+            .chain(["arg0".into(), long.clone().into(), long.into()])
+            .collect::<Vec<_>>(),
+        &hardened(),
+    )
+    .map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    check(
+        &format!("the 200 KB of arguments arrived whole: {text:?} {out:?}"),
+        out.success() && text == "200000",
+    )?;
+    echo(dir, "small")
 }
 
 // ---- what the command inherits from the agent at the time of the run ----

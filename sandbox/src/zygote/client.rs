@@ -12,6 +12,7 @@ use std::time::Duration;
 use super::inherit::{Fit, Inheritance};
 use super::START_TIMEOUT;
 use super::{errno, kill_group, Group, CONTROL_FD, ENDED, ENDED_LEN, FLOOR, RETIRE, RUN};
+use super::{INLINE_MAX, RUN_INLINE};
 use crate::per_process::PerProcess;
 use crate::runner::RunError;
 use crate::spawn::{FileActions, Running, Stdio, Streams, Supervisor, Waited};
@@ -385,7 +386,14 @@ fn try_spawn(
 ) -> Result<Option<Running>, RunError> {
     let refuse = |what: &str, e: std::io::Error| RunError::Refused(format!("{what}: {e}"));
     let streams = Streams::new(stdio).map_err(|e| refuse("capturing output", e))?;
-    let (req_r, req_w) = crate::spawn::pipe().map_err(|e| refuse("request pipe", e))?;
+    // A request that fits travels in the run's message; a larger one on a pipe of its own.
+    let inline = kind == RUN && bytes.len() <= INLINE_MAX;
+    let (req_r, req_w) = if inline {
+        (None, None)
+    } else {
+        let (r, w) = crate::spawn::pipe().map_err(|e| refuse("request pipe", e))?;
+        (Some(r), Some(w))
+    };
     let (status_r, status_w) = crate::spawn::pipe().map_err(|e| refuse("status pipe", e))?;
     let (report, theirs) = crate::fdpass::socketpair(libc::SOCK_SEQPACKET)
         .map_err(|e| refuse("the run's socket", e))?;
@@ -401,18 +409,16 @@ fn try_spawn(
             ]
         }
     };
-    let fds = [
-        stdio_fds[0],
-        stdio_fds[1],
-        stdio_fds[2],
-        req_r.as_fd(),
-        status_w.as_fd(),
-        theirs.as_fd(),
-    ];
-    let sent = match ruleset {
-        Some(r) => crate::fdpass::send_msg(z.control.as_fd(), kind, &[&fds[..], &[r]].concat()),
-        None => crate::fdpass::send_msg(z.control.as_fd(), kind, &fds),
+    let mut fds = stdio_fds.to_vec();
+    fds.extend(req_r.as_ref().map(|r| r.as_fd()));
+    fds.extend([status_w.as_fd(), theirs.as_fd()]);
+    fds.extend(ruleset);
+    let sent = if inline {
+        crate::fdpass::send_msg(z.control.as_fd(), &[&RUN_INLINE[..], bytes].concat(), &fds)
+    } else {
+        crate::fdpass::send_msg(z.control.as_fd(), kind, &fds)
     };
+    drop(fds);
     drop((req_r, status_w, theirs, streams.child));
     if let Err(e) = sent {
         if !z.alive() || matches!(e.raw_os_error(), Some(libc::EPIPE | libc::ECONNRESET)) {
@@ -421,7 +427,10 @@ fn try_spawn(
         return Err(refuse("sending the run to the sandbox helper", e));
     }
     // Z reads the request as it comes, and starts G only once it has all of it.
-    let written = std::fs::File::from(req_w).write_all(bytes);
+    let written = match req_w {
+        Some(w) => std::fs::File::from(w).write_all(bytes),
+        None => Ok(()),
+    };
     let leader = match wait_started(report.as_fd()) {
         Ok(t) => t,
         Err(_) if !z.alive() => return Ok(None),

@@ -15,7 +15,7 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
 use super::{errno, kill_group, thread_cpu, Group, CONTROL_FD, ENDED, ENDED_LEN};
-use super::{FLOOR, MAX_REQUEST, RETIRE, RUN, RUN_FDS};
+use super::{FLOOR, INLINE_MAX, MAX_REQUEST, RETIRE, RUN, RUN_FDS, RUN_INLINE};
 use crate::child::{io_refusal, ExecImage, Reporter, REFUSED_EXIT};
 use crate::nsclone::Stack;
 use crate::plan::Profile;
@@ -27,10 +27,13 @@ const DONE_FD: RawFd = 3;
 /// Where G finds its end of the exec-notification channel, if the run has one.
 const NOTIFY_FD: RawFd = STATUS_FD + 1;
 
-/// A run whose request is still arriving: its pipe's read end is the key.
+/// A run whose request is still arriving (its pipe's read end is the key), or that came whole
+/// in its message.
 struct Pending {
-    /// stdin, stdout, stderr, the request pipe, the status channel.
+    /// stdin, stdout, stderr, the status channel.
     channels: Vec<OwnedFd>,
+    /// The request pipe, for a request too large for the message ([`super::INLINE_MAX`]).
+    request: Option<OwnedFd>,
     report: OwnedFd,
     /// The run's prepared Landlock ruleset ([`crate::slots`]), when the message had a seventh
     /// descriptor.
@@ -101,6 +104,8 @@ pub(crate) fn serve() -> ! {
     let control = unsafe { OwnedFd::from_raw_fd(CONTROL_FD) };
     let sigchld = block_signals();
     let stack = Stack::new().unwrap_or_else(|_| std::process::exit(1));
+    // One buffer for every control message: a run's request travels in it when it fits.
+    let mut message = vec![0u8; 4 + INLINE_MAX];
     let mut runs: HashMap<libc::pid_t, Run> = HashMap::new();
     let mut pending: HashMap<RawFd, Pending> = HashMap::new();
     let mut watched: Vec<Watched> = Vec::new();
@@ -162,25 +167,30 @@ pub(crate) fn serve() -> ! {
         enforce_deadlines(&mut runs, &mut meter);
         finish_drained(&mut runs, &mut meter);
         if fds[0].revents != 0 {
-            let mut payload = [0u8; 8];
-            match crate::fdpass::recv_msg(control.as_fd(), &mut payload, RUN_FDS + 1) {
+            match crate::fdpass::recv_msg(control.as_fd(), &mut message, RUN_FDS + 1) {
                 // The agent is gone: so are its runs.
                 Ok((0, _)) => end_all(&mut runs),
-                Ok((4, fds)) if fds.is_empty() && &payload[..4] == RETIRE => retiring = true,
-                Ok((4, fds)) if (RUN_FDS..=RUN_FDS + 1).contains(&fds.len()) => {
-                    let kind = &payload[..4];
-                    if kind == RUN || kind == FLOOR {
-                        receive_run(
-                            fds,
-                            kind == FLOOR,
-                            &mut pending,
-                            &stack,
-                            &mut runs,
-                            &mut meter,
-                        );
+                Ok((4, fds)) if fds.is_empty() && &message[..4] == RETIRE => retiring = true,
+                Ok((n, fds)) if n >= 4 => {
+                    let brought = match &message[..4] {
+                        k if k == RUN && n == 4 => Some(Brought::Piped),
+                        k if k == FLOOR && n == 4 => Some(Brought::Floor),
+                        k if k == RUN_INLINE => Some(Brought::Inline(message[4..n].to_vec())),
+                        _ => None,
+                    };
+                    // The request pipe is the one descriptor an inline run does not send.
+                    let expected = match brought {
+                        Some(Brought::Inline(_)) => RUN_FDS - 1,
+                        _ => RUN_FDS,
+                    };
+                    match brought {
+                        Some(brought) if (expected..=expected + 1).contains(&fds.len()) => {
+                            receive_run(fds, brought, &mut pending, &stack, &mut runs, &mut meter)
+                        }
+                        // Not a run of this version: its descriptors close as they drop, and
+                        // the client sees the run socket end without G's pidfd.
+                        _ => {}
                     }
-                    // Otherwise not a run of this version: its descriptors close as they
-                    // drop, and the client sees the run socket end without G's pidfd.
                 }
                 Ok(_) => {}
                 // Interrupted, or a message with more descriptors than a run has (those that
@@ -274,34 +284,58 @@ fn next_wake(runs: &HashMap<libc::pid_t, Run>) -> i32 {
     })
 }
 
-/// A run's message: its request is read as it arrives (never blocking the loop), and the run
-/// starts once it is whole; the bench's floor has none and starts at once.
+/// How a run's message brings its request.
+enum Brought {
+    /// In the message itself ([`super::RUN_INLINE`]): the run starts at once.
+    Inline(Vec<u8>),
+    /// On a pipe, the fourth descriptor ([`super::RUN`]): read as it arrives (never blocking
+    /// the loop), and the run starts once it is whole.
+    Piped,
+    /// None: the bench's floor, which starts at once (its empty request pipe is closed).
+    Floor,
+}
+
+/// A run's message.
 fn receive_run(
     fds: Vec<OwnedFd>,
-    floor: bool,
+    brought: Brought,
     pending: &mut HashMap<RawFd, Pending>,
     stack: &Stack,
     runs: &mut HashMap<libc::pid_t, Run>,
     meter: &mut Meter,
 ) {
     let mut fds = fds.into_iter();
-    let channels: Vec<OwnedFd> = fds.by_ref().take(5).collect();
+    let mut channels: Vec<OwnedFd> = fds.by_ref().take(3).collect();
+    let request = match brought {
+        Brought::Piped | Brought::Floor => fds.next(),
+        Brought::Inline(_) => None,
+    };
+    channels.extend(fds.next());
     let Some(report) = fds.next() else { return };
     let ruleset = fds.next();
-    let request = channels[3].as_raw_fd();
-    // SAFETY: O_NONBLOCK on our own end of the request pipe (the client holds only the other).
-    unsafe { libc::fcntl(request, libc::F_SETFL, libc::O_NONBLOCK) };
-    let run = Pending {
+    let mut run = Pending {
         channels,
+        request: None,
         report,
         ruleset,
         bytes: Vec::new(),
-        floor,
+        floor: matches!(brought, Brought::Floor),
     };
-    if floor {
-        start_run(run, stack, runs, meter);
-    } else {
-        pending.insert(request, run);
+    match (brought, request) {
+        (Brought::Piped, Some(pipe)) => {
+            let key = pipe.as_raw_fd();
+            // SAFETY: O_NONBLOCK on our own end of the request pipe (the client holds only
+            // the other).
+            unsafe { libc::fcntl(key, libc::F_SETFL, libc::O_NONBLOCK) };
+            run.request = Some(pipe);
+            pending.insert(key, run);
+        }
+        (Brought::Inline(bytes), _) => {
+            run.bytes = bytes;
+            start_run(run, stack, runs, meter);
+        }
+        (Brought::Floor, _) => start_run(run, stack, runs, meter),
+        (Brought::Piped, None) => {}
     }
 }
 
@@ -343,12 +377,14 @@ struct Start<'a> {
 fn start_run(run: Pending, stack: &Stack, runs: &mut HashMap<libc::pid_t, Run>, meter: &mut Meter) {
     let Pending {
         channels,
+        request,
         report,
         ruleset,
         bytes,
         floor,
     } = run;
-    let status = Reporter(channels[4].as_raw_fd());
+    drop(request);
+    let status = Reporter(channels[3].as_raw_fd());
     let refuse = |why: Refusal| {
         // Before G exists: the client reads it once the run's socket closes without a pidfd.
         status.report(&Status::SetUp(why));
@@ -423,7 +459,7 @@ fn start_run(run: Pending, stack: &Stack, runs: &mut HashMap<libc::pid_t, Run>, 
             channels[0].as_raw_fd(),
             channels[1].as_raw_fd(),
             channels[2].as_raw_fd(),
-            channels[4].as_raw_fd(),
+            channels[3].as_raw_fd(),
             done_w.as_raw_fd(),
             pair.as_ref().map_or(-1, |(_, g)| g.as_raw_fd()),
             ruleset.as_ref().map_or(-1, |r| r.as_raw_fd()),
@@ -469,7 +505,7 @@ fn start_run(run: Pending, stack: &Stack, runs: &mut HashMap<libc::pid_t, Run>, 
     std::hint::black_box(&start);
     drop((done_r, notify, parsed, ruleset));
     let mut channels = channels;
-    let status = channels.pop().expect("five channels");
+    let status = channels.pop().expect("four channels");
     drop(channels);
     let mut run = Run {
         // SAFETY: CLONE_PIDFD stored a new descriptor that we own.
