@@ -102,6 +102,11 @@ pub(crate) struct ExecImage {
     _env: Vec<CString>,
     env_ptrs: Vec<*const libc::c_char>,
     filter: Vec<libc::sock_filter>,
+    /// [`crate::seccomp::Filters::tail`], unpacked.
+    tail: Vec<libc::sock_filter>,
+    /// Set by the zygote when it runs under `filter` itself ([`crate::zygote`], one zygote per
+    /// program): the command inherits it and installs only the tail.
+    pub(crate) filter_inherited: std::cell::Cell<bool>,
 }
 
 impl ExecImage {
@@ -142,6 +147,8 @@ impl ExecImage {
             _argv: argv,
             _env: env,
             filter: crate::seccomp::unpack(&req.filters.program),
+            tail: crate::seccomp::unpack(&req.filters.tail),
+            filter_inherited: std::cell::Cell::new(false),
         })
     }
 }
@@ -348,7 +355,7 @@ pub(crate) fn confine_view_and_exec(
             ));
         }
     }
-    match crate::seccomp::install(&image.filter, req.exec_notify) {
+    match install_filters(image, req.exec_notify) {
         Ok(Some(listener)) => {
             let Some(channel) = notify else {
                 reporter.fail(Refusal::new(
@@ -401,6 +408,30 @@ pub(crate) fn confine_view_and_exec(
         );
         reporter.exec_failed(*libc::__errno_location())
     }
+}
+
+/// Installs what the process does not already run under: the program unless it was
+/// inherited, then the tail if there is one. Returns the `execve` listener, which belongs to
+/// the tail when there is one ([`crate::seccomp::Filters::notifying_program`]).
+fn install_filters(image: &ExecImage, exec_notify: bool) -> std::io::Result<Option<RawFd>> {
+    let split = !image.tail.is_empty();
+    let inherited = image.filter_inherited.get();
+    if inherited && !split {
+        // Only a split filter has a program to inherit: anything else would start the command
+        // without its `execve` supervision.
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            "an inherited seccomp program without its tail (a bug in toolpolicy's sandbox; \
+             please report it with the policy)",
+        ));
+    }
+    if !inherited {
+        let listener = crate::seccomp::install(&image.filter, exec_notify && !split)?;
+        if !split {
+            return Ok(listener);
+        }
+    }
+    crate::seccomp::install(&image.tail, exec_notify)
 }
 
 /// Set in the hardened zygote once [`lock_for_children`] locked its securebits and emptied its

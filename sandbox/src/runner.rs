@@ -67,8 +67,8 @@ pub struct RunOptions {
     pub profile: Option<Profile>,
     /// Run without any confinement. Only honoured when set explicitly.
     pub unconfined: bool,
-    /// The helper binary (hardened profile: started once per process as the zygote); see the
-    /// module docs for the default search.
+    /// The helper binary (hardened profile: started once per process and seccomp program as the
+    /// zygote); see the module docs for the default search.
     pub helper: Option<PathBuf>,
     /// Capture (default) or inherit the standard streams.
     pub stdio: Stdio,

@@ -15,7 +15,7 @@
 //!   process_vm_*, pidfd_getfd, file handles, clock and swap changes, and more ([`DENIED`]);
 //!   with `shares_host_namespaces`, the SysV IPC and POSIX message-queue calls ([`SYSV_IPC`],
 //!   [`POSIX_MQUEUE`]); with `keep_process_group` (the hardened command), `setpgid` and
-//!   `setsid` ([`GROUP_CHANGES`]); with
+//!   `setsid` ([`GROUP_CHANGES`], in the per-command tail, see [`Filters`]); with
 //!   `deny_metadata_writes`, every change of a file's mode, owner, timestamps or extended
 //!   attributes ([`METADATA_WRITES`]);
 //! * refuses with `EPERM`, by argument: `clone` with any namespace flag (a deny of `unshare`
@@ -115,10 +115,34 @@ pub struct FilterOptions {
 }
 
 /// The compiled filter, as packed BPF words (`code << 48 | jt << 40 | jf << 32 | k`).
+///
+/// With `keep_process_group` (the hardened command) the verdicts come in two programs,
+/// installed in this order: `program`, the same for every run of a policy, which the zygote
+/// of that program installs on itself at its start and every command it forks inherits
+/// ([`crate::zygote`]), and `tail`, a few instructions each command installs itself once it
+/// has made its process group: `setpgid` and `setsid` refused, and with `exec_notify` the
+/// `execve` notifications (so each run has a listener of its own). The kernel runs both and
+/// keeps the stronger verdict (kill, then errno, then notify, then allow), so the pair decides
+/// every call as one program with all the options would (a unit test runs both for every
+/// syscall number). Otherwise `tail` is empty.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Filters {
-    /// The program.
+    /// The program (with `exec_notify` and no tail, the one that notifies).
     pub program: Vec<u64>,
+    /// The per-command part of a split filter, or empty.
+    #[serde(default)]
+    pub tail: Vec<u64>,
+}
+
+impl Filters {
+    /// Which program the `execve` listener belongs to: the tail when there is one.
+    pub fn notifying_program(&self) -> &[u64] {
+        if self.tail.is_empty() {
+            &self.program
+        } else {
+            &self.tail
+        }
+    }
 }
 
 /// Syscalls refused with `EPERM` whatever their arguments.
@@ -290,6 +314,60 @@ fn cond(arg: u8, len: SeccompCmpArgLen, op: SeccompCmpOp, value: u64) -> Seccomp
 /// seccompiler refused the argument rules, or a jump of the prefix does not fit (both would
 /// be bugs in this module; the tests compile every combination of options).
 pub fn compile(options: FilterOptions) -> Result<Filters, String> {
+    if options.keep_process_group {
+        let shared = FilterOptions {
+            keep_process_group: false,
+            exec_notify: false,
+            ..options
+        };
+        return Ok(Filters {
+            program: whole(shared)?,
+            tail: tail(options.exec_notify)?,
+        });
+    }
+    Ok(Filters {
+        program: whole(options)?,
+        tail: Vec::new(),
+    })
+}
+
+/// The per-command part of the hardened filter ([`Filters::tail`]). The shared part already
+/// kills other architectures and x32 numbers; the tail checks them again so that it never
+/// depends on the order of the two.
+fn tail(exec_notify: bool) -> Result<Vec<u64>, String> {
+    let jeq = |nr: libc::c_long, v: Verdict| Op::Jump {
+        cmp: Cmp::Eq,
+        k: nr as u32,
+        t: Target::Ret(v),
+        f: Target::Next,
+    };
+    let mut ops = vec![
+        Op::Load(OFFSET_ARCH),
+        Op::Jump {
+            cmp: Cmp::Eq,
+            k: AUDIT_ARCH_X86_64,
+            t: Target::Next,
+            f: Target::Ret(Verdict::Kill),
+        },
+        Op::Load(OFFSET_NR),
+        Op::Jump {
+            cmp: Cmp::Ge,
+            k: X32_SYSCALL_BIT,
+            t: Target::Ret(Verdict::Kill),
+            f: Target::Next,
+        },
+    ];
+    ops.extend(GROUP_CHANGES.iter().map(|&nr| jeq(nr, Verdict::Eperm)));
+    if exec_notify {
+        ops.push(jeq(libc::SYS_execve, Verdict::Notify));
+        ops.push(jeq(libc::SYS_execveat, Verdict::Notify));
+    }
+    ops.push(Op::Always(Target::Ret(Verdict::Allow)));
+    assemble(&ops)
+}
+
+/// One program for all of `options`.
+fn whole(options: FilterOptions) -> Result<Vec<u64>, String> {
     let mut rules = argument_rules(options)?;
     // A syscall refused whatever its arguments needs no argument rule.
     for nr in denied(options) {
@@ -299,7 +377,7 @@ pub fn compile(options: FilterOptions) -> Result<Filters, String> {
     let mut program = prefix(options, &numbers_with_rules)?;
     if rules.is_empty() {
         // Nothing left for seccompiler: the prefix decides every call.
-        return Ok(Filters { program });
+        return Ok(program);
     }
     let filter = SeccompFilter::new(
         rules,
@@ -312,7 +390,7 @@ pub fn compile(options: FilterOptions) -> Result<Filters, String> {
         .try_into()
         .map_err(|e: seccompiler::BackendError| format!("seccomp argument rules: {e}"))?;
     program.extend(by_argument.iter().map(|i| pack(i.code, i.jt, i.jf, i.k)));
-    Ok(Filters { program })
+    Ok(program)
 }
 
 /// seccompiler's rules: the syscalls whose verdict depends on their arguments.
@@ -1160,13 +1238,18 @@ mod tests {
                 libc::SYS_memfd_secret,
                 libc::SYS_execve,
                 libc::SYS_execveat,
+                libc::SYS_setpgid,
+                libc::SYS_setsid,
             ])
             .flat_map(|&nr| [nr as u32 - 1, nr as u32, nr as u32 + 1])
             .collect();
         let sample: Vec<[u64; 6]> = arg_sets.iter().copied().step_by(7).collect();
         let mut checked = 0;
         for options in every_option_set() {
-            let program = unpack(&compile(options).unwrap().program);
+            let filters = compile(options).unwrap();
+            assert_eq!(filters.tail.is_empty(), !options.keep_process_group);
+            let program = unpack(&filters.program);
+            let tail = unpack(&filters.tail);
             for arch in [AUDIT_ARCH_X86_64, 0x4000_0003] {
                 for &nr in &numbers {
                     let sets = if named.contains(&nr) && arch == AUDIT_ARCH_X86_64 {
@@ -1175,7 +1258,11 @@ mod tests {
                         &sample
                     };
                     for &args in sets {
-                        let got = interpret(&program, &seccomp_data(arch, nr, args));
+                        let data = seccomp_data(arch, nr, args);
+                        let got = stronger(
+                            interpret(&program, &data),
+                            (!tail.is_empty()).then(|| interpret(&tail, &data)),
+                        );
                         let want = expected(options, arch, nr, args);
                         assert_eq!(
                             got, want,
@@ -1187,6 +1274,18 @@ mod tests {
             }
         }
         assert!(checked > 1_000_000, "{checked}");
+    }
+
+    /// The verdict the kernel keeps of a program and the tail stacked on it, as
+    /// `seccomp_run_filters` does: it runs the newest first and replaces the verdict only with
+    /// a lower action value, read as a signed number (kill, trap, errno, notify, trace, log,
+    /// allow), so on a tie the tail's stands.
+    fn stronger(program: u32, tail: Option<u32>) -> u32 {
+        let action = |v: u32| (v & libc::SECCOMP_RET_ACTION_FULL) as i32;
+        match tail {
+            Some(t) if action(program) >= action(t) => t,
+            _ => program,
+        }
     }
 
     /// Forks, optionally installs the filter, and reports the errno of `socket(family)`

@@ -102,6 +102,10 @@ const CASES: &[(&str, Case)] = &[
         command_cannot_signal_its_helpers,
     ),
     (
+        "each_program_gets_a_zygote_that_runs_under_it_and_its_commands_inherit_it",
+        zygote_per_program,
+    ),
+    (
         "a_request_too_large_for_its_message_travels_on_a_pipe",
         request_on_a_pipe,
     ),
@@ -479,9 +483,11 @@ fn killed_during_a_run(dir: &Path) -> Result<(), String> {
 fn confine_self_ends_the_zygote(dir: &Path) -> Result<(), String> {
     echo(dir, "before")?;
     let old = zygote_pid()?;
+    // Unconfined but for the one program it serves (the commands' shared filter, see
+    // `each_program_gets_a_zygote_that_runs_under_it`).
     check(
-        "the first zygote runs without seccomp",
-        status_field(old, "Seccomp:").as_deref() == Some("0"),
+        "the first zygote runs under its program only",
+        status_field(old, "Seccomp_filters:").as_deref() == Some("1"),
     )?;
     let tmp = std::env::temp_dir();
     let policy = ToolPolicy::from_json_str(
@@ -507,9 +513,10 @@ fn confine_self_ends_the_zygote(dir: &Path) -> Result<(), String> {
     echo(dir, "after")?;
     let new = zygote_pid()?;
     check(
-        "the new zygote inherited the confinement",
+        "the new zygote inherited the confinement, and runs under its program too",
         new != old
             && status_field(new, "Seccomp:").as_deref() == Some("2")
+            && status_field(new, "Seccomp_filters:").as_deref() == Some("2")
             && status_field(new, "NoNewPrivs:").as_deref() == Some("1"),
     )
 }
@@ -939,6 +946,63 @@ fn command_cannot_signal_its_helpers(dir: &Path) -> Result<(), String> {
     )?;
     check("the zygote still serves", zygote_pid()? == z && !gone(z))?;
     echo(dir, "after")
+}
+
+/// What a hardened command says about itself: its parent, its number of seccomp filters, and
+/// whether `setsid` was refused (by its tail, the one filter it installs itself).
+fn command_view(policy: &ToolPolicy) -> Result<String, String> {
+    // `$$` is the command itself (`sh`), not the `grep` it starts.
+    let script = "grep -E '^(PPid|Seccomp_filters):' /proc/$$/status | tr -d '\t'; \
+                  setsid true 2>/dev/null && echo setsid=ran || echo setsid=refused";
+    let out = run(policy, &sh(script), &hardened()).map_err(|e| e.to_string())?;
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    check(&format!("{text:?} {out:?}"), out.success())?;
+    Ok(text)
+}
+
+/// The hardened filter's shared program is installed once, by the zygote of that program, on
+/// itself: each command is the zygote's child under two filters (the program it inherited and
+/// the tail it installed, which refuses `setsid`). The same policy's runs share the zygote; a
+/// policy whose program differs gets a zygote of its own, under its own program, and the
+/// first one keeps serving.
+fn zygote_per_program(dir: &Path) -> Result<(), String> {
+    let writing = policy_writing(dir);
+    let view = command_view(&writing)?;
+    let z = zygote_pid()?;
+    let under_one = |pid: u32| {
+        status_field(pid, "Seccomp_filters:").as_deref() == Some("1")
+            && status_field(pid, "NoNewPrivs:").as_deref() == Some("1")
+    };
+    let expected = |z: u32| format!("PPid:{z}\nSeccomp_filters:2\nsetsid=refused\n");
+    check(
+        &format!("the command's view {view:?} of zygote {z}"),
+        view == expected(z) && under_one(z),
+    )?;
+    let again = command_view(&writing)?;
+    check(
+        &format!("the second run, through the same zygote: {again:?}"),
+        again == expected(z) && zygote_pid()? == z,
+    )?;
+    // With the network allowed, the program refuses no socket family: another program.
+    let networked = ToolPolicy::from_json_str(
+        "case",
+        &format!(
+            r#"{{"fs": {{"write": ["{}/**"]}}, "net": "allow"}}"#,
+            dir.display()
+        ),
+    )
+    .map_err(|e| e.to_string())?;
+    let other = command_view(&networked)?;
+    let z2 = zygote_pid()?;
+    check(
+        &format!("another program, zygote {z2} beside {z}: {other:?}"),
+        z2 != z && other == expected(z2) && under_one(z2) && !gone(z),
+    )?;
+    let back = command_view(&writing)?;
+    check(
+        &format!("the first policy again, through its zygote: {back:?}"),
+        back == expected(z),
+    )
 }
 
 /// A run's request travels in its message up to 60 KiB and on a pipe of its own beyond: two

@@ -12,7 +12,7 @@ use std::time::Duration;
 use super::inherit::{Fit, Inheritance};
 use super::START_TIMEOUT;
 use super::{errno, kill_group, Group, CONTROL_FD, ENDED, ENDED_LEN, FLOOR, RETIRE, RUN};
-use super::{INLINE_MAX, RUN_INLINE};
+use super::{INLINE_MAX, PROGRAM, RUN_INLINE};
 use crate::per_process::PerProcess;
 use crate::runner::RunError;
 use crate::spawn::{FileActions, Running, Stdio, Streams, Supervisor, Waited};
@@ -29,7 +29,17 @@ struct Zygote {
     holds: Option<Inheritance>,
     /// Told to end once its runs are over (a run from the agent as it is now needs another).
     retired: AtomicBool,
+    /// When it started: the oldest of a helper's zygotes is retired for a new program's
+    /// beyond [`PROGRAMS_KEPT`].
+    started: std::time::Instant,
 }
+
+/// Which zygote serves a run: the helper binary and the seccomp program the zygote runs
+/// under (empty: none, for the bench's floor).
+type Key = (PathBuf, Vec<u64>);
+
+/// At most this many zygotes (programs) live per helper binary.
+const PROGRAMS_KEPT: usize = 8;
 
 /// What a zygote inherits from the agent and keeps, whatever the agent becomes later: its
 /// user and group ids, NO_NEW_PRIVS and seccomp mode. A run from an agent whose standing
@@ -69,8 +79,8 @@ impl Drop for Zygote {
 /// The zygotes of this process.
 #[derive(Default)]
 struct Zygotes {
-    /// The one that serves new runs, by helper binary.
-    live: HashMap<PathBuf, Arc<Zygote>>,
+    /// The one that serves new runs, by helper binary and program.
+    live: HashMap<Key, Arc<Zygote>>,
     /// Those retired, until they end (after the runs they received) and are reaped.
     retired: Vec<Arc<Zygote>>,
 }
@@ -225,8 +235,10 @@ const KILL_RUN_LIMIT: Duration = Duration::from_millis(200);
 /// ([`Fit::NewZygote`]: the old one is retired, its runs go on).
 fn current(
     helper: &Path,
+    program: &[u64],
     agent: &Inheritance,
 ) -> Result<(Arc<Zygote>, crate::request::Inherited), RunError> {
+    let key: Key = (helper.to_path_buf(), program.to_vec());
     let mut reg = registry();
     reg.retired.retain(|z| {
         let alive = z.alive();
@@ -235,25 +247,33 @@ fn current(
         }
         alive
     });
-    if let Some(z) = reg.live.get(helper) {
+    if let Some(z) = reg.live.get(&key) {
         if z.alive() && z.started_as == Standing::now() {
             if let Fit::Carry(inherited) = agent.fit(z.holds.as_ref()) {
                 return Ok((z.clone(), inherited));
             }
-            let old = reg.live.remove(helper).expect("present");
+            let old = reg.live.remove(&key).expect("present");
             old.retire();
             reg.retired.push(old);
         } else {
-            let dead = reg.live.remove(helper).expect("present");
+            let dead = reg.live.remove(&key).expect("present");
             dead.bury();
         }
+    }
+    let mut same_helper: Vec<&Key> = reg.live.keys().filter(|(h, _)| h == helper).collect();
+    if same_helper.len() >= PROGRAMS_KEPT {
+        same_helper.sort_by_key(|k| reg.live[*k].started);
+        let oldest = same_helper[0].clone();
+        let old = reg.live.remove(&oldest).expect("present");
+        old.retire();
+        reg.retired.push(old);
     }
     // Another thread that changes the agent's umask, limits or cgroups while a zygote starts
     // leaves it unknown what that one holds: it is not used.
     for _ in 0..3 {
-        let z = Arc::new(start(helper).map_err(|e| RunError::Helper(e.to_string()))?);
+        let z = Arc::new(start(helper, program).map_err(|e| RunError::Helper(e.to_string()))?);
         if let Fit::Carry(inherited) = agent.fit(z.holds.as_ref()) {
-            reg.live.insert(helper.to_path_buf(), z.clone());
+            reg.live.insert(key, z.clone());
             return Ok((z, inherited));
         }
         z.bury();
@@ -267,17 +287,19 @@ fn current(
 
 /// Forgets `z` and reaps it, when it is still the registered one (otherwise whoever took it
 /// out did).
-fn forget(helper: &Path, z: &Arc<Zygote>) {
+fn forget(helper: &Path, program: &[u64], z: &Arc<Zygote>) {
+    let key: Key = (helper.to_path_buf(), program.to_vec());
     let mut reg = registry();
-    if reg.live.get(helper).is_some_and(|r| Arc::ptr_eq(r, z)) {
-        reg.live.remove(helper);
+    if reg.live.get(&key).is_some_and(|r| Arc::ptr_eq(r, z)) {
+        reg.live.remove(&key);
         drop(reg);
         z.bury();
     }
 }
 
-/// Starts `helper SUBCOMMAND` with its control socket on [`CONTROL_FD`].
-fn start(helper: &Path) -> std::io::Result<Zygote> {
+/// Starts `helper SUBCOMMAND` with its control socket on [`CONTROL_FD`], and sends it the
+/// seccomp program to run under ([`PROGRAM`]) when there is one.
+fn start(helper: &Path, program: &[u64]) -> std::io::Result<Zygote> {
     close_controls_at_fork();
     let before = Inheritance::now();
     let (ours, theirs) = crate::fdpass::socketpair(libc::SOCK_SEQPACKET)?;
@@ -309,7 +331,7 @@ fn start(helper: &Path) -> std::io::Result<Zygote> {
             "pidfd_open on the sandbox helper: {e} (the hardened profile needs Linux 5.3 or later)"
         )));
     }
-    Ok(Zygote {
+    let z = Zygote {
         pid,
         // SAFETY: a new descriptor, owned here.
         pidfd: unsafe { OwnedFd::from_raw_fd(pidfd) },
@@ -317,7 +339,15 @@ fn start(helper: &Path) -> std::io::Result<Zygote> {
         started_as: Standing::now(),
         holds: Inheritance::of_new_zygote(before),
         retired: AtomicBool::new(false),
-    })
+        started: std::time::Instant::now(),
+    };
+    if !program.is_empty() {
+        let words: Vec<u8> = program.iter().flat_map(|w| w.to_le_bytes()).collect();
+        // A zygote that cannot take it (gone, or refused by the kernel) serves runs whose
+        // commands install the whole program themselves.
+        let _ = crate::fdpass::send_msg(z.control.as_fd(), &[&PROGRAM[..], &words].concat(), &[]);
+    }
+    Ok(z)
 }
 
 /// Ends every zygote this process started and waits until each is gone; the next hardened run
@@ -340,9 +370,10 @@ pub fn shut_down() {
 pub fn running(helper: &Path) -> Option<u32> {
     registry()
         .live
-        .get(helper)
-        .filter(|z| z.alive())
-        .map(|z| z.pid as u32)
+        .iter()
+        .filter(|((h, _), z)| h == helper && z.alive())
+        .max_by_key(|(_, z)| z.started)
+        .map(|(_, z)| z.pid as u32)
 }
 
 /// Starts one hardened run through the zygote for `helper`. G sends its own pidfd before it
@@ -358,15 +389,19 @@ pub(crate) fn spawn(
     ruleset: Option<BorrowedFd<'_>>,
 ) -> Result<Running, RunError> {
     let agent = Inheritance::now();
+    // The hardened filter's shared part: the zygote for it runs under it, and its commands
+    // inherit it ([`crate::seccomp::Filters::tail`]). The zygote holds it, so the request
+    // leaves it out (about 150 numbers less to encode and parse per run).
+    let program = std::mem::take(&mut request.filters.program);
     for _ in 0..2 {
-        let (z, inherited) = current(helper, &agent)?;
+        let (z, inherited) = current(helper, &program, &agent)?;
         request.parent_pid = z.pid;
         request.inherited = inherited;
         let bytes = serde_json::to_vec(&*request)
             .map_err(|e| RunError::Refused(format!("encoding the spawn request: {e}")))?;
         match try_spawn(&z, stdio, RUN, &bytes, ruleset)? {
             Some(running) => return Ok(running),
-            None => forget(helper, &z),
+            None => forget(helper, &program, &z),
         }
     }
     Err(RunError::Helper(format!(
@@ -559,7 +594,7 @@ pub(crate) fn read_report(report: BorrowedFd<'_>) -> Option<(i32, Duration, bool
 /// The helper could not be started, or the round trip did not end in G's refusal.
 #[doc(hidden)]
 pub fn floor_round_trip(helper: &Path) -> Result<Duration, RunError> {
-    let (z, _) = current(helper, &Inheritance::now())?;
+    let (z, _) = current(helper, &[], &Inheritance::now())?;
     let running = try_spawn(&z, Stdio::Capture, FLOOR, b"", None)?
         .ok_or_else(|| RunError::Helper("the zygote ended".into()))?;
     let collected = running.collect(None, None);

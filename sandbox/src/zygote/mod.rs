@@ -1,24 +1,40 @@
-//! The hardened profile's zygote: one small helper process per agent process (and helper
-//! binary), started once, that starts and supervises the command of every hardened run.
+//! The hardened profile's zygote: one small helper process per agent process, helper binary
+//! and seccomp program, started once, that starts and supervises the command of every
+//! hardened run whose filter has that program.
 //!
 //! Starting the helper binary for each run (`posix_spawn`, the dynamic loader, the Rust
 //! runtime) cost more than the whole plain spawn it is compared with. The zygote pays that once;
 //! each run then costs one `clone` that shares the zygote's memory until the command's
 //! `execve` (no page table copied or torn down), and that process becomes the command.
 //!
+//! Loading the seccomp program was the largest single step of a command's set-up (the kernel
+//! translates the program, compiles it and runs it for every syscall number to build its
+//! allow cache; the bench's floor puts it at 0.13–0.17 × a plain spawn). A filter is shared,
+//! not copied, by every process forked under it. So Z installs the policy's program
+//! ([`crate::seccomp::Filters::program`]) on itself once, as its first message ([`PROGRAM`])
+//! tells it, and each G inherits it and installs only the tail of a few instructions
+//! ([`crate::seccomp::Filters::tail`]). The registry keys zygotes by helper and program (at
+//! most 8 per helper; the oldest is retired for a ninth), and the requests leave the program
+//! out. Z's own system calls pass the program: it makes no namespace, mount, ptrace or
+//! metadata change, its sockets are unix pairs, and it sets no other process's limits. A
+//! kernel that refuses the program leaves Z unfiltered, and its commands install the whole
+//! filter themselves.
+//!
 //! ```text
-//! agent ──posix_spawn, at the first hardened run──▶ Z: child subreaper, single-threaded poll
-//!   loop over its control socket (SOCK_SEQPACKET), a SIGCHLD signalfd, the request pipes of
-//!   runs about to start and the exec-notification listeners of runs in flight, with the
-//!   nearest deadline of all runs as its timeout
+//! agent ──posix_spawn, at the first hardened run of a program──▶ Z: child subreaper,
+//!   NO_NEW_PRIVS and the program (its first message), single-threaded poll loop over its
+//!   control socket (SOCK_SEQPACKET), a SIGCHLD signalfd, the request pipes of runs about to
+//!   start and the exec-notification listeners of runs in flight, with the nearest deadline of
+//!   all runs as its timeout
 //! per run: agent ──one message: the request (JSON), stdin, stdout, stderr, status pipe, run
 //!   socket──▶ Z; a request over 60 KiB comes on a pipe of its own instead, which Z reads as
 //!   it comes
 //!   Z parses it and builds the program's image, then ──clone(CLONE_VM), own stack──▶ G:
 //!   parent-death signal, new process group (setpgid(0, 0), same session), G's own pidfd on
 //!   the run socket (before anything can run), the agent's umask, cgroups → capabilities
-//!   dropped → NO_NEW_PRIVS → Landlock → rlimits (the agent's, then the policy's) → seccomp
-//!   (setpgid and setsid refused) → execve ([`crate::child`])
+//!   dropped → NO_NEW_PRIVS → Landlock → rlimits (the agent's, then the policy's) → the
+//!   seccomp tail (setpgid and setsid refused, the exec notification) → execve
+//!   ([`crate::child`])
 //!   Z waits for that execve (nsclone's hand-off: system calls only, the first exec
 //!   notification answered), then answers later exec notifications, kills G's group at the
 //!   timeout, reaps G (wait4), kills the group until it is empty, reaping the orphans the kernel
@@ -106,6 +122,11 @@ const RUN: &[u8; 4] = b"ZRN2";
 const RUN_INLINE: &[u8; 4] = b"ZRI1";
 /// The largest request that travels in its run's message ([`RUN_INLINE`]).
 const INLINE_MAX: usize = 60 * 1024;
+/// The zygote's first message when it serves one seccomp program: this, then the program's
+/// words (`u64`, little-endian). The zygote sets NO_NEW_PRIVS and installs the program on
+/// itself; every G it forks inherits it, and installs only its tail
+/// ([`crate::seccomp::Filters::tail`]) when its request's program is the same.
+const PROGRAM: &[u8; 4] = b"ZPG1";
 /// The bench's floor ([`floor_round_trip`]): a run without a request, whose G ends right after
 /// its start.
 const FLOOR: &[u8; 4] = b"ZFL2";

@@ -15,7 +15,7 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
 use super::{errno, kill_group, thread_cpu, Group, CONTROL_FD, ENDED, ENDED_LEN};
-use super::{FLOOR, INLINE_MAX, MAX_REQUEST, RETIRE, RUN, RUN_FDS, RUN_INLINE};
+use super::{FLOOR, INLINE_MAX, MAX_REQUEST, PROGRAM, RETIRE, RUN, RUN_FDS, RUN_INLINE};
 use crate::child::{io_refusal, ExecImage, Reporter, REFUSED_EXIT};
 use crate::nsclone::Stack;
 use crate::plan::Profile;
@@ -106,6 +106,8 @@ pub(crate) fn serve() -> ! {
     let stack = Stack::new().unwrap_or_else(|_| std::process::exit(1));
     // One buffer for every control message: a run's request travels in it when it fits.
     let mut message = vec![0u8; 4 + INLINE_MAX];
+    let mut held = Held::default();
+    let mut served = false;
     let mut runs: HashMap<libc::pid_t, Run> = HashMap::new();
     let mut pending: HashMap<RawFd, Pending> = HashMap::new();
     let mut watched: Vec<Watched> = Vec::new();
@@ -159,7 +161,7 @@ pub(crate) fn serve() -> ! {
                 }
                 Watched::Request(fd) => {
                     if let Some(run) = read_request(fd, &mut pending) {
-                        start_run(run, &stack, &mut runs, &mut meter);
+                        start_run(run, (&stack, &held), &mut runs, &mut meter);
                     }
                 }
             }
@@ -171,6 +173,17 @@ pub(crate) fn serve() -> ! {
                 // The agent is gone: so are its runs.
                 Ok((0, _)) => end_all(&mut runs),
                 Ok((4, fds)) if fds.is_empty() && &message[..4] == RETIRE => retiring = true,
+                Ok((n, fds)) if n >= 4 && fds.is_empty() && &message[..4] == PROGRAM => {
+                    // Only as the first message: runs already served forked before it.
+                    if !served && held.words.is_none() && (n - 4) % 8 == 0 {
+                        let words: Vec<u64> = message[4..n]
+                            .chunks_exact(8)
+                            .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")))
+                            .collect();
+                        held.installed = run_under(&words);
+                        held.words = Some(words);
+                    }
+                }
                 Ok((n, fds)) if n >= 4 => {
                     let brought = match &message[..4] {
                         k if k == RUN && n == 4 => Some(Brought::Piped),
@@ -185,7 +198,15 @@ pub(crate) fn serve() -> ! {
                     };
                     match brought {
                         Some(brought) if (expected..=expected + 1).contains(&fds.len()) => {
-                            receive_run(fds, brought, &mut pending, &stack, &mut runs, &mut meter)
+                            served = true;
+                            receive_run(
+                                fds,
+                                brought,
+                                &mut pending,
+                                (&stack, &held),
+                                &mut runs,
+                                &mut meter,
+                            )
                         }
                         // Not a run of this version: its descriptors close as they drop, and
                         // the client sees the run socket end without G's pidfd.
@@ -300,7 +321,7 @@ fn receive_run(
     fds: Vec<OwnedFd>,
     brought: Brought,
     pending: &mut HashMap<RawFd, Pending>,
-    stack: &Stack,
+    starter: Starter<'_>,
     runs: &mut HashMap<libc::pid_t, Run>,
     meter: &mut Meter,
 ) {
@@ -332,9 +353,9 @@ fn receive_run(
         }
         (Brought::Inline(bytes), _) => {
             run.bytes = bytes;
-            start_run(run, stack, runs, meter);
+            start_run(run, starter, runs, meter);
         }
-        (Brought::Floor, _) => start_run(run, stack, runs, meter),
+        (Brought::Floor, _) => start_run(run, starter, runs, meter),
         (Brought::Piped, None) => {}
     }
 }
@@ -374,7 +395,23 @@ struct Start<'a> {
 
 /// Parses the run's request, starts G (see the module documentation), waits for its
 /// `execve`, and keeps the run.
-fn start_run(run: Pending, stack: &Stack, runs: &mut HashMap<libc::pid_t, Run>, meter: &mut Meter) {
+/// What starts G: its stack, and the program Z holds, which G inherits.
+type Starter<'a> = (&'a Stack, &'a Held);
+
+/// The seccomp program this zygote serves ([`super::PROGRAM`]): its words, which the runs'
+/// requests leave out, and whether Z runs under it (unless the kernel refused).
+#[derive(Default)]
+struct Held {
+    words: Option<Vec<u64>>,
+    installed: bool,
+}
+
+fn start_run(
+    run: Pending,
+    (stack, held): Starter<'_>,
+    runs: &mut HashMap<libc::pid_t, Run>,
+    meter: &mut Meter,
+) {
     let Pending {
         channels,
         request,
@@ -393,7 +430,7 @@ fn start_run(run: Pending, stack: &Stack, runs: &mut HashMap<libc::pid_t, Run>, 
     let parsed = if floor {
         None
     } else {
-        let req: Request = match serde_json::from_slice(&bytes) {
+        let mut req: Request = match serde_json::from_slice(&bytes) {
             Ok(r) => r,
             Err(e) => {
                 return bad_request(format!(
@@ -411,10 +448,29 @@ fn start_run(run: Pending, stack: &Stack, runs: &mut HashMap<libc::pid_t, Run>, 
         if req.profile != Profile::Hardened {
             return bad_request("the zygote serves the hardened profile only (strict runs are spawned directly); is the helper from another version?".into());
         }
+        let split = !req.filters.tail.is_empty();
+        if split && req.filters.program.is_empty() {
+            // The client leaves out the program its zygote was started with.
+            match &held.words {
+                Some(words) => req.filters.program = words.clone(),
+                None => {
+                    return bad_request(
+                        "the run's request leaves out its seccomp program and this zygote holds \
+                         none (a bug in toolpolicy's sandbox; please report it with the policy)"
+                            .into(),
+                    )
+                }
+            }
+        }
         let image = match ExecImage::new(&req) {
             Ok(i) => i,
             Err(e) => return bad_request(e),
         };
+        // G runs under Z's program from its start: it installs only the tail, and only when
+        // the request's program is that one (otherwise the whole filter, itself).
+        image
+            .filter_inherited
+            .set(split && held.installed && held.words.as_ref() == Some(&req.filters.program));
         Some((req, image))
     };
     drop(bytes);
@@ -524,6 +580,18 @@ fn start_run(run: Pending, stack: &Stack, runs: &mut HashMap<libc::pid_t, Run>, 
     };
     meter.charge(&mut run);
     runs.insert(pid, run);
+}
+
+/// Sets NO_NEW_PRIVS and installs `program` on Z itself; `false` when the kernel refuses (the
+/// commands then install the whole filter). Z's own system calls allow it: it makes no
+/// namespace, mount, ptrace or metadata change, and its sockets are unix stream or
+/// sequenced-packet pairs.
+fn run_under(program: &[u64]) -> bool {
+    // SAFETY: prctl with integers.
+    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+        return false;
+    }
+    crate::seccomp::install(&crate::seccomp::unpack(program), false).is_ok()
 }
 
 /// G's entry on its own stack. Never returns: it executes the command, or reports and exits.
