@@ -914,6 +914,122 @@ mod tests {
         }
     }
 
+    /// The hardened zygote runs under the shared program of the runs it serves
+    /// ([`Filters::tail`], [`crate::zygote`]), and each G sets itself up under it before its
+    /// tail: every call they make passes every such program, whatever the policy's options.
+    #[test]
+    fn the_zygotes_and_gs_own_calls_pass_every_shared_program() {
+        let seccomp_ioctls = [0xc050_2100u64, 0xc018_2101, 0x4008_2102];
+        let mut calls: Vec<(libc::c_long, [u64; 6])> = vec![
+            (
+                libc::SYS_clone,
+                [
+                    (libc::CLONE_VM | libc::CLONE_PIDFD | libc::SIGCHLD) as u64,
+                    0,
+                    0,
+                    0,
+                    0,
+                    0,
+                ],
+            ),
+            (
+                libc::SYS_socketpair,
+                [
+                    libc::AF_UNIX as u64,
+                    (libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC) as u64,
+                    0,
+                    0,
+                    0,
+                    0,
+                ],
+            ),
+            (
+                libc::SYS_openat,
+                [
+                    libc::AT_FDCWD as u64,
+                    0,
+                    (libc::O_WRONLY | libc::O_CLOEXEC) as u64,
+                    0,
+                    0,
+                    0,
+                ],
+            ),
+            (
+                libc::SYS_prlimit64,
+                [0, libc::RLIMIT_NOFILE as u64, 1, 0, 0, 0],
+            ),
+            (libc::SYS_setpgid, [0; 6]),
+        ];
+        calls.extend(seccomp_ioctls.map(|r| (libc::SYS_ioctl, [5, r, 0, 0, 0, 0])));
+        calls.extend(
+            [
+                libc::SYS_poll,
+                libc::SYS_ppoll,
+                libc::SYS_recvmsg,
+                libc::SYS_sendmsg,
+                libc::SYS_sendto,
+                libc::SYS_read,
+                libc::SYS_write,
+                libc::SYS_pread64,
+                libc::SYS_close,
+                libc::SYS_close_range,
+                libc::SYS_pipe2,
+                libc::SYS_fcntl,
+                libc::SYS_dup2,
+                libc::SYS_wait4,
+                libc::SYS_waitid,
+                libc::SYS_kill,
+                libc::SYS_pidfd_send_signal,
+                libc::SYS_pidfd_open,
+                libc::SYS_getpgid,
+                libc::SYS_getpid,
+                libc::SYS_getppid,
+                libc::SYS_clock_gettime,
+                libc::SYS_clock_nanosleep,
+                libc::SYS_nanosleep,
+                libc::SYS_mmap,
+                libc::SYS_munmap,
+                libc::SYS_mprotect,
+                libc::SYS_madvise,
+                libc::SYS_mremap,
+                libc::SYS_brk,
+                libc::SYS_futex,
+                libc::SYS_rt_sigprocmask,
+                libc::SYS_rt_sigaction,
+                libc::SYS_signalfd4,
+                libc::SYS_sched_yield,
+                libc::SYS_getrandom,
+                libc::SYS_prctl,
+                libc::SYS_capget,
+                libc::SYS_capset,
+                libc::SYS_umask,
+                libc::SYS_chdir,
+                libc::SYS_landlock_create_ruleset,
+                libc::SYS_landlock_restrict_self,
+                libc::SYS_seccomp,
+                libc::SYS_execve,
+                libc::SYS_exit,
+                libc::SYS_exit_group,
+            ]
+            .map(|nr| (nr, [0u64; 6])),
+        );
+        for options in every_option_set() {
+            if !(options.keep_process_group && options.shares_host_namespaces) {
+                continue;
+            }
+            let program = unpack(&compile(options).unwrap().program);
+            for &(nr, args) in &calls {
+                let verdict =
+                    interpret(&program, &seccomp_data(AUDIT_ARCH_X86_64, nr as u32, args));
+                assert_eq!(
+                    verdict,
+                    libc::SECCOMP_RET_ALLOW,
+                    "syscall {nr} args {args:x?} under {options:?}"
+                );
+            }
+        }
+    }
+
     /// Runs a classic BPF program on a `seccomp_data` (the subset seccomp programs use).
     fn interpret(program: &[libc::sock_filter], data: &[u8; 64]) -> u32 {
         let mut a: u32 = 0;

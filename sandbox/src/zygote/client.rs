@@ -29,17 +29,15 @@ struct Zygote {
     holds: Option<Inheritance>,
     /// Told to end once its runs are over (a run from the agent as it is now needs another).
     retired: AtomicBool,
-    /// When it started: the oldest of a helper's zygotes is retired for a new program's
-    /// beyond [`PROGRAMS_KEPT`].
+    /// When it started ([`running`] names the newest).
     started: std::time::Instant,
 }
 
 /// Which zygote serves a run: the helper binary and the seccomp program the zygote runs
-/// under (empty: none, for the bench's floor).
+/// under (empty: none, for the bench's floor). The hardened profile's options make few
+/// programs (today four: the network denied or allowed, metadata writes refused or not), so
+/// an agent keeps a zygote for each program it has used.
 type Key = (PathBuf, Vec<u64>);
-
-/// At most this many zygotes (programs) live per helper binary.
-const PROGRAMS_KEPT: usize = 8;
 
 /// What a zygote inherits from the agent and keeps, whatever the agent becomes later: its
 /// user and group ids, NO_NEW_PRIVS and seccomp mode. A run from an agent whose standing
@@ -259,14 +257,6 @@ fn current(
             let dead = reg.live.remove(&key).expect("present");
             dead.bury();
         }
-    }
-    let mut same_helper: Vec<&Key> = reg.live.keys().filter(|(h, _)| h == helper).collect();
-    if same_helper.len() >= PROGRAMS_KEPT {
-        same_helper.sort_by_key(|k| reg.live[*k].started);
-        let oldest = same_helper[0].clone();
-        let old = reg.live.remove(&oldest).expect("present");
-        old.retire();
-        reg.retired.push(old);
     }
     // Another thread that changes the agent's umask, limits or cgroups while a zygote starts
     // leaves it unknown what that one holds: it is not used.

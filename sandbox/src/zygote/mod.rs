@@ -13,9 +13,8 @@
 //! not copied, by every process forked under it. So Z installs the policy's program
 //! ([`crate::seccomp::Filters::program`]) on itself once, as its first message ([`PROGRAM`])
 //! tells it, and each G inherits it and installs only the tail of a few instructions
-//! ([`crate::seccomp::Filters::tail`]). The registry keys zygotes by helper and program (at
-//! most 8 per helper; the oldest is retired for a ninth), and the requests leave the program
-//! out. Z's own system calls pass the program: it makes no namespace, mount, ptrace or
+//! ([`crate::seccomp::Filters::tail`]). The registry keys zygotes by helper and program (the
+//! profile's options make few programs, today four), and the requests leave the program out. Z's own system calls pass the program: it makes no namespace, mount, ptrace or
 //! metadata change, its sockets are unix pairs, and it sets no other process's limits. A
 //! kernel that refuses the program leaves Z unfiltered, and its commands install the whole
 //! filter themselves.
