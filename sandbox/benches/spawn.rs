@@ -942,6 +942,7 @@ mod floors {
             deny_metadata_writes: false,
             supervise_unix: false,
             keep_process_group: false,
+            relay_execs: false,
         })
         .expect("the strict filter compiles");
         let tree = super::RootTree::new();

@@ -355,40 +355,40 @@ pub(crate) fn confine_view_and_exec(
             ));
         }
     }
-    match install_filters(image, req.exec_notify) {
-        Ok(Some(listener)) => {
-            let Some(channel) = notify else {
-                reporter.fail(Refusal::new(
-                    SetUpStep::Seccomp,
-                    "exec supervision without a channel to the supervisor",
-                ));
-            };
-            // SAFETY: both descriptors are open until closed just below.
-            let sent = unsafe {
-                crate::fdpass::send_one(
-                    BorrowedFd::borrow_raw(channel),
-                    BorrowedFd::borrow_raw(listener),
-                )
-            };
-            if let Err(e) = sent {
-                reporter.fail(io_refusal(
-                    SetUpStep::Seccomp,
-                    "handing the exec listener to the supervisor",
-                    &e,
-                ));
-            }
-            // SAFETY: our copies are no longer needed.
-            unsafe {
-                libc::close(listener);
-                libc::close(channel);
-            }
-        }
-        Ok(None) => {}
+    let (listener, secret) = match install_filters(image, req) {
+        Ok(installed) => installed,
         Err(e) => reporter.fail(io_refusal(
             SetUpStep::Seccomp,
             "installing the seccomp filter",
             &e,
         )),
+    };
+    if let Some(listener) = listener {
+        let Some(channel) = notify else {
+            reporter.fail(Refusal::new(
+                SetUpStep::Seccomp,
+                "exec supervision without a channel to the supervisor",
+            ));
+        };
+        // SAFETY: both descriptors are open until closed just below.
+        let sent = unsafe {
+            crate::fdpass::send_one(
+                BorrowedFd::borrow_raw(channel),
+                BorrowedFd::borrow_raw(listener),
+            )
+        };
+        if let Err(e) = sent {
+            reporter.fail(io_refusal(
+                SetUpStep::Seccomp,
+                "handing the exec listener to the supervisor",
+                &e,
+            ));
+        }
+        // SAFETY: our copies are no longer needed.
+        unsafe {
+            libc::close(listener);
+            libc::close(channel);
+        }
     }
     // SAFETY: mark every fd above stderr close-on-exec, empty the signal mask, execute.
     unsafe {
@@ -401,19 +401,40 @@ pub(crate) fn confine_view_and_exec(
         let mut empty: libc::sigset_t = std::mem::zeroed();
         libc::sigemptyset(&mut empty);
         libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
-        libc::execve(
-            image.program.as_ptr(),
-            image.argv_ptrs.as_ptr(),
-            image.env_ptrs.as_ptr(),
-        );
+        match secret {
+            // The sealed tail admits this call by the registers `execve` does not read.
+            Some([r10, r8, r9]) => libc::syscall(
+                libc::SYS_execve,
+                image.program.as_ptr(),
+                image.argv_ptrs.as_ptr(),
+                image.env_ptrs.as_ptr(),
+                r10,
+                r8,
+                r9,
+            ),
+            None => libc::execve(
+                image.program.as_ptr(),
+                image.argv_ptrs.as_ptr(),
+                image.env_ptrs.as_ptr(),
+            ) as libc::c_long,
+        };
         reporter.exec_failed(*libc::__errno_location())
     }
 }
 
+/// The longest tail [`install_filters`] seals on its stack (it has 27 instructions).
+const MAX_TAIL: usize = 64;
+
 /// Installs what the process does not already run under: the program unless it was
-/// inherited, then the tail if there is one. Returns the `execve` listener, which belongs to
-/// the tail when there is one ([`crate::seccomp::Filters::notifying_program`]).
-fn install_filters(image: &ExecImage, exec_notify: bool) -> std::io::Result<Option<RawFd>> {
+/// inherited, then the tail if there is one, sealed with a secret drawn here when the request
+/// asks ([`crate::seccomp::seal`]). Returns the `execve` listener, which belongs to the tail
+/// when there is one ([`crate::seccomp::Filters::notifying_program`]), and the registers the
+/// command's `execve` must carry. Allocates nothing on success.
+fn install_filters(
+    image: &ExecImage,
+    req: &Request,
+) -> std::io::Result<(Option<RawFd>, Option<[u64; 3]>)> {
+    let exec_notify = req.exec_notify;
     let split = !image.tail.is_empty();
     let inherited = image.filter_inherited.get();
     if inherited && !split {
@@ -428,10 +449,45 @@ fn install_filters(image: &ExecImage, exec_notify: bool) -> std::io::Result<Opti
     if !inherited {
         let listener = crate::seccomp::install(&image.filter, exec_notify && !split)?;
         if !split {
-            return Ok(listener);
+            return Ok((listener, None));
         }
     }
-    crate::seccomp::install(&image.tail, exec_notify)
+    if !req.exec_secret {
+        return Ok((crate::seccomp::install(&image.tail, exec_notify)?, None));
+    }
+    let refused = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidInput, what);
+    let n = image.tail.len();
+    if n > MAX_TAIL {
+        return Err(refused(
+            "a seccomp tail longer than its room (a bug in toolpolicy's sandbox)",
+        ));
+    }
+    let mut tail = [libc::sock_filter {
+        code: 0,
+        jt: 0,
+        jf: 0,
+        k: 0,
+    }; MAX_TAIL];
+    tail[..n].copy_from_slice(&image.tail);
+    let mut bytes = [0u8; 24];
+    // SAFETY: getrandom fills the local buffer.
+    let got = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
+    if got != bytes.len() as isize {
+        return Err(std::io::Error::last_os_error());
+    }
+    let mut words = [0u32; 6];
+    for (w, b) in words.iter_mut().zip(bytes.chunks_exact(4)) {
+        *w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    }
+    if !crate::seccomp::seal(&mut tail[..n], &words) {
+        return Err(refused(
+            "the seccomp tail has no place for the exec secret (a bug in toolpolicy's sandbox; \
+             please report it with the policy)",
+        ));
+    }
+    let listener = crate::seccomp::install(&tail[..n], exec_notify)?;
+    let registers = [0, 2, 4].map(|i| (words[i + 1] as u64) << 32 | words[i] as u64);
+    Ok((listener, Some(registers)))
 }
 
 /// Set in the hardened zygote once [`lock_for_children`] locked its securebits and emptied its

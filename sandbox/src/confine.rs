@@ -285,6 +285,7 @@ fn prepare(
         deny_metadata_writes: !plan.host_metadata_writable(),
         supervise_unix: false,
         keep_process_group: false,
+        relay_execs: false,
     })
     .map_err(refused)?;
     Ok(Prepared {

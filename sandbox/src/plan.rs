@@ -683,7 +683,12 @@ impl Plan {
                 true,
                 Enforcement::Exact,
                 &[
-                    "seccomp user-notify (only the first execve)",
+                    if strict {
+                        "seccomp user-notify (only the first execve)"
+                    } else {
+                        "seccomp (only the command's own execve, which carries a per-run secret \
+                         in its unused registers; the interpreter chain's relays by user-notify)"
+                    },
                     "landlock-execute",
                     "noexec",
                 ],

@@ -47,6 +47,11 @@ pub struct Request {
     /// Whether the filter has a user-notification listener for the supervisor (exec = deny,
     /// or `connect` supervised: strict with net = deny or a host list).
     pub exec_notify: bool,
+    /// Hardened, exec = deny: the command's process seals its tail with a secret of its own
+    /// and passes it to its `execve`, which then needs no notification
+    /// ([`crate::seccomp::Filters`]); the supervisor counts that `execve` as done.
+    #[serde(default)]
+    pub exec_secret: bool,
     /// exec = deny: how many `execve` calls the supervisor admits: the command's own, then
     /// the `PATH` search of a relay of its interpreter chain (`#!/usr/bin/env python3`).
     #[serde(default)]

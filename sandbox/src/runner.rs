@@ -621,8 +621,12 @@ fn build(
         deny_metadata_writes: !strict && !plan.host_metadata_writable(),
         supervise_unix,
         keep_process_group: !strict,
+        relay_execs: !chain.relays.is_empty(),
     })
     .map_err(RunError::Refused)?;
+    // Hardened, exec = deny: the command's own execve passes its tail by the run's secret, and
+    // only the relays' execs need the supervisor ([`seccomp::Filters`]).
+    let exec_secret = !strict && plan.exec == ExecPlan::Deny;
 
     let mut rlimits = vec![(libc::RLIMIT_CORE, 0u64)];
     let l = &plan.limits;
@@ -649,7 +653,12 @@ fn build(
         mounts,
         landlock,
         ruleset_fd: None,
-        exec_notify: plan.exec == ExecPlan::Deny || supervise_unix,
+        exec_notify: if exec_secret {
+            !chain.relays.is_empty()
+        } else {
+            plan.exec == ExecPlan::Deny || supervise_unix
+        },
+        exec_secret,
         exec_budget: 1 + chain.relay_execs,
         exec_relays: if plan.exec == ExecPlan::Deny {
             chain

@@ -112,6 +112,11 @@ pub struct FilterOptions {
     /// group is how the zygote finds everything it left). Not for `confine_self`: the agent
     /// and the zygote it starts must still place each command in a group of its own.
     pub keep_process_group: bool,
+    /// With `exec_notify` and `keep_process_group` (the hardened command, exec = deny): the
+    /// `execve` calls after the command's own go to the supervisor, which admits its
+    /// interpreter chain's relays (`#!/usr/bin/env python3`). Without it the tail refuses them
+    /// itself and the run needs no listener ([`Filters::tail`]).
+    pub relay_execs: bool,
 }
 
 /// The compiled filter, as packed BPF words (`code << 48 | jt << 40 | jf << 32 | k`).
@@ -121,10 +126,21 @@ pub struct FilterOptions {
 /// of that program installs on itself at its start and every command it forks inherits
 /// ([`crate::zygote`]), and `tail`, a few instructions each command installs itself once it
 /// has made its process group: `setpgid` and `setsid` refused, and with `exec_notify` the
-/// `execve` notifications (so each run has a listener of its own). The kernel runs both and
-/// keeps the stronger verdict (kill, then errno, then notify, then allow), so the pair decides
-/// every call as one program with all the options would (a unit test runs both for every
-/// syscall number). Otherwise `tail` is empty.
+/// rule of exec = deny. The kernel runs both and keeps the stronger verdict (kill, then
+/// errno, then notify, then allow), so the pair decides every call as one program with all
+/// the options would (a unit test runs both for every syscall number). Otherwise `tail` is
+/// empty.
+///
+/// **The command's own `execve` without a notification.** exec = deny admits exactly one
+/// `execve`, the command's, which the strict profile's supervisor lets through when its
+/// notification arrives: two wake-ups per run. The tail instead admits an `execve` whose three
+/// unused argument registers (`r10`, `r8`, `r9`: `execve` takes three arguments, and the
+/// kernel shows seccomp all six) hold a secret of 192 random bits drawn by the command's
+/// process for its run ([`seal`]), which it passes to its own `execve` and nothing else
+/// knows: the program is not readable without `CAP_SYS_ADMIN`, the zygote's memory is out of
+/// the command's reach (ptrace, `process_vm_readv` and `pidfd_getfd` refused, Landlock's
+/// ptrace scope), and the kernel clears those registers for the new program. Every other
+/// `execve` or `execveat` is refused, or sent to the supervisor with `relay_execs`.
 #[derive(Clone, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Filters {
     /// The program (with `exec_notify` and no tail, the one that notifies).
@@ -322,7 +338,7 @@ pub fn compile(options: FilterOptions) -> Result<Filters, String> {
         };
         return Ok(Filters {
             program: whole(shared)?,
-            tail: tail(options.exec_notify)?,
+            tail: tail(options.exec_notify, options.relay_execs)?,
         });
     }
     Ok(Filters {
@@ -331,10 +347,33 @@ pub fn compile(options: FilterOptions) -> Result<Filters, String> {
     })
 }
 
+/// Where the secret's six 32-bit halves lie in `struct seccomp_data`: the low and high words
+/// of arguments 3, 4 and 5.
+const SECRET_OFFSETS: [u32; 6] = [40, 44, 48, 52, 56, 60];
+
+/// Writes `secret` into an unpacked tail's six comparisons ([`Filters::tail`]); `false` when
+/// the tail does not have exactly those six, which the caller must treat as a refusal (an
+/// unsealed tail would admit an `execve` with those registers zero).
+pub fn seal(tail: &mut [libc::sock_filter], secret: &[u32; 6]) -> bool {
+    let mut sealed = [false; 6];
+    for i in 0..tail.len().saturating_sub(1) {
+        let load = tail[i];
+        let Some(half) = SECRET_OFFSETS.iter().position(|&o| o == load.k) else {
+            continue;
+        };
+        if load.code != BPF_LD_W_ABS || tail[i + 1].code != BPF_JEQ_K || sealed[half] {
+            return false;
+        }
+        tail[i + 1].k = secret[half];
+        sealed[half] = true;
+    }
+    sealed.iter().all(|&s| s)
+}
+
 /// The per-command part of the hardened filter ([`Filters::tail`]). The shared part already
 /// kills other architectures and x32 numbers; the tail checks them again so that it never
 /// depends on the order of the two.
-fn tail(exec_notify: bool) -> Result<Vec<u64>, String> {
+fn tail(exec_notify: bool, relay_execs: bool) -> Result<Vec<u64>, String> {
     let jeq = |nr: libc::c_long, v: Verdict| Op::Jump {
         cmp: Cmp::Eq,
         k: nr as u32,
@@ -359,8 +398,28 @@ fn tail(exec_notify: bool) -> Result<Vec<u64>, String> {
     ];
     ops.extend(GROUP_CHANGES.iter().map(|&nr| jeq(nr, Verdict::Eperm)));
     if exec_notify {
-        ops.push(jeq(libc::SYS_execve, Verdict::Notify));
-        ops.push(jeq(libc::SYS_execveat, Verdict::Notify));
+        let later = if relay_execs {
+            Verdict::Notify
+        } else {
+            Verdict::Eperm
+        };
+        ops.push(jeq(libc::SYS_execveat, later));
+        ops.push(Op::Jump {
+            cmp: Cmp::Eq,
+            k: libc::SYS_execve as u32,
+            t: Target::Next,
+            f: Target::Ret(Verdict::Allow),
+        });
+        // Placeholders until the command's process seals its copy ([`seal`]).
+        for offset in SECRET_OFFSETS {
+            ops.push(Op::Load(offset));
+            ops.push(Op::Jump {
+                cmp: Cmp::Eq,
+                k: 0,
+                t: Target::Next,
+                f: Target::Ret(later),
+            });
+        }
     }
     ops.push(Op::Always(Target::Ret(Verdict::Allow)));
     assemble(&ops)
@@ -882,8 +941,17 @@ mod tests {
                 deny_metadata_writes: bits & 32 != 0,
                 supervise_unix: bits & 64 != 0,
                 keep_process_group: bits & 128 != 0,
+                // Both ways with exec_notify, without another 256 sets.
+                relay_execs: bits & 3 == 3,
             })
             .collect()
+    }
+
+    /// The secret the tests seal tails with, and its three argument registers.
+    const TEST_SECRET: [u32; 6] = [0x0123_4567, 0x89ab_cdef, 0xdead_beef, 7, 0, 0xffff_ffff];
+
+    fn secret_args(s: &[u32; 6]) -> [u64; 3] {
+        [0, 2, 4].map(|i| (s[i + 1] as u64) << 32 | s[i] as u64)
     }
 
     #[test]
@@ -1161,6 +1229,19 @@ mod tests {
             libc::SECCOMP_RET_KILL_PROCESS
         } else if is(libc::SYS_clone3) || is(libc::SYS_openat2) {
             enosys
+        } else if options.exec_notify
+            && options.keep_process_group
+            && (is(libc::SYS_execve) || is(libc::SYS_execveat))
+        {
+            // The command's own execve, by its secret; any other is refused, or supervised
+            // for the interpreter chain's relays.
+            if is(libc::SYS_execve) && args[3..] == secret_args(&TEST_SECRET) {
+                libc::SECCOMP_RET_ALLOW
+            } else if options.relay_execs {
+                libc::SECCOMP_RET_USER_NOTIF
+            } else {
+                eperm
+            }
         } else if (options.exec_notify && (is(libc::SYS_execve) || is(libc::SYS_execveat)))
             || (options.supervise_unix && is(libc::SYS_connect))
         {
@@ -1325,6 +1406,17 @@ mod tests {
                 arg_sets.push([libc::AF_INET as u64, kind, 0, 0, 0, 0]);
             }
         }
+        // The command's own execve carries the secret in its unused registers; near misses.
+        let [a, b, c] = secret_args(&TEST_SECRET);
+        for extra in [
+            [a, b, c],
+            [a, b, c ^ 1 << 32],
+            [a ^ 1, b, c],
+            [0, 0, 0],
+            [c, b, a],
+        ] {
+            arg_sets.push([1, 2, 3, extra[0], extra[1], extra[2]]);
+        }
         let numbers: Vec<u32> = (0..=470)
             .chain([1000, 0x4000_0000, 0x4000_0001, 0x4000_0000 + 59, u32::MAX])
             .collect();
@@ -1365,7 +1457,10 @@ mod tests {
             let filters = compile(options).unwrap();
             assert_eq!(filters.tail.is_empty(), !options.keep_process_group);
             let program = unpack(&filters.program);
-            let tail = unpack(&filters.tail);
+            let mut tail = unpack(&filters.tail);
+            if options.exec_notify && options.keep_process_group {
+                assert!(seal(&mut tail, &TEST_SECRET), "{options:?}");
+            }
             for arch in [AUDIT_ARCH_X86_64, 0x4000_0003] {
                 for &nr in &numbers {
                     let sets = if named.contains(&nr) && arch == AUDIT_ARCH_X86_64 {
@@ -1430,6 +1525,23 @@ mod tests {
             let mut status = 0;
             libc::waitpid(pid, &mut status, 0);
             libc::WEXITSTATUS(status)
+        }
+    }
+
+    #[test]
+    fn a_tail_is_sealed_once_in_each_of_its_six_places() {
+        for options in every_option_set() {
+            let filters = compile(options).unwrap();
+            let mut tail = unpack(&filters.tail);
+            let sealable = options.keep_process_group && options.exec_notify;
+            assert_eq!(seal(&mut tail, &TEST_SECRET), sealable, "{options:?}");
+            if sealable {
+                // A second seal finds nothing left to write as placeholders: it writes the
+                // same six places, never a seventh.
+                let before = tail.clone();
+                assert!(seal(&mut tail, &TEST_SECRET));
+                assert!(before.iter().zip(&tail).all(|(x, y)| x.k == y.k));
+            }
         }
     }
 

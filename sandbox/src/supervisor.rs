@@ -72,13 +72,12 @@ pub(crate) struct Supervision {
 impl Supervision {
     /// The supervision a request asks for.
     pub(crate) fn for_request(req: &crate::request::Request) -> Supervision {
+        // A sealed execve ([`crate::request::Request::exec_secret`]) is the command's own,
+        // already admitted by its filter.
+        let budget = req.exec_budget.max(1) - u32::from(req.exec_secret);
         Supervision {
-            execs_left: if req.exec_notify {
-                req.exec_budget.max(1)
-            } else {
-                0
-            },
-            first_exec_done: false,
+            execs_left: if req.exec_notify { budget } else { 0 },
+            first_exec_done: req.exec_secret,
             relays: req.exec_relays.clone().into(),
             tcp_ports: req
                 .landlock

@@ -452,6 +452,26 @@ fn exec_deny_holds_against_shells_loader_and_copies() {
             s.base_policy(),
         ))
     });
+    // The hardened command's own execve passes its filter by a per-run secret in the three
+    // registers execve does not read: no guess passes, zeros (an unsealed filter's) least
+    // of all. The target is the probe itself, which Landlock lets the command execute (only
+    // the filter stands in the way); without arguments it prints its usage and exits 2.
+    let probe = common::binaries().probe.display().to_string();
+    for registers in [
+        ["0", "0", "0"],
+        ["18446744073709551615", "1", "0"],
+        ["1", "2", "3"],
+    ] {
+        escape(
+            &format!("re-exec the command with r10, r8, r9 = {registers:?} under exec = deny"),
+            |s| {
+                let mut argv = vec!["exec-regs", "2"];
+                argv.extend(registers);
+                argv.push(probe.as_str());
+                Some(Attempt::new(&argv, s.base_policy()))
+            },
+        );
+    }
     escape("execveat of /bin/sh copied into a memfd", |s| {
         Some(Attempt::new(
             &["exec-memfd", "42", "/bin/sh", sh_exit[0], sh_exit[1]],

@@ -164,6 +164,12 @@ fn run(action: &str, args: &[String]) -> Outcome {
             "clone3-user" => clone3_user(),
             "mount-tmpfs" => mount_tmpfs(arg(0)?),
             "exec" => exec(parse(arg(0)?)?, arg(1)?, &args[2..]),
+            "exec-regs" => exec_regs(
+                parse(arg(0)?)?,
+                [parse(arg(1)?)?, parse(arg(2)?)?, parse(arg(3)?)?],
+                arg(4)?,
+                &args[5..],
+            ),
             "copy-exec" => copy_exec(arg(0)?, arg(1)?, parse(arg(2)?)?, arg(3)?, &args[4..]),
             "exec-memfd" => exec_memfd(parse(arg(0)?)?, arg(1)?, &args[2..]),
             "io-uring" => io_uring(),
@@ -655,6 +661,26 @@ fn exec(expect: i32, prog: &str, args: &[String]) -> Outcome {
     run_child(expect, prog, args, |argv, envp| {
         // SAFETY: argv/envp are NULL-terminated arrays of valid C strings.
         unsafe { libc::execve(path.as_ptr(), argv, envp) };
+    })
+}
+
+/// `execve` with chosen values in the three registers it does not read (`r10`, `r8`, `r9`),
+/// where the hardened command's own `execve` carries its run's secret.
+fn exec_regs(expect: i32, registers: [u64; 3], prog: &str, args: &[String]) -> Outcome {
+    let path = cstr(prog);
+    run_child(expect, prog, args, |argv, envp| {
+        // SAFETY: argv/envp are NULL-terminated arrays of valid C strings.
+        unsafe {
+            libc::syscall(
+                libc::SYS_execve,
+                path.as_ptr(),
+                argv,
+                envp,
+                registers[0],
+                registers[1],
+                registers[2],
+            )
+        };
     })
 }
 
