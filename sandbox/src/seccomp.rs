@@ -380,22 +380,7 @@ fn tail(exec_notify: bool, relay_execs: bool) -> Result<Vec<u64>, String> {
         t: Target::Ret(v),
         f: Target::Next,
     };
-    let mut ops = vec![
-        Op::Load(OFFSET_ARCH),
-        Op::Jump {
-            cmp: Cmp::Eq,
-            k: AUDIT_ARCH_X86_64,
-            t: Target::Next,
-            f: Target::Ret(Verdict::Kill),
-        },
-        Op::Load(OFFSET_NR),
-        Op::Jump {
-            cmp: Cmp::Ge,
-            k: X32_SYSCALL_BIT,
-            t: Target::Ret(Verdict::Kill),
-            f: Target::Next,
-        },
-    ];
+    let mut ops = native_numbers_only();
     ops.extend(GROUP_CHANGES.iter().map(|&nr| jeq(nr, Verdict::Eperm)));
     if exec_notify {
         let later = if relay_execs {
@@ -617,15 +602,10 @@ enum Op {
     Label(usize),
 }
 
-/// The hand-assembled checks before seccompiler's part; ends in their return instructions.
-fn prefix(options: FilterOptions, numbers_with_rules: &[u32]) -> Result<Vec<u64>, String> {
-    let jeq = |k: u32, t: Target| Op::Jump {
-        cmp: Cmp::Eq,
-        k,
-        t,
-        f: Target::Next,
-    };
-    let mut ops = vec![
+/// Kills any architecture but x86_64 and any x32 number, and leaves the number in the
+/// accumulator: how both programs start.
+fn native_numbers_only() -> Vec<Op> {
+    vec![
         Op::Load(OFFSET_ARCH),
         Op::Jump {
             cmp: Cmp::Eq,
@@ -640,7 +620,18 @@ fn prefix(options: FilterOptions, numbers_with_rules: &[u32]) -> Result<Vec<u64>
             t: Target::Ret(Verdict::Kill),
             f: Target::Next,
         },
-    ];
+    ]
+}
+
+/// The hand-assembled checks before seccompiler's part; ends in their return instructions.
+fn prefix(options: FilterOptions, numbers_with_rules: &[u32]) -> Result<Vec<u64>, String> {
+    let jeq = |k: u32, t: Target| Op::Jump {
+        cmp: Cmp::Eq,
+        k,
+        t,
+        f: Target::Next,
+    };
+    let mut ops = native_numbers_only();
     if options.exec_notify {
         ops.push(jeq(libc::SYS_execve as u32, Target::Ret(Verdict::Notify)));
         ops.push(jeq(libc::SYS_execveat as u32, Target::Ret(Verdict::Notify)));
@@ -1534,6 +1525,8 @@ mod tests {
             let filters = compile(options).unwrap();
             let mut tail = unpack(&filters.tail);
             let sealable = options.keep_process_group && options.exec_notify;
+            // The command's process seals it on its stack, in room for 64.
+            assert!(tail.len() <= 26, "{} instructions", tail.len());
             assert_eq!(seal(&mut tail, &TEST_SECRET), sealable, "{options:?}");
             if sealable {
                 // A second seal finds nothing left to write as placeholders: it writes the
