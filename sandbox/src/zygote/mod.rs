@@ -32,10 +32,11 @@
 //!   parent-death signal, new process group (setpgid(0, 0), same session), G's own pidfd on
 //!   the run socket (before anything can run), the agent's umask, cgroups → capabilities
 //!   dropped → NO_NEW_PRIVS → Landlock → rlimits (the agent's, then the policy's) → the
-//!   seccomp tail (setpgid and setsid refused, the exec notification) → execve
+//!   seccomp tail (setpgid and setsid refused; under exec = deny, only its own `execve`,
+//!   sealed with the run's secret, see [`crate::seccomp::Filters`]) → execve
 //!   ([`crate::child`])
-//!   Z waits for that execve (nsclone's hand-off: system calls only, the first exec
-//!   notification answered), then answers later exec notifications, kills G's group at the
+//!   Z waits for that execve (nsclone's hand-off: system calls only), then answers the exec
+//!   notifications of an interpreter chain's relays, if it has any, kills G's group at the
 //!   timeout, reaps G (wait4), kills the group until it is empty, reaping the orphans the kernel
 //!   hands it (telling their run by their process group), then writes the final status and
 //!   sends the CPU time on the run socket, and closes it

@@ -7,8 +7,9 @@
 //! ([`crate::nsclone`]): it shares Z's memory until its `execve`, so no page table is copied
 //! and none torn down. Z waits for that `execve` (or G's end) in [`crate::nsclone::hand_off`],
 //! making only system calls into stack buffers meanwhile (G uses Z's thread-local storage
-//! and allocator), answering the command's own `execve` notification there. The request and
-//! the program's image are Z's: parsed and built before the `clone`, freed after the hand-off.
+//! and allocator); the command's own `execve` passes its sealed tail without a notification.
+//! The request and the program's image are Z's: parsed and built before the `clone`, freed
+//! after the hand-off.
 
 use std::collections::HashMap;
 use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
