@@ -256,21 +256,23 @@ impl<'p> Judge<'p> {
     }
 
     fn judge(&self, path: &str, pointer: &str, access: Access) -> Result<(), Denial> {
-        let writable = self.write.is_some_and(|w| w.is_match(path));
-        let allowed = match access {
-            Access::Write => writable,
-            Access::Read | Access::Unknown => {
-                writable || self.read.is_some_and(|r| r.is_match(path))
+        // Each glob list is matched at most once, and only when the answer can still change
+        // the decision: a readable path needs no write match unless it is written.
+        let readable = || self.read.is_some_and(|r| r.is_match(path));
+        let writable = || self.write.is_some_and(|w| w.is_match(path));
+        let (allowed, may_write) = match access {
+            Access::Write => (writable(), true),
+            Access::Read => (readable() || writable(), false),
+            // An access of unknown direction that only a write glob admits may be a write.
+            Access::Unknown if readable() => (true, false),
+            Access::Unknown => {
+                let w = writable();
+                (w, w)
             }
         };
         if allowed {
-            // A protected path stays unwritable under any write glob; an access of unknown
-            // direction that only a write glob admits may be a write.
-            let may_write = access == Access::Write
-                || (access == Access::Unknown
-                    && writable
-                    && !self.read.is_some_and(|r| r.is_match(path)));
-            if let Some(hit) = self.protected.check(path).filter(|_| may_write) {
+            // A protected path stays unwritable under any write glob.
+            if let Some(hit) = may_write.then(|| self.protected.check(path)).flatten() {
                 return Err(Denial {
                     code: DenialCode::ProtectedPath,
                     reason: with_argument(

@@ -354,21 +354,44 @@ impl ProtectedPaths {
     /// protected path, and which; `None` when it would not. `path` is normalized first
     /// (lexically: `..` and `.` are folded, symlinks are not followed).
     pub fn check(&self, path: impl AsRef<Path>) -> Option<Protection<'_>> {
-        let path = normalized(path.as_ref());
-        // The most direct relation first: an exact entry, then a tree, then an ancestor.
-        let find = |relation: Relation| {
-            self.entries
-                .iter()
-                .find(|e| match relation {
-                    Relation::Is => e.path == path,
-                    Relation::Inside => e.tree && path.starts_with(&e.path) && path != e.path,
-                    Relation::Holds => e.path.starts_with(&path) && path != e.path,
-                })
-                .map(|entry| Protection { entry, relation })
+        let path = path.as_ref().to_string_lossy();
+        let path = crate::path::normalized(&path);
+        let path = path.as_bytes();
+        // Entries and `path` are normalized (absolute, no `.`, `..`, empty or trailing
+        // component), so a component-wise prefix is a byte prefix followed by a separator:
+        // bytes, not `Path` components, which the gate calls this for on every path it admits
+        // for writing. The root holds every entry; no entry is the root.
+        let under = |inner: &[u8], outer: &[u8]| {
+            outer == b"/"
+                || (inner.len() > outer.len()
+                    && inner.starts_with(outer)
+                    && inner[outer.len()] == b'/')
         };
-        find(Relation::Is)
-            .or_else(|| find(Relation::Inside))
-            .or_else(|| find(Relation::Holds))
+        // The most direct relation wins: an exact entry, then a tree, then an ancestor, each
+        // the first in the list.
+        let mut best: Option<Protection<'_>> = None;
+        for entry in &self.entries {
+            let e = entry.path.as_os_str().as_encoded_bytes();
+            let relation = if e == path {
+                Relation::Is
+            } else if entry.tree && under(path, e) {
+                Relation::Inside
+            } else if under(e, path) {
+                Relation::Holds
+            } else {
+                continue;
+            };
+            if relation == Relation::Is {
+                return Some(Protection { entry, relation });
+            }
+            if best
+                .as_ref()
+                .is_none_or(|b| rank(relation) < rank(b.relation))
+            {
+                best = Some(Protection { entry, relation });
+            }
+        }
+        best
     }
 
     /// The entries inside (or equal to) the directory `root`: those a write root there covers.
@@ -376,6 +399,15 @@ impl ProtectedPaths {
         self.entries
             .iter()
             .filter(move |e| e.path.starts_with(root))
+    }
+}
+
+/// How direct a relation is, for [`ProtectedPaths::check`]: lower wins.
+fn rank(relation: Relation) -> u8 {
+    match relation {
+        Relation::Is => 0,
+        Relation::Inside => 1,
+        Relation::Holds => 2,
     }
 }
 
@@ -429,6 +461,35 @@ mod tests {
                 (Relation::Is, kind),
                 "{path}"
             );
+        }
+    }
+
+    /// `check` compares bytes: a name that only starts like an entry is neither inside it nor
+    /// its ancestor, while the root and every real ancestor hold it.
+    #[test]
+    fn prefixes_count_only_at_component_boundaries() {
+        let l = list();
+        // `/p/.git/config` is a file entry, not a tree: `config/x` is not inside it.
+        let outside = [
+            "/h/.sshx/key",
+            "/h/.ss",
+            "/p/.git/hooksx",
+            "/p/.gi",
+            "/hx",
+            "/p/.git/configx",
+            "/p/.git/config/x",
+        ];
+        for path in outside {
+            assert!(l.check(path).is_none(), "{path}: {:?}", l.check(path));
+        }
+        for (path, relation) in [
+            ("/", Relation::Holds),
+            ("/h", Relation::Holds),
+            ("/p/.git", Relation::Holds),
+            ("/h/.ssh/a/b", Relation::Inside),
+            ("/h/./.ssh/../.ssh", Relation::Is),
+        ] {
+            assert_eq!(l.check(path).map(|h| h.relation), Some(relation), "{path}");
         }
     }
 
