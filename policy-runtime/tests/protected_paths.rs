@@ -58,8 +58,12 @@ fn p(rel: &str) -> String {
 }
 
 fn protected_denial(rel: &str) {
-    let denial = check_path(&world().policy, &p(rel), Access::Write, None)
-        .expect_err(&format!("writing {rel} must be denied"));
+    protected_denial_for(rel, Access::Write);
+}
+
+fn protected_denial_for(rel: &str, access: Access) {
+    let denial = check_path(&world().policy, &p(rel), access, None)
+        .expect_err(&format!("{rel} ({access:?}) must be denied"));
     assert_eq!(
         denial.code,
         DenialCode::ProtectedPath,
@@ -90,6 +94,25 @@ fn the_gate_denies_writes_to_every_protected_path_under_a_write_glob() {
     assert!(check_path(&world().policy, &p("proj/.git/config"), Access::Read, None).is_ok());
     // `..` does not hide a protected path.
     protected_denial("proj/src/../.git/hooks/x");
+}
+
+/// An argument of unknown direction that only a write glob admits may be a write: it is
+/// refused on a protected path. Under a read glob as well, it is a read and passes.
+#[test]
+fn an_access_of_unknown_direction_is_a_write_where_only_a_write_glob_admits_it() {
+    for rel in ["proj/.git/config", "home/.ssh/id_rsa", "proj/.git"] {
+        protected_denial_for(rel, Access::Unknown);
+    }
+    let readable = ToolPolicy::from_json_str(
+        "t",
+        &format!(
+            r#"{{"fs": {{"read": ["{0}/**"], "write": ["{0}/**"]}}}}"#,
+            world().root.display()
+        ),
+    )
+    .unwrap();
+    assert!(check_path(&readable, &p("proj/.git/config"), Access::Unknown, None).is_ok());
+    assert!(check_path(&readable, &p("proj/.git/config"), Access::Write, None).is_err());
 }
 
 #[test]

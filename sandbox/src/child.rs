@@ -428,7 +428,7 @@ const MAX_TAIL: usize = 64;
 /// Installs what the process does not already run under: the program unless it was
 /// inherited, then the tail if there is one, sealed with a secret drawn here when the request
 /// asks ([`crate::seccomp::seal`]). Returns the `execve` listener, which belongs to the tail
-/// when there is one ([`crate::seccomp::Filters::notifying_program`]), and the registers the
+/// when there is one ([`crate::seccomp::Filters`]), and the registers the
 /// command's `execve` must carry. Allocates nothing on success.
 fn install_filters(
     image: &ExecImage,

@@ -378,4 +378,17 @@ mod tests {
         let err = recv_one(b.as_fd()).unwrap_err();
         assert_eq!(err.kind(), io::ErrorKind::UnexpectedEof);
     }
+
+    /// A sequenced-packet message longer than the receiver's buffer is an error, never a
+    /// short message read as whole (the zygote would parse a cut request).
+    #[test]
+    fn a_message_longer_than_the_buffer_is_an_error() {
+        let (a, b) = socketpair(libc::SOCK_SEQPACKET).unwrap();
+        send_msg(a.as_fd(), &[7u8; 100], &[]).unwrap();
+        let mut small = [0u8; 10];
+        let err = recv_msg(b.as_fd(), &mut small, 1).unwrap_err();
+        assert_eq!(err.kind(), io::ErrorKind::InvalidData, "{err}");
+        send_msg(a.as_fd(), &[7u8; 10], &[]).unwrap();
+        assert_eq!(recv_msg(b.as_fd(), &mut small, 1).unwrap().0, 10);
+    }
 }

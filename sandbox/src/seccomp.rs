@@ -150,17 +150,6 @@ pub struct Filters {
     pub tail: Vec<u64>,
 }
 
-impl Filters {
-    /// Which program the `execve` listener belongs to: the tail when there is one.
-    pub fn notifying_program(&self) -> &[u64] {
-        if self.tail.is_empty() {
-            &self.program
-        } else {
-            &self.tail
-        }
-    }
-}
-
 /// Syscalls refused with `EPERM` whatever their arguments.
 pub const DENIED: &[libc::c_long] = &[
     libc::SYS_ptrace,

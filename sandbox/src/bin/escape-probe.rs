@@ -78,6 +78,9 @@ actions:
   exec CODE PROG [ARGS...]        fork+execve PROG; succeeds if it exits with CODE
   copy-exec SRC DST CODE PROG [ARGS...]
                                   copy SRC to DST (mode 0755), then like exec
+  exec-regs CODE R10 R8 R9 PROG [ARGS...]
+                                  fork+execve PROG with R10, R8, R9 in the registers execve
+                                  does not read; succeeds if it exits with CODE
   exec-memfd CODE SRC [ARGS...]   copy SRC into a memfd and execveat it; succeeds on exit CODE
   io-uring                        io_uring_setup (an unfiltered path around seccomp)
   orphan PATH MS                  leave a detached grandchild that writes PATH after MS ms

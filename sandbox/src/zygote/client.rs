@@ -382,7 +382,13 @@ pub(crate) fn spawn(
     // The hardened filter's shared part: the zygote for it runs under it, and its commands
     // inherit it ([`crate::seccomp::Filters::tail`]). The zygote holds it, so the request
     // leaves it out (about 150 numbers less to encode and parse per run).
-    let program = std::mem::take(&mut request.filters.program);
+    // Only a split filter has a shared part a zygote can hold; a whole one stays in the
+    // request (and its zygote runs unfiltered).
+    let program = if request.filters.tail.is_empty() {
+        Vec::new()
+    } else {
+        std::mem::take(&mut request.filters.program)
+    };
     for _ in 0..2 {
         let (z, inherited) = current(helper, &program, &agent)?;
         request.parent_pid = z.pid;
