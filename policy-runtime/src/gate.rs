@@ -25,9 +25,8 @@
 //! let typed = [PathArg { name: "dest".into(), access: Access::Write }];
 //!
 //! let mut args = serde_json::json!({"dest": "/out/x/../r.md", "src": ["file:///data/a.csv"]});
-//! let checked = check_args(&policy, &typed, &mut args, None).unwrap();
+//! check_args(&policy, &typed, &mut args, None).unwrap();
 //! assert_eq!(args["dest"], "/out/r.md");
-//! assert_eq!(checked.len(), 2);
 //!
 //! let mut args = serde_json::json!({"dest": "/data/a.csv"}); // readable, not writable
 //! let denial = check_args(&policy, &typed, &mut args, None).unwrap_err();
@@ -35,6 +34,9 @@
 //! # Ok::<(), policy_runtime::LoadError>(())
 //! ```
 
+use std::borrow::Cow;
+use std::cell::OnceCell;
+use std::fmt::{self, Write as _};
 use std::path::Path;
 use std::sync::Arc;
 
@@ -48,7 +50,8 @@ use crate::policy::{NetPolicy, ToolPolicy};
 use crate::protected::ProtectedPaths;
 use crate::tool::{Access, PathArg};
 
-/// A path the gate judged and allowed.
+/// A path the gate judged and allowed: what [`checked_paths`] lists, and a checked command's
+/// path arguments ([`crate::command`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CheckedPath {
     /// JSON pointer of the argument (`/dest`, `/files/2`).
@@ -61,51 +64,134 @@ pub struct CheckedPath {
 
 /// Judges every path in `args` and rewrites typed path arguments to their normalized form.
 ///
-/// Returns the allowed paths, or the first denial. `args` is left untouched on denial.
+/// Returns the first denial, and leaves `args` untouched on denial. This is the gate the
+/// registry and `#[tool_policy]` run before every body: it allocates only to rewrite a typed
+/// argument that was not in normal form (and to explain a denial). [`checked_paths`] also
+/// lists what was judged.
 pub fn check_args(
     policy: &ToolPolicy,
     typed: &[PathArg],
     args: &mut Value,
     cwd: Option<&Path>,
+) -> Result<(), Denial> {
+    gate(policy, typed, args, cwd, &mut ())
+}
+
+/// [`check_args`], and the list of the paths it judged and allowed, for a reader (the
+/// `policy-sandbox gate` command prints it): one entry per typed path and per path-like string
+/// of the other arguments.
+///
+/// ```
+/// use policy_runtime::gate::checked_paths;
+/// use policy_runtime::policy::ToolPolicy;
+/// use policy_runtime::tool::{Access, PathArg};
+///
+/// let policy = ToolPolicy::from_json_str("p", r#"{"fs": {"read": ["/data/**"], "write": ["/out/**"]}}"#)?;
+/// let typed = [PathArg { name: "dest".into(), access: Access::Write }];
+/// let mut args = serde_json::json!({"dest": "/out/x/../r.md", "src": ["file:///data/a.csv"]});
+/// let checked = checked_paths(&policy, &typed, &mut args, None).unwrap();
+/// assert_eq!((checked[0].argument.as_str(), checked[0].path.as_str()), ("/dest", "/out/r.md"));
+/// assert_eq!((checked[1].argument.as_str(), checked[1].access), ("/src/0", Access::Unknown));
+/// # Ok::<(), policy_runtime::LoadError>(())
+/// ```
+pub fn checked_paths(
+    policy: &ToolPolicy,
+    typed: &[PathArg],
+    args: &mut Value,
+    cwd: Option<&Path>,
 ) -> Result<Vec<CheckedPath>, Denial> {
+    let mut list = Vec::new();
+    gate(policy, typed, args, cwd, &mut list)?;
+    Ok(list)
+}
+
+/// What the walk records of each allowed path: nothing for [`check_args`], the paths for
+/// [`checked_paths`]. Generic, so the gate that runs before every body pays nothing for it.
+trait Record {
+    fn record(&mut self, at: &At<'_>, path: &str, access: Access);
+}
+
+impl Record for () {
+    #[inline]
+    fn record(&mut self, _: &At<'_>, _: &str, _: Access) {}
+}
+
+impl Record for Vec<CheckedPath> {
+    fn record(&mut self, at: &At<'_>, path: &str, access: Access) {
+        self.push(CheckedPath {
+            argument: at.to_string(),
+            path: path.to_string(),
+            access,
+        });
+    }
+}
+
+/// Where a value sits in the call's arguments: its chain of parents, on the walk's stack. It
+/// is written out as a JSON pointer (RFC 6901: `/files/2`, `/k~1~0` for the key `k/~`) only
+/// for a denial or a listing, so walking the many arguments that are not paths allocates
+/// nothing.
+#[derive(Clone, Copy)]
+enum At<'a> {
+    Root,
+    Key(&'a At<'a>, &'a str),
+    Index(&'a At<'a>, usize),
+}
+
+impl fmt::Display for At<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match *self {
+            At::Root => Ok(()),
+            At::Key(parent, key) => {
+                write!(f, "{parent}/")?;
+                for c in key.chars() {
+                    match c {
+                        '~' => f.write_str("~0")?,
+                        '/' => f.write_str("~1")?,
+                        c => f.write_char(c)?,
+                    }
+                }
+                Ok(())
+            }
+            At::Index(parent, index) => write!(f, "{parent}/{index}"),
+        }
+    }
+}
+
+/// A typed argument to rewrite once the whole call is allowed, and its normalized form.
+type Rewrite<'a> = (&'a mut String, String);
+
+fn gate(
+    policy: &ToolPolicy,
+    typed: &[PathArg],
+    args: &mut Value,
+    cwd: Option<&Path>,
+    record: &mut impl Record,
+) -> Result<(), Denial> {
     if !policy.gates_paths() && policy.net.is_none() {
-        return Ok(Vec::new());
+        return Ok(());
     }
     let judge = Judge::new(policy);
-    let mut checked = Vec::new();
-    let mut rewrites = Vec::new();
-    // One buffer holds the JSON pointer of the value being walked, extended and cut back as
-    // the walk goes, so the many strings that are not paths cost no allocation.
-    let mut pointer = String::new();
-    match &*args {
+    // Rewrites wait for the verdict on every argument: a denied call leaves `args` untouched.
+    let mut rewrites: Vec<Rewrite<'_>> = Vec::new();
+    match args {
         Value::Object(map) => {
-            for (key, value) in map.iter() {
-                pointer.clear();
-                push_key(&mut pointer, key);
+            for (key, value) in map.iter_mut() {
+                let at = At::Key(&At::Root, key);
                 match typed.iter().find(|a| a.name == *key) {
-                    Some(arg) => judge.typed(
-                        value,
-                        &mut pointer,
-                        arg.access,
-                        cwd,
-                        &mut checked,
-                        &mut rewrites,
-                    )?,
+                    Some(arg) => judge.typed(value, &at, arg.access, cwd, record, &mut rewrites)?,
                     None => {
-                        judge.untyped_string(key, &pointer, &mut checked)?;
-                        judge.untyped(value, &mut pointer, &mut checked)?
+                        judge.untyped_string(key, &at, record)?;
+                        judge.untyped(value, &at, record)?
                     }
                 }
             }
         }
-        other => judge.untyped(other, &mut pointer, &mut checked)?,
+        other => judge.untyped(other, &At::Root, record)?,
     }
-    for (pointer, normalized) in rewrites {
-        if let Some(slot) = args.pointer_mut(&pointer) {
-            *slot = Value::String(normalized);
-        }
+    for (slot, normalized) in rewrites {
+        *slot = normalized;
     }
-    Ok(checked)
+    Ok(())
 }
 
 /// Judges a single path for `access`; the building block of [`check_args`].
@@ -126,9 +212,9 @@ pub fn check_path(
     access: Access,
     cwd: Option<&Path>,
 ) -> Result<String, Denial> {
-    let normalized = resolved(raw, cwd).map_err(|p| invalid_path("", raw, p))?;
+    let normalized = resolved(raw, cwd).map_err(|p| invalid_path(&At::Root, raw, p))?;
     if policy.gates_paths() {
-        Judge::new(policy).judge(&normalized, "", access)?;
+        Judge::new(policy).judge(&normalized, &At::Root, access)?;
     }
     Ok(normalized.into_owned())
 }
@@ -137,7 +223,8 @@ struct Judge<'p> {
     paths: bool,
     read: Option<&'p GlobList>,
     write: Option<&'p GlobList>,
-    protected: Arc<ProtectedPaths>,
+    /// Fetched on the first write judged: a call that only reads never takes the list's lock.
+    protected: OnceCell<Arc<ProtectedPaths>>,
     net: Option<&'p NetPolicy>,
 }
 
@@ -147,43 +234,38 @@ impl<'p> Judge<'p> {
             paths: policy.gates_paths(),
             read: policy.fs.read.as_ref(),
             write: policy.fs.write.as_ref(),
-            protected: crate::protected::process_list(),
+            protected: OnceCell::new(),
             net: policy.net.as_ref(),
         }
     }
 
-    fn typed(
+    fn typed<'a>(
         &self,
-        value: &Value,
-        pointer: &mut String,
+        value: &'a mut Value,
+        at: &At<'_>,
         access: Access,
         cwd: Option<&Path>,
-        checked: &mut Vec<CheckedPath>,
-        rewrites: &mut Vec<(String, String)>,
+        record: &mut impl Record,
+        rewrites: &mut Vec<Rewrite<'a>>,
     ) -> Result<(), Denial> {
         if !self.paths {
             return Ok(());
         }
         match value {
             Value::String(raw) => {
-                let normalized = resolved(raw, cwd).map_err(|p| invalid_path(pointer, raw, p))?;
-                self.judge(&normalized, pointer, access)?;
-                if normalized != raw.as_str() {
-                    rewrites.push((pointer.to_string(), normalized.to_string()));
+                let normalized = resolved(raw, cwd).map_err(|p| invalid_path(at, raw, p))?;
+                self.judge(&normalized, at, access)?;
+                record.record(at, &normalized, access);
+                if let Cow::Owned(normalized) = normalized {
+                    if normalized != *raw {
+                        rewrites.push((raw, normalized));
+                    }
                 }
-                checked.push(CheckedPath {
-                    argument: pointer.to_string(),
-                    path: normalized.into_owned(),
-                    access,
-                });
                 Ok(())
             }
             Value::Array(items) => {
-                let len = pointer.len();
-                for (i, item) in items.iter().enumerate() {
-                    push_index(pointer, i);
-                    self.typed(item, pointer, access, cwd, checked, rewrites)?;
-                    pointer.truncate(len);
+                for (i, item) in items.iter_mut().enumerate() {
+                    self.typed(item, &At::Index(at, i), access, cwd, record, rewrites)?;
                 }
                 Ok(())
             }
@@ -193,32 +275,22 @@ impl<'p> Judge<'p> {
         }
     }
 
-    fn untyped(
-        &self,
-        value: &Value,
-        pointer: &mut String,
-        checked: &mut Vec<CheckedPath>,
-    ) -> Result<(), Denial> {
+    fn untyped(&self, value: &Value, at: &At<'_>, record: &mut impl Record) -> Result<(), Denial> {
         match value {
-            Value::String(s) => self.untyped_string(s, pointer, checked),
+            Value::String(s) => self.untyped_string(s, at, record),
             Value::Array(items) => {
-                let len = pointer.len();
                 for (i, item) in items.iter().enumerate() {
-                    push_index(pointer, i);
-                    self.untyped(item, pointer, checked)?;
-                    pointer.truncate(len);
+                    self.untyped(item, &At::Index(at, i), record)?;
                 }
                 Ok(())
             }
             Value::Object(map) => {
-                let len = pointer.len();
                 for (k, v) in map {
-                    push_key(pointer, k);
+                    let at = At::Key(at, k);
                     // A key is as much a path as a value: `{"files": {"/etc/cron.d/x": "..."}}`
                     // hands the body a path to write.
-                    self.untyped_string(k, pointer, checked)?;
-                    self.untyped(v, pointer, checked)?;
-                    pointer.truncate(len);
+                    self.untyped_string(k, &at, record)?;
+                    self.untyped(v, &at, record)?;
                 }
                 Ok(())
             }
@@ -229,33 +301,24 @@ impl<'p> Judge<'p> {
     /// Judges a string of an untyped argument (a value or an object key) when it looks like a
     /// path or names a network URL. A `file:` URL that a body could also read verbatim (see
     /// [`crate::path::verbatim_reading`]) must be allowed under both readings.
-    fn untyped_string(
-        &self,
-        s: &str,
-        pointer: &str,
-        checked: &mut Vec<CheckedPath>,
-    ) -> Result<(), Denial> {
+    fn untyped_string(&self, s: &str, at: &At<'_>, record: &mut impl Record) -> Result<(), Denial> {
         if let Some(net) = self.net {
-            crate::net::judge(net, s, pointer)?;
+            crate::net::judge(net, s, at)?;
         }
         if !self.paths || !looks_like_path(s) {
             return Ok(());
         }
-        let normalized = resolved(s, None).map_err(|p| invalid_path(pointer, s, p))?;
-        self.judge(&normalized, pointer, Access::Unknown)?;
+        let normalized = resolved(s, None).map_err(|p| invalid_path(at, s, p))?;
+        self.judge(&normalized, at, Access::Unknown)?;
         if let Some(other) = verbatim_reading(s) {
-            self.judge(&other, pointer, Access::Unknown)
+            self.judge(&other, at, Access::Unknown)
                 .map_err(|d| ambiguous(d, s, &normalized, &other))?;
         }
-        checked.push(CheckedPath {
-            argument: pointer.to_string(),
-            path: normalized.into_owned(),
-            access: Access::Unknown,
-        });
+        record.record(at, &normalized, Access::Unknown);
         Ok(())
     }
 
-    fn judge(&self, path: &str, pointer: &str, access: Access) -> Result<(), Denial> {
+    fn judge(&self, path: &str, at: &At<'_>, access: Access) -> Result<(), Denial> {
         // Each glob list is matched at most once, and only when the answer can still change
         // the decision: a readable path needs no write match unless it is written.
         let readable = || self.read.is_some_and(|r| r.is_match(path));
@@ -272,7 +335,13 @@ impl<'p> Judge<'p> {
         };
         if allowed {
             // A protected path stays unwritable under any write glob.
-            if let Some(hit) = may_write.then(|| self.protected.check(path)).flatten() {
+            let protected = || {
+                self.protected
+                    .get_or_init(crate::protected::process_list)
+                    .check_normalized(path)
+            };
+            if let Some(hit) = may_write.then(protected).flatten() {
+                let pointer = at.to_string();
                 return Err(Denial {
                     code: DenialCode::ProtectedPath,
                     reason: with_argument(
@@ -281,14 +350,15 @@ impl<'p> Judge<'p> {
                             hit.explain(path),
                             list(self.write)
                         ),
-                        pointer,
+                        &pointer,
                     ),
-                    argument: non_empty(pointer),
+                    argument: non_empty(&pointer),
                     path: Some(path.to_string()),
                 });
             }
             return Ok(());
         }
+        let pointer = at.to_string();
         let only_readable = access == Access::Write && self.read.is_some_and(|r| r.is_match(path));
         let reason = match access {
             Access::Write if only_readable => format!(
@@ -306,8 +376,8 @@ impl<'p> Judge<'p> {
         };
         Err(Denial {
             code: DenialCode::PathNotAllowed,
-            reason: with_argument(reason, pointer),
-            argument: non_empty(pointer),
+            reason: with_argument(reason, &pointer),
+            argument: non_empty(&pointer),
             path: Some(path.to_string()),
         })
     }
@@ -354,31 +424,14 @@ fn non_empty(pointer: &str) -> Option<String> {
     (!pointer.is_empty()).then(|| pointer.to_string())
 }
 
-fn invalid_path(pointer: &str, raw: &str, problem: crate::path::PathProblem) -> Denial {
+fn invalid_path(at: &At<'_>, raw: &str, problem: crate::path::PathProblem) -> Denial {
+    let pointer = &at.to_string();
     Denial {
         code: DenialCode::InvalidPath,
         reason: with_argument(format!("`{}`: {problem}.", raw.escape_debug()), pointer),
         argument: non_empty(pointer),
         path: None,
     }
-}
-
-/// Appends `/key` to a JSON pointer, escaped (RFC 6901).
-fn push_key(pointer: &mut String, key: &str) {
-    pointer.push('/');
-    for c in key.chars() {
-        match c {
-            '~' => pointer.push_str("~0"),
-            '/' => pointer.push_str("~1"),
-            c => pointer.push(c),
-        }
-    }
-}
-
-/// Appends `/index` to a JSON pointer.
-fn push_index(pointer: &mut String, index: usize) {
-    use std::fmt::Write;
-    let _ = write!(pointer, "/{index}");
 }
 
 #[cfg(test)]
@@ -401,7 +454,7 @@ mod tests {
     fn unspecified_fs_does_nothing() {
         let p = policy("{}");
         let mut args = json!({"path": "/etc/shadow"});
-        assert_eq!(check_args(&p, &[], &mut args, None).unwrap(), vec![]);
+        assert_eq!(checked_paths(&p, &[], &mut args, None).unwrap(), vec![]);
     }
 
     #[test]
@@ -456,7 +509,7 @@ mod tests {
             assert!(check_args(&p, &[], &mut args, None).is_err(), "{bad}");
         }
         let mut args = json!({"x": "file://localhost/out/a%20b"});
-        let checked = check_args(&p, &[], &mut args, None).unwrap();
+        let checked = checked_paths(&p, &[], &mut args, None).unwrap();
         assert_eq!(checked[0].path, "/out/a b");
         let mut args = json!({"x": "file://evil.example/out/a"});
         let d = check_args(&p, &[], &mut args, None).unwrap_err();
@@ -478,7 +531,7 @@ mod tests {
         let mut args = json!({"/etc/passwd": "x"});
         assert!(check_args(&p, &[], &mut args, None).is_err());
         let mut args = json!({"files": {"/srv/out/a.txt": "ok", "name": "/srv/out/b"}});
-        let checked = check_args(&p, &[], &mut args, None).unwrap();
+        let checked = checked_paths(&p, &[], &mut args, None).unwrap();
         assert_eq!(checked.len(), 2);
     }
 
@@ -522,14 +575,43 @@ mod tests {
         let d = check_args(&p, &t, &mut args, None).unwrap_err();
         assert_eq!(d.code, DenialCode::InvalidPath);
         assert!(d.reason.contains("relative"));
-        let checked = check_args(&p, &t, &mut args, Some(Path::new("/srv/agent"))).unwrap();
+        let checked = checked_paths(&p, &t, &mut args, Some(Path::new("/srv/agent"))).unwrap();
         assert_eq!(checked[0].path, "/srv/agent/out/r.md");
         assert_eq!(args["dest"], "/srv/agent/out/r.md");
         let mut args = json!({"dest": "../etc/passwd"});
         assert!(check_args(&p, &t, &mut args, Some(Path::new("/srv/agent/out"))).is_err());
         // Relative strings in untyped arguments are not paths: they are not judged.
         let mut args = json!({"note": "out/r.md"});
-        assert!(check_args(&p, &[], &mut args, None).unwrap().is_empty());
+        assert!(checked_paths(&p, &[], &mut args, None).unwrap().is_empty());
+    }
+
+    /// Rewrites wait for the verdict on the whole call: a typed path already judged and due
+    /// for a rewrite stays as the caller wrote it when a later argument is denied.
+    #[test]
+    fn a_denied_call_rewrites_nothing() {
+        let p = policy(r#"{"fs": {"read": ["/src/**"], "write": ["/out/**"]}}"#);
+        let t = vec![
+            PathArg {
+                name: "a".into(),
+                access: Access::Read,
+            },
+            PathArg {
+                name: "b".into(),
+                access: Access::Write,
+            },
+        ];
+        let original = json!({"a": "/src/./x", "b": ["/out/y/../z", "/src/w"], "c": "/out/q"});
+        let mut args = original.clone();
+        let d = check_args(&p, &t, &mut args, None).unwrap_err();
+        assert_eq!(d.argument.as_deref(), Some("/b/1"));
+        assert_eq!(args, original);
+        // Allowed, every typed path is rewritten, wherever it sits in a list.
+        let mut args = json!({"a": "/src/./x", "b": ["/out/y/../z", "/out/w"], "c": "/out/q"});
+        check_args(&p, &t, &mut args, None).unwrap();
+        assert_eq!(
+            args,
+            json!({"a": "/src/x", "b": ["/out/z", "/out/w"], "c": "/out/q"})
+        );
     }
 
     #[test]
@@ -537,7 +619,7 @@ mod tests {
         let p = policy(r#"{"fs": {"read": ["/src/**"]}}"#);
         let t = typed("files", Access::Read);
         let mut args = json!({"files": ["/src/a", "/src/./b", null]});
-        let checked = check_args(&p, &t, &mut args, None).unwrap();
+        let checked = checked_paths(&p, &t, &mut args, None).unwrap();
         assert_eq!(checked.len(), 2);
         assert_eq!(args["files"][1], "/src/b");
         let mut args = json!({"files": ["/src/a\u{0}/../../etc"]});

@@ -759,10 +759,17 @@ enum ListMatcher {
 
 /// A list's globs as one anchored DFA, and its start state (the same for every path: the globs
 /// look at nothing before the path).
+///
+/// The bytes every match must begin with (most lists share a root, `/srv/agent/`) are
+/// compared as one slice, and the walk resumes in the state they lead to: a path spends its
+/// table lookups only where the globs differ.
 #[derive(Clone, Debug)]
 struct ListDfa {
     dfa: dense::DFA<Vec<u32>>,
-    start: StateID,
+    /// The bytes that begin every match (see [`forced_prefix`]).
+    prefix: Box<[u8]>,
+    /// The state after `prefix`.
+    after_prefix: StateID,
 }
 
 impl ListDfa {
@@ -782,12 +789,22 @@ impl ListDfa {
         let start = dfa
             .start_state(&start::Config::new().anchored(Anchored::Yes))
             .ok()?;
-        Some(ListDfa { dfa, start })
+        let (prefix, after_prefix) = forced_prefix(&dfa, start);
+        Some(ListDfa {
+            dfa,
+            prefix: prefix.into_boxed_slice(),
+            after_prefix,
+        })
     }
 
     fn is_match(&self, text: &str) -> bool {
-        let mut state = self.start;
-        for &b in text.as_bytes() {
+        // Exact, not a heuristic: along the prefix every other byte, and the end of the text,
+        // lead to no match (see `forced_prefix`).
+        let Some(rest) = text.as_bytes().strip_prefix(&*self.prefix) else {
+            return false;
+        };
+        let mut state = self.after_prefix;
+        for &b in rest {
             state = self.dfa.next_state(state, b);
             if self.dfa.is_dead_state(state) {
                 return false;
@@ -795,6 +812,32 @@ impl ListDfa {
         }
         self.dfa.is_match_state(self.dfa.next_eoi_state(state))
     }
+}
+
+/// The longest byte string every match of `dfa` begins with, read off the automaton itself:
+/// from `start`, follow the transitions while exactly one byte leads anywhere but the dead
+/// state and the text may not end there. Returns it and the state it leads to.
+///
+/// So a text that does not begin with the prefix cannot match: it either takes a byte into the
+/// dead state or ends where ending does not match. Stopping at any special state (a match
+/// state, which the DFA reports one byte late) leaves those to the general walk.
+fn forced_prefix(dfa: &dense::DFA<Vec<u32>>, start: StateID) -> (Vec<u8>, StateID) {
+    const MAX: usize = 256;
+    let (mut prefix, mut state) = (Vec::new(), start);
+    while prefix.len() < MAX && !dfa.is_match_state(dfa.next_eoi_state(state)) {
+        let mut live = (0..=u8::MAX)
+            .map(|b| (b, dfa.next_state(state, b)))
+            .filter(|&(_, next)| !dfa.is_dead_state(next));
+        let (Some((byte, next)), None) = (live.next(), live.next()) else {
+            break;
+        };
+        if dfa.is_special_state(next) {
+            break;
+        }
+        prefix.push(byte);
+        state = next;
+    }
+    (prefix, state)
 }
 
 /// The most memory one list's DFA may take (it is built once per list, on first use).
@@ -1035,6 +1078,60 @@ mod tests {
         assert_eq!(e.offset(), 6);
         let e = Glob::new("/ok/[abc").unwrap_err();
         assert_eq!(e.offset(), 4);
+    }
+
+    /// The list DFA skips the bytes every match begins with; the paths around the end of that
+    /// prefix are where a mistake would show.
+    #[test]
+    fn a_list_dfa_compares_the_shared_prefix_exactly() {
+        let lists: &[(&[&str], &str)] = &[
+            (
+                &["/srv/agent/data/**", "/srv/agent/out/*.md"],
+                "/srv/agent/",
+            ),
+            (&["/srv/agent/**"], "/srv/agent"),
+            (&["/a/b"], "/a/b"),
+            (&["/**"], ""),
+            (&["/x/**", "/y"], "/"),
+            (&["/d/é?", "/d/éa"], "/d/é"),
+        ];
+        let paths = [
+            "/",
+            "/s",
+            "/srv/agen",
+            "/srv/agent",
+            "/srv/agent/",
+            "/srv/agentx/data/a",
+            "/srv/agent/data",
+            "/srv/agent/data/x",
+            "/srv/agent/out/a.md",
+            "/srv/agent/out/a/b.md",
+            "/a",
+            "/a/b",
+            "/a/bc",
+            "/a/b/c",
+            "/x",
+            "/y",
+            "/y/z",
+            "/d/é",
+            "/d/éa",
+            "/d/éü",
+            "/d/e",
+        ];
+        for &(texts, prefix) in lists {
+            let globs: Vec<Glob> = texts.iter().map(|t| Glob::new(t).unwrap()).collect();
+            let regexes: Vec<String> = globs.iter().map(Glob::to_regex).collect();
+            let dfa = ListDfa::build(&regexes).unwrap();
+            assert_eq!(&*dfa.prefix, prefix.as_bytes(), "{texts:?}");
+            for path in paths {
+                let expected = globs.iter().any(|g| g.is_match(path));
+                assert_eq!(
+                    dfa.is_match(root_as_empty(path)),
+                    expected,
+                    "{texts:?} {path}"
+                );
+            }
+        }
     }
 
     #[test]

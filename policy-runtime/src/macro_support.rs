@@ -390,7 +390,7 @@ pub fn gate_call(spec: &ToolSpec, mut args: Value) -> Result<(), Denial> {
             "This tool is forbidden by policy and can never be called. Use another tool.",
         ));
     }
-    check_args(&spec.policy, &spec.path_args, &mut args, None).map(|_| ())
+    check_args(&spec.policy, &spec.path_args, &mut args, None)
 }
 
 /// How a denied `#[tool_policy]` call answers, for the function's own return type.

@@ -82,12 +82,17 @@ pub fn parse_url(s: &str) -> Option<Result<Url, url::ParseError>> {
 pub fn check_url(policy: &ToolPolicy, raw: &str) -> Result<Option<Url>, Denial> {
     match &policy.net {
         None => Ok(None),
-        Some(net) => judge(net, raw, ""),
+        Some(net) => judge(net, raw, &""),
     }
 }
 
-/// Judges `raw` against `net`; `pointer` names the argument in the denial.
-pub(crate) fn judge(net: &NetPolicy, raw: &str, pointer: &str) -> Result<Option<Url>, Denial> {
+/// Judges `raw` against `net`; `pointer` names the argument in the denial (written out only
+/// for a denial: the gate calls this for every string of the arguments).
+pub(crate) fn judge(
+    net: &NetPolicy,
+    raw: &str,
+    pointer: &dyn std::fmt::Display,
+) -> Result<Option<Url>, Denial> {
     let url = match parse_url(raw) {
         None => return Ok(None),
         Some(Ok(url)) => url,
@@ -213,7 +218,13 @@ fn allowed_list(net: &NetPolicy) -> String {
     }
 }
 
-fn denial(code: DenialCode, pointer: &str, reason: String, url: Option<&str>) -> Denial {
+fn denial(
+    code: DenialCode,
+    pointer: &dyn std::fmt::Display,
+    reason: String,
+    url: Option<&str>,
+) -> Denial {
+    let pointer = pointer.to_string();
     Denial {
         code,
         reason: if pointer.is_empty() {

@@ -35,18 +35,29 @@ pub(crate) fn normalized(path: &str) -> Cow<'_, str> {
             Err(_) => unreachable!("normalizing UTF-8 yields UTF-8"),
         });
     }
+    // Components are cut at `/` by hand, not with `str::split`: this runs on every
+    // non-normal path argument the gate judges, and a byte scan is several times faster.
     let mut out = String::with_capacity(path.len());
-    for component in path.split('/') {
-        match component {
-            "" | "." => {}
-            ".." => {
+    let mut rest = &path[1..];
+    loop {
+        let (component, next) = match rest.bytes().position(|b| b == b'/') {
+            Some(i) => (&rest[..i], Some(&rest[i + 1..])),
+            None => (rest, None),
+        };
+        match component.as_bytes() {
+            b"" | b"." => {}
+            b".." => {
                 let parent = out.rfind('/').unwrap_or(0);
                 out.truncate(parent);
             }
-            c => {
+            _ => {
                 out.push('/');
-                out.push_str(c);
+                out.push_str(component);
             }
+        }
+        match next {
+            Some(next) => rest = next,
+            None => break,
         }
     }
     if out.is_empty() {
@@ -65,8 +76,21 @@ fn is_normal(path: &str) -> bool {
     let Some(rest) = bytes.strip_prefix(b"/") else {
         return false;
     };
-    rest.split(|&b| b == b'/')
-        .all(|c| !matches!(c, b"" | b"." | b".."))
+    // One pass, counting each component's bytes and dots: a component is empty, `.` or `..`
+    // exactly when it is all dots and at most two bytes long.
+    let (mut len, mut dots) = (0usize, 0usize);
+    for &b in rest {
+        if b == b'/' {
+            if len == dots && len <= 2 {
+                return false;
+            }
+            (len, dots) = (0, 0);
+        } else {
+            len += 1;
+            dots += usize::from(b == b'.');
+        }
+    }
+    !(len == dots && len <= 2)
 }
 
 /// Why a path argument could not be turned into a normalized absolute path.
@@ -219,6 +243,42 @@ fn percent_decode(s: &str) -> Result<String, PathProblem> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The obvious normalizer, to check the hand-cut one against.
+    fn reference(path: &str) -> String {
+        let mut parts: Vec<&str> = Vec::new();
+        for c in path.split('/') {
+            match c {
+                "" | "." => {}
+                ".." => {
+                    parts.pop();
+                }
+                c => parts.push(c),
+            }
+        }
+        format!("/{}", parts.join("/"))
+    }
+
+    /// Every absolute path of up to 8 bytes over `/`, `.`, `a` and a two-byte character.
+    #[test]
+    fn normalization_agrees_with_the_obvious_one_on_every_short_path() {
+        let alphabet = ["/", ".", "a", "é"];
+        let mut paths = vec!["/".to_string()];
+        let mut frontier = paths.clone();
+        for _ in 0..7 {
+            frontier = frontier
+                .iter()
+                .flat_map(|p| alphabet.iter().map(move |c| format!("{p}{c}")))
+                .collect();
+            paths.extend(frontier.iter().cloned());
+        }
+        for p in &paths {
+            let n = normalized(p);
+            assert_eq!(n, reference(p), "{p:?}");
+            assert_eq!(is_normal(p), n == p.as_str(), "{p:?}");
+            assert_eq!(matches!(n, Cow::Borrowed(_)), is_normal(p), "{p:?}");
+        }
+    }
 
     #[test]
     fn file_urls() {

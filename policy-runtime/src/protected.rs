@@ -355,17 +355,22 @@ impl ProtectedPaths {
     /// (lexically: `..` and `.` are folded, symlinks are not followed).
     pub fn check(&self, path: impl AsRef<Path>) -> Option<Protection<'_>> {
         let path = path.as_ref().to_string_lossy();
-        let path = crate::path::normalized(&path);
+        self.check_normalized(&crate::path::normalized(&path))
+    }
+
+    /// [`ProtectedPaths::check`] of a path already in normal form: the gate's call, on every
+    /// path it admits for writing.
+    pub(crate) fn check_normalized(&self, path: &str) -> Option<Protection<'_>> {
         let path = path.as_bytes();
         // Entries and `path` are normalized (absolute, no `.`, `..`, empty or trailing
-        // component), so a component-wise prefix is a byte prefix followed by a separator:
-        // bytes, not `Path` components, which the gate calls this for on every path it admits
-        // for writing. The root holds every entry; no entry is the root.
+        // component), so a component-wise prefix is a byte prefix followed by a separator.
+        // The separator byte is tested first: it turns most entries away without a compare.
+        // The root holds every entry; no entry is the root.
         let under = |inner: &[u8], outer: &[u8]| {
             outer == b"/"
                 || (inner.len() > outer.len()
-                    && inner.starts_with(outer)
-                    && inner[outer.len()] == b'/')
+                    && inner[outer.len()] == b'/'
+                    && inner.starts_with(outer))
         };
         // The most direct relation wins: an exact entry, then a tree, then an ancestor, each
         // the first in the list.

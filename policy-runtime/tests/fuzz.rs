@@ -8,7 +8,7 @@ mod fuzz_support;
 use std::path::Path;
 
 use fuzz_support::{corpus, fuzz, mutate};
-use policy_runtime::gate::check_args;
+use policy_runtime::gate::checked_paths;
 use policy_runtime::glob::{Glob, GlobList};
 use policy_runtime::path::{looks_like_path, resolve, verbatim_reading};
 use policy_runtime::tool::{Access, PathArg};
@@ -249,7 +249,7 @@ fn fuzz_gate() {
                 vec![]
             };
             let mut wrapped = serde_json::json!({ "x": args.clone() });
-            if let Ok(checked) = check_args(&policy, &typed, &mut wrapped, None) {
+            if let Ok(checked) = checked_paths(&policy, &typed, &mut wrapped, None) {
                 // Oracle: every reading of every path-like string is admitted.
                 let mut all = Vec::new();
                 readings(&args, &mut all);

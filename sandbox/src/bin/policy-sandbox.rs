@@ -483,7 +483,7 @@ fn gate(policy_path: PathBuf, tool: String, args: String) -> ExitCode {
         Ok(args) => {
             // Which paths were judged, for the reader; the decision above is the verdict.
             let mut judged = value;
-            let checked = policy_runtime::gate::check_args(
+            let checked = policy_runtime::gate::checked_paths(
                 &policy,
                 &typed,
                 &mut judged,
