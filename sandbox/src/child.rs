@@ -422,7 +422,7 @@ pub(crate) fn confine_view_and_exec(
     }
 }
 
-/// The longest tail [`install_filters`] seals on its stack (it has 26 instructions).
+/// The longest tail [`install_filters`] seals on its stack (it has at most 38 instructions).
 const MAX_TAIL: usize = 64;
 
 /// Installs what the process does not already run under: the program unless it was

@@ -340,9 +340,10 @@ pub fn compile(options: FilterOptions) -> Result<Filters, String> {
 /// of arguments 3, 4 and 5.
 const SECRET_OFFSETS: [u32; 6] = [40, 44, 48, 52, 56, 60];
 
-/// Writes `secret` into an unpacked tail's six comparisons ([`Filters::tail`]); `false` when
-/// the tail does not have exactly those six, which the caller must treat as a refusal (an
-/// unsealed tail would admit an `execve` with those registers zero).
+/// Writes `secret` into an unpacked tail's six `xor`s ([`Filters::tail`]); `false` when the
+/// tail does not have exactly those six, each right after the load of its half, which the
+/// caller must treat as a refusal (an unsealed tail would admit an `execve` with those
+/// registers zero).
 pub fn seal(tail: &mut [libc::sock_filter], secret: &[u32; 6]) -> bool {
     let mut sealed = [false; 6];
     for i in 0..tail.len().saturating_sub(1) {
@@ -350,7 +351,7 @@ pub fn seal(tail: &mut [libc::sock_filter], secret: &[u32; 6]) -> bool {
         let Some(half) = SECRET_OFFSETS.iter().position(|&o| o == load.k) else {
             continue;
         };
-        if load.code != BPF_LD_W_ABS || tail[i + 1].code != BPF_JEQ_K || sealed[half] {
+        if load.code != BPF_LD_W_ABS || tail[i + 1].code != BPF_XOR_K || sealed[half] {
             return false;
         }
         tail[i + 1].k = secret[half];
@@ -384,16 +385,25 @@ fn tail(exec_notify: bool, relay_execs: bool) -> Result<Vec<u64>, String> {
             t: Target::Next,
             f: Target::Ret(Verdict::Allow),
         });
-        // Placeholders until the command's process seals its copy ([`seal`]).
-        for offset in SECRET_OFFSETS {
+        // The six halves are compared in constant time: each is XORed with its half of the
+        // secret (placeholders until the command's process seals its copy, [`seal`]) and the
+        // differences ORed together through X, and one jump tests the whole. Six jumps, one
+        // per half, would refuse a guess sooner the fewer halves it got right, and so time
+        // each half's guess apart.
+        for (i, offset) in SECRET_OFFSETS.into_iter().enumerate() {
             ops.push(Op::Load(offset));
-            ops.push(Op::Jump {
-                cmp: Cmp::Eq,
-                k: 0,
-                t: Target::Next,
-                f: Target::Ret(later),
-            });
+            ops.push(Op::Xor(0));
+            if i > 0 {
+                ops.push(Op::OrX);
+            }
+            ops.push(Op::Tax);
         }
+        ops.push(Op::Jump {
+            cmp: Cmp::Eq,
+            k: 0,
+            t: Target::Next,
+            f: Target::Ret(later),
+        });
     }
     ops.push(Op::Always(Target::Ret(Verdict::Allow)));
     assemble(&ops)
@@ -533,6 +543,9 @@ const BPF_JGE_K: u16 = (libc::BPF_JMP | libc::BPF_JGE | libc::BPF_K) as u16;
 const BPF_JSET_K: u16 = (libc::BPF_JMP | libc::BPF_JSET | libc::BPF_K) as u16;
 const BPF_JA: u16 = (libc::BPF_JMP | libc::BPF_JA) as u16;
 const BPF_RET_K: u16 = (libc::BPF_RET | libc::BPF_K) as u16;
+const BPF_XOR_K: u16 = (libc::BPF_ALU | libc::BPF_XOR | libc::BPF_K) as u16;
+const BPF_OR_X: u16 = (libc::BPF_ALU | libc::BPF_OR | libc::BPF_X) as u16;
+const BPF_TAX: u16 = (libc::BPF_MISC | libc::BPF_TAX) as u16;
 
 /// Where a jump of the prefix goes.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -588,6 +601,12 @@ enum Op {
         f: Target,
     },
     Always(Target),
+    /// `A ^= k`.
+    Xor(u32),
+    /// `A |= X`.
+    OrX,
+    /// `X = A`.
+    Tax,
     Label(usize),
 }
 
@@ -869,6 +888,9 @@ fn assemble(ops: &[Op]) -> Result<Vec<u64>, String> {
                 out.push(pack(code, short(t)?, short(f)?, k));
             }
             Op::Always(target) => out.push(pack(BPF_JA, 0, 0, offset(target) as u32)),
+            Op::Xor(k) => out.push(pack(BPF_XOR_K, 0, 0, k)),
+            Op::OrX => out.push(pack(BPF_OR_X, 0, 0, 0)),
+            Op::Tax => out.push(pack(BPF_TAX, 0, 0, 0)),
             Op::Label(_) => {}
         }
     }
@@ -1080,9 +1102,15 @@ mod tests {
 
     /// Runs a classic BPF program on a `seccomp_data` (the subset seccomp programs use).
     fn interpret(program: &[libc::sock_filter], data: &[u8; 64]) -> u32 {
-        let mut a: u32 = 0;
-        let mut pc = 0;
+        run(program, data).0
+    }
+
+    /// [`interpret`], and how many instructions it executed.
+    fn run(program: &[libc::sock_filter], data: &[u8; 64]) -> (u32, usize) {
+        let (mut a, mut x): (u32, u32) = (0, 0);
+        let (mut pc, mut steps) = (0, 0);
         loop {
+            steps += 1;
             let ins = program[pc];
             let k = ins.k;
             match (ins.code & 0x07) as u32 {
@@ -1093,8 +1121,22 @@ mod tests {
                     pc += 1;
                 }
                 libc::BPF_ALU => {
-                    assert_eq!(ins.code as u32, libc::BPF_ALU | libc::BPF_AND | libc::BPF_K);
-                    a &= k;
+                    let operand = if ins.code as u32 & libc::BPF_X != 0 {
+                        x
+                    } else {
+                        k
+                    };
+                    match (ins.code & 0xf0) as u32 {
+                        libc::BPF_AND => a &= operand,
+                        libc::BPF_OR => a |= operand,
+                        libc::BPF_XOR => a ^= operand,
+                        _ => panic!("unexpected ALU instruction {:#x}", ins.code),
+                    }
+                    pc += 1;
+                }
+                libc::BPF_MISC => {
+                    assert_eq!(ins.code, BPF_TAX, "the only register move is TAX");
+                    x = a;
                     pc += 1;
                 }
                 libc::BPF_JMP => {
@@ -1113,7 +1155,7 @@ mod tests {
                     };
                     pc += 1 + if taken { ins.jt } else { ins.jf } as usize;
                 }
-                libc::BPF_RET => return k,
+                libc::BPF_RET => return (k, steps),
                 _ => panic!("unexpected instruction {:#x}", ins.code),
             }
         }
@@ -1508,6 +1550,50 @@ mod tests {
         }
     }
 
+    /// A guess at the secret is refused after the same number of instructions however many
+    /// of its six halves are right: the time of a refused `execve` tells nothing about them.
+    #[test]
+    fn the_secret_is_compared_in_constant_time() {
+        for relay_execs in [false, true] {
+            let options = FilterOptions {
+                keep_process_group: true,
+                exec_notify: true,
+                relay_execs,
+                ..FilterOptions::default()
+            };
+            let mut tail = unpack(&compile(options).unwrap().tail);
+            assert!(seal(&mut tail, &TEST_SECRET));
+            let refused = if relay_execs {
+                libc::SECCOMP_RET_USER_NOTIF
+            } else {
+                libc::SECCOMP_RET_ERRNO | libc::EPERM as u32
+            };
+            let execve = |halves: [u32; 6]| {
+                let [r10, r8, r9] = secret_args(&halves);
+                let args = [1, 2, 3, r10, r8, r9];
+                run(
+                    &tail,
+                    &seccomp_data(AUDIT_ARCH_X86_64, libc::SYS_execve as u32, args),
+                )
+            };
+            assert_eq!(execve(TEST_SECRET).0, libc::SECCOMP_RET_ALLOW);
+            // Guesses with the first k halves right, and with every half but one right.
+            let mut guesses = Vec::new();
+            for right in 0..6 {
+                let mut guess = TEST_SECRET;
+                guess[right..].iter_mut().for_each(|h| *h = !*h);
+                guesses.push(guess);
+                let mut guess = TEST_SECRET;
+                guess[right] ^= 1 << 31;
+                guesses.push(guess);
+            }
+            let steps = execve([0; 6]).1;
+            for guess in guesses {
+                assert_eq!(execve(guess), (refused, steps), "{guess:x?}");
+            }
+        }
+    }
+
     #[test]
     fn a_tail_is_sealed_once_in_each_of_its_six_places() {
         for options in every_option_set() {
@@ -1515,7 +1601,7 @@ mod tests {
             let mut tail = unpack(&filters.tail);
             let sealable = options.keep_process_group && options.exec_notify;
             // The command's process seals it on its stack, in room for 64.
-            assert!(tail.len() <= 26, "{} instructions", tail.len());
+            assert!(tail.len() <= 38, "{} instructions", tail.len());
             assert_eq!(seal(&mut tail, &TEST_SECRET), sealable, "{options:?}");
             if sealable {
                 // A second seal finds nothing left to write as placeholders: it writes the
