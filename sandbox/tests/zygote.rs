@@ -129,6 +129,10 @@ const CASES: &[(&str, Case)] = &[
         "a_policy_limit_above_the_agents_lowered_hard_limit_is_a_typed_refusal_in_both_profiles",
         limit_above_the_agents_is_refused,
     ),
+    (
+        "a_program_the_kernel_refuses_the_zygote_leaves_the_command_unrun",
+        program_refused_by_the_kernel,
+    ),
 ];
 
 /// Not a test: the agent process [`agent_killed_mid_run`] starts and kills.
@@ -1221,4 +1225,114 @@ fn limit_above_the_agents_is_refused(dir: &Path) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+// ---- a seccomp program the kernel refuses ----
+
+/// An allow-all filter of `len` instructions, installed on the calling thread: `Err(errno)`.
+fn install_allow_all(len: usize) -> Result<(), i32> {
+    let load_nr = libc::sock_filter {
+        code: (libc::BPF_LD | libc::BPF_W | libc::BPF_ABS) as u16,
+        jt: 0,
+        jf: 0,
+        k: 0,
+    };
+    let allow = libc::sock_filter {
+        code: (libc::BPF_RET | libc::BPF_K) as u16,
+        jt: 0,
+        jf: 0,
+        k: libc::SECCOMP_RET_ALLOW,
+    };
+    let mut program = vec![load_nr; len - 1];
+    program.push(allow);
+    let fprog = libc::sock_fprog {
+        len: len as u16,
+        filter: program.as_mut_ptr(),
+    };
+    // SAFETY: the program outlives the call, which copies it.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_SET_MODE_FILTER,
+            0,
+            &fprog as *const libc::sock_fprog,
+        )
+    };
+    match r {
+        0 => Ok(()),
+        _ => Err(std::io::Error::last_os_error().raw_os_error().unwrap_or(0)),
+    }
+}
+
+/// Whether a filter of `len` instructions still fits this process's chain, tried in a forked
+/// child so that nothing is installed here.
+fn fits(len: usize) -> bool {
+    // SAFETY: the case process is single-threaded here; the child only installs and exits.
+    unsafe {
+        let pid = libc::fork();
+        if pid == 0 {
+            libc::_exit(i32::from(install_allow_all(len).is_err()));
+        }
+        let mut status = 0;
+        libc::waitpid(pid, &mut status, 0);
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+    }
+}
+
+/// Installs allow-all filters on this process until the kernel's budget for one process's
+/// chain of filters (`MAX_INSNS_PER_PATH`: 32,768 instructions, each filter counted with 4
+/// more) leaves room for a filter of 40 to 64 instructions and no more (the hardened tail has
+/// at most 38, its shared program more than 64). Returns the room.
+fn fill_the_seccomp_budget() -> Result<usize, String> {
+    // SAFETY: prctl with integers.
+    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+        return Err(format!("NO_NEW_PRIVS: {}", std::io::Error::last_os_error()));
+    }
+    loop {
+        // The longest filter that fits (one program holds at most 4,096 instructions).
+        let (mut lo, mut hi) = (0usize, 4096);
+        while lo < hi {
+            let mid = (lo + hi).div_ceil(2);
+            if fits(mid) {
+                lo = mid;
+            } else {
+                hi = mid - 1;
+            }
+        }
+        if lo <= 64 {
+            return if lo >= 40 {
+                Ok(lo)
+            } else {
+                Err(format!("only {lo} instructions of room to start with"))
+            };
+        }
+        // Aim at 56 instructions of room, inside the window whatever the kernel's exact
+        // accounting of the new filter.
+        install_allow_all((lo - 4 - 56).min(4096)).map_err(|e| format!("seccomp: errno {e}"))?;
+    }
+}
+
+/// When the kernel refuses the zygote's program (here: this agent's chain of filters leaves
+/// room for the tail but not for the program), the zygote runs without it and its commands
+/// must install the whole filter themselves; they cannot either, so the run is refused with
+/// the reason, and the command never runs. A command that installed only its tail, as if it
+/// had inherited the program, would run: never a command without its whole filter.
+fn program_refused_by_the_kernel(dir: &Path) -> Result<(), String> {
+    let room = fill_the_seccomp_budget()?;
+    let ours = status_field(std::process::id(), "Seccomp_filters:");
+    let marker = dir.join("ran");
+    let result = run_sh(dir, &format!("echo escaped > {}", marker.display()));
+    check(
+        &format!("a run with room for {room} filter instructions: {result:?}"),
+        matches!(&result, Err(RunError::SetUp(r))
+            if r.step == SetUpStep::Seccomp && r.errno == Some(libc::ENOMEM)),
+    )?;
+    check("the command did not run", !marker.exists())?;
+    // The zygote started, and inherited this process's filters, and added none: the refusal
+    // came from the command's own install of the whole filter.
+    let z = zygote_pid()?;
+    check(
+        &format!("zygote {z} under only the agent's filters ({ours:?})"),
+        status_field(z, "Seccomp_filters:") == ours,
+    )
 }
