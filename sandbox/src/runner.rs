@@ -83,6 +83,10 @@ pub struct RunOptions {
     pub broker: Option<BrokerOptions>,
     /// Where a root runner's strict run takes its view from (default: a leased namespace).
     pub view_source: crate::mounts::template::ViewSource,
+    /// The caller makes this one run and exits (`policy-sandbox run`): a root runner's strict
+    /// run builds its view and network namespace itself, as any other runner's does, instead
+    /// of a view template and leased namespaces kept for later runs that never come.
+    pub one_shot: bool,
 }
 
 impl std::fmt::Debug for RunOptions {
@@ -94,6 +98,7 @@ impl std::fmt::Debug for RunOptions {
             .field("stdio", &self.stdio)
             .field("cwd", &self.cwd)
             .field("view_source", &self.view_source)
+            .field("one_shot", &self.one_shot)
             .finish_non_exhaustive()
     }
 }
@@ -139,6 +144,17 @@ impl RunOptions {
     /// default) or a copy in a namespace of the run's own.
     pub fn view_source(mut self, source: crate::mounts::template::ViewSource) -> Self {
         self.view_source = source;
+        self
+    }
+    /// Marks the run as the process's only one ([`RunOptions::one_shot`]): the same view and
+    /// namespaces, built for this run alone.
+    ///
+    /// ```
+    /// let options = sandbox::runner::RunOptions::default().one_shot();
+    /// assert!(options.one_shot);
+    /// ```
+    pub fn one_shot(mut self) -> Self {
+        self.one_shot = true;
         self
     }
     /// Explicitly runs without a sandbox (tests, trusted commands). Never the default.
@@ -1079,13 +1095,13 @@ pub fn run(
     // Strict, net = deny, root runner: an empty network namespace leased for this run; when
     // none can be had, the child makes its own as any other runner's does.
     let netns = match prepared.netns {
-        Some(crate::netns::NetnsSource::Leased) => crate::netns::lease().ok(),
+        Some(crate::netns::NetnsSource::Leased) if !opts.one_shot => crate::netns::lease().ok(),
         _ => None,
     };
     // The view's copy for this run, made here (a detached tree cannot be cloned from inside
     // the child's user namespace): closed after the run, or its leased namespace given back.
     let copy = match (&helper, &prepared.view) {
-        (None, Some(crate::mounts::template::ViewBuild::Template)) => {
+        (None, Some(crate::mounts::template::ViewBuild::Template)) if !opts.one_shot => {
             crate::mounts::template::copy(
                 prepared.slot_key,
                 &request.mounts,

@@ -63,6 +63,10 @@ const CASES: &[(&str, Case)] = &[
         "copied_views_give_each_run_a_namespace_of_its_own",
         copied_views,
     ),
+    (
+        "a_one_shot_run_builds_its_own_namespaces_and_keeps_nothing",
+        one_shot_keeps_nothing,
+    ),
 ];
 
 fn main() -> ExitCode {
@@ -410,10 +414,12 @@ fn concurrent_runs(dir: &Path) -> Result<(), String> {
 /// next one it makes, so numbers read after one of them ended prove nothing.
 struct Seen {
     out: RunOutput,
-    /// The run's mount and user namespaces, and the user namespace that owns the mount one.
+    /// The run's mount and user namespaces, and the user namespaces that own its mount and
+    /// network namespaces.
     mnt: std::fs::File,
     user: std::fs::File,
     owner: u64,
+    net_owner: u64,
 }
 
 impl Seen {
@@ -449,9 +455,29 @@ fn seen(
     marker: &str,
     source: ViewSource,
 ) -> Result<Seen, String> {
+    let opts = RunOptions::default()
+        .profile(Profile::Strict)
+        .view_source(source);
+    seen_with(policy, script, marker, &opts)
+}
+
+/// [`seen`] of a run with `opts`.
+fn seen_with(
+    policy: &ToolPolicy,
+    script: &str,
+    marker: &str,
+    opts: &RunOptions,
+) -> Result<Seen, String> {
     use namespaces::{owner_of, pid_running};
     let (out, held) = std::thread::scope(|s| {
-        let run = s.spawn(|| sh_from(policy, &format!("{script}; exec sleep {marker}"), source));
+        let run = s.spawn(|| {
+            let argv: Vec<OsString> = vec![
+                "/bin/sh".into(),
+                "-c".into(),
+                format!("{script}; exec sleep {marker}").into(),
+            ];
+            run(policy, &argv, opts).map_err(|e| e.to_string())
+        });
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
         let mut held = None;
         while held.is_none() && std::time::Instant::now() < deadline && !run.is_finished() {
@@ -459,7 +485,7 @@ fn seen(
                 let ns = |kind: &str| PathBuf::from(format!("/proc/{pid}/ns/{kind}"));
                 let open = |kind: &str| std::fs::File::open(ns(kind)).ok();
                 if let (Some(mnt), Some(user)) = (open("mnt"), open("user")) {
-                    held = Some((mnt, user, owner_of(&ns("mnt"))));
+                    held = Some((mnt, user, owner_of(&ns("mnt")), owner_of(&ns("net"))));
                 }
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
@@ -467,13 +493,14 @@ fn seen(
         (run.join().expect("the run's thread"), held)
     });
     let out = out?;
-    let (mnt, user, owner) =
+    let (mnt, user, owner, net_owner) =
         held.ok_or_else(|| format!("the run's process was not found: {}", show(&out)))?;
     Ok(Seen {
         out,
         mnt,
         user,
         owner,
+        net_owner,
     })
 }
 
@@ -629,5 +656,59 @@ fn copied_views(dir: &Path) -> Result<(), String> {
         leased.mnt() != first.mnt()
             && leased.mnt() != second.mnt()
             && leased.owner != leased.user(),
+    )
+}
+
+/// `RunOptions::one_shot`, which `policy-sandbox run` sets: a root runner's run builds its view
+/// and its network namespace itself, so both belong to the run's own user namespace (a leased
+/// one belongs to the runner's), and the process keeps nothing for a later run: after it, the
+/// process holds no more descriptors than before (no template's binds, no leased namespace).
+/// A leased run of the same policy, after it, keeps both.
+fn one_shot_keeps_nothing(dir: &Path) -> Result<(), String> {
+    use namespaces::inode_of;
+    private_mounts()?;
+    let dir = canonical(dir);
+    let root = dir.join("root");
+    std::fs::create_dir(&root).map_err(|e| e.to_string())?;
+    std::fs::write(root.join("marker"), "here\n").map_err(|e| e.to_string())?;
+    let p = root_policy("read", &root)?;
+    let fds = || std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count());
+    let before = fds();
+    let once = RunOptions::default().profile(Profile::Strict).one_shot();
+    let run = seen_with(
+        &p,
+        &format!("cat {}/marker", root.display()),
+        "0.3201",
+        &once,
+    )?;
+    let (user, owner, net_owner) = (run.user(), run.owner, run.net_owner);
+    let runner = inode_of(Path::new("/proc/self/ns/user"));
+    check(
+        &format!("the one-shot run read its root: {}", show(&run.out)),
+        run.out.success() && stdout(&run.out).starts_with("here"),
+    )?;
+    drop(run);
+    check(
+        &format!(
+            "its mount and network namespaces ({owner}, {net_owner}) belong to its own user \
+             namespace {user}, not the runner's {runner}"
+        ),
+        owner == user && net_owner == user && user != runner,
+    )?;
+    let after = fds();
+    check(
+        &format!("the process holds {after} descriptors after the run, {before} before"),
+        after == before,
+    )?;
+    let leased = seen(&p, "true", "0.3202", ViewSource::Leased)?;
+    let (owner, net_owner) = (leased.owner, leased.net_owner);
+    drop(leased);
+    check(
+        &format!(
+            "a leased run's namespaces ({owner}, {net_owner}) belong to the runner's user \
+             namespace {runner}, and it keeps descriptors ({} after, {before} before)",
+            fds()
+        ),
+        owner == runner && net_owner == runner && fds() > before,
     )
 }

@@ -242,11 +242,13 @@ fn run_cmd(
         }
     };
     let capture = policy.limits.max_output_bytes.is_some();
-    let mut options = RunOptions::default().stdio(if capture {
-        Stdio::Capture
-    } else {
-        Stdio::Inherit
-    });
+    let mut options = RunOptions::default()
+        .stdio(if capture {
+            Stdio::Capture
+        } else {
+            Stdio::Inherit
+        })
+        .one_shot();
     options.profile = profile;
     // The CLI is its own hardened helper (zygote), whatever it is called.
     options.helper = std::env::current_exe().ok();
