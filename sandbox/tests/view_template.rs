@@ -141,6 +141,21 @@ fn tmpfs(target: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// The case's setup: a private mount namespace, and an empty `root` directory in the case's
+/// (canonical) directory. Returns both.
+fn case_root(dir: &Path) -> Result<(PathBuf, PathBuf), String> {
+    private_mounts()?;
+    let dir = canonical(dir);
+    let root = dir.join("root");
+    std::fs::create_dir(&root).map_err(|e| e.to_string())?;
+    Ok((dir, root))
+}
+
+/// Writes `text` to `root/marker`.
+fn marker(root: &Path, text: &str) -> Result<(), String> {
+    std::fs::write(root.join("marker"), text).map_err(|e| e.to_string())
+}
+
 fn canonical(dir: &Path) -> PathBuf {
     std::fs::canonicalize(dir).expect("canonical case directory")
 }
@@ -210,18 +225,15 @@ fn reads(p: &ToolPolicy, root: &Path, want: &str, what: &str) -> Result<(), Stri
 /// The template holds the root's old inode; after the rename a fresh build binds the new
 /// directory, and so must the next run; the old one, outside every root, is not in the view.
 fn root_renamed_and_recreated(dir: &Path) -> Result<(), String> {
-    private_mounts()?;
-    let dir = canonical(dir);
-    let root = dir.join("root");
-    std::fs::create_dir(&root).map_err(|e| e.to_string())?;
-    std::fs::write(root.join("marker"), "old").map_err(|e| e.to_string())?;
+    let (dir, root) = case_root(dir)?;
+    marker(&root, "old")?;
     let p = root_policy("read", &root)?;
     reads(&p, &root, "old", "run 1 reads its root")?;
     reads(&p, &root, "old", "run 2 reads its root")?;
     let old = dir.join("old");
     std::fs::rename(&root, &old).map_err(|e| e.to_string())?;
     std::fs::create_dir(&root).map_err(|e| e.to_string())?;
-    std::fs::write(root.join("marker"), "new").map_err(|e| e.to_string())?;
+    marker(&root, "new")?;
     reads(&p, &root, "new", "run 3 reads the new root")?;
     let out = sh(&p, &format!("cat {}/marker", old.display()))?;
     check(
@@ -234,11 +246,8 @@ fn root_renamed_and_recreated(dir: &Path) -> Result<(), String> {
 /// path: a fresh build refuses (a bind source holds a symlink), and so must the next run; it
 /// never shows the secret.
 fn root_replaced_by_a_symlink(dir: &Path) -> Result<(), String> {
-    private_mounts()?;
-    let dir = canonical(dir);
-    let root = dir.join("root");
-    std::fs::create_dir(&root).map_err(|e| e.to_string())?;
-    std::fs::write(root.join("marker"), "public").map_err(|e| e.to_string())?;
+    let (dir, root) = case_root(dir)?;
+    marker(&root, "public")?;
     let p = root_policy("read", &root)?;
     reads(&p, &root, "public", "run 1 reads its root")?;
     let moved = dir.join("moved");
@@ -269,15 +278,12 @@ fn root_replaced_by_a_symlink(dir: &Path) -> Result<(), String> {
 
 /// A tmpfs mounted over the root on the host: a fresh build binds what is mounted there.
 fn mounted_over_a_root(dir: &Path) -> Result<(), String> {
-    private_mounts()?;
-    let dir = canonical(dir);
-    let root = dir.join("root");
-    std::fs::create_dir(&root).map_err(|e| e.to_string())?;
-    std::fs::write(root.join("marker"), "under").map_err(|e| e.to_string())?;
+    let (_, root) = case_root(dir)?;
+    marker(&root, "under")?;
     let p = root_policy("read", &root)?;
     reads(&p, &root, "under", "run 1 reads its root")?;
     tmpfs(&root)?;
-    std::fs::write(root.join("marker"), "over").map_err(|e| e.to_string())?;
+    marker(&root, "over")?;
     reads(
         &p,
         &root,
@@ -310,11 +316,8 @@ fn mounted_under_a_root(dir: &Path) -> Result<(), String> {
 /// A root removed: a fresh build skips it (roots are optional), so the next run does not see
 /// the directory the template still holds.
 fn root_removed(dir: &Path) -> Result<(), String> {
-    private_mounts()?;
-    let dir = canonical(dir);
-    let root = dir.join("root");
-    std::fs::create_dir(&root).map_err(|e| e.to_string())?;
-    std::fs::write(root.join("marker"), "here").map_err(|e| e.to_string())?;
+    let (_, root) = case_root(dir)?;
+    marker(&root, "here")?;
     let p = root_policy("read", &root)?;
     reads(&p, &root, "here", "run 1 reads its root")?;
     std::fs::remove_file(root.join("marker")).map_err(|e| e.to_string())?;
@@ -333,10 +336,7 @@ fn root_removed(dir: &Path) -> Result<(), String> {
 /// are shared by every copy), and a later run sees nothing of them nor of the first run's
 /// private `/tmp` and `/dev/shm`.
 fn never_writable(dir: &Path) -> Result<(), String> {
-    private_mounts()?;
-    let dir = canonical(dir);
-    let root = dir.join("root");
-    std::fs::create_dir(&root).map_err(|e| e.to_string())?;
+    let (dir, root) = case_root(dir)?;
     let p = root_policy("write", &root)?;
     let parent = dir.display();
     let attempts = [
@@ -384,10 +384,7 @@ fn never_writable(dir: &Path) -> Result<(), String> {
 /// Two runs of one policy at once, each writing its own name into `/tmp` and `/dev/shm`:
 /// each reads back only its own.
 fn concurrent_runs(dir: &Path) -> Result<(), String> {
-    private_mounts()?;
-    let dir = canonical(dir);
-    let root = dir.join("root");
-    std::fs::create_dir(&root).map_err(|e| e.to_string())?;
+    let (_, root) = case_root(dir)?;
     let p = root_policy("read", &root)?;
     let script = |me: &str| {
         format!(
@@ -512,10 +509,7 @@ fn seen_with(
 /// holds no capability over any mount of its view.
 fn leased_namespaces(dir: &Path) -> Result<(), String> {
     use namespaces::inode_of;
-    private_mounts()?;
-    let dir = canonical(dir);
-    let root = dir.join("root");
-    std::fs::create_dir(&root).map_err(|e| e.to_string())?;
+    let (_, root) = case_root(dir)?;
     // Every run of the case under one policy (one template, one pool), with a timeout.
     let p = root_policy_with("read", &root, r#", "limits": {"timeout_ms": 2000}"#)?;
     let leased = ViewSource::Leased;
@@ -620,11 +614,8 @@ fn leased_namespaces(dir: &Path) -> Result<(), String> {
 /// (inside the private `/tmp`, so through a copy of the template's `/tmp` entry), and nothing of
 /// the run before; a leased run of the same policy still works beside it.
 fn copied_views(dir: &Path) -> Result<(), String> {
-    private_mounts()?;
-    let dir = canonical(dir);
-    let root = dir.join("root");
-    std::fs::create_dir(&root).map_err(|e| e.to_string())?;
-    std::fs::write(root.join("marker"), "here\n").map_err(|e| e.to_string())?;
+    let (_, root) = case_root(dir)?;
+    marker(&root, "here\n")?;
     let p = root_policy("read", &root)?;
     let script = format!("{MOUNTS}; cat {}/marker; ls -a /tmp", root.display());
     let copied = ViewSource::Copied;
@@ -666,11 +657,8 @@ fn copied_views(dir: &Path) -> Result<(), String> {
 /// A leased run of the same policy, after it, keeps both.
 fn one_shot_keeps_nothing(dir: &Path) -> Result<(), String> {
     use namespaces::inode_of;
-    private_mounts()?;
-    let dir = canonical(dir);
-    let root = dir.join("root");
-    std::fs::create_dir(&root).map_err(|e| e.to_string())?;
-    std::fs::write(root.join("marker"), "here\n").map_err(|e| e.to_string())?;
+    let (_, root) = case_root(dir)?;
+    marker(&root, "here\n")?;
     let p = root_policy("read", &root)?;
     let fds = || std::fs::read_dir("/proc/self/fd").map_or(0, |d| d.count());
     let before = fds();
