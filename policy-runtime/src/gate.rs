@@ -65,9 +65,10 @@ pub struct CheckedPath {
 /// Judges every path in `args` and rewrites typed path arguments to their normalized form.
 ///
 /// Returns the first denial, and leaves `args` untouched on denial. This is the gate the
-/// registry and `#[tool_policy]` run before every body: it allocates only to rewrite a typed
-/// argument that was not in normal form (and to explain a denial). [`checked_paths`] also
-/// lists what was judged.
+/// registry and `#[tool_policy]` run before every body. For plain paths already in normal form
+/// it allocates nothing; it allocates to rewrite a typed argument that was not, to decode a
+/// `file:` or network URL, and to explain a denial. [`checked_paths`] also lists what was
+/// judged.
 pub fn check_args(
     policy: &ToolPolicy,
     typed: &[PathArg],

@@ -43,12 +43,16 @@ fn allocations_of(f: impl FnOnce()) -> usize {
 
 #[test]
 fn an_allowed_call_allocates_only_its_rewrites() {
-    let policy = ToolPolicy::from_json_str(
-        "p",
-        r#"{"fs": {"read": ["/srv/agent/data/**", "/srv/agent/src/**/*.rs"],
-                   "write": ["/srv/agent/out/**"]}}"#,
-    )
-    .unwrap();
+    let fs = r#""fs": {"read": ["/srv/agent/data/**", "/srv/agent/src/**/*.rs"],
+                       "write": ["/srv/agent/out/**"]}"#;
+    // Without and with a net stance: under one, every string is also read for a URL scheme.
+    for json in [format!("{{{fs}}}"), format!(r#"{{{fs}, "net": "deny"}}"#)] {
+        let policy = ToolPolicy::from_json_str("p", &json).unwrap();
+        allocations_per_call(&policy, &json);
+    }
+}
+
+fn allocations_per_call(policy: &ToolPolicy, json: &str) {
     let typed = [
         PathArg {
             name: "src".into(),
@@ -66,17 +70,23 @@ fn an_allowed_call_allocates_only_its_rewrites() {
     });
     let mut args = normal.clone();
     // The first call builds each list's automaton and reads the protected-path list.
-    check_args(&policy, &typed, &mut args, None).unwrap();
+    check_args(policy, &typed, &mut args, None).unwrap();
 
     let mut args = normal.clone();
-    let n = allocations_of(|| check_args(&policy, &typed, &mut args, None).unwrap());
-    assert_eq!(n, 0, "an allowed call in normal form allocated {n} times");
+    let n = allocations_of(|| check_args(policy, &typed, &mut args, None).unwrap());
+    assert_eq!(
+        n, 0,
+        "{json}: an allowed call in normal form allocated {n} times"
+    );
     assert_eq!(args, normal);
 
     // One path to rewrite: its normalized string, and the list of pending rewrites.
     let mut args = normal.clone();
     args["src"] = json!("/srv/agent/data/./2024/../2024/jan.csv");
-    let n = allocations_of(|| check_args(&policy, &typed, &mut args, None).unwrap());
-    assert!(n <= 2, "a call with one rewrite allocated {n} times");
+    let n = allocations_of(|| check_args(policy, &typed, &mut args, None).unwrap());
+    assert!(
+        n <= 2,
+        "{json}: a call with one rewrite allocated {n} times"
+    );
     assert_eq!(args, normal);
 }
