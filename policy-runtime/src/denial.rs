@@ -173,6 +173,30 @@ impl Denial {
         }
     }
 
+    /// A denial of the argument at `pointer` (a JSON pointer; empty when the value judged is
+    /// not part of a call's arguments): the reason names the argument first, so the model
+    /// knows which one to change. `pointer` is written out here, only when a call is denied.
+    pub(crate) fn of_argument(
+        code: DenialCode,
+        pointer: &dyn std::fmt::Display,
+        reason: String,
+        path: Option<String>,
+    ) -> Denial {
+        let pointer = pointer.to_string();
+        if pointer.is_empty() {
+            return Denial {
+                path,
+                ..Denial::new(code, reason)
+            };
+        }
+        Denial {
+            code,
+            reason: format!("Argument `{pointer}`: {reason}"),
+            argument: Some(pointer),
+            path,
+        }
+    }
+
     /// The text returned to the model in place of the tool's output.
     pub fn to_model_text(&self, tool: &str) -> String {
         format!("Denied: `{tool}` was not run. {}", self.reason)

@@ -342,24 +342,19 @@ impl<'p> Judge<'p> {
                     .check_normalized(path)
             };
             if let Some(hit) = may_write.then(protected).flatten() {
-                let pointer = at.to_string();
-                return Err(Denial {
-                    code: DenialCode::ProtectedPath,
-                    reason: with_argument(
-                        format!(
-                            "{}. Write elsewhere under: {}.",
-                            hit.explain(path),
-                            list(self.write)
-                        ),
-                        &pointer,
+                return Err(Denial::of_argument(
+                    DenialCode::ProtectedPath,
+                    at,
+                    format!(
+                        "{}. Write elsewhere under: {}.",
+                        hit.explain(path),
+                        list(self.write)
                     ),
-                    argument: non_empty(&pointer),
-                    path: Some(path.to_string()),
-                });
+                    Some(path.to_string()),
+                ));
             }
             return Ok(());
         }
-        let pointer = at.to_string();
         let only_readable = access == Access::Write && self.read.is_some_and(|r| r.is_match(path));
         let reason = match access {
             Access::Write if only_readable => format!(
@@ -375,12 +370,12 @@ impl<'p> Judge<'p> {
                 list_union(self.read, self.write)
             ),
         };
-        Err(Denial {
-            code: DenialCode::PathNotAllowed,
-            reason: with_argument(reason, &pointer),
-            argument: non_empty(&pointer),
-            path: Some(path.to_string()),
-        })
+        Err(Denial::of_argument(
+            DenialCode::PathNotAllowed,
+            at,
+            reason,
+            Some(path.to_string()),
+        ))
     }
 }
 
@@ -413,26 +408,9 @@ fn list_union(a: Option<&GlobList>, b: Option<&GlobList>) -> String {
     }
 }
 
-fn with_argument(reason: String, pointer: &str) -> String {
-    if pointer.is_empty() {
-        reason
-    } else {
-        format!("Argument `{pointer}`: {reason}")
-    }
-}
-
-fn non_empty(pointer: &str) -> Option<String> {
-    (!pointer.is_empty()).then(|| pointer.to_string())
-}
-
 fn invalid_path(at: &At<'_>, raw: &str, problem: crate::path::PathProblem) -> Denial {
-    let pointer = &at.to_string();
-    Denial {
-        code: DenialCode::InvalidPath,
-        reason: with_argument(format!("`{}`: {problem}.", raw.escape_debug()), pointer),
-        argument: non_empty(pointer),
-        path: None,
-    }
+    let reason = format!("`{}`: {problem}.", raw.escape_debug());
+    Denial::of_argument(DenialCode::InvalidPath, at, reason, None)
 }
 
 #[cfg(test)]

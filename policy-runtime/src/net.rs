@@ -224,17 +224,7 @@ fn denial(
     reason: String,
     url: Option<&str>,
 ) -> Denial {
-    let pointer = pointer.to_string();
-    Denial {
-        code,
-        reason: if pointer.is_empty() {
-            reason
-        } else {
-            format!("Argument `{pointer}`: {reason}")
-        },
-        argument: (!pointer.is_empty()).then(|| pointer.to_string()),
-        path: url.map(str::to_string),
-    }
+    Denial::of_argument(code, pointer, reason, url.map(str::to_string))
 }
 
 /// The RFC 3986 reading of a URL string's endpoint, when it has `//` after the scheme: the

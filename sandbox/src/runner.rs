@@ -285,14 +285,15 @@ pub struct Prepared {
 
 impl Prepared {
     /// Strict: whether each run copies the view from a template built once for this plan, or
-    /// builds it itself (and why); `None` for the hardened profile, which has no view.
+    /// builds it itself (and why); `None` for the hardened profile, which has no view. A run
+    /// with [`RunOptions::one_shot`] builds it itself whatever this says.
     pub fn view_build(&self) -> Option<&crate::mounts::template::ViewBuild> {
         self.view.as_ref()
     }
 
     /// Strict: whether each run's network namespace is leased from the runner's pool of empty
     /// ones or made by the run (and why); `None` when the plan has none (`net = allow`) and
-    /// for the hardened profile.
+    /// for the hardened profile. A run with [`RunOptions::one_shot`] makes its own.
     pub fn netns_source(&self) -> Option<&crate::netns::NetnsSource> {
         self.netns.as_ref()
     }
