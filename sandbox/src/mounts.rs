@@ -861,12 +861,18 @@ pub fn enter(ops: &[MountOp]) -> Result<BoundSources, String> {
 fn procfs(root: &Path) -> Result<(), String> {
     let target = under(root, Path::new("/proc"));
     mkdir_p(&target)?;
+    mount_proc(&target)
+}
+
+/// The fresh `/proc` of [`procfs`] on `target`, a directory that exists (a leased view's
+/// mount point: no `mkdir` to try).
+fn mount_proc(target: &Path) -> Result<(), String> {
     // Read-only: the tool's Landlock domain writes nothing there anyway, but a chmod of a
     // global entry (/proc/timer_list, /proc/sysrq-trigger) changes it in every procfs of the
     // host, and a root runner's tool owns those entries.
     mount(
         Some(Path::new("proc")),
-        &target,
+        target,
         Some("proc"),
         libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC | libc::MS_RDONLY,
         None,
@@ -963,6 +969,25 @@ fn sticky_dirs(base: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// [`sticky_dirs`] in the scratch tmpfs whose root `fs` is (a detached mount's descriptor):
+/// named from it, not through `/proc/self/fd`, whose lookup cost more than the directories.
+fn sticky_dirs_at(fs: &std::fs::File) -> Result<(), String> {
+    use std::os::fd::AsRawFd;
+    for dir in [c"shm", c"tmp"] {
+        // SAFETY: mkdirat and fchmodat relative to our own descriptor, with C strings.
+        unsafe {
+            if libc::mkdirat(fs.as_raw_fd(), dir.as_ptr(), 0o755) != 0 {
+                return Err(os_err(format!("mkdir the scratch's {dir:?}")));
+            }
+            // The mode of `mkdirat` passes through the umask; the sticky bit needs a chmod.
+            if libc::fchmodat(fs.as_raw_fd(), dir.as_ptr(), 0o1777, 0) != 0 {
+                return Err(os_err(format!("chmod the scratch's {dir:?}")));
+            }
+        }
+    }
+    Ok(())
+}
+
 /// The most ptys the sandbox's devpts instance hands out: the host's pty budget
 /// (`kernel.pty.max`) is shared by every instance.
 pub const MAX_PTYS: u32 = 64;
@@ -972,21 +997,26 @@ pub const MAX_PTYS: u32 = 64;
 fn devpts(root: &Path, link: bool) -> Result<(), String> {
     let target = root.join("dev/pts");
     mkdir_p(&target)?;
-    mount(
-        Some(Path::new("devpts")),
-        &target,
-        Some("devpts"),
-        libc::MS_NOSUID | libc::MS_NOEXEC,
-        Some(&format!(
-            "newinstance,ptmxmode=0666,mode=0620,max={MAX_PTYS}"
-        )),
-    )?;
+    mount_devpts(&target)?;
     if !link {
         return Ok(());
     }
     let ptmx = root.join("dev/ptmx");
     std::os::unix::fs::symlink("pts/ptmx", &ptmx)
         .map_err(|e| format!("link {}: {e}", ptmx.display()))
+}
+
+/// The devpts instance of [`devpts`] on `target`, a directory that exists.
+fn mount_devpts(target: &Path) -> Result<(), String> {
+    mount(
+        Some(Path::new("devpts")),
+        target,
+        Some("devpts"),
+        libc::MS_NOSUID | libc::MS_NOEXEC,
+        Some(&format!(
+            "newinstance,ptmxmode=0666,mode=0620,max={MAX_PTYS}"
+        )),
+    )
 }
 
 /// A detached copy of the mount tree at `source` (with every mount below it).

@@ -11,8 +11,9 @@
 //!      the command: output, timeout (killing pid 1 ends the namespace), later exec attempts
 //! with a leased view (root runner, crate::mounts::view_ns):
 //! caller ──clone(CLONE_VM | CLONE_NEW{PID,IPC[,NET]})──▶ C
-//!   C: … → cgroups → lo up, egress listeners → setns(view) → the previous run's mounts
-//!      detached, its own made → unshare(CLONE_NEWUSER) → uid/gid maps → working directory → …
+//!   C: … → cgroups → setns(leased net), or lo up, egress listeners → setns(view) → the
+//!      previous run's mounts detached, its own made → unshare(CLONE_NEWUSER) → uid/gid maps
+//!      → working directory → …
 //! ```
 //!
 //! **Why `CLONE_VM`.** A fork copies the caller's page tables, which costs about 35 ms per GiB
@@ -64,6 +65,9 @@ struct ChildContext<'a> {
     euid: libc::uid_t,
     egid: libc::gid_t,
     view: Option<&'a crate::mounts::template::ViewCopy>,
+    /// A leased network namespace the child joins itself (it still holds the caller's
+    /// privileges: a leased view's child makes its user namespace later).
+    netns: Option<RawFd>,
 }
 
 /// A spawned strict child after the hand-off.
@@ -115,6 +119,13 @@ pub(crate) fn spawn(
     let stack = Stack::take().map_err(|e| io("child stack", e))?;
     // SAFETY: getters without pointers.
     let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let leased_view = view.is_some_and(|v| v.leased());
+    // A child cloned into a user namespace of its own can no longer join a namespace of the
+    // caller's: the calling thread joins for the `clone` instead (below).
+    let child_joins = match netns {
+        Some(ns) if req.netns && leased_view => Some(ns.as_raw_fd()),
+        _ => None,
+    };
     let context = ChildContext {
         req,
         image: &image,
@@ -125,6 +136,7 @@ pub(crate) fn spawn(
         euid,
         egid,
         view,
+        netns: child_joins,
     };
     let mut flags = libc::CLONE_VM
         | libc::CLONE_PIDFD
@@ -133,13 +145,13 @@ pub(crate) fn spawn(
         | libc::SIGCHLD;
     // A leased view's child joins its mount namespace and makes its user namespace itself,
     // once its mounts are made (see `crate::mounts::view_ns`).
-    if !view.is_some_and(|v| v.leased()) {
+    if !leased_view {
         flags |= libc::CLONE_NEWUSER | libc::CLONE_NEWNS;
     }
-    // A leased namespace is joined by the calling thread for the `clone` only (the child
-    // inherits it), then left; the thread's own is opened first to come back to.
+    // Otherwise a leased namespace is joined by the calling thread for the `clone` only (the
+    // child inherits it), then left; the thread's own is opened first to come back to.
     let home = match netns {
-        Some(_) if req.netns => Some(
+        Some(_) if req.netns && child_joins.is_none() => Some(
             crate::netns::Home::here().map_err(|e| io("own network namespace descriptor", e))?,
         ),
         _ => None,
@@ -150,7 +162,7 @@ pub(crate) fn spawn(
         (Some(ns), Some(_)) => crate::netns::join(ns),
         _ => false,
     };
-    if req.netns && !joined {
+    if req.netns && !joined && child_joins.is_none() {
         flags |= libc::CLONE_NEWNET;
     }
     // SAFETY: the child runs `entry` on its own stack with `context`, which outlives the
@@ -408,6 +420,15 @@ fn set_up(context: &ChildContext<'_>) -> ! {
     }
     if let Err(e) = crate::cgroup::join(&req.cgroups) {
         reporter.refuse(e);
+    }
+    if let Some(ns) = context.netns {
+        // SAFETY: setns on a descriptor the caller holds open until the hand-off ends.
+        if unsafe { libc::setns(ns, libc::CLONE_NEWNET) } != 0 {
+            reporter.refuse(format!(
+                "joining the leased network namespace: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
     }
     let leased = context.view.is_some_and(|v| v.leased());
     if !leased {

@@ -45,7 +45,7 @@
 use crate::landlock_rules::PathRule;
 use std::collections::HashMap;
 use std::ffi::{CStr, CString};
-use std::os::fd::{AsRawFd, FromRawFd};
+use std::os::fd::{AsRawFd, FromRawFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -207,6 +207,9 @@ pub(crate) struct Template {
     idle: Mutex<Vec<ViewNs>>,
     /// Cleared when a namespace could not be made: the runs copy the tree instead.
     leasing: AtomicBool,
+    /// The descriptors above, as runs of consecutive numbers: a run's child closes each run
+    /// in one call ([`ViewCopy::close_in_child`]).
+    fd_runs: Vec<(u32, u32)>,
 }
 
 /// A top entry of the template's `/tmp` tree.
@@ -220,6 +223,14 @@ pub(crate) struct TmpEntry {
 const MAX_IDLE: usize = 8;
 
 impl Template {
+    /// Keeps the bind descriptors of the paths `keep` names, and closes the others: the runs
+    /// of descriptors a child closes are made again from what is left.
+    fn keep_bound(&mut self, keep: impl Fn(&Path) -> bool) {
+        self.bound.retain(keep);
+        let own = [&self.tree, &self.tmp_tree, &self.mounts.0].map(|f| f.as_raw_fd());
+        self.fd_runs = consecutive(own.into_iter().chain(self.bound.raw_fds()));
+    }
+
     /// Whether a fresh build would make the same tree.
     fn holds(&self) -> bool {
         !self.mounts.changed() && self.fingerprint.holds()
@@ -279,21 +290,20 @@ impl ViewCopy {
             CopyRoot::Namespace(ns, _) => ns.raw_fd(),
             CopyRoot::Tree(tree) => tree.as_raw_fd(),
         };
-        let own = [
-            root,
-            template.tree.as_raw_fd(),
-            template.tmp_tree.as_raw_fd(),
-            template.mounts.0.as_raw_fd(),
-        ];
         let tmp = self.tmp.iter().map(|(_, f)| f.as_raw_fd());
         let scratch = match &self.root {
             CopyRoot::Namespace(_, Some(scratch)) => Some(scratch.raw_fd()),
             _ => None,
         };
-        let fds = own.into_iter().chain(tmp).chain(scratch);
-        for fd in fds.chain(template.bound.raw_fds()) {
+        for fd in [root].into_iter().chain(tmp).chain(scratch) {
             // SAFETY: closing this child's own copy of a descriptor nothing here uses again.
             unsafe { libc::close(fd) };
+        }
+        // The template's, one call per run of consecutive numbers (they were mostly opened in
+        // a row): one `close` per bind cost about 0.7 µs each.
+        for &(first, last) in &template.fd_runs {
+            // SAFETY: as above, for a range of descriptors that are all the template's.
+            unsafe { libc::syscall(libc::SYS_close_range, first, last, 0u32) };
         }
     }
 
@@ -353,7 +363,7 @@ pub(crate) fn copy(
             // on their parent ([`crate::rule_cover`]) need none, in the caller or the child.
             let ruled: std::collections::HashSet<&Path> =
                 rules.iter().map(|r| r.path.as_path()).collect();
-            t.bound.retain(|path| ruled.contains(path));
+            t.keep_bound(|path| ruled.contains(path));
             let t = Arc::new(t);
             // Each template holds a descriptor per bind: past the budget, the others are let
             // go (built again at their policy's next run), so a process with many policies
@@ -722,7 +732,7 @@ pub(crate) fn build(ops: &[MountOp]) -> Result<Template, String> {
         .filter(|t| **t != "/dev/ptmx")
         .map(Path::new)
         .collect();
-    Ok(Template {
+    let mut template = Template {
         tree,
         tmp_tree,
         tmp_entries,
@@ -732,12 +742,40 @@ pub(crate) fn build(ops: &[MountOp]) -> Result<Template, String> {
         per_run,
         idle: Mutex::default(),
         leasing: AtomicBool::new(true),
-    })
+        fd_runs: Vec::new(),
+    };
+    template.keep_bound(|_| true);
+    Ok(template)
+}
+
+/// The descriptors `fds` as sorted runs of consecutive numbers, first and last of each.
+fn consecutive(fds: impl Iterator<Item = RawFd>) -> Vec<(u32, u32)> {
+    let mut fds: Vec<u32> = fds.filter_map(|fd| u32::try_from(fd).ok()).collect();
+    fds.sort_unstable();
+    fds.dedup();
+    let mut runs: Vec<(u32, u32)> = Vec::new();
+    for fd in fds {
+        match runs.last_mut() {
+            Some((_, last)) if *last + 1 == fd => *last = fd,
+            _ => runs.push((fd, fd)),
+        }
+    }
+    runs
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn descriptors_are_closed_in_runs_of_consecutive_numbers() {
+        assert_eq!(
+            consecutive([9, 5, 8, 11, 12, 13, 5, 3].into_iter()),
+            vec![(3, 3), (5, 5), (8, 9), (11, 13)]
+        );
+        assert_eq!(consecutive([-1, 4].into_iter()), vec![(4, 4)]);
+        assert!(consecutive(std::iter::empty()).is_empty());
+    }
 
     fn bind(path: &str) -> MountOp {
         MountOp::Bind {

@@ -49,8 +49,8 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 use super::template::{clone_entry, detached_tmpfs, TmpEntry};
 use super::{
-    attach_tree, clone_tree, cstr, devpts, make_private, mkdir_p, move_tree, open_tree, os_err,
-    pivot, procfs, sticky_dirs, touch, MountOp, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOEXEC,
+    attach_tree, clone_tree, cstr, make_private, mkdir_p, mount_devpts, mount_proc, move_tree,
+    open_tree, os_err, pivot, sticky_dirs_at, touch, MountOp, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOEXEC,
     MOUNT_ATTR_NOSUID,
 };
 
@@ -134,16 +134,16 @@ impl ViewNs {
         if unsafe { libc::setns(self.ns.as_raw_fd(), libc::CLONE_NEWNS) } != 0 {
             return Err(os_err("join the view's mount namespace".into()));
         }
-        let root = Path::new("/");
+        // The namespace's mount points exist: it was made with them.
         for op in ops {
             match op {
                 MountOp::Proc => {
                     self.detach_all(c"/proc")?;
-                    procfs(root)?;
+                    mount_proc(Path::new("/proc"))?;
                 }
                 MountOp::Devpts => {
                     self.detach_all(c"/dev/pts")?;
-                    devpts(root, false)?;
+                    mount_devpts(Path::new("/dev/pts"))?;
                 }
                 _ => {}
             }
@@ -247,8 +247,8 @@ impl Scratch {
         let mode = if tmp { c"0755" } else { c"1777" };
         let fs = detached_tmpfs(size, attrs, mode)?;
         if tmp {
+            sticky_dirs_at(&fs)?;
             let root = PathBuf::from(format!("/proc/self/fd/{}", fs.as_raw_fd()));
-            sticky_dirs(&root)?;
             for TmpEntry { name, dir } in entries {
                 let at = root.join("tmp").join(OsStr::from_bytes(name.to_bytes()));
                 if *dir {

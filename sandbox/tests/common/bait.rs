@@ -139,11 +139,18 @@ impl Victim {
             .stdout(Stdio::null())
             .spawn()
             .expect("start the victim process");
-        // Wait until setpriv has exec'd sleep, so the pid and its environ are the victim's own.
+        // Wait until setpriv has exec'd sleep, so the pid and its environ are the victim's own,
+        // and until that environ is in place: `exe` names the new program before `execve` has
+        // laid out the new stack, and a read in between finds an empty environ.
         let pid = child.id();
+        let needle = format!("{SECRET_VAR}={secret}");
         for _ in 0..1000 {
             let exe = std::fs::read_link(format!("/proc/{pid}/exe")).unwrap_or_default();
-            if exe.to_string_lossy().ends_with("/sleep") {
+            let environ = std::fs::read(format!("/proc/{pid}/environ")).unwrap_or_default();
+            let holds = environ
+                .split(|b| *b == 0)
+                .any(|entry| entry == needle.as_bytes());
+            if exe.to_string_lossy().ends_with("/sleep") && holds {
                 break;
             }
             std::thread::sleep(std::time::Duration::from_millis(2));
