@@ -132,6 +132,14 @@ fn a_program_with_file_capabilities_gains_none() {
                     "{label}: {key} is not empty\n{report:?}"
                 );
             }
+            if profile == Profile::Strict {
+                // What the full bounding set rests on besides NO_NEW_PRIVS: no uid 0 inside.
+                assert_eq!(
+                    report.status_field("Uid").as_deref(),
+                    Some("1000"),
+                    "{label}: the strict tool's uid\n{report:?}"
+                );
+            }
             eprintln!("{label}: {}", report.result_line().unwrap_or_default());
         }
     }
@@ -181,6 +189,10 @@ fn a_leased_strict_run_holds_no_capability() {
                 "{label}: {key}\n{stdout}"
             );
         }
+        assert!(
+            status.split_whitespace().any(|kv| kv == "Uid=1000"),
+            "{label}: the strict tool's uid\n{stdout}"
+        );
         eprintln!("{label}, run {round}: {status}");
     }
 }
