@@ -68,11 +68,7 @@ fn set_of(report: &Report, key: &str, label: &str) -> u64 {
     let value = report
         .status_field(key)
         .unwrap_or_else(|| panic!("{label}: the copy reported no {key}\n{report:?}"));
-    hexadecimal(&value, key, label)
-}
-
-fn hexadecimal(value: &str, key: &str, label: &str) -> u64 {
-    u64::from_str_radix(value, 16)
+    u64::from_str_radix(&value, 16)
         .unwrap_or_else(|_| panic!("{label}: {key}={value} is not hexadecimal"))
 }
 
@@ -173,26 +169,21 @@ fn a_leased_strict_run_holds_no_capability() {
     for round in 0..2 {
         // The second run takes the namespace the first gave back.
         let out = sandbox::run(&policy, &argv, &options).expect("the run starts");
-        let stdout = String::from_utf8_lossy(&out.stdout).into_owned();
-        let status = stdout
-            .lines()
-            .find_map(|l| l.strip_prefix("STATUS "))
-            .unwrap_or_else(|| panic!("{label}: no STATUS line in run {round}\n{stdout}"));
+        let report = Report {
+            command: format!("{label}, run {round}"),
+            code: out.code,
+            stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+            stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        };
         for key in ["CapPrm", "CapEff"] {
-            let value = status
-                .split_whitespace()
-                .find_map(|kv| kv.strip_prefix(key)?.strip_prefix('='))
-                .unwrap_or_else(|| panic!("{label}: no {key}\n{stdout}"));
-            assert_eq!(
-                hexadecimal(value, key, label),
-                0,
-                "{label}: {key}\n{stdout}"
-            );
+            assert_eq!(set_of(&report, key, label), 0, "{label}: {key}\n{report:?}");
         }
-        assert!(
-            status.split_whitespace().any(|kv| kv == "Uid=1000"),
-            "{label}: the strict tool's uid\n{stdout}"
+        assert_eq!(
+            report.status_field("Uid").as_deref(),
+            Some("1000"),
+            "{label}: the strict tool's uid\n{report:?}"
         );
+        let status = report.result_line().unwrap_or_default();
         eprintln!("{label}, run {round}: {status}");
     }
 }

@@ -49,9 +49,8 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 use super::template::{clone_entry, detached_tmpfs, TmpEntry};
 use super::{
-    attach_tree, clone_tree, cstr, make_private, mkdir_p, mount_devpts, mount_proc, move_tree,
-    open_tree, os_err, pivot, sticky_dirs_at, touch, MountOp, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOEXEC,
-    MOUNT_ATTR_NOSUID,
+    attach_tree, clone_tree, cstr, make_private, mount_devpts, mount_proc, move_tree, open_tree,
+    os_err, pivot, sticky_dirs_at, MountOp, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOEXEC, MOUNT_ATTR_NOSUID,
 };
 
 /// The most mounts one run leaves at one mount point (one); a few more are detached, for safety.
@@ -248,15 +247,7 @@ impl Scratch {
         let fs = detached_tmpfs(size, attrs, mode)?;
         if tmp {
             sticky_dirs_at(&fs)?;
-            let root = PathBuf::from(format!("/proc/self/fd/{}", fs.as_raw_fd()));
-            for TmpEntry { name, dir } in entries {
-                let at = root.join("tmp").join(OsStr::from_bytes(name.to_bytes()));
-                if *dir {
-                    mkdir_p(&at)?;
-                } else {
-                    touch(&at)?;
-                }
-            }
+            mount_points_at(&fs, entries)?;
         }
         let made = usage(&fs)?;
         Ok(Scratch { fs, tmp, made })
@@ -280,6 +271,43 @@ impl Scratch {
         };
         copy.map_err(|e| format!("bind the scratch's {dir:?}: {e}"))
     }
+}
+
+/// In the new scratch `fs`, under its `tmp`, an empty directory or file for each of `entries`
+/// to be attached on (named from the descriptors, as [`sticky_dirs_at`] does).
+fn mount_points_at(fs: &std::fs::File, entries: &[TmpEntry]) -> Result<(), String> {
+    if entries.is_empty() {
+        return Ok(());
+    }
+    // SAFETY: openat relative to our own descriptor; the new descriptor is owned below.
+    let tmp = unsafe {
+        libc::openat(
+            fs.as_raw_fd(),
+            c"tmp".as_ptr(),
+            libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC | libc::O_NOFOLLOW,
+        )
+    };
+    if tmp < 0 {
+        return Err(os_err("open the scratch's tmp".into()));
+    }
+    // SAFETY: a new descriptor owned here.
+    let tmp = unsafe { OwnedFd::from_raw_fd(tmp) };
+    for TmpEntry { name, dir } in entries {
+        // SAFETY: mkdirat and mknodat relative to our own descriptor, with a C string.
+        let rc = unsafe {
+            if *dir {
+                libc::mkdirat(tmp.as_raw_fd(), name.as_ptr(), 0o755)
+            } else {
+                libc::mknodat(tmp.as_raw_fd(), name.as_ptr(), libc::S_IFREG | 0o644, 0)
+            }
+        };
+        if rc != 0 {
+            return Err(os_err(format!(
+                "make the scratch's mount point tmp/{name:?}"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Inodes and blocks in use on the filesystem of `fs`.
