@@ -949,28 +949,18 @@ fn scratch(root: &Path, size: u64, tmp: bool, exec: bool) -> Result<Vec<(PathBuf
     }
     let base = root.join("tmp");
     tmpfs(&base, exec, &format!("mode=0755,size={size}"))?;
-    sticky_dirs(&base)?;
+    let fs = std::fs::File::open(&base).map_err(|e| format!("open {}: {e}", base.display()))?;
+    sticky_dirs_at(&fs)?;
     mkdir_p(&shm)?;
     mount(Some(&base.join("shm")), &shm, None, libc::MS_BIND, None)?;
     mount(Some(&base.join("tmp")), &base, None, libc::MS_BIND, None)?;
     Ok(vec![(shm, flags), (base, flags)])
 }
 
-/// Makes the `shm` and `tmp` directories of a scratch tmpfs at `base`: sticky and
-/// world-writable, as every program expects of both.
-fn sticky_dirs(base: &Path) -> Result<(), String> {
-    use std::os::unix::fs::PermissionsExt;
-    for dir in ["shm", "tmp"] {
-        let at = base.join(dir);
-        mkdir_p(&at)?;
-        std::fs::set_permissions(&at, std::fs::Permissions::from_mode(0o1777))
-            .map_err(|e| format!("chmod {}: {e}", at.display()))?;
-    }
-    Ok(())
-}
-
-/// [`sticky_dirs`] in the scratch tmpfs whose root `fs` is (a detached mount's descriptor):
-/// named from it, not through `/proc/self/fd`, whose lookup cost more than the directories.
+/// Makes the `shm` and `tmp` directories of the scratch tmpfs whose root `fs` is: sticky and
+/// world-writable, as every program expects of both. Named from the descriptor (a detached
+/// mount's, for a leased view) rather than through `/proc/self/fd`, whose lookup cost more
+/// than the directories.
 fn sticky_dirs_at(fs: &std::fs::File) -> Result<(), String> {
     use std::os::fd::AsRawFd;
     for dir in [c"shm", c"tmp"] {

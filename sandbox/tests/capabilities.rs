@@ -11,6 +11,10 @@
 //! capabilities it cannot all grant). On the bare host the same copy, run as uid 65534, reports
 //! CAP_NET_RAW, so the kernel and the filesystem honour the attribute and the test can fail.
 //!
+//! The other route to privilege, a set-user-ID root program, gains nothing either: as uid
+//! 65534 on the bare host a root-owned set-user-ID copy of the probe runs with effective uid 0
+//! and root's capabilities, and sandboxed with neither.
+//!
 //! The command line runs once (`policy-sandbox run`: its own view and namespaces); the library's
 //! runner of many runs lends the strict child a view namespace, after which the child makes
 //! its user namespace with `unshare`, so that path is run too.
@@ -98,11 +102,7 @@ fn a_program_with_file_capabilities_gains_none() {
             );
         }
         // `allow`, not a list of the two programs, which the hardened profile refuses.
-        let policy = s.policy(
-            "capable",
-            &s.base_policy()
-                .replace("exec = \"deny\"", "exec = \"allow\""),
-        );
+        let policy = s.policy("capable", &s.exec_allowed_policy());
         for profile in Profile::available() {
             let label = format!("the capable copy [as {}, {}]", user.name(), profile.name());
             let report = probe(user, Mode::Sandboxed(&policy, profile), &args);
@@ -185,5 +185,67 @@ fn a_leased_strict_run_holds_no_capability() {
         );
         let status = report.result_line().unwrap_or_default();
         eprintln!("{label}, run {round}: {status}");
+    }
+}
+
+#[test]
+fn a_set_user_id_root_program_gains_nothing() {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: a root-owned set-user-ID program needs root to make");
+        return;
+    }
+    if !users().contains(&User::Nobody) {
+        // `users()` has said why (no `setpriv`); as root the bit would change nothing.
+        return;
+    }
+    let user = User::Nobody;
+    let s = Scenario::new(user);
+    let copy = s.path("data/setuid-probe");
+    fs::copy(&binaries().probe, &copy).expect("copy the probe");
+    fs::set_permissions(&copy, fs::Permissions::from_mode(0o4755)).expect("chmod 4755");
+    let args = ["exec", "0", copy.as_str(), "status"];
+    let bare = probe(user, Mode::Bare, &args);
+    let label = "the set-user-ID root copy, bare [as nobody]";
+    assert_eq!(
+        bare.status_field("Euid").as_deref(),
+        Some("0"),
+        "{label}: the bit was not honoured, so nothing below could fail\n{bare:?}"
+    );
+    assert_ne!(
+        set_of(&bare, "CapEff", label),
+        0,
+        "{label}: root's capabilities"
+    );
+    let policy = s.policy("setuid", &s.exec_allowed_policy());
+    for profile in Profile::available() {
+        let label = format!("the set-user-ID root copy [as nobody, {}]", profile.name());
+        let report = probe(user, Mode::Sandboxed(&policy, profile), &args);
+        assert!(
+            report
+                .stdout
+                .lines()
+                .any(|l| l.starts_with("SUCCEEDED exec")),
+            "{label}: the copy did not run\n{report:?}"
+        );
+        let inner = match profile {
+            Profile::Strict => "1000",
+            Profile::Hardened => "65534",
+        };
+        for key in ["Uid", "Euid"] {
+            assert_eq!(
+                report.status_field(key).as_deref(),
+                Some(inner),
+                "{label}: {key}\n{report:?}"
+            );
+        }
+        for key in ["CapPrm", "CapEff"] {
+            assert_eq!(
+                set_of(&report, key, &label),
+                0,
+                "{label}: {key}\n{report:?}"
+            );
+        }
+        eprintln!("{label}: {}", report.result_line().unwrap_or_default());
     }
 }

@@ -93,12 +93,6 @@ fn creating_calls_cannot_create_setid_files() {
     }
 }
 
-/// The policy with `exec = "allow"`, for attacks through other programs.
-fn exec_allowed(s: &Scenario) -> String {
-    s.base_policy()
-        .replace("exec = \"deny\"", "exec = \"allow\"")
-}
-
 /// A set-user-ID program of the test's user (root on CI) in the read root, as a host's
 /// `/usr/bin/su` would be.
 fn host_setuid_program(s: &Scenario) -> String {
@@ -125,7 +119,7 @@ fn install_and_cp_cannot_copy_setid_modes() {
         Some(
             Attempt::new(
                 &["exec", "0", install, "-m", "4755", &src, &dst],
-                exec_allowed(s),
+                s.exec_allowed_policy(),
             )
             .reset(remove(&dst))
             .no_trace(no_setid(&dst)),
@@ -138,7 +132,7 @@ fn install_and_cp_cannot_copy_setid_modes() {
             Some(
                 Attempt::new(
                     &["exec", "0", cp, "--preserve=mode", &src, &dst],
-                    exec_allowed(s),
+                    s.exec_allowed_policy(),
                 )
                 .reset(remove(&dst))
                 .no_trace(no_setid(&dst)),

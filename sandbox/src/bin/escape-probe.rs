@@ -1215,12 +1215,13 @@ fn status() -> Outcome {
             .to_string()
     };
     Outcome::Status(format!(
-        "STATUS NoNewPrivs={} CapEff={} CapPrm={} CapBnd={} Uid={} NetNs={} NetCookie={}",
+        "STATUS NoNewPrivs={} CapEff={} CapPrm={} CapBnd={} Uid={} Euid={} NetNs={} NetCookie={}",
         field("NoNewPrivs"),
         field("CapEff"),
         field("CapPrm"),
         field("CapBnd"),
         field("Uid").split_whitespace().next().unwrap_or("missing"),
+        field("Uid").split_whitespace().nth(1).unwrap_or("missing"),
         net_namespace(),
         net_cookie(),
     ))

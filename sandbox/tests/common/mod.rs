@@ -267,6 +267,12 @@ impl Scenario {
         path
     }
 
+    /// [`Scenario::base_policy`] with `exec = "allow"`, for attacks through other programs.
+    pub fn exec_allowed_policy(&self) -> String {
+        self.base_policy()
+            .replace("exec = \"deny\"", "exec = \"allow\"")
+    }
+
     /// The usual policy: write `work`, read `data`, no network, no exec, empty environment.
     ///
     /// It sets no `max_processes`: for a non-root runner that becomes RLIMIT_NPROC, which counts
