@@ -87,10 +87,46 @@ pub(crate) fn start_hardened(req: &Request, image: &ExecImage, notify: Option<Ra
     if let Err(e) = crate::cgroup::join(&req.cgroups) {
         reporter.fail(Refusal::new(SetUpStep::Cgroups, e));
     }
+    take_scheduling(&req.inherited, &reporter);
     if let Some(cwd) = &req.cwd {
         let _ = std::env::set_current_dir(cwd);
     }
     confine_and_exec(req, image, reporter, notify)
+}
+
+/// The agent's nice value and CPU affinity, where they changed since the zygote started: a
+/// command that silently ran at another priority, or on CPUs the agent left, would differ
+/// from a strict run's, whose child the calling thread's `clone` gives both.
+fn take_scheduling(inherited: &crate::request::Inherited, reporter: &Reporter) {
+    if let Some(nice) = inherited.nice {
+        // SAFETY: setpriority of this process (who = 0) takes integers.
+        if unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) } != 0 {
+            reporter.fail(Refusal::last_os(
+                SetUpStep::Scheduling,
+                &format!("the agent's nice value {nice}"),
+            ));
+        }
+    }
+    if let Some(words) = &inherited.affinity {
+        // SAFETY: an all-zero cpu_set_t is a valid empty set.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        let bits = 8 * std::mem::size_of::<u64>();
+        for (i, word) in words.iter().enumerate() {
+            for bit in (0..bits).filter(|b| word >> b & 1 == 1) {
+                if i * bits + bit < libc::CPU_SETSIZE as usize {
+                    // SAFETY: a CPU number below CPU_SETSIZE, in our own set.
+                    unsafe { libc::CPU_SET(i * bits + bit, &mut set) };
+                }
+            }
+        }
+        // SAFETY: sched_setaffinity of this process with a set of the size given.
+        if unsafe { libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) } != 0 {
+            reporter.fail(Refusal::last_os(
+                SetUpStep::Scheduling,
+                "the agent's CPU affinity",
+            ));
+        }
+    }
 }
 
 /// What `execve` and seccomp need, built before the child starts: the strict child must not

@@ -118,6 +118,10 @@ const CASES: &[(&str, Case)] = &[
         lowered_limits_follow_the_agent,
     ),
     (
+        "a_run_after_the_agent_changed_its_nice_value_or_cpu_affinity_has_the_new_ones",
+        scheduling_follows_the_agent,
+    ),
+    (
         "a_run_after_the_agent_raised_a_hard_limit_has_it_through_a_new_zygote",
         raised_hard_limit_follows_the_agent,
     ),
@@ -1057,6 +1061,130 @@ fn umask_follows_the_agent(dir: &Path) -> Result<(), String> {
         seen == "0077\n600",
     )?;
     check("the same zygote serves", zygote_pid()? == z)
+}
+
+/// The calling thread's nice value.
+fn thread_nice() -> i32 {
+    // SAFETY: getpriority with integers; errno is cleared first because -1 is a value.
+    unsafe {
+        *libc::__errno_location() = 0;
+        libc::getpriority(libc::PRIO_PROCESS, 0)
+    }
+}
+
+/// The CPUs the calling thread may run on.
+fn allowed_cpus() -> Vec<usize> {
+    // SAFETY: an all-zero cpu_set_t is a valid empty set, which the call fills.
+    let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // SAFETY: sched_getaffinity of the calling thread into a set of the size given.
+    if unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) } != 0 {
+        return Vec::new();
+    }
+    // SAFETY: CPU numbers below CPU_SETSIZE, in our own set.
+    (0..libc::CPU_SETSIZE as usize)
+        .filter(|&cpu| unsafe { libc::CPU_ISSET(cpu, &set) })
+        .collect()
+}
+
+/// Pins the calling thread to `cpu`.
+fn pin_thread_to(cpu: usize) -> Result<(), String> {
+    // SAFETY: an all-zero cpu_set_t is a valid empty set; `cpu` is below CPU_SETSIZE.
+    let rc = unsafe {
+        let mut set: libc::cpu_set_t = std::mem::zeroed();
+        libc::CPU_SET(cpu, &mut set);
+        libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set)
+    };
+    if rc != 0 {
+        return Err(format!(
+            "sched_setaffinity({cpu}): {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
+/// Sets the calling thread's nice value.
+fn set_thread_nice(nice: i32) -> Result<(), String> {
+    // SAFETY: setpriority with integers.
+    if unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) } != 0 {
+        return Err(format!(
+            "setpriority({nice}): {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
+/// Scheduling that the agent's calling thread changes between runs. As root: it starts its
+/// zygote at nice 5 (the control run reports 5), lowers its nice value to 0, which the
+/// command's process could not follow without a privilege (the next run reports 0, from a new
+/// zygote), then raises it to 5 again and pins itself to one of its CPUs: the next command
+/// reports both, through the same zygote, and so does a strict run (a clone of that thread).
+/// Without the privilege to lower it, the first part is left out and the rest starts from the
+/// thread's own nice value.
+fn scheduling_follows_the_agent(dir: &Path) -> Result<(), String> {
+    let script = "echo $(nice) $(nproc)";
+    let cpus = allowed_cpus().len();
+    let may_lower = set_thread_nice(0).is_ok();
+    let base = thread_nice();
+    if base + 5 > 19 {
+        eprintln!("skipped: this test runs at nice {base}, and may not lower it");
+        return Ok(());
+    }
+    let raised = base + 5;
+    let mut z = None;
+    if may_lower {
+        set_thread_nice(raised)?;
+        check(
+            "the control run, which starts the zygote",
+            output_of(dir, script)? == format!("{raised} {cpus}"),
+        )?;
+        let first = zygote_pid()?;
+        set_thread_nice(base)?;
+        let seen = output_of(dir, script)?;
+        check(
+            &format!("the run after lowering the nice value reports {base}: {seen:?}"),
+            seen == format!("{base} {cpus}"),
+        )?;
+        let second = zygote_pid()?;
+        check("a new zygote serves it", second != first)?;
+        z = Some(second);
+    } else {
+        eprintln!("the lowering part is not shown: lowering a nice value needs CAP_SYS_NICE");
+        check(
+            "the control run, which starts the zygote",
+            output_of(dir, script)? == format!("{base} {cpus}"),
+        )?;
+    }
+    let z = match z {
+        Some(z) => z,
+        None => zygote_pid()?,
+    };
+    set_thread_nice(raised)?;
+    let pinned = if cpus > 1 {
+        pin_thread_to(allowed_cpus()[cpus - 1])?;
+        1
+    } else {
+        eprintln!("the affinity part is not shown: this host gives the test one CPU");
+        cpus
+    };
+    let want = format!("{raised} {pinned}");
+    let seen = output_of(dir, script)?;
+    check(
+        &format!("the hardened run after renice and pinning reports {want:?}: {seen:?}"),
+        seen == want,
+    )?;
+    check("the same zygote serves", zygote_pid()? == z)?;
+    if kernel::user_namespaces() {
+        let strict = RunOptions::default().profile(Profile::Strict);
+        let out = run(&policy_writing(dir), &sh(script), &strict).map_err(|e| e.to_string())?;
+        let strict_seen = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        check(
+            &format!("a strict run reports the same: {strict_seen:?}"),
+            out.success() && strict_seen == want,
+        )?;
+    }
+    Ok(())
 }
 
 fn set_limit(resource: libc::__rlimit_resource_t, soft: u64, hard: u64) -> Result<(), String> {
