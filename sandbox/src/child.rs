@@ -123,7 +123,8 @@ fn take_scheduling(inherited: &crate::request::Inherited, reporter: &Reporter) {
         if unsafe { libc::sched_setaffinity(0, std::mem::size_of_val(&set), &set) } != 0 {
             reporter.fail(Refusal::last_os(
                 SetUpStep::Scheduling,
-                "the agent's CPU affinity",
+                "the agent's CPU affinity (EINVAL: the cpuset of the run's cgroups holds none \
+                 of the calling thread's CPUs; pin the agent to CPUs its cgroup allows)",
             ));
         }
     }

@@ -52,8 +52,9 @@ pub(super) struct Inheritance {
     /// confined without read access to `/proc`, which then cannot move itself either unless
     /// its policy lets it write to the cgroup file system).
     cgroups: Option<Vec<u8>>,
-    /// The thread's nice value (Linux keeps one per thread).
-    nice: i32,
+    /// The thread's nice value (Linux keeps one per thread); `None` when it cannot be read
+    /// (then the zygote's stands, as for the affinity).
+    nice: Option<i32>,
     /// The thread's CPU affinity, as the words of a `cpu_set_t`; `None` on a host whose CPU
     /// numbers do not fit one (then the zygote's stands).
     affinity: Option<Vec<u64>>,
@@ -107,7 +108,8 @@ impl Inheritance {
             .iter()
             .zip(&zygote.limits)
             .any(|(now, then)| !within(now.1, then.1));
-        if raised || self.cgroups != zygote.cgroups || self.nice < zygote.nice {
+        let lowered = matches!((self.nice, zygote.nice), (Some(now), Some(then)) if now < then);
+        if raised || lowered || self.cgroups != zygote.cgroups {
             return Fit::NewZygote;
         }
         let rlimits = RESOURCES
@@ -119,7 +121,9 @@ impl Inheritance {
         Fit::Carry(Inherited {
             umask: (self.umask != zygote.umask).then_some(self.umask),
             rlimits,
-            nice: (self.nice != zygote.nice).then_some(self.nice),
+            nice: self
+                .nice
+                .filter(|_| zygote.nice.is_some() && self.nice != zygote.nice),
             affinity: self
                 .affinity
                 .as_ref()
@@ -131,15 +135,10 @@ impl Inheritance {
 
 /// The calling thread's nice value. The raw call, because its value (20 - nice, 1 to 40)
 /// cannot be mistaken for an error as libc's -1 can.
-fn nice() -> i32 {
+fn nice() -> Option<i32> {
     // SAFETY: getpriority of the calling thread (who = 0) takes integers.
     let raw = unsafe { libc::syscall(libc::SYS_getpriority, libc::PRIO_PROCESS, 0) };
-    // It cannot fail for the caller itself; 0 would only make a run carry "nice 0".
-    if raw > 0 {
-        20 - raw as i32
-    } else {
-        0
-    }
+    (raw > 0).then(|| 20 - raw as i32)
 }
 
 /// The calling thread's CPU affinity, as the words of a `cpu_set_t`.
@@ -314,20 +313,29 @@ mod tests {
     fn a_higher_nice_value_or_another_affinity_travels_and_a_lower_nice_value_does_not() {
         let then = Inheritance::now();
         let mut now = then.clone();
-        now.nice = then.nice + 5;
+        let nice = then.nice.expect("this thread's nice value");
+        now.nice = Some(nice + 5);
         now.affinity = Some(vec![1]);
         let affinity = (now.affinity != then.affinity).then(|| vec![1]);
         assert_eq!(
             now.fit(Some(&then)),
             Fit::Carry(Inherited {
-                nice: Some(then.nice + 5),
+                nice: Some(nice + 5),
                 affinity,
                 ..Inherited::default()
             })
         );
         let mut lowered = then.clone();
-        lowered.nice = then.nice - 1;
+        lowered.nice = Some(nice - 1);
         assert_eq!(lowered.fit(Some(&then)), Fit::NewZygote);
+        // Unreadable on either side: the zygote's stands, and no zygote is started for it.
+        let mut unknown = then.clone();
+        unknown.nice = None;
+        assert_eq!(unknown.fit(Some(&then)), Fit::Carry(Inherited::default()));
+        assert_eq!(
+            lowered.fit(Some(&unknown)),
+            Fit::Carry(Inherited::default())
+        );
     }
 
     #[test]
@@ -338,7 +346,7 @@ mod tests {
             *libc::__errno_location() = 0;
             libc::getpriority(libc::PRIO_PROCESS, 0)
         };
-        assert_eq!(now.nice, libc_nice);
+        assert_eq!(now.nice, Some(libc_nice));
         // The kernel's own account: `Cpus_allowed`, 32-bit hex groups, highest first.
         let status = std::fs::read_to_string("/proc/thread-self/status").expect("status");
         let mask = status
