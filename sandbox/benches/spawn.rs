@@ -26,7 +26,10 @@
 //! floors: what the kernel alone charges for the pieces of a spawn (a `vfork`-style
 //! `clone` + `execve` of `/bin/true` bare, in the strict profile's namespaces with and without
 //! a network namespace, loading the strict seccomp filter, building a Landlock ruleset of 1 and
-//! 500 path rules), interleaved with plain spawns in the same way; and, for 500 declared roots,
+//! 500 path rules, all of strict's per-run mechanisms together, and the same in a view
+//! namespace built once and leased to each run as a root runner's strict run is, see
+//! `floors/leased_view.rs`, with what the real 1-root strict run costs above that last floor),
+//! interleaved with plain spawns in the same way; and, for 500 declared roots,
 //! the floors of a strict view prepared once per policy (a bind tree cloned per run in one call,
 //! a Landlock ruleset built once) beside the real 1- and 500-root strict runs, with the cost
 //! per root each implies.
@@ -648,6 +651,10 @@ mod floors {
     use sandbox::landlock_rules::{LandlockSpec, PathRule};
     use sandbox::seccomp::{self, FilterOptions};
 
+    #[path = "../floors/leased_view.rs"]
+    mod leased_view;
+    use leased_view::LeasedView;
+
     /// What the cloned child does before it executes `/bin/true`.
     enum Work {
         Nothing,
@@ -664,6 +671,9 @@ mod floors {
         /// Every mechanism a strict run applies per run, with nothing of the runner around it
         /// ([`Mechanisms`]).
         Strict(Mechanisms),
+        /// The same in a view namespace built once, as a root runner's strict run leases one
+        /// ([`LeasedView`]).
+        Leased(LeasedView),
     }
 
     /// What a strict child does besides building its view, in its new user, mount, pid and IPC
@@ -725,17 +735,27 @@ mod floors {
                         return false;
                     }
                 }
-                // As the strict child, which keeps the bounding set its user namespace starts
-                // with: no permitted capability, then NO_NEW_PRIVS.
-                let header = [0x2008_0522u32, 0];
-                let data = [0u32; 6];
-                if libc::syscall(libc::SYS_capset, header.as_ptr(), data.as_ptr()) != 0 {
-                    return false;
-                }
-                libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0);
-                sandbox::landlock_rules::restrict_self(&self.landlock).is_ok()
-                    && seccomp::install(&self.filter, false).is_ok()
             }
+            confine(&self.landlock, &self.filter)
+        }
+    }
+
+    /// As the strict child: no capability, then the Landlock rules and the seccomp filter.
+    fn confine(landlock: &LandlockSpec, filter: &[libc::sock_filter]) -> bool {
+        no_capabilities()
+            && sandbox::landlock_rules::restrict_self(landlock).is_ok()
+            && seccomp::install(filter, false).is_ok()
+    }
+
+    /// As the strict child, which keeps the bounding set its user namespace starts with: no
+    /// permitted capability, then NO_NEW_PRIVS.
+    fn no_capabilities() -> bool {
+        let header = [0x2008_0522u32, 0];
+        let data = [0u32; 6];
+        // SAFETY: capset with a valid header and data; prctl with integers.
+        unsafe {
+            libc::syscall(libc::SYS_capset, header.as_ptr(), data.as_ptr()) == 0
+                && libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) == 0
         }
     }
 
@@ -777,6 +797,11 @@ mod floors {
                 }
                 Work::Strict(mechanisms) => {
                     if !mechanisms.apply() {
+                        libc::_exit(126);
+                    }
+                }
+                Work::Leased(view) => {
+                    if !view.apply() {
                         libc::_exit(126);
                     }
                 }
@@ -1022,6 +1047,17 @@ mod floors {
                 landlock: landlock_spec(1),
             };
             variants.push((MECHANISMS, namespaces, make(Work::Strict(mechanisms))));
+            // The declared root outside `/tmp`: the view's `/tmp` is each run's scratch.
+            let outside = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
+            let filter = seccomp::unpack(&filter.program);
+            match LeasedView::build(outside, filter, landlock_spec(1).abi) {
+                Ok(view) => variants.push((
+                    LEASED,
+                    libc::CLONE_NEWPID | libc::CLONE_NEWIPC,
+                    make(Work::Leased(view)),
+                )),
+                Err(e) => eprintln!("skipped floor `{LEASED}`: {e}"),
+            }
         }
         // What a strict run would cost with its declared roots prepared once per policy: the
         // binds as one tree, cloned per run in one call, and (not sound for the strict view,
@@ -1118,12 +1154,23 @@ mod floors {
             let (_, cpu) = super::line(&format!("strict run, {n} declared roots"), t, base);
             strict_cpu.insert(*n, cpu);
         }
+        if let (Some(floor), Some(strict)) = (cpu_of.get(LEASED), strict_cpu.get(&1)) {
+            println!(
+                "  the 1-root strict run over its leased floor (the runner's own part): cpu +{:.0} \
+                 ({:.2}× plain)",
+                strict - floor,
+                (strict - floor) / base.1
+            );
+        }
         per_root_floor(&cpu_of, &strict_cpu);
     }
 
     const MECHANISMS: &str = "all of strict's per-run mechanisms but its view (user, mount, pid, \
         IPC namespaces, uid/gid maps, /proc, devpts, a scratch tmpfs, capabilities dropped, \
         seccomp, Landlock)";
+    const LEASED: &str = "all of strict's per-run mechanisms in a leased view (the same in a view \
+        namespace built once: the previous run's /proc, devpts, /dev/shm and /tmp detached, the \
+        new ones mounted, then its user namespace)";
     const TREE_1: &str = "+ user, mount, pid, IPC namespaces, a 1-bind tree cloned in one call";
     const TREE_500: &str = "+ user, mount, pid, IPC namespaces, a 500-bind tree cloned in one call";
     const ONCE_1: &str =

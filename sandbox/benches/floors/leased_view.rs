@@ -1,0 +1,461 @@
+//! The floor of a strict run as a root runner makes it: in a view namespace built once and
+//! leased to each run ([`sandbox::mounts`]'s `view_ns`), with nothing of the runner around the
+//! kernel's work.
+//!
+//! The view holds what the bench's 1-root strict policy sees: `/usr` and `/etc` read-only, the
+//! host's top-level links into `/usr` (or binds of those directories), the declared root, the
+//! five device nodes, and mount points for the per-run filesystems. Each run, in the child of
+//! a `vfork`-style `clone` into new pid and IPC namespaces:
+//!
+//! 1. joins the view (`setns`), detaches the previous run's `/proc`, devpts, `/dev/shm` and
+//!    `/tmp` (each detach waits for an RCU grace period, as the runner's do);
+//! 2. mounts a `/proc` for its pid namespace and a devpts instance, and makes a sized scratch
+//!    tmpfs whose `tmp` and `shm` directories it attaches at `/tmp` and `/dev/shm`;
+//! 3. makes its user namespace and writes its uid and gid maps;
+//! 4. empties its capability sets, sets NO_NEW_PRIVS, and enforces the Landlock rules of that
+//!    view and the strict seccomp filter. The rules of the view's lasting paths are made from
+//!    descriptors opened once (the runner's come from its template's), those of the run's own
+//!    filesystems from paths opened in the run;
+//! 5. executes `/bin/true`.
+//!
+//! It needs root, as the runner's leased view does (other runners build their view per run,
+//! which the floor above the bare `clone` measures).
+
+use std::cell::Cell;
+use std::ffi::{CStr, CString};
+use std::os::fd::{AsRawFd, OwnedFd};
+use std::path::Path;
+
+use super::raw;
+
+/// One step of the view's build, in the helper's private mount namespace.
+enum Step {
+    Dir(CString),
+    Link {
+        target: CString,
+        at: CString,
+    },
+    /// An empty file, to bind a device node on.
+    File(CString),
+    /// A recursive bind of `from` on `at`, read-only unless `writable`.
+    Bind {
+        from: CString,
+        at: CString,
+        writable: bool,
+    },
+}
+
+/// A view namespace built once, and what each run's child does in it.
+pub(crate) struct LeasedView {
+    ns: OwnedFd,
+    /// The directory the helper mounted the view's root on, in its namespace only.
+    _root: tempfile::TempDir,
+    /// The declared root the view binds.
+    _declared: tempfile::TempDir,
+    /// No previous run's filesystems to detach yet.
+    fresh: Cell<bool>,
+    maps: [(CString, CString); 3],
+    filter: Vec<libc::sock_filter>,
+    /// The filesystem rights the ruleset handles.
+    handled: u64,
+    /// The lasting paths' descriptors, with their rights.
+    lasting: Vec<(OwnedFd, u64)>,
+    /// The run's own filesystems, with their rights.
+    per_run: [(&'static CStr, u64); 4],
+}
+
+const DEVICES: [&str; 5] = ["null", "zero", "full", "random", "urandom"];
+const PER_RUN: [&CStr; 4] = [c"/proc", c"/dev/pts", c"/dev/shm", c"/tmp"];
+
+fn c(s: &str) -> CString {
+    CString::new(s).expect("no NUL")
+}
+
+fn os_error(what: &str) -> String {
+    format!("{what}: {}", std::io::Error::last_os_error())
+}
+
+impl LeasedView {
+    /// Builds the view of `/usr`, `/etc` and a declared root made in `base` (outside `/tmp`,
+    /// which each run's scratch covers), whose runs load `filter` and a Landlock ruleset of
+    /// `abi`.
+    pub(crate) fn build(
+        base: &Path,
+        filter: Vec<libc::sock_filter>,
+        abi: i32,
+    ) -> Result<LeasedView, String> {
+        // SAFETY: getters without pointers.
+        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        if uid != 0 {
+            return Err("the leased view needs a root runner, as the runner's own does".into());
+        }
+        let declared = tempfile::Builder::new()
+            .prefix("toolpolicy-bench-root-")
+            .tempdir_in(base)
+            .map_err(|e| format!("declared root: {e}"))?;
+        let root = std::fs::canonicalize(declared.path()).map_err(|e| format!("root: {e}"))?;
+        let root = root.as_path();
+        let dir = tempfile::Builder::new()
+            .prefix("toolpolicy-bench-view-")
+            .tempdir()
+            .map_err(|e| format!("view root directory: {e}"))?;
+        let base = dir.path().display().to_string();
+        let at = |p: &str| c(&format!("{base}{p}"));
+        let mut steps = Vec::new();
+        for p in [
+            "/usr", "/etc", "/proc", "/dev", "/dev/pts", "/dev/shm", "/tmp",
+        ] {
+            steps.push(Step::Dir(at(p)));
+        }
+        for p in ["/usr", "/etc"] {
+            steps.push(Step::Bind {
+                from: c(p),
+                at: at(p),
+                writable: false,
+            });
+        }
+        // Merged-`/usr` hosts link these into `/usr`; others have directories to bind.
+        for p in ["/bin", "/sbin", "/lib", "/lib64", "/lib32", "/libx32"] {
+            match std::fs::symlink_metadata(p) {
+                Ok(m) if m.file_type().is_symlink() => {
+                    let target = std::fs::read_link(p).map_err(|e| format!("{p}: {e}"))?;
+                    steps.push(Step::Link {
+                        target: c(&target.display().to_string()),
+                        at: at(p),
+                    });
+                }
+                Ok(m) if m.is_dir() => {
+                    steps.push(Step::Dir(at(p)));
+                    steps.push(Step::Bind {
+                        from: c(p),
+                        at: at(p),
+                        writable: false,
+                    });
+                }
+                _ => {}
+            }
+        }
+        let mut parent = String::new();
+        for part in root.iter().skip(1) {
+            parent = format!("{parent}/{}", part.to_string_lossy());
+            steps.push(Step::Dir(at(&parent)));
+        }
+        steps.push(Step::Bind {
+            from: c(&root.display().to_string()),
+            at: at(&root.display().to_string()),
+            writable: false,
+        });
+        for d in DEVICES {
+            let node = format!("/dev/{d}");
+            steps.push(Step::File(at(&node)));
+            steps.push(Step::Bind {
+                from: c(&node),
+                at: at(&node),
+                writable: true,
+            });
+        }
+        let ns = build_namespace(&c(&base), &steps)?;
+        let all = raw::all_fs_rights(abi);
+        let (read, exec) = (raw::READ_FILE | raw::READ_DIR, raw::EXECUTE);
+        // Writing a file, truncating it and its device ioctls: what a file rule may hold.
+        let file_rw = all & (raw::READ_FILE | WRITE_FILE | TRUNCATE | IOCTL_DEV);
+        let dir_rw = all & !exec;
+        let mut lasting = Vec::new();
+        let devices = DEVICES.map(|d| (format!("/dev/{d}"), file_rw));
+        let paths = [
+            ("/usr".to_string(), read | exec),
+            ("/etc".to_string(), read),
+            (root.display().to_string(), read),
+        ];
+        for (path, access) in paths.into_iter().chain(devices) {
+            // The host's path is the inode the view binds: a rule is the inode's.
+            let fd = std::fs::File::open(&path).map_err(|e| format!("{path}: {e}"))?;
+            lasting.push((OwnedFd::from(fd), access));
+        }
+        Ok(LeasedView {
+            ns,
+            _root: dir,
+            _declared: declared,
+            fresh: Cell::new(true),
+            maps: [
+                (c("setgroups"), c("deny")),
+                (c("uid_map"), c(&format!("1000 {uid} 1"))),
+                (c("gid_map"), c(&format!("1000 {gid} 1"))),
+            ],
+            filter,
+            handled: all,
+            lasting,
+            per_run: [
+                (c"/proc", read),
+                (c"/dev/pts", dir_rw),
+                (c"/dev/shm", dir_rw),
+                (c"/tmp", dir_rw),
+            ],
+        })
+    }
+
+    /// In the child, in its new pid and IPC namespaces; false on the first step that fails.
+    pub(crate) fn apply(&self) -> bool {
+        // SAFETY: raw system calls on C strings, integers and descriptors owned here.
+        unsafe {
+            // Opened on the host's procfs: the view's `/proc` is read-only.
+            let proc_self = libc::open(
+                c"/proc/self".as_ptr(),
+                libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
+            );
+            if proc_self < 0 || libc::setns(self.ns.as_raw_fd(), libc::CLONE_NEWNS) != 0 {
+                return false;
+            }
+            if !self.fresh.replace(false) {
+                for target in PER_RUN {
+                    if libc::umount2(target.as_ptr(), libc::MNT_DETACH) != 0 {
+                        return false;
+                    }
+                }
+            }
+            let proc_flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC | libc::MS_RDONLY;
+            let mounted = libc::mount(
+                c"proc".as_ptr(),
+                c"/proc".as_ptr(),
+                c"proc".as_ptr(),
+                proc_flags,
+                std::ptr::null(),
+            ) == 0
+                && libc::mount(
+                    c"devpts".as_ptr(),
+                    c"/dev/pts".as_ptr(),
+                    c"devpts".as_ptr(),
+                    libc::MS_NOSUID | libc::MS_NOEXEC,
+                    c"newinstance,ptmxmode=0666,mode=0620,max=64"
+                        .as_ptr()
+                        .cast(),
+                ) == 0;
+            if !mounted || !scratch() {
+                return false;
+            }
+            if libc::unshare(libc::CLONE_NEWUSER) != 0 {
+                return false;
+            }
+            for (file, content) in &self.maps {
+                let fd = libc::openat(proc_self, file.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+                let bytes = content.as_bytes();
+                let ok = fd >= 0
+                    && libc::write(fd, bytes.as_ptr().cast(), bytes.len()) == bytes.len() as isize;
+                libc::close(fd);
+                if !ok {
+                    return false;
+                }
+            }
+            libc::close(proc_self);
+            super::no_capabilities()
+                && self.restrict()
+                && sandbox::seccomp::install(&self.filter, false).is_ok()
+        }
+    }
+
+    /// The view's Landlock rules, enforced; allocates nothing.
+    fn restrict(&self) -> bool {
+        let ruleset = raw::create_ruleset(self.handled);
+        let mut ok = ruleset >= 0;
+        for (fd, access) in &self.lasting {
+            ok = ok && raw::add_rule(ruleset, fd.as_raw_fd(), *access);
+        }
+        for (path, access) in self.per_run {
+            // SAFETY: open with a C string; the descriptor is closed below.
+            let fd = unsafe { libc::open(path.as_ptr(), libc::O_PATH | libc::O_CLOEXEC) };
+            ok = ok && fd >= 0 && raw::add_rule(ruleset, fd, access);
+            // SAFETY: closing descriptors opened here.
+            unsafe { libc::close(fd) };
+        }
+        ok = ok && raw::restrict_self(ruleset);
+        // SAFETY: closing the ruleset opened here.
+        unsafe { libc::close(ruleset) };
+        ok
+    }
+}
+
+/// Landlock's `LANDLOCK_ACCESS_FS_WRITE_FILE`, `TRUNCATE` (ABI 3) and `IOCTL_DEV` (ABI 5).
+const WRITE_FILE: u64 = 1 << 1;
+const TRUNCATE: u64 = 1 << 14;
+const IOCTL_DEV: u64 = 1 << 15;
+
+/// A sized tmpfs whose `tmp` and `shm` directories are attached at `/tmp` and `/dev/shm`, as
+/// the strict scratch is.
+fn scratch() -> bool {
+    const FSCONFIG_SET_STRING: u32 = 1;
+    const FSCONFIG_CMD_CREATE: u32 = 6;
+    const FSMOUNT_CLOEXEC: u32 = 1;
+    const MOUNT_ATTR: u32 = 0x2 | 0x4 | 0x8; // nosuid, nodev, noexec
+    const OPEN_TREE_CLONE: u32 = 1;
+    const MOVE_MOUNT_F_EMPTY_PATH: u32 = 4;
+    // SAFETY: the new mount API on descriptors made and closed here, with C strings.
+    unsafe {
+        let context = libc::syscall(libc::SYS_fsopen, c"tmpfs".as_ptr(), FSMOUNT_CLOEXEC) as i32;
+        if context < 0 {
+            return false;
+        }
+        let configured =
+            [(c"mode", c"0755"), (c"size", c"1073741824")]
+                .iter()
+                .all(|(key, value)| {
+                    libc::syscall(
+                        libc::SYS_fsconfig,
+                        context,
+                        FSCONFIG_SET_STRING,
+                        key.as_ptr(),
+                        value.as_ptr(),
+                        0,
+                    ) == 0
+                })
+                && libc::syscall(libc::SYS_fsconfig, context, FSCONFIG_CMD_CREATE, 0, 0, 0) == 0;
+        let fs = if configured {
+            libc::syscall(libc::SYS_fsmount, context, FSMOUNT_CLOEXEC, MOUNT_ATTR) as i32
+        } else {
+            -1
+        };
+        libc::close(context);
+        if fs < 0 {
+            return false;
+        }
+        let mut ok = true;
+        for (dir, target) in [(c"tmp", c"/tmp"), (c"shm", c"/dev/shm")] {
+            ok = ok
+                && libc::mkdirat(fs, dir.as_ptr(), 0o1777) == 0
+                && libc::fchmodat(fs, dir.as_ptr(), 0o1777, 0) == 0;
+            let tree = if ok {
+                let flags = OPEN_TREE_CLONE | libc::O_CLOEXEC as u32;
+                libc::syscall(libc::SYS_open_tree, fs, dir.as_ptr(), flags) as i32
+            } else {
+                -1
+            };
+            ok = tree >= 0
+                && libc::syscall(
+                    libc::SYS_move_mount,
+                    tree,
+                    c"".as_ptr(),
+                    libc::AT_FDCWD,
+                    target.as_ptr(),
+                    MOVE_MOUNT_F_EMPTY_PATH,
+                ) == 0;
+            if tree >= 0 {
+                libc::close(tree);
+            }
+        }
+        libc::close(fs);
+        ok
+    }
+}
+
+/// Runs `steps` in a helper process's private mount namespace on a tmpfs mounted at `root`,
+/// makes that tmpfs the namespace's root, and returns the namespace. The helper makes only
+/// system calls on strings made here (it is forked from a process with threads).
+fn build_namespace(root: &CStr, steps: &[Step]) -> Result<OwnedFd, String> {
+    let mut ready = [0; 2];
+    // SAFETY: pipe fills the array.
+    if unsafe { libc::pipe2(ready.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(os_error("pipe"));
+    }
+    // SAFETY: the child makes raw system calls only, and leaves with _exit.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(os_error("fork"));
+    }
+    if pid == 0 {
+        // SAFETY: as above.
+        unsafe {
+            let ok = helper(root, steps);
+            libc::write(ready[1], [u8::from(ok)].as_ptr().cast(), 1);
+            if ok {
+                libc::pause();
+            }
+            libc::_exit(0);
+        }
+    }
+    let mut byte = [0u8];
+    // SAFETY: reading one byte into a local buffer; closing our ends.
+    let got = unsafe {
+        libc::close(ready[1]);
+        let got = libc::read(ready[0], byte.as_mut_ptr().cast(), 1);
+        libc::close(ready[0]);
+        got
+    };
+    let ns = if got == 1 && byte[0] == 1 {
+        std::fs::File::open(format!("/proc/{pid}/ns/mnt"))
+            .map(OwnedFd::from)
+            .map_err(|e| format!("the view's namespace: {e}"))
+    } else {
+        Err("building the view failed in its helper".to_string())
+    };
+    // SAFETY: ending and reaping our helper; the namespace lives on through its descriptor.
+    unsafe {
+        libc::kill(pid, libc::SIGKILL);
+        libc::waitpid(pid, std::ptr::null_mut(), 0);
+    }
+    ns
+}
+
+/// The helper's part of [`build_namespace`].
+fn helper(root: &CStr, steps: &[Step]) -> bool {
+    // SAFETY: raw system calls on the C strings of `steps` and constants.
+    unsafe { helper_steps(root, steps) }
+}
+
+/// [`helper`]'s system calls.
+///
+/// # Safety
+///
+/// Only for the helper process: it changes the process's mount namespace and root.
+unsafe fn helper_steps(root: &CStr, steps: &[Step]) -> bool {
+    // SAFETY: raw system calls on C strings owned by the caller.
+    unsafe {
+        let null = std::ptr::null::<libc::c_char>();
+        let nothing = std::ptr::null::<libc::c_void>();
+        if libc::unshare(libc::CLONE_NEWNS) != 0
+            || libc::mount(
+                null,
+                c"/".as_ptr(),
+                null,
+                libc::MS_REC | libc::MS_PRIVATE,
+                nothing,
+            ) != 0
+            || libc::mount(
+                c"tmpfs".as_ptr(),
+                root.as_ptr(),
+                c"tmpfs".as_ptr(),
+                0,
+                c"mode=0755".as_ptr().cast(),
+            ) != 0
+        {
+            return false;
+        }
+        for step in steps {
+            let ok = match step {
+                Step::Dir(p) => {
+                    libc::mkdir(p.as_ptr(), 0o755) == 0 || *libc::__errno_location() == libc::EEXIST
+                }
+                Step::Link { target, at } => libc::symlink(target.as_ptr(), at.as_ptr()) == 0,
+                Step::File(p) => {
+                    let fd = libc::open(p.as_ptr(), libc::O_CREAT | libc::O_WRONLY, 0o644);
+                    fd >= 0 && libc::close(fd) == 0
+                }
+                Step::Bind { from, at, writable } => {
+                    let flags = libc::MS_BIND | libc::MS_REC;
+                    let bound = libc::mount(from.as_ptr(), at.as_ptr(), null, flags, nothing) == 0;
+                    let ro = libc::MS_BIND
+                        | libc::MS_REMOUNT
+                        | libc::MS_RDONLY
+                        | libc::MS_NOSUID
+                        | libc::MS_NODEV;
+                    bound && (*writable || libc::mount(null, at.as_ptr(), null, ro, nothing) == 0)
+                }
+            };
+            if !ok {
+                return false;
+            }
+        }
+        libc::chdir(root.as_ptr()) == 0
+            && libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr()) == 0
+            && libc::umount2(c".".as_ptr(), libc::MNT_DETACH) == 0
+            && libc::chdir(c"/".as_ptr()) == 0
+    }
+}
