@@ -15,7 +15,8 @@
 //! 4. empties its capability sets, sets NO_NEW_PRIVS, and enforces the Landlock rules of that
 //!    view and the strict seccomp filter. The rules of the view's lasting paths are made from
 //!    descriptors opened once (the runner's come from its template's), those of the run's own
-//!    filesystems from paths opened in the run;
+//!    filesystems from paths opened in the run. The ruleset handles the filesystem rights; the
+//!    runner's also handles TCP and the scopes, which add no rule;
 //! 5. executes `/bin/true`.
 //!
 //! It needs root, as the runner's leased view does (other runners build their view per run,
