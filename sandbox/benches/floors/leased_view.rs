@@ -283,68 +283,30 @@ const IOCTL_DEV: u64 = 1 << 15;
 /// A sized tmpfs whose `tmp` and `shm` directories are attached at `/tmp` and `/dev/shm`, as
 /// the strict scratch is.
 fn scratch() -> bool {
-    const FSCONFIG_SET_STRING: u32 = 1;
-    const FSCONFIG_CMD_CREATE: u32 = 6;
-    const FSMOUNT_CLOEXEC: u32 = 1;
     const MOUNT_ATTR: u32 = 0x2 | 0x4 | 0x8; // nosuid, nodev, noexec
-    const OPEN_TREE_CLONE: u32 = 1;
-    const MOVE_MOUNT_F_EMPTY_PATH: u32 = 4;
-    // SAFETY: the new mount API on descriptors made and closed here, with C strings.
-    unsafe {
-        let context = libc::syscall(libc::SYS_fsopen, c"tmpfs".as_ptr(), FSMOUNT_CLOEXEC) as i32;
-        if context < 0 {
-            return false;
-        }
-        let configured =
-            [(c"mode", c"0755"), (c"size", c"1073741824")]
-                .iter()
-                .all(|(key, value)| {
-                    libc::syscall(
-                        libc::SYS_fsconfig,
-                        context,
-                        FSCONFIG_SET_STRING,
-                        key.as_ptr(),
-                        value.as_ptr(),
-                        0,
-                    ) == 0
-                })
-                && libc::syscall(libc::SYS_fsconfig, context, FSCONFIG_CMD_CREATE, 0, 0, 0) == 0;
-        let fs = if configured {
-            libc::syscall(libc::SYS_fsmount, context, FSMOUNT_CLOEXEC, MOUNT_ATTR) as i32
-        } else {
-            -1
-        };
-        libc::close(context);
-        if fs < 0 {
-            return false;
-        }
-        let mut ok = true;
-        for (dir, target) in [(c"tmp", c"/tmp"), (c"shm", c"/dev/shm")] {
-            ok = ok
-                && libc::mkdirat(fs, dir.as_ptr(), 0o1777) == 0
-                && libc::fchmodat(fs, dir.as_ptr(), 0o1777, 0) == 0;
-            let tree = if ok {
-                let flags = OPEN_TREE_CLONE | libc::O_CLOEXEC as u32;
-                libc::syscall(libc::SYS_open_tree, fs, dir.as_ptr(), flags) as i32
-            } else {
-                -1
-            };
-            ok = tree >= 0
-                && libc::syscall(
-                    libc::SYS_move_mount,
-                    tree,
-                    c"".as_ptr(),
-                    libc::AT_FDCWD,
-                    target.as_ptr(),
-                    MOVE_MOUNT_F_EMPTY_PATH,
-                ) == 0;
-            if tree >= 0 {
-                libc::close(tree);
-            }
-        }
-        libc::close(fs);
-        ok
+    let options = [(c"mode", c"0755"), (c"size", c"1073741824")];
+    let fs = raw::detached_tmpfs(&options, MOUNT_ATTR);
+    if fs < 0 {
+        return false;
     }
+    let mut ok = true;
+    for (dir, target) in [(c"tmp", c"/tmp"), (c"shm", c"/dev/shm")] {
+        // SAFETY: mkdirat and fchmodat relative to our descriptor, with C strings.
+        ok = ok
+            && unsafe {
+                libc::mkdirat(fs, dir.as_ptr(), 0o1777) == 0
+                    && libc::fchmodat(fs, dir.as_ptr(), 0o1777, 0) == 0
+            };
+        let tree = if ok { raw::clone_tree(fs, dir, 0) } else { -1 };
+        ok = tree >= 0 && raw::attach(tree, libc::AT_FDCWD, target);
+        if tree >= 0 {
+            // SAFETY: closing the copy made here.
+            unsafe { libc::close(tree) };
+        }
+    }
+    // SAFETY: closing the tmpfs made here; its two attached copies keep it.
+    unsafe { libc::close(fs) };
+    ok
 }
 
 /// Runs `steps` in a helper process's private mount namespace on a tmpfs mounted at `root`,

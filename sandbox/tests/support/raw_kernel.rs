@@ -122,19 +122,30 @@ struct MountAttr {
     userns_fd: u64,
 }
 
-/// A detached tmpfs holding, at each name, a bind of its source directory, every mount in it
-/// private (no mount made in a copy propagates anywhere): a tree built once, as a prepared view
-/// would be. Its descriptor, or the step that failed.
-pub fn bind_tree(binds: &[(&CStr, &CStr)]) -> Result<RawFd, &'static str> {
-    // SAFETY: the new mount API on descriptors made here and valid strings.
+/// A new detached tmpfs configured with the string `options` (`mode`, `size`), with the mount
+/// attributes `attrs` (`MOUNT_ATTR_*`), or -1.
+pub fn detached_tmpfs(options: &[(&CStr, &CStr)], attrs: u32) -> RawFd {
+    const FSCONFIG_SET_STRING: u32 = 1;
+    const FSCONFIG_CMD_CREATE: u32 = 6;
+    const CLOEXEC: u32 = 1;
+    // SAFETY: the new mount API on a context made and closed here, with C strings.
     unsafe {
-        let context = libc::syscall(libc::SYS_fsopen, c"tmpfs".as_ptr(), 1u32) as RawFd;
+        let context = libc::syscall(libc::SYS_fsopen, c"tmpfs".as_ptr(), CLOEXEC) as RawFd;
         if context < 0 {
-            return Err("fsopen tmpfs");
+            return -1;
         }
-        const FSCONFIG_CMD_CREATE: u32 = 6;
         let null = std::ptr::null::<libc::c_char>();
-        let created = libc::syscall(
+        let configured = options.iter().all(|(key, value)| {
+            let (key, value) = (key.as_ptr(), value.as_ptr());
+            libc::syscall(
+                libc::SYS_fsconfig,
+                context,
+                FSCONFIG_SET_STRING,
+                key,
+                value,
+                0,
+            ) == 0
+        }) && libc::syscall(
             libc::SYS_fsconfig,
             context,
             FSCONFIG_CMD_CREATE,
@@ -142,15 +153,26 @@ pub fn bind_tree(binds: &[(&CStr, &CStr)]) -> Result<RawFd, &'static str> {
             null,
             0,
         ) == 0;
-        let tree = if created {
-            libc::syscall(libc::SYS_fsmount, context, 1u32, 0u32) as RawFd
+        let fs = if configured {
+            libc::syscall(libc::SYS_fsmount, context, CLOEXEC, attrs) as RawFd
         } else {
             -1
         };
         libc::close(context);
-        if tree < 0 {
-            return Err("fsmount");
-        }
+        fs
+    }
+}
+
+/// A detached tmpfs holding, at each name, a bind of its source directory, every mount in it
+/// private (no mount made in a copy propagates anywhere): a tree built once, as a prepared view
+/// would be. Its descriptor, or the step that failed.
+pub fn bind_tree(binds: &[(&CStr, &CStr)]) -> Result<RawFd, &'static str> {
+    let tree = detached_tmpfs(&[], 0);
+    if tree < 0 {
+        return Err("a detached tmpfs");
+    }
+    // SAFETY: the new mount API on the descriptor made here and valid strings.
+    unsafe {
         for &(source, name) in binds {
             if libc::mkdirat(tree, name.as_ptr(), 0o755) != 0 {
                 return Err("mkdir in the tree");
