@@ -693,31 +693,13 @@ mod floors {
         fn apply(&self) -> bool {
             // SAFETY: raw system calls on C strings and integers owned by `self`.
             unsafe {
-                for (file, content) in &self.maps {
-                    let fd = libc::open(file.as_ptr(), libc::O_WRONLY);
-                    let bytes = content.as_bytes();
-                    let ok = fd >= 0
-                        && libc::write(fd, bytes.as_ptr().cast(), bytes.len())
-                            == bytes.len() as isize;
-                    libc::close(fd);
-                    if !ok {
-                        return false;
-                    }
+                if !write_maps(libc::AT_FDCWD, &self.maps) {
+                    return false;
                 }
                 let [proc, pts, tmp] = &self.targets;
                 let mounts: [(&CStr, &CStr, libc::c_ulong, &CStr); 3] = [
-                    (
-                        c"proc",
-                        proc,
-                        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC | libc::MS_RDONLY,
-                        c"",
-                    ),
-                    (
-                        c"devpts",
-                        pts,
-                        libc::MS_NOSUID | libc::MS_NOEXEC,
-                        c"newinstance,ptmxmode=0666,mode=0620,max=64",
-                    ),
+                    (c"proc", proc, PROC_FLAGS, c""),
+                    (c"devpts", pts, DEVPTS_FLAGS, DEVPTS_DATA),
                     (
                         c"tmpfs",
                         tmp,
@@ -738,6 +720,29 @@ mod floors {
             }
             confine(&self.landlock, &self.filter)
         }
+    }
+
+    /// The strict child's `/proc`: read-only, no set-id, devices or programs.
+    const PROC_FLAGS: libc::c_ulong =
+        libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC | libc::MS_RDONLY;
+    /// The strict child's devpts instance.
+    const DEVPTS_FLAGS: libc::c_ulong = libc::MS_NOSUID | libc::MS_NOEXEC;
+    const DEVPTS_DATA: &CStr = c"newinstance,ptmxmode=0666,mode=0620,max=64";
+
+    /// Writes each `(file, content)` of `maps` (`setgroups`, `uid_map`, `gid_map`), named
+    /// relative to the directory open at `at`; allocates nothing.
+    fn write_maps(at: libc::c_int, maps: &[(CString, CString)]) -> bool {
+        maps.iter().all(|(file, content)| {
+            let bytes = content.as_bytes();
+            // SAFETY: openat with a C string, a write of a live buffer, closing our descriptor.
+            unsafe {
+                let fd = libc::openat(at, file.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
+                let ok = fd >= 0
+                    && libc::write(fd, bytes.as_ptr().cast(), bytes.len()) == bytes.len() as isize;
+                libc::close(fd);
+                ok
+            }
+        })
     }
 
     /// As the strict child: no capability, then the Landlock rules and the seccomp filter.

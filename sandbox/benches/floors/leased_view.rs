@@ -214,22 +214,19 @@ impl LeasedView {
                     }
                 }
             }
-            let proc_flags = libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC | libc::MS_RDONLY;
             let mounted = libc::mount(
                 c"proc".as_ptr(),
                 c"/proc".as_ptr(),
                 c"proc".as_ptr(),
-                proc_flags,
+                super::PROC_FLAGS,
                 std::ptr::null(),
             ) == 0
                 && libc::mount(
                     c"devpts".as_ptr(),
                     c"/dev/pts".as_ptr(),
                     c"devpts".as_ptr(),
-                    libc::MS_NOSUID | libc::MS_NOEXEC,
-                    c"newinstance,ptmxmode=0666,mode=0620,max=64"
-                        .as_ptr()
-                        .cast(),
+                    super::DEVPTS_FLAGS,
+                    super::DEVPTS_DATA.as_ptr().cast(),
                 ) == 0;
             if !mounted || !scratch() {
                 return false;
@@ -237,17 +234,11 @@ impl LeasedView {
             if libc::unshare(libc::CLONE_NEWUSER) != 0 {
                 return false;
             }
-            for (file, content) in &self.maps {
-                let fd = libc::openat(proc_self, file.as_ptr(), libc::O_WRONLY | libc::O_CLOEXEC);
-                let bytes = content.as_bytes();
-                let ok = fd >= 0
-                    && libc::write(fd, bytes.as_ptr().cast(), bytes.len()) == bytes.len() as isize;
-                libc::close(fd);
-                if !ok {
-                    return false;
-                }
-            }
+            let mapped = super::write_maps(proc_self, &self.maps);
             libc::close(proc_self);
+            if !mapped {
+                return false;
+            }
             super::no_capabilities()
                 && self.restrict()
                 && sandbox::seccomp::install(&self.filter, false).is_ok()
@@ -310,8 +301,9 @@ fn scratch() -> bool {
 }
 
 /// Runs `steps` in a helper process's private mount namespace on a tmpfs mounted at `root`,
-/// makes that tmpfs the namespace's root, and returns the namespace. The helper makes only
-/// system calls on strings made here (it is forked from a process with threads).
+/// makes that tmpfs the namespace's root, and returns the namespace, or which step failed and
+/// why. The helper makes only system calls on strings made here (it is forked from a process
+/// with threads).
 fn build_namespace(root: &CStr, steps: &[Step]) -> Result<OwnedFd, String> {
     let mut ready = [0; 2];
     // SAFETY: pipe fills the array.
@@ -324,30 +316,51 @@ fn build_namespace(root: &CStr, steps: &[Step]) -> Result<OwnedFd, String> {
         return Err(os_error("fork"));
     }
     if pid == 0 {
-        // SAFETY: as above.
+        // The outcome as two integers: the failed step (-1: none) and its errno.
+        let outcome = match helper(root, steps) {
+            Ok(()) => [-1, 0],
+            Err(failed) => [
+                failed as i32,
+                std::io::Error::last_os_error().raw_os_error().unwrap_or(0),
+            ],
+        };
+        // SAFETY: writing a local array to our pipe, then waiting to be killed or leaving.
         unsafe {
-            let ok = helper(root, steps);
-            libc::write(ready[1], [u8::from(ok)].as_ptr().cast(), 1);
-            if ok {
+            libc::write(
+                ready[1],
+                outcome.as_ptr().cast(),
+                std::mem::size_of_val(&outcome),
+            );
+            if outcome[0] < 0 {
                 libc::pause();
             }
             libc::_exit(0);
         }
     }
-    let mut byte = [0u8];
-    // SAFETY: reading one byte into a local buffer; closing our ends.
+    let mut outcome = [0i32; 2];
+    // SAFETY: reading into a local array; closing our ends.
     let got = unsafe {
         libc::close(ready[1]);
-        let got = libc::read(ready[0], byte.as_mut_ptr().cast(), 1);
+        let got = libc::read(
+            ready[0],
+            outcome.as_mut_ptr().cast(),
+            std::mem::size_of_val(&outcome),
+        );
         libc::close(ready[0]);
         got
     };
-    let ns = if got == 1 && byte[0] == 1 {
-        std::fs::File::open(format!("/proc/{pid}/ns/mnt"))
+    let ns = match outcome {
+        _ if got != std::mem::size_of_val(&outcome) as isize => {
+            Err("the view's helper ended without reporting".to_string())
+        }
+        [-1, _] => std::fs::File::open(format!("/proc/{pid}/ns/mnt"))
             .map(OwnedFd::from)
-            .map_err(|e| format!("the view's namespace: {e}"))
-    } else {
-        Err("building the view failed in its helper".to_string())
+            .map_err(|e| format!("the view's namespace: {e}")),
+        [step, errno] => Err(format!(
+            "building the view: {}: {}",
+            describe(steps, step as usize),
+            std::io::Error::from_raw_os_error(errno)
+        )),
     };
     // SAFETY: ending and reaping our helper; the namespace lives on through its descriptor.
     unsafe {
@@ -357,22 +370,27 @@ fn build_namespace(root: &CStr, steps: &[Step]) -> Result<OwnedFd, String> {
     ns
 }
 
-/// The helper's part of [`build_namespace`].
-fn helper(root: &CStr, steps: &[Step]) -> bool {
-    // SAFETY: raw system calls on the C strings of `steps` and constants.
-    unsafe { helper_steps(root, steps) }
+/// The step of [`helper`] numbered `i` (past the last: the namespace's own set-up and
+/// `pivot_root`), for an error message.
+fn describe(steps: &[Step], i: usize) -> String {
+    match steps.get(i) {
+        Some(Step::Dir(p)) => format!("mkdir {p:?}"),
+        Some(Step::Link { target, at }) => format!("symlink {at:?} -> {target:?}"),
+        Some(Step::File(p)) => format!("create {p:?}"),
+        Some(Step::Bind { from, at, .. }) => format!("bind {from:?} on {at:?}"),
+        None => "the private mount namespace, its tmpfs root or pivot_root".into(),
+    }
 }
 
-/// [`helper`]'s system calls.
-///
-/// # Safety
-///
-/// Only for the helper process: it changes the process's mount namespace and root.
-unsafe fn helper_steps(root: &CStr, steps: &[Step]) -> bool {
-    // SAFETY: raw system calls on C strings owned by the caller.
+/// The helper's part of [`build_namespace`]: `Err` holds the number of the step that failed
+/// (`steps.len()` for the namespace's own set-up), with errno still set.
+fn helper(root: &CStr, steps: &[Step]) -> Result<(), usize> {
+    let null = std::ptr::null::<libc::c_char>();
+    let nothing = std::ptr::null::<libc::c_void>();
+    let own = steps.len();
+    // SAFETY: raw system calls on the C strings of `steps` and constants, in the helper
+    // process only (it changes its mount namespace and root).
     unsafe {
-        let null = std::ptr::null::<libc::c_char>();
-        let nothing = std::ptr::null::<libc::c_void>();
         if libc::unshare(libc::CLONE_NEWNS) != 0
             || libc::mount(
                 null,
@@ -389,9 +407,9 @@ unsafe fn helper_steps(root: &CStr, steps: &[Step]) -> bool {
                 c"mode=0755".as_ptr().cast(),
             ) != 0
         {
-            return false;
+            return Err(own);
         }
-        for step in steps {
+        for (i, step) in steps.iter().enumerate() {
             let ok = match step {
                 Step::Dir(p) => {
                     libc::mkdir(p.as_ptr(), 0o755) == 0 || *libc::__errno_location() == libc::EEXIST
@@ -413,12 +431,17 @@ unsafe fn helper_steps(root: &CStr, steps: &[Step]) -> bool {
                 }
             };
             if !ok {
-                return false;
+                return Err(i);
             }
         }
-        libc::chdir(root.as_ptr()) == 0
+        let pivoted = libc::chdir(root.as_ptr()) == 0
             && libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr()) == 0
             && libc::umount2(c".".as_ptr(), libc::MNT_DETACH) == 0
-            && libc::chdir(c"/".as_ptr()) == 0
+            && libc::chdir(c"/".as_ptr()) == 0;
+        if pivoted {
+            Ok(())
+        } else {
+            Err(own)
+        }
     }
 }
