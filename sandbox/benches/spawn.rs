@@ -28,7 +28,10 @@
 //! a network namespace, loading the strict seccomp filter, building a Landlock ruleset of 1 and
 //! 500 path rules, all of strict's per-run mechanisms together, and the same in a view
 //! namespace built once and leased to each run as a root runner's strict run is, see
-//! `floors/leased_view.rs`, with what the real 1-root strict run costs above that last floor),
+//! `floors/leased_view.rs`, then the same supervised as the profile's properties need: the
+//! runner's seccomp program with its listener passed to the caller, which lets the command's
+//! `execve` through and serves the listener to the end; with what the real 1-root strict run
+//! costs above those two floors),
 //! interleaved with plain spawns in the same way; and, for 500 declared roots,
 //! the floors of a strict view prepared once per policy (a bind tree cloned per run in one call,
 //! a Landlock ruleset built once) beside the real 1- and 500-root strict runs, with the cost
@@ -653,6 +656,11 @@ mod floors {
 
     #[path = "../floors/leased_view.rs"]
     mod leased_view;
+    // The runner's own descriptor passing, for the supervised floor's listener (the bench
+    // uses two of its functions).
+    #[path = "../../src/fdpass.rs"]
+    #[allow(dead_code, unused_imports)]
+    mod fdpass;
     use leased_view::LeasedView;
 
     /// What the cloned child does before it executes `/bin/true`.
@@ -720,6 +728,19 @@ mod floors {
             }
             confine(&self.landlock, &self.filter)
         }
+    }
+
+    /// The runner's strict program for `net = deny`, `exec = deny` (the bench's policy):
+    /// `execve` and `connect` go to the listener.
+    fn supervised_filter() -> Vec<libc::sock_filter> {
+        let program = seccomp::compile(FilterOptions {
+            exec_notify: true,
+            restrict_socket_families: true,
+            supervise_unix: true,
+            ..FilterOptions::default()
+        })
+        .expect("the strict filter compiles");
+        seccomp::unpack(&program.program)
     }
 
     /// The strict child's `/proc`: read-only, no set-id, devices or programs.
@@ -828,6 +849,16 @@ mod floors {
     /// `clone(CLONE_VM | CLONE_VFORK | flags)` (what `posix_spawn` does, plus namespaces), the
     /// child's `work`, `execve("/bin/true")`, wait.
     fn spawn(flags: libc::c_int, work: &Child, stack: &mut [u8]) {
+        if let Work::Leased(view) = &work.work {
+            if view.is_supervised() {
+                let arg = (work as *const Child).cast_mut().cast();
+                // SAFETY: `work` and `stack` outlive the call, which reaps the child; the
+                // child makes only system calls.
+                let ok = unsafe { view.spawn_supervised(child, arg, flags, stack) };
+                assert!(ok, "floor child failed");
+                return;
+            }
+        }
         // SAFETY: the child runs on `stack` with `work`, both alive until it executed (the
         // parent is suspended until then: CLONE_VFORK).
         if let Work::Tree(tree) = &work.work {
@@ -1055,13 +1086,23 @@ mod floors {
             // The declared root outside `/tmp`: the view's `/tmp` is each run's scratch.
             let outside = std::path::Path::new(env!("CARGO_TARGET_TMPDIR"));
             let filter = seccomp::unpack(&filter.program);
-            match LeasedView::build(outside, filter, landlock_spec(1).abi) {
-                Ok(view) => variants.push((
-                    LEASED,
-                    libc::CLONE_NEWPID | libc::CLONE_NEWIPC,
-                    make(Work::Leased(view)),
-                )),
-                Err(e) => eprintln!("skipped floor `{LEASED}`: {e}"),
+            let abi = landlock_spec(1).abi;
+            let leased = [
+                (LEASED, LeasedView::build(outside, filter, abi)),
+                (
+                    SUPERVISED,
+                    LeasedView::supervised(outside, supervised_filter(), abi),
+                ),
+            ];
+            for (name, view) in leased {
+                match view {
+                    Ok(view) => variants.push((
+                        name,
+                        libc::CLONE_NEWPID | libc::CLONE_NEWIPC,
+                        make(Work::Leased(view)),
+                    )),
+                    Err(e) => eprintln!("skipped floor `{name}`: {e}"),
+                }
             }
         }
         // What a strict run would cost with its declared roots prepared once per policy: the
@@ -1159,13 +1200,17 @@ mod floors {
             let (_, cpu) = super::line(&format!("strict run, {n} declared roots"), t, base);
             strict_cpu.insert(*n, cpu);
         }
-        if let (Some(floor), Some(strict)) = (cpu_of.get(LEASED), strict_cpu.get(&1)) {
-            println!(
-                "  the 1-root strict run over its leased floor (the runner's own part): cpu +{:.0} \
-                 ({:.2}× plain)",
-                strict - floor,
-                (strict - floor) / base.1
-            );
+        for (floor, what) in [
+            (LEASED, "leased floor"),
+            (SUPERVISED, "supervised floor (the runner's own part)"),
+        ] {
+            if let (Some(floor), Some(strict)) = (cpu_of.get(floor), strict_cpu.get(&1)) {
+                println!(
+                    "  the 1-root strict run over its {what}: cpu +{:.0} ({:.2}× plain)",
+                    strict - floor,
+                    (strict - floor) / base.1
+                );
+            }
         }
         per_root_floor(&cpu_of, &strict_cpu);
     }
@@ -1176,6 +1221,9 @@ mod floors {
     const LEASED: &str = "all of strict's per-run mechanisms in a leased view (the same in a view \
         namespace built once: the previous run's /proc, devpts, /dev/shm and /tmp detached, the \
         new ones mounted, then its user namespace)";
+    const SUPERVISED: &str = "all of strict's per-run mechanisms in a leased view, supervised \
+        (the same with the runner's program for net = deny, exec = deny: its listener passed to \
+        the caller, which lets the execve through and serves the listener until the end)";
     const TREE_1: &str = "+ user, mount, pid, IPC namespaces, a 1-bind tree cloned in one call";
     const TREE_500: &str = "+ user, mount, pid, IPC namespaces, a 500-bind tree cloned in one call";
     const ONCE_1: &str =

@@ -19,15 +19,26 @@
 //!    runner's also handles TCP and the scopes, which add no rule;
 //! 5. executes `/bin/true`.
 //!
+//! **Supervised** ([`LeasedView::supervised`]): the same, with the supervision that a strict run
+//! of `net = deny`, `exec = deny` cannot go without. Its seccomp program is the runner's for
+//! that policy, which sends `execve` and `connect` to a listener (pathname unix sockets are
+//! beyond Landlock's reach, and the command's own `execve` is the only one admitted). The child
+//! installs it with a new listener and passes the listener to the caller over a socket pair;
+//! the caller answers the `execve`'s notification and serves the listener until the command
+//! has ended. Because the child's `execve` waits for that answer, the caller cannot be
+//! suspended until it (no `CLONE_VFORK`); it shares the child's memory as the runner's caller
+//! does (`CLONE_VM`), and waits on the child's pidfd. Output stays on the caller's descriptors,
+//! as plain's goes to `/dev/null`: capturing it is the runner's service, not a confinement.
+//!
 //! It needs root, as the runner's leased view does (other runners build their view per run,
 //! which the floor above the bare `clone` measures).
 
 use std::cell::Cell;
 use std::ffi::{CStr, CString};
-use std::os::fd::{AsRawFd, OwnedFd};
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::path::Path;
 
-use super::raw;
+use super::{fdpass, raw};
 
 /// One step of the view's build, in the helper's private mount namespace.
 enum Step {
@@ -63,6 +74,10 @@ pub(crate) struct LeasedView {
     lasting: Vec<(OwnedFd, u64)>,
     /// The run's own filesystems, with their rights.
     per_run: [(&'static CStr, u64); 4],
+    /// The child's end of the channel its listener goes to ([`LeasedView::supervised`]), or -1
+    /// when its filter has no listener.
+    listener_to: Cell<RawFd>,
+    supervised: bool,
 }
 
 const DEVICES: [&str; 5] = ["null", "zero", "full", "random", "urandom"];
@@ -192,7 +207,76 @@ impl LeasedView {
                 (c"/dev/shm", dir_rw),
                 (c"/tmp", dir_rw),
             ],
+            listener_to: Cell::new(-1),
+            supervised: false,
         })
+    }
+
+    /// The same view, whose runs take `filter` with a listener and are supervised as a strict
+    /// run's are: spawned by [`LeasedView::spawn_supervised`].
+    pub(crate) fn supervised(
+        base: &Path,
+        filter: Vec<libc::sock_filter>,
+        abi: i32,
+    ) -> Result<LeasedView, String> {
+        let mut view = LeasedView::build(base, filter, abi)?;
+        view.supervised = true;
+        Ok(view)
+    }
+
+    /// Whether runs of this view need [`LeasedView::spawn_supervised`].
+    pub(crate) fn is_supervised(&self) -> bool {
+        self.supervised
+    }
+
+    /// Clones `entry` with `arg` (whose child calls [`LeasedView::apply`]) into the namespaces
+    /// of `flags`, sharing this thread's memory, on `stack`; answers the child's `execve`
+    /// notification, serves its listener until it has ended, and reaps it. False when any
+    /// step fails (the child is killed and reaped).
+    ///
+    /// # Safety
+    /// `arg` and `stack` must stay valid until this returns, and the child must make only
+    /// system calls (no allocation): it shares this thread's memory while this thread runs on.
+    pub(crate) unsafe fn spawn_supervised(
+        &self,
+        entry: extern "C" fn(*mut libc::c_void) -> libc::c_int,
+        arg: *mut libc::c_void,
+        flags: libc::c_int,
+        stack: &mut [u8],
+    ) -> bool {
+        let mut pair = [-1; 2];
+        let kind = libc::SOCK_SEQPACKET | libc::SOCK_CLOEXEC;
+        // SAFETY: socketpair fills the array.
+        if unsafe { libc::socketpair(libc::AF_UNIX, kind, 0, pair.as_mut_ptr()) } != 0 {
+            return false;
+        }
+        self.listener_to.set(pair[1]);
+        let mut pidfd: RawFd = -1;
+        let flags = libc::CLONE_VM | libc::CLONE_PIDFD | libc::SIGCHLD | flags;
+        // SAFETY: the caller keeps `arg` and `stack` alive until the child is reaped below.
+        let pid = unsafe {
+            let top = stack.as_mut_ptr().add(stack.len() & !15).cast();
+            libc::clone(entry, top, flags, arg, &mut pidfd as *mut RawFd)
+        };
+        // SAFETY: closing the child's end, which the child holds its own copy of.
+        unsafe { libc::close(pair[1]) };
+        let ok = pid > 0 && serve(pid, pidfd, pair[0]);
+        // SAFETY: ending (when anything failed) and reaping our child; closing our descriptors.
+        unsafe {
+            if pid > 0 {
+                if !ok {
+                    libc::kill(pid, libc::SIGKILL);
+                }
+                let mut status = 0;
+                libc::waitpid(pid, &mut status, 0);
+                libc::close(pidfd);
+                libc::close(pair[0]);
+                ok && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0
+            } else {
+                libc::close(pair[0]);
+                false
+            }
+        }
     }
 
     /// In the child, in its new pid and IPC namespaces; false on the first step that fails.
@@ -239,9 +323,27 @@ impl LeasedView {
             if !mapped {
                 return false;
             }
-            super::no_capabilities()
-                && self.restrict()
-                && sandbox::seccomp::install(&self.filter, false).is_ok()
+            super::no_capabilities() && self.restrict() && self.load_filter()
+        }
+    }
+
+    /// Loads the filter; when supervised, with a listener, which goes to the caller.
+    fn load_filter(&self) -> bool {
+        let channel = self.listener_to.get();
+        match sandbox::seccomp::install(&self.filter, channel >= 0) {
+            Ok(None) => true,
+            Ok(Some(listener)) => {
+                // SAFETY: the listener was just made for us, and is closed here; the channel
+                // is open until the child executes.
+                let (listener, channel) = unsafe {
+                    (
+                        OwnedFd::from_raw_fd(listener),
+                        BorrowedFd::borrow_raw(channel),
+                    )
+                };
+                fdpass::send_one(channel, listener.as_fd()).is_ok()
+            }
+            Err(_) => false,
         }
     }
 
@@ -263,6 +365,64 @@ impl LeasedView {
         // SAFETY: closing the ruleset opened here.
         unsafe { libc::close(ruleset) };
         ok
+    }
+}
+
+/// The caller's part of a supervised run: takes the listener from `channel`, lets the child's
+/// first `execve` through (only the child's: the runner admits no other process's), then
+/// serves the listener, refusing what it is sent, until the child has ended (its pidfd is
+/// readable). Makes only system calls into stack buffers (the child shares this memory).
+fn serve(pid: libc::pid_t, pidfd: RawFd, channel: RawFd) -> bool {
+    // SAFETY: our end of the channel, open until the caller closes it.
+    let Ok(owned) = fdpass::recv_one(unsafe { BorrowedFd::borrow_raw(channel) }) else {
+        return false;
+    };
+    let listener = owned.as_raw_fd();
+    let (mut first, mut listening) = (true, true);
+    loop {
+        let mut fds = [
+            libc::pollfd {
+                fd: pidfd,
+                events: libc::POLLIN,
+                revents: 0,
+            },
+            libc::pollfd {
+                // A negative descriptor is left out of the poll.
+                fd: if listening { listener } else { -1 },
+                events: libc::POLLIN,
+                revents: 0,
+            },
+        ];
+        // SAFETY: polling two live descriptors.
+        if unsafe { libc::poll(fds.as_mut_ptr(), 2, -1) } < 0 {
+            break false;
+        }
+        if fds[1].revents & libc::POLLIN != 0 {
+            // SAFETY: plain data, zeroed as the kernel requires, filled by RECV; SEND reads
+            // our response.
+            unsafe {
+                let mut notif: libc::seccomp_notif = std::mem::zeroed();
+                if libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_RECV, &mut notif) != 0 {
+                    continue;
+                }
+                let mut resp: libc::seccomp_notif_resp = std::mem::zeroed();
+                resp.id = notif.id;
+                let exec = notif.data.nr as libc::c_long == libc::SYS_execve;
+                if first && exec && notif.pid as libc::pid_t == pid {
+                    resp.flags = libc::SECCOMP_USER_NOTIF_FLAG_CONTINUE as u32;
+                    first = false;
+                } else {
+                    resp.error = -libc::EPERM;
+                }
+                libc::ioctl(listener, libc::SECCOMP_IOCTL_NOTIF_SEND, &mut resp);
+            }
+        } else if fds[0].revents != 0 {
+            // Ended: a floor whose command never ran is not one.
+            break !first;
+        } else if fds[1].revents != 0 {
+            // The listener hung up: every filtered process has ended; wait for the pidfd.
+            listening = false;
+        }
     }
 }
 
