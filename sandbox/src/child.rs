@@ -674,3 +674,90 @@ pub(crate) fn has_effective_cap(cap: u32) -> bool {
     };
     rc == 0 && data[(cap / 32) as usize].effective & (1 << (cap % 32)) != 0
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::request::{Inherited, SetUpStep};
+
+    /// What a forked child that takes `inherited`'s scheduling reports, and how it exits (0
+    /// when it took them).
+    fn take_in_child(inherited: &Inherited) -> (Option<Status>, i32) {
+        let mut fds = [-1; 2];
+        // SAFETY: pipe2 fills the array.
+        assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
+        // SAFETY: the child reports on the pipe and leaves with _exit.
+        let pid = unsafe { libc::fork() };
+        assert!(pid >= 0, "fork: {}", std::io::Error::last_os_error());
+        if pid == 0 {
+            take_scheduling(inherited, &Reporter(fds[1]));
+            // SAFETY: leaving the forked child at once.
+            unsafe { libc::_exit(0) };
+        }
+        // SAFETY: closing our copy of the write end, reading into a live buffer, reaping our
+        // child.
+        let (report, status) = unsafe {
+            libc::close(fds[1]);
+            let mut buf = vec![0u8; 4096];
+            let got = libc::read(fds[0], buf.as_mut_ptr().cast(), buf.len());
+            libc::close(fds[0]);
+            buf.truncate(got.max(0) as usize);
+            let mut status = 0;
+            libc::waitpid(pid, &mut status, 0);
+            (buf, status)
+        };
+        assert!(libc::WIFEXITED(status), "child status {status:#x}");
+        let report = (!report.is_empty())
+            .then(|| serde_json::from_slice(report.trim_ascii_end()).expect("a status record"));
+        (report, libc::WEXITSTATUS(status))
+    }
+
+    #[test]
+    fn an_affinity_the_kernel_refuses_fails_the_set_up() {
+        // CPU 1000 fits a cpu_set_t (1,024 CPUs) and is on no machine this runs on: the kernel
+        // refuses the set with EINVAL, as it does one that the run's cpuset excludes.
+        let mut words = vec![0u64; libc::CPU_SETSIZE as usize / 64];
+        words[1000 / 64] = 1 << (1000 % 64);
+        let inherited = Inherited {
+            affinity: Some(words),
+            ..Inherited::default()
+        };
+        match take_in_child(&inherited) {
+            (Some(Status::SetUp(refusal)), REFUSED_EXIT) => {
+                assert_eq!(refusal.step, SetUpStep::Scheduling);
+                assert_eq!(refusal.errno, Some(libc::EINVAL));
+                assert!(
+                    refusal.message.contains("CPU affinity"),
+                    "{}",
+                    refusal.message
+                );
+            }
+            other => panic!("the child took an affinity of no CPU: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn an_affinity_and_nice_value_the_kernel_accepts_are_taken() {
+        // This thread's own affinity, and a nice value no lower than its own (raising it needs
+        // no privilege).
+        // SAFETY: an all-zero cpu_set_t is valid; sched_getaffinity fills it.
+        let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+        let size = std::mem::size_of_val(&set);
+        // SAFETY: as above.
+        assert_eq!(unsafe { libc::sched_getaffinity(0, size, &mut set) }, 0);
+        // SAFETY: cpu_set_t is plain words.
+        let words: Vec<u64> = unsafe {
+            std::slice::from_raw_parts((&set as *const libc::cpu_set_t).cast::<u64>(), size / 8)
+        }
+        .to_vec();
+        // SAFETY: getpriority of this thread takes integers (errno is not checked: the
+        // value is clamped to 19 below).
+        let nice = unsafe { libc::getpriority(libc::PRIO_PROCESS, 0) };
+        let inherited = Inherited {
+            affinity: Some(words),
+            nice: Some((nice + 1).min(19)),
+            ..Inherited::default()
+        };
+        assert!(matches!(take_in_child(&inherited), (None, 0)));
+    }
+}
