@@ -30,8 +30,8 @@
 //! namespace built once and leased to each run as a root runner's strict run is, see
 //! `floors/leased_view.rs`, then the same supervised as the profile's properties need: the
 //! runner's seccomp program with its listener passed to the caller, which lets the command's
-//! `execve` through and serves the listener to the end; with what the real 1-root strict run
-//! costs above those two floors),
+//! `execve` through and serves the listener to the end, and the same with that `execve` sealed
+//! by a per-run secret instead; with what the real 1-root strict run costs above those floors),
 //! interleaved with plain spawns in the same way; and, for 500 declared roots,
 //! the floors of a strict view prepared once per policy (a bind tree cloned per run in one call,
 //! a Landlock ruleset built once) beside the real 1- and 500-root strict runs, with the cost
@@ -743,6 +743,25 @@ mod floors {
         seccomp::unpack(&program.program)
     }
 
+    /// The same rules split as the hardened command's are: a program that sends `connect` to
+    /// the listener and lets `execve` through, and a tail that admits only the `execve` that
+    /// carries the run's secret (it also refuses `setpgid` and `setsid`, two instructions a
+    /// strict tail would not need).
+    fn sealed_filters() -> (Vec<libc::sock_filter>, Vec<libc::sock_filter>) {
+        let filters = seccomp::compile(FilterOptions {
+            exec_notify: true,
+            restrict_socket_families: true,
+            supervise_unix: true,
+            keep_process_group: true,
+            ..FilterOptions::default()
+        })
+        .expect("the strict filter compiles");
+        (
+            seccomp::unpack(&filters.program),
+            seccomp::unpack(&filters.tail),
+        )
+    }
+
     /// The strict child's `/proc`: read-only, no set-id, devices or programs.
     const PROC_FLAGS: libc::c_ulong =
         libc::MS_NOSUID | libc::MS_NODEV | libc::MS_NOEXEC | libc::MS_RDONLY;
@@ -841,7 +860,25 @@ mod floors {
                     }
                 }
             }
-            libc::execve(c.program.as_ptr(), c.argv.as_ptr(), c.envp.as_ptr());
+            match &c.work {
+                // The sealed tail admits only this call, by the registers `execve` does not
+                // read.
+                Work::Leased(view) if view.exec_registers().is_some() => {
+                    let [r10, r8, r9] = view.exec_registers().unwrap_or_default();
+                    libc::syscall(
+                        libc::SYS_execve,
+                        c.program.as_ptr(),
+                        c.argv.as_ptr(),
+                        c.envp.as_ptr(),
+                        r10,
+                        r8,
+                        r9,
+                    );
+                }
+                _ => {
+                    libc::execve(c.program.as_ptr(), c.argv.as_ptr(), c.envp.as_ptr());
+                }
+            }
             libc::_exit(127)
         }
     }
@@ -1093,6 +1130,10 @@ mod floors {
                     SUPERVISED,
                     LeasedView::supervised(outside, supervised_filter(), abi),
                 ),
+                (SEALED, {
+                    let (program, tail) = sealed_filters();
+                    LeasedView::sealed(outside, program, tail, abi)
+                }),
             ];
             for (name, view) in leased {
                 match view {
@@ -1203,6 +1244,7 @@ mod floors {
         for (floor, what) in [
             (LEASED, "leased floor"),
             (SUPERVISED, "supervised floor (the runner's own part)"),
+            (SEALED, "sealed supervised floor"),
         ] {
             if let (Some(floor), Some(strict)) = (cpu_of.get(floor), strict_cpu.get(&1)) {
                 println!(
@@ -1224,6 +1266,9 @@ mod floors {
     const SUPERVISED: &str = "all of strict's per-run mechanisms in a leased view, supervised \
         (the same with the runner's program for net = deny, exec = deny: its listener passed to \
         the caller, which lets the execve through and serves the listener until the end)";
+    const SEALED: &str = "all of strict's per-run mechanisms in a leased view, supervised, the \
+        execve sealed (the same, but the command's execve admitted by a per-run secret in a \
+        second filter, as the hardened command's is, so the caller waits as a vfork caller does)";
     const TREE_1: &str = "+ user, mount, pid, IPC namespaces, a 1-bind tree cloned in one call";
     const TREE_500: &str = "+ user, mount, pid, IPC namespaces, a 500-bind tree cloned in one call";
     const ONCE_1: &str =

@@ -30,6 +30,13 @@
 //! does (`CLONE_VM`), and waits on the child's pidfd. Output stays on the caller's descriptors,
 //! as plain's goes to `/dev/null`: capturing it is the runner's service, not a confinement.
 //!
+//! **Sealed** ([`LeasedView::sealed`]): the same supervision, with the command's own `execve`
+//! admitted by a secret instead of an answer, as the hardened command's is. The program lets
+//! `execve` through and a second filter, the hardened tail sealed with a secret drawn for each
+//! run, admits only the one that carries the secret in its unused registers. The child then
+//! waits for nothing, so the caller is suspended until its `execve` (`CLONE_VFORK`), then takes
+//! the listener and serves it to the end.
+//!
 //! It needs root, as the runner's leased view does (other runners build their view per run,
 //! which the floor above the bare `clone` measures).
 
@@ -78,6 +85,16 @@ pub(crate) struct LeasedView {
     /// when its filter has no listener.
     listener_to: Cell<RawFd>,
     supervised: bool,
+    /// The sealed variant's tail ([`LeasedView::sealed`]), sealed afresh for each run.
+    sealed: Option<Sealed>,
+}
+
+/// The command's own `execve` admitted by a secret, as the hardened command's is: the tail
+/// that compares it, its copy sealed for the run, and the registers that carry it.
+struct Sealed {
+    tail: Vec<libc::sock_filter>,
+    run_tail: std::cell::RefCell<Vec<libc::sock_filter>>,
+    registers: Cell<[u64; 3]>,
 }
 
 const DEVICES: [&str; 5] = ["null", "zero", "full", "random", "urandom"];
@@ -209,7 +226,52 @@ impl LeasedView {
             ],
             listener_to: Cell::new(-1),
             supervised: false,
+            sealed: None,
         })
+    }
+
+    /// As [`LeasedView::supervised`], but the command's own `execve` passes without a
+    /// notification: `filter` (with a listener, for `connect`) lets every `execve` through,
+    /// and `tail`, sealed with a secret drawn for each run, admits only the one that carries
+    /// the secret in its unused registers. Nothing waits for the caller before the `execve`,
+    /// so the caller is suspended until it, as with `vfork`.
+    pub(crate) fn sealed(
+        base: &Path,
+        filter: Vec<libc::sock_filter>,
+        tail: Vec<libc::sock_filter>,
+        abi: i32,
+    ) -> Result<LeasedView, String> {
+        let mut view = LeasedView::supervised(base, filter, abi)?;
+        view.sealed = Some(Sealed {
+            run_tail: std::cell::RefCell::new(tail.clone()),
+            tail,
+            registers: Cell::new([0; 3]),
+        });
+        Ok(view)
+    }
+
+    /// The registers the child's `execve` must carry, when its tail is sealed.
+    pub(crate) fn exec_registers(&self) -> Option<[u64; 3]> {
+        self.sealed.as_ref().map(|s| s.registers.get())
+    }
+
+    /// Draws the run's secret and seals the run's copy of the tail with it.
+    fn seal_for_run(sealed: &Sealed) -> bool {
+        let mut bytes = [0u8; 24];
+        // SAFETY: getrandom fills the local buffer.
+        if unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) } != 24 {
+            return false;
+        }
+        let mut words = [0u32; 6];
+        for (w, b) in words.iter_mut().zip(bytes.chunks_exact(4)) {
+            *w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+        }
+        let mut tail = sealed.run_tail.borrow_mut();
+        tail.copy_from_slice(&sealed.tail);
+        sealed
+            .registers
+            .set([0, 2, 4].map(|i| (words[i + 1] as u64) << 32 | words[i] as u64));
+        sandbox::seccomp::seal(&mut tail, &words)
     }
 
     /// The same view, whose runs take `filter` with a listener and are supervised as a strict
@@ -252,7 +314,18 @@ impl LeasedView {
         }
         self.listener_to.set(pair[1]);
         let mut pidfd: RawFd = -1;
-        let flags = libc::CLONE_VM | libc::CLONE_PIDFD | libc::SIGCHLD | flags;
+        let mut flags = libc::CLONE_VM | libc::CLONE_PIDFD | libc::SIGCHLD | flags;
+        if let Some(sealed) = &self.sealed {
+            if !LeasedView::seal_for_run(sealed) {
+                // SAFETY: closing the pair made above.
+                unsafe {
+                    libc::close(pair[0]);
+                    libc::close(pair[1]);
+                }
+                return false;
+            }
+            flags |= libc::CLONE_VFORK;
+        }
         // SAFETY: the caller keeps `arg` and `stack` alive until the child is reaped below.
         let pid = unsafe {
             let top = stack.as_mut_ptr().add(stack.len() & !15).cast();
@@ -260,7 +333,7 @@ impl LeasedView {
         };
         // SAFETY: closing the child's end, which the child holds its own copy of.
         unsafe { libc::close(pair[1]) };
-        let ok = pid > 0 && serve(pid, pidfd, pair[0]);
+        let ok = pid > 0 && serve(pid, pidfd, pair[0], self.sealed.is_none());
         // SAFETY: ending (when anything failed) and reaping our child; closing our descriptors.
         unsafe {
             if pid > 0 {
@@ -341,7 +414,15 @@ impl LeasedView {
                         BorrowedFd::borrow_raw(channel),
                     )
                 };
-                fdpass::send_one(channel, listener.as_fd()).is_ok()
+                let sent = fdpass::send_one(channel, listener.as_fd()).is_ok();
+                match &self.sealed {
+                    // SAFETY: the caller is suspended (vfork) while the child reads its copy.
+                    Some(s) => {
+                        sent && sandbox::seccomp::install(unsafe { &*s.run_tail.as_ptr() }, false)
+                            .is_ok()
+                    }
+                    None => sent,
+                }
             }
             Err(_) => false,
         }
@@ -372,13 +453,13 @@ impl LeasedView {
 /// first `execve` through (only the child's: the runner admits no other process's), then
 /// serves the listener, refusing what it is sent, until the child has ended (its pidfd is
 /// readable). Makes only system calls into stack buffers (the child shares this memory).
-fn serve(pid: libc::pid_t, pidfd: RawFd, channel: RawFd) -> bool {
+fn serve(pid: libc::pid_t, pidfd: RawFd, channel: RawFd, exec_answered: bool) -> bool {
     // SAFETY: our end of the channel, open until the caller closes it.
     let Ok(owned) = fdpass::recv_one(unsafe { BorrowedFd::borrow_raw(channel) }) else {
         return false;
     };
     let listener = owned.as_raw_fd();
-    let (mut first, mut listening) = (true, true);
+    let (mut first, mut listening) = (exec_answered, true);
     loop {
         let mut fds = [
             libc::pollfd {
