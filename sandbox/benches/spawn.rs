@@ -864,15 +864,12 @@ mod floors {
                 // The sealed tail admits only this call, by the registers `execve` does not
                 // read.
                 Work::Leased(view) if view.exec_registers().is_some() => {
-                    let [r10, r8, r9] = view.exec_registers().unwrap_or_default();
-                    libc::syscall(
-                        libc::SYS_execve,
+                    let registers = view.exec_registers().unwrap_or_default();
+                    seccomp::execve_sealed(
                         c.program.as_ptr(),
                         c.argv.as_ptr(),
                         c.envp.as_ptr(),
-                        r10,
-                        r8,
-                        r9,
+                        registers,
                     );
                 }
                 _ => {

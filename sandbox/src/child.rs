@@ -446,14 +446,11 @@ pub(crate) fn confine_view_and_exec(
         libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
         match secret {
             // The sealed tail admits this call by the registers `execve` does not read.
-            Some([r10, r8, r9]) => libc::syscall(
-                libc::SYS_execve,
+            Some(registers) => crate::seccomp::execve_sealed(
                 image.program.as_ptr(),
                 image.argv_ptrs.as_ptr(),
                 image.env_ptrs.as_ptr(),
-                r10,
-                r8,
-                r9,
+                registers,
             ),
             None => libc::execve(
                 image.program.as_ptr(),
@@ -512,16 +509,7 @@ fn install_filters(
         k: 0,
     }; MAX_TAIL];
     tail[..n].copy_from_slice(&image.tail);
-    let mut bytes = [0u8; 24];
-    // SAFETY: getrandom fills the local buffer.
-    let got = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
-    if got != bytes.len() as isize {
-        return Err(std::io::Error::last_os_error());
-    }
-    let mut words = [0u32; 6];
-    for (w, b) in words.iter_mut().zip(bytes.chunks_exact(4)) {
-        *w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-    }
+    let words = crate::seccomp::draw_secret()?;
     if !crate::seccomp::seal(&mut tail[..n], &words) {
         return Err(refused(
             "the seccomp tail has no place for the exec secret (a bug in toolpolicy's sandbox; \
@@ -529,8 +517,7 @@ fn install_filters(
         ));
     }
     let listener = crate::seccomp::install(&tail[..n], exec_notify)?;
-    let registers = [0, 2, 4].map(|i| (words[i + 1] as u64) << 32 | words[i] as u64);
-    Ok((listener, Some(registers)))
+    Ok((listener, Some(crate::seccomp::secret_registers(&words))))
 }
 
 /// Set in the hardened zygote once [`lock_for_children`] locked its securebits and emptied its

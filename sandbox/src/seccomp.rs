@@ -360,6 +360,65 @@ pub fn seal(tail: &mut [libc::sock_filter], secret: &[u32; 6]) -> bool {
     sealed.iter().all(|&s| s)
 }
 
+/// A secret for [`seal`], drawn from the kernel's random source; allocates nothing (the
+/// command's process draws it after its rlimits are set).
+///
+/// ```
+/// let secret = sandbox::seccomp::draw_secret().unwrap();
+/// assert_ne!(secret, sandbox::seccomp::draw_secret().unwrap());
+/// ```
+pub fn draw_secret() -> std::io::Result<[u32; 6]> {
+    let mut bytes = [0u8; 24];
+    // SAFETY: getrandom fills the local buffer.
+    let got = unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) };
+    if got != bytes.len() as isize {
+        return Err(std::io::Error::last_os_error());
+    }
+    let mut words = [0u32; 6];
+    for (w, b) in words.iter_mut().zip(bytes.chunks_exact(4)) {
+        *w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
+    }
+    Ok(words)
+}
+
+/// The values of `execve`'s unused argument registers 3, 4 and 5 (`r10`, `r8`, `r9`) that a
+/// tail sealed with `secret` admits: each holds two halves, low word first, where the tail
+/// loads them ([`SECRET_OFFSETS`]).
+///
+/// ```
+/// let registers = sandbox::seccomp::secret_registers(&[1, 2, 3, 4, 5, 6]);
+/// assert_eq!(registers, [2 << 32 | 1, 4 << 32 | 3, 6 << 32 | 5]);
+/// ```
+pub fn secret_registers(secret: &[u32; 6]) -> [u64; 3] {
+    [0, 2, 4].map(|i| (secret[i + 1] as u64) << 32 | secret[i] as u64)
+}
+
+/// `execve(program, argv, envp)` with [`secret_registers`] in its unused argument registers,
+/// which a tail sealed with that secret lets through; returns only when `execve` fails (its
+/// error in `errno`). Allocates nothing.
+///
+/// # Safety
+/// As `execve`: `program` is a NUL-terminated path, `argv` and `envp` are arrays of
+/// NUL-terminated strings that end in a null pointer.
+///
+/// ```no_run
+/// # let secret = [0u32; 6];
+/// let argv = [c"/bin/true".as_ptr(), std::ptr::null()];
+/// let envp = [std::ptr::null()];
+/// let registers = sandbox::seccomp::secret_registers(&secret);
+/// // SAFETY: a path and two null-terminated arrays.
+/// unsafe { sandbox::seccomp::execve_sealed(argv[0], argv.as_ptr(), envp.as_ptr(), registers) };
+/// ```
+pub unsafe fn execve_sealed(
+    program: *const libc::c_char,
+    argv: *const *const libc::c_char,
+    envp: *const *const libc::c_char,
+    [r10, r8, r9]: [u64; 3],
+) -> libc::c_long {
+    // SAFETY: the caller's pointers, as `execve` takes them; the registers are plain values.
+    unsafe { libc::syscall(libc::SYS_execve, program, argv, envp, r10, r8, r9) }
+}
+
 /// The per-command part of the hardened filter ([`Filters::tail`]). The shared part already
 /// kills other architectures and x32 numbers; the tail checks them again so that it never
 /// depends on the order of the two.
@@ -952,10 +1011,6 @@ mod tests {
     /// The secret the tests seal tails with, and its three argument registers.
     const TEST_SECRET: [u32; 6] = [0x0123_4567, 0x89ab_cdef, 0xdead_beef, 7, 0, 0xffff_ffff];
 
-    fn secret_args(s: &[u32; 6]) -> [u64; 3] {
-        [0, 2, 4].map(|i| (s[i + 1] as u64) << 32 | s[i] as u64)
-    }
-
     #[test]
     fn compiles_every_option_set_with_jumps_inside_the_program() {
         for options in every_option_set() {
@@ -1257,7 +1312,7 @@ mod tests {
         {
             // The command's own execve, by its secret; any other is refused, or supervised
             // for the interpreter chain's relays.
-            if is(libc::SYS_execve) && args[3..] == secret_args(&TEST_SECRET) {
+            if is(libc::SYS_execve) && args[3..] == secret_registers(&TEST_SECRET) {
                 libc::SECCOMP_RET_ALLOW
             } else if options.relay_execs {
                 libc::SECCOMP_RET_USER_NOTIF
@@ -1429,7 +1484,7 @@ mod tests {
             }
         }
         // The command's own execve carries the secret in its unused registers; near misses.
-        let [a, b, c] = secret_args(&TEST_SECRET);
+        let [a, b, c] = secret_registers(&TEST_SECRET);
         for extra in [
             [a, b, c],
             [a, b, c ^ 1 << 32],
@@ -1569,7 +1624,7 @@ mod tests {
                 libc::SECCOMP_RET_ERRNO | libc::EPERM as u32
             };
             let execve = |halves: [u32; 6]| {
-                let [r10, r8, r9] = secret_args(&halves);
+                let [r10, r8, r9] = secret_registers(&halves);
                 let args = [1, 2, 3, r10, r8, r9];
                 run(
                     &tail,

@@ -257,20 +257,14 @@ impl LeasedView {
 
     /// Draws the run's secret and seals the run's copy of the tail with it.
     fn seal_for_run(sealed: &Sealed) -> bool {
-        let mut bytes = [0u8; 24];
-        // SAFETY: getrandom fills the local buffer.
-        if unsafe { libc::getrandom(bytes.as_mut_ptr().cast(), bytes.len(), 0) } != 24 {
+        let Ok(words) = sandbox::seccomp::draw_secret() else {
             return false;
-        }
-        let mut words = [0u32; 6];
-        for (w, b) in words.iter_mut().zip(bytes.chunks_exact(4)) {
-            *w = u32::from_le_bytes([b[0], b[1], b[2], b[3]]);
-        }
+        };
         let mut tail = sealed.run_tail.borrow_mut();
         tail.copy_from_slice(&sealed.tail);
         sealed
             .registers
-            .set([0, 2, 4].map(|i| (words[i + 1] as u64) << 32 | words[i] as u64));
+            .set(sandbox::seccomp::secret_registers(&words));
         sandbox::seccomp::seal(&mut tail, &words)
     }
 

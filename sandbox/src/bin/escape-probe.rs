@@ -673,17 +673,7 @@ fn exec_regs(expect: i32, registers: [u64; 3], prog: &str, args: &[String]) -> O
     let path = cstr(prog);
     run_child(expect, prog, args, |argv, envp| {
         // SAFETY: argv/envp are NULL-terminated arrays of valid C strings.
-        unsafe {
-            libc::syscall(
-                libc::SYS_execve,
-                path.as_ptr(),
-                argv,
-                envp,
-                registers[0],
-                registers[1],
-                registers[2],
-            )
-        };
+        unsafe { sandbox::seccomp::execve_sealed(path.as_ptr(), argv, envp, registers) };
     })
 }
 
