@@ -667,9 +667,9 @@ mod tests {
     use super::*;
     use crate::request::{Inherited, SetUpStep};
 
-    /// What a forked child that takes `inherited`'s scheduling reports, and how it exits (0
-    /// when it took them).
-    fn take_in_child(inherited: &Inherited) -> (Option<Status>, i32) {
+    /// What a forked child that runs `before`, then takes `inherited`'s scheduling, reports,
+    /// and how it exits (0 when it took them).
+    fn take_in_child(inherited: &Inherited, before: fn()) -> (Option<Status>, i32) {
         let mut fds = [-1; 2];
         // SAFETY: pipe2 fills the array.
         assert_eq!(unsafe { libc::pipe2(fds.as_mut_ptr(), libc::O_CLOEXEC) }, 0);
@@ -677,6 +677,7 @@ mod tests {
         let pid = unsafe { libc::fork() };
         assert!(pid >= 0, "fork: {}", std::io::Error::last_os_error());
         if pid == 0 {
+            before();
             take_scheduling(inherited, &Reporter(fds[1]));
             // SAFETY: leaving the forked child at once.
             unsafe { libc::_exit(0) };
@@ -709,7 +710,7 @@ mod tests {
             affinity: Some(words),
             ..Inherited::default()
         };
-        match take_in_child(&inherited) {
+        match take_in_child(&inherited, || {}) {
             (Some(Status::SetUp(refusal)), REFUSED_EXIT) => {
                 assert_eq!(refusal.step, SetUpStep::Scheduling);
                 assert_eq!(refusal.errno, Some(libc::EINVAL));
@@ -720,6 +721,47 @@ mod tests {
                 );
             }
             other => panic!("the child took an affinity of no CPU: {other:?}"),
+        }
+    }
+
+    #[test]
+    fn a_nice_value_the_process_may_not_take_fails_the_set_up() {
+        // A process without CAP_SYS_NICE and with RLIMIT_NICE at 0 cannot lower its nice
+        // value: a G that could not follow the agent's (a zygote started at a higher one, an
+        // agent that lowered its own since) must refuse, not run at another priority.
+        fn unprivileged_at_nice_10() {
+            let none = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            let header = [0x2008_0522u32, 0];
+            let data = [0u32; 6];
+            // SAFETY: setting this process's own limit, nice value and capabilities.
+            let ok = unsafe {
+                libc::setrlimit(libc::RLIMIT_NICE, &none) == 0
+                    && libc::setpriority(libc::PRIO_PROCESS, 0, 10) == 0
+                    && libc::syscall(libc::SYS_capset, header.as_ptr(), data.as_ptr()) == 0
+            };
+            if !ok {
+                // SAFETY: leaving the forked child at once.
+                unsafe { libc::_exit(3) };
+            }
+        }
+        let inherited = Inherited {
+            nice: Some(0),
+            ..Inherited::default()
+        };
+        match take_in_child(&inherited, unprivileged_at_nice_10) {
+            (Some(Status::SetUp(refusal)), REFUSED_EXIT) => {
+                assert_eq!(refusal.step, SetUpStep::Scheduling);
+                assert_eq!(refusal.errno, Some(libc::EACCES));
+                assert!(
+                    refusal.message.contains("nice value 0"),
+                    "{}",
+                    refusal.message
+                );
+            }
+            other => panic!("the child lowered its nice value without the right: {other:?}"),
         }
     }
 
@@ -745,6 +787,6 @@ mod tests {
             nice: Some((nice + 1).min(19)),
             ..Inherited::default()
         };
-        assert!(matches!(take_in_child(&inherited), (None, 0)));
+        assert!(matches!(take_in_child(&inherited, || {}), (None, 0)));
     }
 }
