@@ -31,7 +31,9 @@
 //! `floors/leased_view.rs`, then the same supervised as the profile's properties need: the
 //! runner's seccomp program with its listener passed to the caller, which lets the command's
 //! `execve` through and serves the listener to the end, and the same with that `execve` sealed
-//! by a per-run secret instead; with what the real 1-root strict run costs above those floors),
+//! by a per-run secret instead; with what the real 1-root strict run costs above those floors;
+//! and the leased floor in a view held in a user namespace of its own, the design an
+//! unprivileged runner's template would need),
 //! interleaved with plain spawns in the same way; and, for 500 declared roots,
 //! the floors of a strict view prepared once per policy (a bind tree cloned per run in one call,
 //! a Landlock ruleset built once) beside the real 1- and 500-root strict runs, with the cost
@@ -846,6 +848,11 @@ mod floors {
                     }
                 }
                 Work::Leased(view) => {
+                    if view.first_of_two() {
+                        // The held view's first child: its second does the rest.
+                        let ok = view.start_second(child, arg);
+                        libc::_exit(if ok { 0 } else { 126 });
+                    }
                     if !view.apply() {
                         libc::_exit(126);
                     }
@@ -913,6 +920,16 @@ mod floors {
                 libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
                 "floor child failed: {status:#x}"
             );
+            if let Work::Leased(view) = &work.work {
+                if let Some(second) = view.second_child() {
+                    assert!(second > 0, "the held view's second child did not start");
+                    libc::waitpid(second, &mut status, 0);
+                    assert!(
+                        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+                        "the held view's second child failed: {status:#x}"
+                    );
+                }
+            }
         }
         if let Work::Tree(tree) = &work.work {
             // The copy's teardown, as a run's: the child's namespace is gone, ours is the
@@ -1122,7 +1139,7 @@ mod floors {
             let filter = seccomp::unpack(&filter.program);
             let abi = landlock_spec(1).abi;
             let leased = [
-                (LEASED, LeasedView::build(outside, filter, abi)),
+                (LEASED, LeasedView::build(outside, filter.clone(), abi)),
                 (
                     SUPERVISED,
                     LeasedView::supervised(outside, supervised_filter(), abi),
@@ -1131,14 +1148,16 @@ mod floors {
                     let (program, tail) = sealed_filters();
                     LeasedView::sealed(outside, program, tail, abi)
                 }),
+                (HELD, LeasedView::held(outside, filter, abi)),
             ];
             for (name, view) in leased {
+                // A held view's first child makes the namespaces for its second.
+                let flags = match name {
+                    HELD => 0,
+                    _ => libc::CLONE_NEWPID | libc::CLONE_NEWIPC,
+                };
                 match view {
-                    Ok(view) => variants.push((
-                        name,
-                        libc::CLONE_NEWPID | libc::CLONE_NEWIPC,
-                        make(Work::Leased(view)),
-                    )),
+                    Ok(view) => variants.push((name, flags, make(Work::Leased(view)))),
                     Err(e) => eprintln!("skipped floor `{name}`: {e}"),
                 }
             }
@@ -1266,6 +1285,10 @@ mod floors {
     const SEALED: &str = "all of strict's per-run mechanisms in a leased view, supervised, the \
         execve sealed (the same, but the command's execve admitted by a per-run secret in a \
         second filter, as the hardened command's is, so the caller waits as a vfork caller does)";
+    const HELD: &str = "all of strict's per-run mechanisms in a view held in a user namespace \
+        of its own (an unprivileged runner's design, not built: a first child joins that user \
+        namespace and the view and makes the pid and IPC namespaces, a second, its parent's \
+        child, does the rest)";
     const TREE_1: &str = "+ user, mount, pid, IPC namespaces, a 1-bind tree cloned in one call";
     const TREE_500: &str = "+ user, mount, pid, IPC namespaces, a 500-bind tree cloned in one call";
     const ONCE_1: &str =

@@ -37,6 +37,16 @@
 //! waits for nothing, so the caller is suspended until its `execve` (`CLONE_VFORK`), then takes
 //! the listener and serves it to the end.
 //!
+//! **Held** ([`LeasedView::held`]): the unsupervised floor again, in a view whose mount
+//! namespace belongs to a user namespace made with it and held, as a template of an
+//! unprivileged runner's would have to. A run's child cloned into a user namespace of its own
+//! could not join that view, so each run takes two children: the first joins the held user
+//! namespace and the view and makes the pid and IPC namespaces; the second, made with
+//! `CLONE_PARENT` so that it is the caller's child, does what the leased floor's child does,
+//! and the first ends once it has executed. A procfs is mounted in a user namespace only
+//! where one is fully visible already, so the view binds the host's `/proc` under each run's
+//! own. The runner does not build this design; the floor measures what it would cost.
+//!
 //! It needs root, as the runner's leased view does (other runners build their view per run,
 //! which the floor above the bare `clone` measures).
 
@@ -87,6 +97,20 @@ pub(crate) struct LeasedView {
     supervised: bool,
     /// The sealed variant's tail ([`LeasedView::sealed`]), sealed afresh for each run.
     sealed: Option<Sealed>,
+    /// The held variant's user namespace and second child ([`LeasedView::held`]).
+    held: Option<Held>,
+}
+
+/// A view whose mount namespace belongs to a user namespace the runner holds, as an
+/// unprivileged runner's would have to: its user namespace, the host's procfs (for the
+/// second child's own `/proc` entry), the second child's stack, which child is running, and
+/// the second child's pid.
+struct Held {
+    user: OwnedFd,
+    host_proc: OwnedFd,
+    stack: std::cell::RefCell<Vec<u8>>,
+    second: Cell<bool>,
+    pid: Cell<libc::pid_t>,
 }
 
 /// The command's own `execve` admitted by a secret, as the hardened command's is: the tail
@@ -117,6 +141,29 @@ impl LeasedView {
         filter: Vec<libc::sock_filter>,
         abi: i32,
     ) -> Result<LeasedView, String> {
+        LeasedView::build_with(base, filter, abi, false)
+    }
+
+    /// The same view in a mount namespace that belongs to a user namespace built with it and
+    /// held, as an unprivileged runner's template would have to be. Its runs are the design
+    /// that would serve one (not built in the runner): the first child joins that user
+    /// namespace and the view, makes the pid and IPC namespaces, and starts the second as its
+    /// parent's child (`CLONE_PARENT`), which does what a leased run's child does; the first
+    /// ends once the second has executed.
+    pub(crate) fn held(
+        base: &Path,
+        filter: Vec<libc::sock_filter>,
+        abi: i32,
+    ) -> Result<LeasedView, String> {
+        LeasedView::build_with(base, filter, abi, true)
+    }
+
+    fn build_with(
+        base: &Path,
+        filter: Vec<libc::sock_filter>,
+        abi: i32,
+        hold_user: bool,
+    ) -> Result<LeasedView, String> {
         // SAFETY: getters without pointers.
         let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
         if uid != 0 {
@@ -139,6 +186,15 @@ impl LeasedView {
             "/usr", "/etc", "/proc", "/dev", "/dev/pts", "/dev/shm", "/tmp",
         ] {
             steps.push(Step::Dir(at(p)));
+        }
+        if hold_user {
+            // A procfs may be mounted in a user namespace only where one is fully visible
+            // already: the host's, under each run's own `/proc`, which hides it.
+            steps.push(Step::Bind {
+                from: c("/proc"),
+                at: at("/proc"),
+                writable: true,
+            });
         }
         for p in ["/usr", "/etc"] {
             steps.push(Step::Bind {
@@ -187,7 +243,19 @@ impl LeasedView {
                 writable: true,
             });
         }
-        let ns = build_namespace(&c(&base), &steps)?;
+        let (ns, held_user) = build_namespace(&c(&base), &steps, hold_user)?;
+        let held = match held_user {
+            Some(user) => Some(Held {
+                user,
+                host_proc: std::fs::File::open("/proc")
+                    .map(OwnedFd::from)
+                    .map_err(|e| format!("/proc: {e}"))?,
+                stack: std::cell::RefCell::new(vec![0u8; 256 << 10]),
+                second: Cell::new(false),
+                pid: Cell::new(-1),
+            }),
+            None => None,
+        };
         let all = raw::all_fs_rights(abi);
         let (read, exec) = (raw::READ_FILE | raw::READ_DIR, raw::EXECUTE);
         // Writing a file, truncating it and its device ioctls: what a file rule may hold.
@@ -227,7 +295,54 @@ impl LeasedView {
             listener_to: Cell::new(-1),
             supervised: false,
             sealed: None,
+            held,
         })
+    }
+
+    /// Whether this is a held view whose first child is to run now (not its second).
+    pub(crate) fn first_of_two(&self) -> bool {
+        self.held.as_ref().is_some_and(|h| !h.second.get())
+    }
+
+    /// The first child of a held view's run: joins the held user namespace and the view,
+    /// makes the pid and IPC namespaces, and starts `entry(arg)` as its parent's child on the
+    /// held stack; returns once that second child has executed or ended.
+    ///
+    /// # Safety
+    /// In the first child only, whose parent waits (`CLONE_VFORK`); `arg` stays valid.
+    pub(crate) unsafe fn start_second(
+        &self,
+        entry: extern "C" fn(*mut libc::c_void) -> libc::c_int,
+        arg: *mut libc::c_void,
+    ) -> bool {
+        let Some(held) = &self.held else {
+            return false;
+        };
+        // SAFETY: setns and unshare on descriptors held here; the clone runs `entry` on the
+        // held stack, which no one else uses while the second child runs (this one waits).
+        unsafe {
+            if libc::setns(held.user.as_raw_fd(), libc::CLONE_NEWUSER) != 0
+                || libc::setns(self.ns.as_raw_fd(), libc::CLONE_NEWNS) != 0
+                || libc::unshare(libc::CLONE_NEWPID | libc::CLONE_NEWIPC) != 0
+            {
+                return false;
+            }
+            held.second.set(true);
+            let mut stack = held.stack.borrow_mut();
+            let top = stack.as_mut_ptr().add(stack.len() & !15).cast();
+            let flags = libc::CLONE_VM | libc::CLONE_VFORK | libc::CLONE_PARENT | libc::SIGCHLD;
+            let pid = libc::clone(entry, top, flags, arg);
+            held.pid.set(pid);
+            pid > 0
+        }
+    }
+
+    /// After a held view's first child ended: the second child, the caller's to reap, and
+    /// the next run starts with a first child again.
+    pub(crate) fn second_child(&self) -> Option<libc::pid_t> {
+        let held = self.held.as_ref()?;
+        held.second.set(false);
+        Some(held.pid.replace(-1))
     }
 
     /// As [`LeasedView::supervised`], but the command's own `execve` passes without a
@@ -350,12 +465,17 @@ impl LeasedView {
     pub(crate) fn apply(&self) -> bool {
         // SAFETY: raw system calls on C strings, integers and descriptors owned here.
         unsafe {
-            // Opened on the host's procfs: the view's `/proc` is read-only.
-            let proc_self = libc::open(
-                c"/proc/self".as_ptr(),
-                libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC,
-            );
-            if proc_self < 0 || libc::setns(self.ns.as_raw_fd(), libc::CLONE_NEWNS) != 0 {
+            // Opened on the host's procfs: the view's `/proc` is read-only. A held view's
+            // second child is in the view already, and reaches the host's procfs through the
+            // descriptor its first child inherited.
+            let flags = libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC;
+            let proc_self = match &self.held {
+                Some(held) => libc::openat(held.host_proc.as_raw_fd(), c"self".as_ptr(), flags),
+                None => libc::open(c"/proc/self".as_ptr(), flags),
+            };
+            if proc_self < 0
+                || (self.held.is_none() && libc::setns(self.ns.as_raw_fd(), libc::CLONE_NEWNS) != 0)
+            {
                 return false;
             }
             if !self.fresh.replace(false) {
@@ -539,10 +659,18 @@ fn scratch() -> bool {
 /// makes that tmpfs the namespace's root, and returns the namespace, or which step failed and
 /// why. The helper makes only system calls on strings made here (it is forked from a process
 /// with threads).
-fn build_namespace(root: &CStr, steps: &[Step]) -> Result<OwnedFd, String> {
-    let mut ready = [0; 2];
-    // SAFETY: pipe fills the array.
-    if unsafe { libc::pipe2(ready.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+fn build_namespace(
+    root: &CStr,
+    steps: &[Step],
+    hold_user: bool,
+) -> Result<(OwnedFd, Option<OwnedFd>), String> {
+    let (mut ready, mut up, mut down) = ([0; 2], [0; 2], [0; 2]);
+    // SAFETY: pipe fills each array.
+    if unsafe {
+        libc::pipe2(ready.as_mut_ptr(), libc::O_CLOEXEC) != 0
+            || libc::pipe2(up.as_mut_ptr(), libc::O_CLOEXEC) != 0
+            || libc::pipe2(down.as_mut_ptr(), libc::O_CLOEXEC) != 0
+    } {
         return Err(os_error("pipe"));
     }
     // SAFETY: the child makes raw system calls only, and leaves with _exit.
@@ -551,8 +679,22 @@ fn build_namespace(root: &CStr, steps: &[Step]) -> Result<OwnedFd, String> {
         return Err(os_error("fork"));
     }
     if pid == 0 {
+        // Held: a user namespace of the helper's own first, whose maps the parent writes,
+        // so that the view's mount namespace belongs to it.
+        let mut byte = [0u8; 1];
+        // SAFETY: unshare, and a byte each way on our pipes.
+        let owned = !hold_user
+            || unsafe {
+                libc::unshare(libc::CLONE_NEWUSER) == 0
+                    && libc::write(up[1], byte.as_ptr().cast(), 1) == 1
+                    && libc::read(down[0], byte.as_mut_ptr().cast(), 1) == 1
+            };
         // The outcome as two integers: the failed step (-1: none) and its errno.
-        let outcome = match helper(root, steps) {
+        let outcome = match if owned {
+            helper(root, steps)
+        } else {
+            Err(steps.len())
+        } {
             Ok(()) => [-1, 0],
             Err(failed) => [
                 failed as i32,
@@ -572,6 +714,36 @@ fn build_namespace(root: &CStr, steps: &[Step]) -> Result<OwnedFd, String> {
             libc::_exit(0);
         }
     }
+    // SAFETY: closing the helper's ends of the sync pipes.
+    unsafe {
+        libc::close(up[1]);
+        libc::close(down[0]);
+    }
+    if hold_user {
+        let mut byte = [0u8; 1];
+        // SAFETY: a byte from the helper once its user namespace exists.
+        let unshared = unsafe { libc::read(up[0], byte.as_mut_ptr().cast(), 1) } == 1;
+        // SAFETY: getters without pointers.
+        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        let mapped = unshared
+            && [
+                ("setgroups", "deny".to_string()),
+                ("uid_map", format!("0 {uid} 1")),
+                ("gid_map", format!("0 {gid} 1")),
+            ]
+            .iter()
+            .all(|(file, map)| std::fs::write(format!("/proc/{pid}/{file}"), map).is_ok());
+        // SAFETY: a byte to the helper: its maps are written (or, on failure, its pipe's end
+        // comes, and it reports a failed set-up).
+        if mapped {
+            unsafe { libc::write(down[1], byte.as_ptr().cast(), 1) };
+        }
+    }
+    // SAFETY: closing our ends of the sync pipes.
+    unsafe {
+        libc::close(up[0]);
+        libc::close(down[1]);
+    }
     let mut outcome = [0i32; 2];
     // SAFETY: reading into a local array; closing our ends.
     let got = unsafe {
@@ -588,9 +760,17 @@ fn build_namespace(root: &CStr, steps: &[Step]) -> Result<OwnedFd, String> {
         _ if got != std::mem::size_of_val(&outcome) as isize => {
             Err("the view's helper ended without reporting".to_string())
         }
-        [-1, _] => std::fs::File::open(format!("/proc/{pid}/ns/mnt"))
-            .map(OwnedFd::from)
-            .map_err(|e| format!("the view's namespace: {e}")),
+        [-1, _] => {
+            let open = |ns: &str| {
+                std::fs::File::open(format!("/proc/{pid}/ns/{ns}"))
+                    .map(OwnedFd::from)
+                    .map_err(|e| format!("the view's {ns} namespace: {e}"))
+            };
+            open("mnt").and_then(|mnt| {
+                let user = if hold_user { Some(open("user")?) } else { None };
+                Ok((mnt, user))
+            })
+        }
         [step, errno] => Err(format!(
             "building the view: {}: {}",
             describe(steps, step as usize),
