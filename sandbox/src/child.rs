@@ -700,6 +700,19 @@ mod tests {
         (report, libc::WEXITSTATUS(status))
     }
 
+    /// Asserts that a forked child that runs `before` refuses to take `inherited`, at the
+    /// scheduling step, with `errno` and a message that names `what`.
+    fn assert_scheduling_refused(inherited: &Inherited, before: fn(), errno: i32, what: &str) {
+        match take_in_child(inherited, before) {
+            (Some(Status::SetUp(refusal)), REFUSED_EXIT) => {
+                assert_eq!(refusal.step, SetUpStep::Scheduling);
+                assert_eq!(refusal.errno, Some(errno));
+                assert!(refusal.message.contains(what), "{}", refusal.message);
+            }
+            other => panic!("the child took {inherited:?}: {other:?}"),
+        }
+    }
+
     #[test]
     fn an_affinity_the_kernel_refuses_fails_the_set_up() {
         // CPU 1000 fits a cpu_set_t (1,024 CPUs) and is on no machine this runs on: the kernel
@@ -710,18 +723,7 @@ mod tests {
             affinity: Some(words),
             ..Inherited::default()
         };
-        match take_in_child(&inherited, || {}) {
-            (Some(Status::SetUp(refusal)), REFUSED_EXIT) => {
-                assert_eq!(refusal.step, SetUpStep::Scheduling);
-                assert_eq!(refusal.errno, Some(libc::EINVAL));
-                assert!(
-                    refusal.message.contains("CPU affinity"),
-                    "{}",
-                    refusal.message
-                );
-            }
-            other => panic!("the child took an affinity of no CPU: {other:?}"),
-        }
+        assert_scheduling_refused(&inherited, || {}, libc::EINVAL, "CPU affinity");
     }
 
     #[test]
@@ -751,18 +753,12 @@ mod tests {
             nice: Some(0),
             ..Inherited::default()
         };
-        match take_in_child(&inherited, unprivileged_at_nice_10) {
-            (Some(Status::SetUp(refusal)), REFUSED_EXIT) => {
-                assert_eq!(refusal.step, SetUpStep::Scheduling);
-                assert_eq!(refusal.errno, Some(libc::EACCES));
-                assert!(
-                    refusal.message.contains("nice value 0"),
-                    "{}",
-                    refusal.message
-                );
-            }
-            other => panic!("the child lowered its nice value without the right: {other:?}"),
-        }
+        assert_scheduling_refused(
+            &inherited,
+            unprivileged_at_nice_10,
+            libc::EACCES,
+            "nice value 0",
+        );
     }
 
     #[test]
