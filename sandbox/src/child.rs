@@ -667,6 +667,9 @@ mod tests {
     use super::*;
     use crate::request::{Inherited, SetUpStep};
 
+    /// How a child's `before` says that it could not prepare the case.
+    const PREPARATION_FAILED: i32 = 3;
+
     /// What a forked child that runs `before`, then takes `inherited`'s scheduling, reports,
     /// and how it exits (0 when it took them).
     fn take_in_child(inherited: &Inherited, before: fn()) -> (Option<Status>, i32) {
@@ -709,6 +712,7 @@ mod tests {
                 assert_eq!(refusal.errno, Some(errno));
                 assert!(refusal.message.contains(what), "{}", refusal.message);
             }
+            (None, PREPARATION_FAILED) => panic!("the test's own preparation failed in the child"),
             other => panic!("the child took {inherited:?}: {other:?}"),
         }
     }
@@ -730,8 +734,9 @@ mod tests {
     fn a_nice_value_the_process_may_not_take_fails_the_set_up() {
         // A process without CAP_SYS_NICE and with RLIMIT_NICE at 0 cannot lower its nice
         // value: a G that could not follow the agent's (a zygote started at a higher one, an
-        // agent that lowered its own since) must refuse, not run at another priority.
-        fn unprivileged_at_nice_10() {
+        // agent that lowered its own since) must refuse, not run at another priority. Nice 19
+        // can be taken from any value without a privilege.
+        fn unprivileged_at_nice_19() {
             let none = libc::rlimit {
                 rlim_cur: 0,
                 rlim_max: 0,
@@ -741,12 +746,12 @@ mod tests {
             // SAFETY: setting this process's own limit, nice value and capabilities.
             let ok = unsafe {
                 libc::setrlimit(libc::RLIMIT_NICE, &none) == 0
-                    && libc::setpriority(libc::PRIO_PROCESS, 0, 10) == 0
+                    && libc::setpriority(libc::PRIO_PROCESS, 0, 19) == 0
                     && libc::syscall(libc::SYS_capset, header.as_ptr(), data.as_ptr()) == 0
             };
             if !ok {
                 // SAFETY: leaving the forked child at once.
-                unsafe { libc::_exit(3) };
+                unsafe { libc::_exit(PREPARATION_FAILED) };
             }
         }
         let inherited = Inherited {
@@ -755,7 +760,7 @@ mod tests {
         };
         assert_scheduling_refused(
             &inherited,
-            unprivileged_at_nice_10,
+            unprivileged_at_nice_19,
             libc::EACCES,
             "nice value 0",
         );

@@ -16,6 +16,12 @@
 //! its inodes: a rule made once on the built tree, on a bind or on the tree's own root (the
 //! binds' common parent), applies in every clone.
 //!
+//! And one fact about procfs that a view held in a user namespace of its own rests on (the
+//! design an unprivileged runner's template would need, whose floor the spawn bench measures):
+//! a procfs is mounted in a user namespace only where one is already fully visible. A root
+//! pivoted into holds none, so its `/proc` mount is refused (`EPERM`) unless the host's
+//! `/proc` is bound there first, under it.
+//!
 //! Each case runs in a forked child, in a private user and mount namespace (nothing reaches
 //! the host's mount table), that mounts, confines itself and opens one file; the exit code says
 //! what the kernel answered. Skipped with a reason without Landlock or user namespaces (a
@@ -451,4 +457,103 @@ fn a_rule_made_on_a_tree_built_once_applies_to_each_clone_of_it() {
         Answer::Allowed,
         "rule on the tree's own root (the binds' common parent)"
     );
+}
+
+/// In a new pid namespace (the case's user namespace owns it), a grandchild mounts a tmpfs on
+/// `root`, makes `root/proc` (binding the host's `/proc` there first when `host_proc_under`),
+/// pivots into `root`, lets the old root go, and mounts a procfs at `/proc`: `ALLOWED` when
+/// the kernel mounts it, `DENIED` when it refuses with `EPERM`, a set-up step's number (40 on)
+/// otherwise.
+fn proc_in_a_pivoted_root(root: &CString, proc_dir: &CString, host_proc_under: bool) -> i32 {
+    let null = std::ptr::null::<libc::c_char>();
+    let nothing = std::ptr::null::<libc::c_void>();
+    // SAFETY: system calls on strings prepared before the fork; the grandchild leaves with
+    // `_exit`.
+    unsafe {
+        if libc::unshare(libc::CLONE_NEWPID) != 0 {
+            return 40;
+        }
+        let pid = libc::fork();
+        if pid < 0 {
+            return 41;
+        }
+        if pid == 0 {
+            let code = if !mount_tmpfs(root) {
+                42
+            } else if libc::mkdir(proc_dir.as_ptr(), 0o755) != 0 {
+                43
+            } else if host_proc_under
+                && libc::mount(
+                    c"/proc".as_ptr(),
+                    proc_dir.as_ptr(),
+                    null,
+                    libc::MS_BIND | libc::MS_REC,
+                    nothing,
+                ) != 0
+            {
+                44
+            } else if libc::chdir(root.as_ptr()) != 0
+                || libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr()) != 0
+                || libc::umount2(c".".as_ptr(), libc::MNT_DETACH) != 0
+                || libc::chdir(c"/".as_ptr()) != 0
+            {
+                45
+            } else if libc::mount(
+                c"proc".as_ptr(),
+                c"/proc".as_ptr(),
+                c"proc".as_ptr(),
+                0,
+                nothing,
+            ) == 0
+            {
+                ALLOWED
+            } else if *libc::__errno_location() == libc::EPERM {
+                DENIED
+            } else {
+                OTHER_OPEN_ERROR
+            };
+            libc::_exit(code);
+        }
+        let mut status = 0;
+        libc::waitpid(pid, &mut status, 0);
+        if libc::WIFEXITED(status) {
+            libc::WEXITSTATUS(status)
+        } else {
+            46
+        }
+    }
+}
+
+/// A directory to pivot into, and its `proc` mount point (made on the tmpfs mounted there).
+fn pivot_root_dir() -> (tempfile::TempDir, CString, CString) {
+    let tmp = tempfile::Builder::new()
+        .prefix("toolpolicy-proc-fact-")
+        .tempdir()
+        .expect("temporary directory");
+    let root = std::fs::canonicalize(tmp.path()).expect("canonical temporary directory");
+    (tmp, cpath(&root), cpath(&root.join("proc")))
+}
+
+#[test]
+fn a_procfs_is_refused_in_a_user_namespace_where_none_is_fully_visible() {
+    if !ready() {
+        return;
+    }
+    let (_tmp, root, proc_dir) = pivot_root_dir();
+    let got = Child::new().run(&|| proc_in_a_pivoted_root(&root, &proc_dir, false));
+    assert_eq!(
+        got,
+        Answer::Denied,
+        "a procfs was mounted in a user namespace's pivoted root that held no visible procfs"
+    );
+}
+
+#[test]
+fn a_procfs_mounts_in_a_user_namespace_over_the_hosts_bound_beneath_it() {
+    if !ready() {
+        return;
+    }
+    let (_tmp, root, proc_dir) = pivot_root_dir();
+    let got = Child::new().run(&|| proc_in_a_pivoted_root(&root, &proc_dir, true));
+    assert_eq!(got, Answer::Allowed);
 }

@@ -19,7 +19,7 @@
 //!    runner's also handles TCP and the scopes, which add no rule;
 //! 5. executes `/bin/true`.
 //!
-//! **Supervised** ([`LeasedView::supervised`]): the same, with the supervision that a strict run
+//! **Supervised** ([`Variant::Supervised`]): the same, with the supervision that a strict run
 //! of `net = deny`, `exec = deny` cannot go without. Its seccomp program is the runner's for
 //! that policy, which sends `execve` and `connect` to a listener (pathname unix sockets are
 //! beyond Landlock's reach, and the command's own `execve` is the only one admitted). The child
@@ -30,14 +30,14 @@
 //! does (`CLONE_VM`), and waits on the child's pidfd. Output stays on the caller's descriptors,
 //! as plain's goes to `/dev/null`: capturing it is the runner's service, not a confinement.
 //!
-//! **Sealed** ([`LeasedView::sealed`]): the same supervision, with the command's own `execve`
+//! **Sealed** ([`Variant::Sealed`]): the same supervision, with the command's own `execve`
 //! admitted by a secret instead of an answer, as the hardened command's is. The program lets
 //! `execve` through and a second filter, the hardened tail sealed with a secret drawn for each
 //! run, admits only the one that carries the secret in its unused registers. The child then
 //! waits for nothing, so the caller is suspended until its `execve` (`CLONE_VFORK`), then takes
 //! the listener and serves it to the end.
 //!
-//! **Held** ([`LeasedView::held`]): the unsupervised floor again, in a view whose mount
+//! **Held** ([`Variant::Held`]): the unsupervised floor again, in a view whose mount
 //! namespace belongs to a user namespace made with it and held, as a template of an
 //! unprivileged runner's would have to. A run's child cloned into a user namespace of its own
 //! could not join that view, so each run takes two children: the first joins the held user
@@ -91,13 +91,13 @@ pub(crate) struct LeasedView {
     lasting: Vec<(OwnedFd, u64)>,
     /// The run's own filesystems, with their rights.
     per_run: [(&'static CStr, u64); 4],
-    /// The child's end of the channel its listener goes to ([`LeasedView::supervised`]), or -1
+    /// The child's end of the channel its listener goes to ([`Variant::Supervised`]), or -1
     /// when its filter has no listener.
     listener_to: Cell<RawFd>,
     supervised: bool,
-    /// The sealed variant's tail ([`LeasedView::sealed`]), sealed afresh for each run.
+    /// The sealed variant's tail ([`Variant::Sealed`]), sealed afresh for each run.
     sealed: Option<Sealed>,
-    /// The held variant's user namespace and second child ([`LeasedView::held`]).
+    /// The held variant's user namespace and second child ([`Variant::Held`]).
     held: Option<Held>,
 }
 
@@ -111,6 +111,27 @@ struct Held {
     stack: std::cell::RefCell<Vec<u8>>,
     second: Cell<bool>,
     pid: Cell<libc::pid_t>,
+}
+
+/// How a view's runs are supervised, and where its mount namespace belongs.
+pub(crate) enum Variant {
+    /// The filter has no listener; the caller waits as a `vfork` caller does.
+    Unsupervised,
+    /// The filter's listener goes to the caller, which answers the command's `execve` and
+    /// serves the listener to the end ([`LeasedView::spawn_supervised`]).
+    Supervised,
+    /// As `Supervised`, but the filter lets every `execve` through, and this tail, sealed with a
+    /// secret drawn for each run, admits only the one that carries the secret in its unused
+    /// registers: nothing waits for the caller before the `execve`, so the caller is suspended
+    /// until it, as with `vfork`.
+    Sealed(Vec<libc::sock_filter>),
+    /// Unsupervised, in a mount namespace that belongs to a user namespace built with it and
+    /// held, as an unprivileged runner's template would have to be. Its runs are the design
+    /// that would serve one (not built in the runner): a first child joins that user namespace
+    /// and the view, makes the pid and IPC namespaces, and starts the second as its parent's
+    /// child (`CLONE_PARENT`), which does what a leased run's child does; the first ends once
+    /// the second has executed ([`LeasedView::start_second`]).
+    Held,
 }
 
 /// The command's own `execve` admitted by a secret, as the hardened command's is: the tail
@@ -135,35 +156,14 @@ fn os_error(what: &str) -> String {
 impl LeasedView {
     /// Builds the view of `/usr`, `/etc` and a declared root made in `base` (outside `/tmp`,
     /// which each run's scratch covers), whose runs load `filter` and a Landlock ruleset of
-    /// `abi`.
+    /// `abi`, and are run as `variant` says.
     pub(crate) fn build(
         base: &Path,
         filter: Vec<libc::sock_filter>,
         abi: i32,
+        variant: Variant,
     ) -> Result<LeasedView, String> {
-        LeasedView::build_with(base, filter, abi, false)
-    }
-
-    /// The same view in a mount namespace that belongs to a user namespace built with it and
-    /// held, as an unprivileged runner's template would have to be. Its runs are the design
-    /// that would serve one (not built in the runner): the first child joins that user
-    /// namespace and the view, makes the pid and IPC namespaces, and starts the second as its
-    /// parent's child (`CLONE_PARENT`), which does what a leased run's child does; the first
-    /// ends once the second has executed.
-    pub(crate) fn held(
-        base: &Path,
-        filter: Vec<libc::sock_filter>,
-        abi: i32,
-    ) -> Result<LeasedView, String> {
-        LeasedView::build_with(base, filter, abi, true)
-    }
-
-    fn build_with(
-        base: &Path,
-        filter: Vec<libc::sock_filter>,
-        abi: i32,
-        hold_user: bool,
-    ) -> Result<LeasedView, String> {
+        let hold_user = matches!(variant, Variant::Held);
         // SAFETY: getters without pointers.
         let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
         if uid != 0 {
@@ -293,8 +293,15 @@ impl LeasedView {
                 (c"/tmp", dir_rw),
             ],
             listener_to: Cell::new(-1),
-            supervised: false,
-            sealed: None,
+            supervised: matches!(variant, Variant::Supervised | Variant::Sealed(_)),
+            sealed: match variant {
+                Variant::Sealed(tail) => Some(Sealed {
+                    run_tail: std::cell::RefCell::new(tail.clone()),
+                    tail,
+                    registers: Cell::new([0; 3]),
+                }),
+                _ => None,
+            },
             held,
         })
     }
@@ -345,26 +352,6 @@ impl LeasedView {
         Some(held.pid.replace(-1))
     }
 
-    /// As [`LeasedView::supervised`], but the command's own `execve` passes without a
-    /// notification: `filter` (with a listener, for `connect`) lets every `execve` through,
-    /// and `tail`, sealed with a secret drawn for each run, admits only the one that carries
-    /// the secret in its unused registers. Nothing waits for the caller before the `execve`,
-    /// so the caller is suspended until it, as with `vfork`.
-    pub(crate) fn sealed(
-        base: &Path,
-        filter: Vec<libc::sock_filter>,
-        tail: Vec<libc::sock_filter>,
-        abi: i32,
-    ) -> Result<LeasedView, String> {
-        let mut view = LeasedView::supervised(base, filter, abi)?;
-        view.sealed = Some(Sealed {
-            run_tail: std::cell::RefCell::new(tail.clone()),
-            tail,
-            registers: Cell::new([0; 3]),
-        });
-        Ok(view)
-    }
-
     /// The registers the child's `execve` must carry, when its tail is sealed.
     pub(crate) fn exec_registers(&self) -> Option<[u64; 3]> {
         self.sealed.as_ref().map(|s| s.registers.get())
@@ -381,18 +368,6 @@ impl LeasedView {
             .registers
             .set(sandbox::seccomp::secret_registers(&words));
         sandbox::seccomp::seal(&mut tail, &words)
-    }
-
-    /// The same view, whose runs take `filter` with a listener and are supervised as a strict
-    /// run's are: spawned by [`LeasedView::spawn_supervised`].
-    pub(crate) fn supervised(
-        base: &Path,
-        filter: Vec<libc::sock_filter>,
-        abi: i32,
-    ) -> Result<LeasedView, String> {
-        let mut view = LeasedView::build(base, filter, abi)?;
-        view.supervised = true;
-        Ok(view)
     }
 
     /// Whether runs of this view need [`LeasedView::spawn_supervised`].
