@@ -94,10 +94,35 @@ pub(crate) fn start_hardened(req: &Request, image: &ExecImage, notify: Option<Ra
     confine_and_exec(req, image, reporter, notify)
 }
 
-/// The agent's nice value and CPU affinity, where they changed since the zygote started: a
-/// command that silently ran at another priority, or on CPUs the agent left, would differ
-/// from a strict run's, whose child the calling thread's `clone` gives both.
+/// The agent's scheduling policy, nice value and CPU affinity, where they changed since the
+/// zygote started: a command that silently ran under another policy or priority, or on CPUs
+/// the agent left, would differ from a strict run's, whose child the calling thread's `clone`
+/// gives all three. The policy comes first: leaving `SCHED_IDLE` would otherwise weigh the
+/// nice value against `RLIMIT_NICE` twice.
 fn take_scheduling(inherited: &crate::request::Inherited, reporter: &Reporter) {
+    if let Some((policy, priority)) = inherited.policy {
+        if policy == libc::SCHED_DEADLINE {
+            reporter.fail(Refusal::new(
+                SetUpStep::Scheduling,
+                "the agent's calling thread runs under SCHED_DEADLINE, which the kernel passes \
+                 to no child (a plain spawn or a strict run from it fails with EAGAIN); set \
+                 SCHED_RESET_ON_FORK on that thread, or run the tool from another one",
+            ));
+        }
+        let param = libc::sched_param {
+            sched_priority: priority,
+        };
+        // SAFETY: sched_setscheduler of this process (pid 0) with a valid struct.
+        if unsafe { libc::sched_setscheduler(0, policy, &param) } != 0 {
+            reporter.fail(Refusal::last_os(
+                SetUpStep::Scheduling,
+                &format!(
+                    "the agent's scheduling policy {} at priority {priority}",
+                    policy_name(policy)
+                ),
+            ));
+        }
+    }
     if let Some(nice) = inherited.nice {
         // SAFETY: setpriority of this process (who = 0) takes integers.
         if unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, nice) } != 0 {
@@ -127,6 +152,19 @@ fn take_scheduling(inherited: &crate::request::Inherited, reporter: &Reporter) {
                  of the calling thread's CPUs; pin the agent to CPUs its cgroup allows)",
             ));
         }
+    }
+}
+
+/// A scheduling policy's name, for a refusal.
+fn policy_name(policy: i32) -> std::borrow::Cow<'static, str> {
+    match policy {
+        libc::SCHED_OTHER => "SCHED_OTHER".into(),
+        libc::SCHED_FIFO => "SCHED_FIFO".into(),
+        libc::SCHED_RR => "SCHED_RR".into(),
+        libc::SCHED_BATCH => "SCHED_BATCH".into(),
+        libc::SCHED_IDLE => "SCHED_IDLE".into(),
+        libc::SCHED_DEADLINE => "SCHED_DEADLINE".into(),
+        other => format!("number {other}").into(),
     }
 }
 
@@ -704,12 +742,18 @@ mod tests {
     }
 
     /// Asserts that a forked child that runs `before` refuses to take `inherited`, at the
-    /// scheduling step, with `errno` and a message that names `what`.
-    fn assert_scheduling_refused(inherited: &Inherited, before: fn(), errno: i32, what: &str) {
+    /// scheduling step, with `errno` (`None`: a refusal of its own) and a message that names
+    /// `what`.
+    fn assert_scheduling_refused(
+        inherited: &Inherited,
+        before: fn(),
+        errno: Option<i32>,
+        what: &str,
+    ) {
         match take_in_child(inherited, before) {
             (Some(Status::SetUp(refusal)), REFUSED_EXIT) => {
                 assert_eq!(refusal.step, SetUpStep::Scheduling);
-                assert_eq!(refusal.errno, Some(errno));
+                assert_eq!(refusal.errno, errno);
                 assert!(refusal.message.contains(what), "{}", refusal.message);
             }
             (None, PREPARATION_FAILED) => panic!("the test's own preparation failed in the child"),
@@ -727,7 +771,7 @@ mod tests {
             affinity: Some(words),
             ..Inherited::default()
         };
-        assert_scheduling_refused(&inherited, || {}, libc::EINVAL, "CPU affinity");
+        assert_scheduling_refused(&inherited, || {}, Some(libc::EINVAL), "CPU affinity");
     }
 
     #[test]
@@ -761,13 +805,55 @@ mod tests {
         assert_scheduling_refused(
             &inherited,
             unprivileged_at_nice_19,
-            libc::EACCES,
+            Some(libc::EACCES),
             "nice value 0",
         );
     }
 
     #[test]
-    fn an_affinity_and_nice_value_the_kernel_accepts_are_taken() {
+    fn a_real_time_policy_the_process_may_not_take_fails_the_set_up() {
+        // Without CAP_SYS_NICE and with RLIMIT_RTPRIO at 0, no real-time policy can be taken:
+        // a G that could not follow the agent must refuse, not run under another policy.
+        fn unprivileged_without_real_time() {
+            let none = libc::rlimit {
+                rlim_cur: 0,
+                rlim_max: 0,
+            };
+            let header = [0x2008_0522u32, 0];
+            let data = [0u32; 6];
+            // SAFETY: setting this process's own limit and capabilities.
+            let ok = unsafe {
+                libc::setrlimit(libc::RLIMIT_RTPRIO, &none) == 0
+                    && libc::syscall(libc::SYS_capset, header.as_ptr(), data.as_ptr()) == 0
+            };
+            if !ok {
+                // SAFETY: leaving the forked child at once.
+                unsafe { libc::_exit(PREPARATION_FAILED) };
+            }
+        }
+        let inherited = Inherited {
+            policy: Some((libc::SCHED_FIFO, 1)),
+            ..Inherited::default()
+        };
+        assert_scheduling_refused(
+            &inherited,
+            unprivileged_without_real_time,
+            Some(libc::EPERM),
+            "SCHED_FIFO at priority 1",
+        );
+    }
+
+    #[test]
+    fn a_deadline_policy_is_refused_with_its_reason() {
+        let inherited = Inherited {
+            policy: Some((libc::SCHED_DEADLINE, 0)),
+            ..Inherited::default()
+        };
+        assert_scheduling_refused(&inherited, || {}, None, "SCHED_RESET_ON_FORK");
+    }
+
+    #[test]
+    fn a_policy_affinity_and_nice_value_the_kernel_accepts_are_taken() {
         // This thread's own affinity, and a nice value no lower than its own (raising it needs
         // no privilege).
         // SAFETY: an all-zero cpu_set_t is valid; sched_getaffinity fills it.
@@ -786,6 +872,7 @@ mod tests {
         let inherited = Inherited {
             affinity: Some(words),
             nice: Some((nice + 1).min(19)),
+            policy: Some((libc::SCHED_BATCH, 0)),
             ..Inherited::default()
         };
         assert!(matches!(take_in_child(&inherited, || {}), (None, 0)));

@@ -82,10 +82,10 @@ pub struct Request {
     pub parent_pid: i32,
 }
 
-/// The agent's umask, resource limits, nice value and CPU affinity at the time of a hardened
-/// run, where they differ from the zygote's (which has the agent's of the time it started):
-/// the command's process applies them, so that it starts with what a strict run's child,
-/// cloned from the agent's calling thread at that moment, would have.
+/// The agent's umask, resource limits, scheduling policy, nice value and CPU affinity at the
+/// time of a hardened run, where they differ from the zygote's (which has the agent's of the
+/// time it started): the command's process applies them, so that it starts with what a strict
+/// run's child, cloned from the agent's calling thread at that moment, would have.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Inherited {
     /// The umask, when it differs.
@@ -100,6 +100,10 @@ pub struct Inherited {
     /// zygote: lowering takes a privilege the command's process may lack).
     #[serde(default)]
     pub nice: Option<i32>,
+    /// The calling thread's scheduling policy (`SCHED_*`) and real-time priority, when they
+    /// differ (one G could only take with a privilege needs a new zygote).
+    #[serde(default)]
+    pub policy: Option<(i32, i32)>,
     /// The calling thread's CPU affinity, as the words of its `cpu_set_t`, when it differs.
     #[serde(default)]
     pub affinity: Option<Vec<u64>>,
@@ -117,8 +121,8 @@ pub enum SetUpStep {
     Start,
     /// Joining the run's cgroups (`limits.max_processes`, `limits.memory_bytes`).
     Cgroups,
-    /// Taking the agent's nice value and CPU affinity (hardened, when they changed since its
-    /// zygote started).
+    /// Taking the agent's scheduling policy, nice value and CPU affinity (hardened, when they
+    /// changed since its zygote started).
     Scheduling,
     /// Dropping every capability (securebits, bounding and ambient sets, `capset`).
     Capabilities,

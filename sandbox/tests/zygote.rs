@@ -122,6 +122,10 @@ const CASES: &[(&str, Case)] = &[
         scheduling_follows_the_agent,
     ),
     (
+        "a_run_after_the_agent_changed_its_scheduling_policy_has_the_new_one",
+        policy_follows_the_agent,
+    ),
+    (
         "a_run_after_the_agent_raised_a_hard_limit_has_it_through_a_new_zygote",
         raised_hard_limit_follows_the_agent,
     ),
@@ -1185,6 +1189,97 @@ fn scheduling_follows_the_agent(dir: &Path) -> Result<(), String> {
         )?;
     }
     Ok(())
+}
+
+/// Prints the scheduling policy of the command's own process: field 41 of `/proc/self/stat`
+/// of `cut`, its shell's child (whose name holds no space).
+const POLICY_SCRIPT: &str = "cut -d' ' -f41 /proc/self/stat";
+
+/// Sets the calling thread's scheduling policy (`SCHED_*`, with `SCHED_RESET_ON_FORK` or not).
+fn set_policy(policy: i32, priority: i32) -> Result<(), String> {
+    let param = libc::sched_param {
+        sched_priority: priority,
+    };
+    // SAFETY: sched_setscheduler of the calling thread with a valid struct.
+    if unsafe { libc::sched_setscheduler(0, policy, &param) } != 0 {
+        return Err(format!(
+            "sched_setscheduler({policy:#x}, {priority}): {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
+/// The scheduling policy that the agent's calling thread changes between runs: each hardened
+/// command reports the thread's, as a plain child of it (the control) and a strict run's do.
+/// SCHED_BATCH and SCHED_IDLE travel through the zygote started under SCHED_OTHER. A zygote
+/// started under SCHED_IDLE cannot follow the thread back out of it (its G may lack the room
+/// under RLIMIT_NICE), so that run goes through a new zygote. As root, also real time: a
+/// SCHED_FIFO thread's command runs under SCHED_FIFO (through a new zygote, since taking real
+/// time needs a privilege), and one with SCHED_RESET_ON_FORK runs under SCHED_OTHER, as the
+/// kernel starts that thread's children.
+fn policy_follows_the_agent(dir: &Path) -> Result<(), String> {
+    let reports = |want: i32, what: &str| -> Result<(), String> {
+        let control = run_unconfined(POLICY_SCRIPT)?;
+        let control = String::from_utf8_lossy(&control.stdout).trim().to_string();
+        check(
+            &format!("{what}: a plain child reports policy {want}: {control:?}"),
+            control == want.to_string(),
+        )?;
+        let seen = output_of(dir, POLICY_SCRIPT)?;
+        check(
+            &format!("{what}: the hardened command reports policy {want}: {seen:?}"),
+            seen == want.to_string(),
+        )
+    };
+    reports(
+        libc::SCHED_OTHER,
+        "the control run, which starts the zygote",
+    )?;
+    let z = zygote_pid()?;
+    set_policy(libc::SCHED_BATCH, 0)?;
+    reports(libc::SCHED_BATCH, "under SCHED_BATCH")?;
+    if kernel::user_namespaces() {
+        let strict = RunOptions::default().profile(Profile::Strict);
+        let out =
+            run(&policy_writing(dir), &sh(POLICY_SCRIPT), &strict).map_err(|e| e.to_string())?;
+        let seen = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        check(
+            &format!("a strict run reports SCHED_BATCH too: {seen:?}"),
+            out.success() && seen == libc::SCHED_BATCH.to_string(),
+        )?;
+    }
+    set_policy(libc::SCHED_IDLE, 0)?;
+    reports(libc::SCHED_IDLE, "under SCHED_IDLE")?;
+    check("the same zygote serves", zygote_pid()? == z)?;
+    zygote::shut_down();
+    reports(libc::SCHED_IDLE, "a zygote started under SCHED_IDLE")?;
+    let idle_zygote = zygote_pid()?;
+    if set_policy(libc::SCHED_OTHER, 0).is_err() {
+        eprintln!("the rest is not shown: this thread may not leave SCHED_IDLE");
+        return Ok(());
+    }
+    reports(libc::SCHED_OTHER, "back under SCHED_OTHER")?;
+    let other_zygote = zygote_pid()?;
+    check(
+        "a new zygote serves the run that left SCHED_IDLE",
+        other_zygote != idle_zygote,
+    )?;
+    if set_policy(libc::SCHED_FIFO, 1).is_err() {
+        eprintln!("the real-time part is not shown: this thread may not take SCHED_FIFO");
+        return Ok(());
+    }
+    reports(libc::SCHED_FIFO, "under SCHED_FIFO")?;
+    check(
+        "a new zygote serves the run that took real time",
+        zygote_pid()? != other_zygote,
+    )?;
+    set_policy(libc::SCHED_FIFO | libc::SCHED_RESET_ON_FORK, 1)?;
+    reports(
+        libc::SCHED_OTHER,
+        "under SCHED_FIFO with SCHED_RESET_ON_FORK",
+    )?;
+    set_policy(libc::SCHED_OTHER, 0)
 }
 
 fn set_limit(resource: libc::__rlimit_resource_t, soft: u64, hard: u64) -> Result<(), String> {

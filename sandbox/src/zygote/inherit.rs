@@ -1,25 +1,32 @@
 //! What a command inherits from the process that starts it and the agent may change between
-//! runs: its umask, its resource limits, its nice value and CPU affinity, and its cgroups.
+//! runs: its umask, its resource limits, its scheduling policy, nice value and CPU affinity, and
+//! its cgroups.
 //!
 //! A strict run's child is cloned from the agent's calling thread at the time of the run, so
 //! it has the agent's values of that moment. A hardened command is forked from the zygote,
 //! which has the agent's values of the time it started. So the client takes the agent's
-//! values at each run ([`Inheritance::now`]: 16 `getrlimit`, `getpriority`,
-//! `sched_getaffinity` and one read of each of the thread's `/proc` `status` and `cgroup`
+//! values at each run ([`Inheritance::now`]: 16 `getrlimit`, `sched_getscheduler`,
+//! `getpriority`, `sched_getaffinity` and one read of each of the thread's `/proc` `status` and `cgroup`
 //! files, kept open; about 16 µs: 6.5 for the limits, 6.3 for `status`, 3.2 for `cgroup`) and
 //! compares them with what its zygote holds ([`Inheritance::of_new_zygote`]):
-//! * a different umask or CPU affinity, a higher nice value, or soft or hard limits the
-//!   zygote's G can reach by lowering, travel with the run ([`crate::request::Inherited`])
-//!   and G applies them (the umask, nice value and affinity at its start, the limits just
-//!   before the policy's own, [`crate::child`]);
+//! * a different umask, scheduling policy or CPU affinity, a higher nice value, or soft or
+//!   hard limits the zygote's G can reach by lowering, travel with the run
+//!   ([`crate::request::Inherited`]) and G applies them (the umask, policy, nice value and
+//!   affinity at its start, the limits just before the policy's own, [`crate::child`]);
 //! * another cgroup (the agent moved itself), a hard limit the agent raised above the
-//!   zygote's, or a nice value it lowered below the zygote's (which G, without privileges by
-//!   then, could not follow), needs a zygote that has them: the old one is retired (it serves
-//!   the runs in flight, then ends) and a new one starts, once per change. Moving G into the
-//!   agent's cgroups on every run would cost a cgroup migration per run instead.
+//!   zygote's, a nice value it lowered below the zygote's, or a policy G could only take with
+//!   a privilege (leaving `SCHED_IDLE`, taking a real-time policy or a higher real-time
+//!   priority than the zygote's) needs a zygote that has them, since G may hold no privilege
+//!   by then: the old one is retired (it serves the runs in flight, then ends) and a new one
+//!   starts, once per change. Moving G into the agent's cgroups on every run would cost a
+//!   cgroup migration per run instead.
 //!
-//! The scheduling policy (`SCHED_BATCH`, `SCHED_IDLE`, real-time) is not carried: a zygote
-//! started from a thread with one keeps it for every run.
+//! The values taken are those a child forked from the calling thread would start with, which
+//! is what a strict run's `clone` gives its child: under `SCHED_RESET_ON_FORK` a real-time or
+//! deadline policy becomes `SCHED_OTHER` and a negative nice value 0 (the kernel's
+//! `sched_fork`). A thread under `SCHED_DEADLINE` without that flag cannot fork at all
+//! (`EAGAIN`): its hardened runs are refused at the scheduling step, as its strict runs and
+//! plain spawns fail.
 
 use crate::request::Inherited;
 
@@ -55,6 +62,9 @@ pub(super) struct Inheritance {
     /// The thread's nice value (Linux keeps one per thread); `None` when it cannot be read
     /// (then the zygote's stands, as for the affinity).
     nice: Option<i32>,
+    /// The thread's scheduling policy and real-time priority (also per thread); `None` when
+    /// they cannot be read (then the zygote's stand).
+    policy: Option<(i32, i32)>,
     /// The thread's CPU affinity, as the words of a `cpu_set_t`; `None` on a host whose CPU
     /// numbers do not fit one (then the zygote's stands).
     affinity: Option<Vec<u64>>,
@@ -82,11 +92,13 @@ impl Inheritance {
             unsafe { libc::getrlimit(resource, &mut rl) };
             *slot = (rl.rlim_cur, rl.rlim_max);
         }
+        let (policy, reset_on_fork) = policy();
         Inheritance {
             umask: umask(),
             limits,
             cgroups: ProcFile::Cgroup.read(),
-            nice: nice(),
+            nice: nice().map(|n| if reset_on_fork { n.max(0) } else { n }),
+            policy,
             affinity: affinity(),
         }
     }
@@ -109,7 +121,12 @@ impl Inheritance {
             .zip(&zygote.limits)
             .any(|(now, then)| !within(now.1, then.1));
         let lowered = matches!((self.nice, zygote.nice), (Some(now), Some(then)) if now < then);
-        if raised || lowered || self.cgroups != zygote.cgroups {
+        let policy = match (self.policy, zygote.policy) {
+            (Some(now), Some(then)) if now != then => Some(now),
+            _ => None,
+        };
+        let privileged = policy.is_some_and(|now| needs_privilege(now, zygote.policy));
+        if raised || lowered || privileged || self.cgroups != zygote.cgroups {
             return Fit::NewZygote;
         }
         let rlimits = RESOURCES
@@ -124,6 +141,7 @@ impl Inheritance {
             nice: self
                 .nice
                 .filter(|_| zygote.nice.is_some() && self.nice != zygote.nice),
+            policy,
             affinity: self
                 .affinity
                 .as_ref()
@@ -139,6 +157,48 @@ fn nice() -> Option<i32> {
     // SAFETY: getpriority of the calling thread (who = 0) takes integers.
     let raw = unsafe { libc::syscall(libc::SYS_getpriority, libc::PRIO_PROCESS, 0) };
     (raw > 0).then(|| 20 - raw as i32)
+}
+
+/// The scheduling policy and real-time priority a child forked from the calling thread would
+/// start with, and whether the thread's `SCHED_RESET_ON_FORK` flag is set (its children then
+/// start at nice 0 at most; see the module docs).
+fn policy() -> (Option<(i32, i32)>, bool) {
+    // SAFETY: sched_getscheduler of the calling thread (pid 0) takes an integer.
+    let raw = unsafe { libc::sched_getscheduler(0) };
+    if raw < 0 {
+        return (None, false);
+    }
+    let reset_on_fork = raw & libc::SCHED_RESET_ON_FORK != 0;
+    let policy = raw & !libc::SCHED_RESET_ON_FORK;
+    let realtime = matches!(policy, libc::SCHED_FIFO | libc::SCHED_RR);
+    if reset_on_fork && (realtime || policy == libc::SCHED_DEADLINE) {
+        return (Some((libc::SCHED_OTHER, 0)), true);
+    }
+    if !realtime {
+        return (Some((policy, 0)), reset_on_fork);
+    }
+    let mut param = libc::sched_param { sched_priority: 0 };
+    // SAFETY: sched_getparam of the calling thread fills a valid struct.
+    if unsafe { libc::sched_getparam(0, &mut param) } != 0 {
+        return (None, reset_on_fork);
+    }
+    (Some((policy, param.sched_priority)), reset_on_fork)
+}
+
+/// Whether a process under the policy `then` (the zygote's; `None`: unknown) may need a
+/// privilege (`CAP_SYS_NICE`, or room under `RLIMIT_NICE` or `RLIMIT_RTPRIO`) to take `now`,
+/// after the kernel's rules for `sched_setscheduler` without one: `SCHED_IDLE` is left only
+/// within `RLIMIT_NICE`, and a real-time policy is taken, or its priority raised, only within
+/// `RLIMIT_RTPRIO`. Lowering a real-time priority or leaving real time needs nothing.
+/// `SCHED_DEADLINE` is not taken at all, and G refuses it with its reason
+/// ([`crate::child`]).
+fn needs_privilege(now: (i32, i32), then: Option<(i32, i32)>) -> bool {
+    let Some(then) = then else {
+        return false;
+    };
+    let leaves_idle = then.0 == libc::SCHED_IDLE && now.0 != libc::SCHED_IDLE;
+    let realtime = matches!(now.0, libc::SCHED_FIFO | libc::SCHED_RR);
+    leaves_idle || (realtime && (now.0 != then.0 || now.1 > then.1))
 }
 
 /// The calling thread's CPU affinity, as the words of a `cpu_set_t`.
@@ -336,6 +396,111 @@ mod tests {
             lowered.fit(Some(&unknown)),
             Fit::Carry(Inherited::default())
         );
+    }
+
+    #[test]
+    fn another_policy_travels_unless_taking_it_may_need_a_privilege() {
+        let then = Inheritance::now();
+        let under = |policy: i32, priority: i32| Inheritance {
+            policy: Some((policy, priority)),
+            ..then.clone()
+        };
+        let carried = |policy| {
+            Fit::Carry(Inherited {
+                policy,
+                ..Inherited::default()
+            })
+        };
+        let (other, batch, idle) = (
+            under(libc::SCHED_OTHER, 0),
+            under(libc::SCHED_BATCH, 0),
+            under(libc::SCHED_IDLE, 0),
+        );
+        let (fifo_1, fifo_2, rr_1) = (
+            under(libc::SCHED_FIFO, 1),
+            under(libc::SCHED_FIFO, 2),
+            under(libc::SCHED_RR, 1),
+        );
+        // What a process may take without a privilege travels.
+        for (now, zygote) in [
+            (&batch, &other),
+            (&idle, &other),
+            (&other, &batch),
+            (&idle, &batch),
+            (&other, &fifo_1),
+            (&batch, &rr_1),
+            (&fifo_1, &fifo_2),
+        ] {
+            assert_eq!(now.fit(Some(zygote)), carried(now.policy), "{now:?}");
+        }
+        // Leaving SCHED_IDLE, taking real time, raising or switching it: a new zygote.
+        for (now, zygote) in [
+            (&other, &idle),
+            (&batch, &idle),
+            (&fifo_1, &other),
+            (&fifo_2, &fifo_1),
+            (&rr_1, &fifo_1),
+        ] {
+            assert_eq!(now.fit(Some(zygote)), Fit::NewZygote, "{now:?}");
+        }
+        // The same policy, or one unknown on either side: the zygote's stands.
+        let unknown = Inheritance {
+            policy: None,
+            ..then.clone()
+        };
+        for (now, zygote) in [(&fifo_1, &fifo_1), (&unknown, &idle), (&fifo_1, &unknown)] {
+            assert_eq!(now.fit(Some(zygote)), carried(None), "{now:?}");
+        }
+    }
+
+    /// Runs `f` on a thread of its own, whose scheduling it may change.
+    fn on_own_thread<T: Send>(f: impl FnOnce() -> T + Send) -> T {
+        std::thread::scope(|s| s.spawn(f).join().expect("the thread"))
+    }
+
+    /// Sets the calling thread's scheduling policy.
+    fn set_policy(policy: i32, priority: i32) -> std::io::Result<()> {
+        let param = libc::sched_param {
+            sched_priority: priority,
+        };
+        // SAFETY: sched_setscheduler of the calling thread with a valid struct.
+        match unsafe { libc::sched_setscheduler(0, policy, &param) } {
+            0 => Ok(()),
+            _ => Err(std::io::Error::last_os_error()),
+        }
+    }
+
+    #[test]
+    fn the_thread_s_policy_is_read_as_a_child_of_it_would_start() {
+        for policy in [libc::SCHED_BATCH, libc::SCHED_IDLE] {
+            let now = on_own_thread(|| {
+                set_policy(policy, 0).expect("a policy any thread may take");
+                Inheritance::now()
+            });
+            assert_eq!(now.policy, Some((policy, 0)));
+        }
+        // Real time, and the reset a child of it gets, need CAP_SYS_NICE (or RLIMIT_RTPRIO).
+        let realtime = on_own_thread(|| {
+            set_policy(libc::SCHED_FIFO, 1).ok()?;
+            let plain = Inheritance::now();
+            // SAFETY: setpriority of the calling thread takes integers.
+            let lowered = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, -5) } == 0;
+            set_policy(libc::SCHED_RR | libc::SCHED_RESET_ON_FORK, 2).ok()?;
+            Some((plain, lowered, Inheritance::now()))
+        });
+        let Some((plain, lowered, reset)) = realtime else {
+            eprintln!("the real-time part is not shown: this test may not take SCHED_FIFO");
+            return;
+        };
+        assert_eq!(plain.policy, Some((libc::SCHED_FIFO, 1)));
+        assert_eq!(reset.policy, Some((libc::SCHED_OTHER, 0)));
+        if lowered {
+            assert_eq!(
+                reset.nice,
+                Some(0),
+                "a child of the thread starts at nice 0"
+            );
+        }
     }
 
     #[test]
