@@ -38,9 +38,11 @@
 //!
 //! **Who gets it** ([`NetnsSource`], decided once per prepared policy): a strict plan that
 //! needs a network namespace without a loopback, run by a caller with `CAP_SYS_ADMIN` (which
-//! both `unshare` and `setns` of a network namespace require). Plans with an egress broker
-//! bring their loopback up inside the namespace, so they keep one of their own per run, as do
-//! unprivileged runners.
+//! both `unshare` and `setns` of a network namespace require) over the user namespace that
+//! owns its own network namespace too (without it, a thread that joined a leased namespace
+//! could not come back: a runner that is root in a container of its own, whose network
+//! namespace is the host's). Plans with an egress broker bring their loopback up inside the
+//! namespace, so they keep one of their own per run, as do unprivileged runners.
 //!
 //! ```
 //! use sandbox::netns::{NetnsPerRunWhy, NetnsSource};
@@ -78,6 +80,10 @@ pub enum NetnsPerRunWhy {
     /// The plan's egress listeners need the loopback up, which the child does in a namespace
     /// its own user namespace owns.
     Loopback,
+    /// The runner's own network namespace belongs to a user namespace over which it holds no
+    /// `CAP_SYS_ADMIN`: an ancestor of its own, as for a runner that is root in a container.
+    /// Its calling thread could join a leased namespace for the `clone` but never come back.
+    NotOwnHome,
 }
 
 /// Decides, once per prepared plan, where its runs' network namespace comes from; `None` when
@@ -98,7 +104,22 @@ pub fn decide(netns: bool, loopback: bool) -> Option<NetnsSource> {
     if !crate::child::has_effective_cap(CAP_SYS_ADMIN) {
         return Some(NetnsSource::PerRun(NetnsPerRunWhy::NotPrivileged));
     }
+    if !may_come_home() {
+        return Some(NetnsSource::PerRun(NetnsPerRunWhy::NotOwnHome));
+    }
     Some(NetnsSource::Leased)
+}
+
+/// Whether a thread of the runner may join its own network namespace again, which the kernel
+/// allows only with `CAP_SYS_ADMIN` over the user namespace that owns it: the same check as
+/// coming back after a leased one. Asked of the kernel, on a thread of its own, by joining the
+/// namespace it is already in (which changes nothing).
+fn may_come_home() -> bool {
+    std::thread::scope(|s| {
+        s.spawn(|| Home::here().is_ok_and(|home| home.back()))
+            .join()
+            .unwrap_or(false)
+    })
 }
 
 /// How many idle namespaces the pool keeps; more concurrent runs make more, closed on return.

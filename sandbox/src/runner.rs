@@ -291,6 +291,19 @@ impl Prepared {
         self.view.as_ref()
     }
 
+    /// Strict with a view copied from a template: whether its runs are lent a namespace that
+    /// holds the view, as far as its runs found out so far ([`ViewLease`]); `None` for a plan
+    /// whose view is built per run, and for the hardened profile.
+    ///
+    /// [`ViewLease`]: crate::mounts::template::ViewLease
+    pub fn view_lease(&self) -> Option<crate::mounts::template::ViewLease> {
+        matches!(
+            self.view,
+            Some(crate::mounts::template::ViewBuild::Template)
+        )
+        .then(|| crate::mounts::template::lease_status(self.slot_key))
+    }
+
     /// Strict: whether each run's network namespace is leased from the runner's pool of empty
     /// ones or made by the run (and why); `None` when the plan has none (`net = allow`) and
     /// for the hardened profile. A run with [`RunOptions::one_shot`] makes its own.
@@ -977,6 +990,26 @@ pub fn plan_for(
     argv: &[OsString],
     opts: &RunOptions,
 ) -> Result<Arc<Plan>, RunError> {
+    Ok(prepared_for(policy, argv, opts)?.plan.clone())
+}
+
+/// The prepared policy [`run`] uses for `argv` with `opts` (the program it resolves, the
+/// `PATH` the command will see), or why it would refuse; the one whose
+/// [`Prepared::view_lease`] tells about those runs. Nothing is started.
+///
+/// ```no_run
+/// use sandbox::runner::{prepared_for, RunOptions};
+///
+/// let policy = policy_runtime::ToolPolicy::from_json_str("tool", r#"{"fs": {"read": ["/srv/**"]}}"#)?;
+/// let prepared = prepared_for(&policy, &["/bin/true".into()], &RunOptions::default())?;
+/// println!("{:?}", prepared.view_build());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub fn prepared_for(
+    policy: &ToolPolicy,
+    argv: &[OsString],
+    opts: &RunOptions,
+) -> Result<Arc<Prepared>, RunError> {
     let source_env: Vec<(OsString, OsString)> = opts
         .env
         .clone()
@@ -984,9 +1017,7 @@ pub fn plan_for(
     let program = resolve_command(argv, &source_env)?;
     let profile = opts.profile.unwrap_or(Profile::Strict);
     let path = command_path(policy, &source_env);
-    Ok(prepare_for(policy, profile, &program, path.as_deref())?
-        .plan
-        .clone())
+    prepare_for(policy, profile, &program, path.as_deref())
 }
 
 /// The canonical program `argv[0]` names, found through the `PATH` of `env`.

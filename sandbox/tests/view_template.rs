@@ -22,8 +22,9 @@ use std::process::ExitCode;
 
 use cases::{check, Case};
 use policy_runtime::ToolPolicy;
-use sandbox::mounts::template::{ViewBuild, ViewSource};
-use sandbox::runner::{prepare, run, RunOptions, RunOutput};
+use sandbox::mounts::template::{PerRunWhy, ViewBuild, ViewLease, ViewSource};
+use sandbox::netns::{NetnsPerRunWhy, NetnsSource};
+use sandbox::runner::{prepare, prepared_for, run, Prepared, RunOptions, RunOutput};
 use sandbox::Profile;
 
 const CASE_VAR: &str = "VIEW_TEMPLATE_CASE";
@@ -66,6 +67,14 @@ const CASES: &[(&str, Case)] = &[
     (
         "a_one_shot_run_builds_its_own_namespaces_and_keeps_nothing",
         one_shot_keeps_nothing,
+    ),
+    (
+        "a_runner_in_a_user_namespace_of_its_own_copies_the_view_when_it_may_not_lease_one",
+        runner_in_a_user_namespace,
+    ),
+    (
+        "a_runner_in_a_user_namespace_that_does_not_own_its_mounts_builds_the_view_per_run",
+        runner_in_a_user_namespace_without_mounts,
     ),
 ];
 
@@ -184,6 +193,17 @@ fn root_policy_with(access: &str, root: &Path, extra: &str) -> Result<ToolPolicy
         prepared.view_build() == Some(&ViewBuild::Template),
     )?;
     Ok(p)
+}
+
+/// The prepared policy that the runs of `sh` use.
+fn prepared_as_run(policy: &ToolPolicy) -> Result<std::sync::Arc<Prepared>, String> {
+    let argv: Vec<OsString> = vec!["/bin/sh".into()];
+    prepared_for(
+        policy,
+        &argv,
+        &RunOptions::default().profile(Profile::Strict),
+    )
+    .map_err(|e| e.to_string())
 }
 
 fn sh(policy: &ToolPolicy, script: &str) -> Result<RunOutput, String> {
@@ -514,6 +534,11 @@ fn leased_namespaces(dir: &Path) -> Result<(), String> {
     let p = root_policy_with("read", &root, r#", "limits": {"timeout_ms": 2000}"#)?;
     let leased = ViewSource::Leased;
     let first = seen(&p, MOUNTS, "0.3101", leased)?;
+    let prepared = prepared_as_run(&p)?;
+    check(
+        &format!("the runner lends namespaces: {:?}", prepared.view_lease()),
+        prepared.view_lease() == Some(ViewLease::Lending),
+    )?;
     let runner = inode_of(Path::new("/proc/self/ns/user"));
     let host = inode_of(Path::new("/proc/self/ns/mnt"));
     check(
@@ -699,4 +724,103 @@ fn one_shot_keeps_nothing(dir: &Path) -> Result<(), String> {
         ),
         owner == runner && net_owner == runner && fds() > before,
     )
+}
+
+/// Moves this case process into a user namespace of its own, as root there (`0 <uid> 1`), and
+/// with `CLONE_NEWNS` among `flags` a mount namespace that namespace owns: a runner in a
+/// container.
+fn own_user_namespace(flags: libc::c_int) -> Result<(), String> {
+    // SAFETY: getters without pointers.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    // SAFETY: this process has one thread (no libtest harness).
+    if unsafe { libc::unshare(libc::CLONE_NEWUSER | flags) } != 0 {
+        return Err(format!("unshare: {}", std::io::Error::last_os_error()));
+    }
+    for (file, map) in [
+        ("setgroups", "deny".to_string()),
+        ("uid_map", format!("0 {uid} 1")),
+        ("gid_map", format!("0 {gid} 1")),
+    ] {
+        std::fs::write(format!("/proc/self/{file}"), map).map_err(|e| format!("{file}: {e}"))?;
+    }
+    Ok(())
+}
+
+/// A runner that is root in a user namespace of its own (a container) holds `CAP_SYS_ADMIN`
+/// over its mount namespace, so its policy gets a template; but its pid namespace is the
+/// host's, over which it holds nothing, so the kernel lets no view namespace of its own mount
+/// a `/proc`. Its runs copy the view instead: each has a namespace of its own, reads its root,
+/// and sees nothing of the run before; and the runner says why it lends none.
+fn runner_in_a_user_namespace(dir: &Path) -> Result<(), String> {
+    own_user_namespace(libc::CLONE_NEWNS)?;
+    let (_, root) = case_root(dir)?;
+    marker(&root, "here\n")?;
+    let p = root_policy("read", &root)?;
+    let prepared = prepared_as_run(&p)?;
+    check(
+        &format!(
+            "no run built the template yet, and the network namespace is made per run: {:?}, \
+             {:?}",
+            prepared.view_lease(),
+            prepared.netns_source()
+        ),
+        prepared.view_lease() == Some(ViewLease::NotBuilt)
+            && prepared.netns_source() == Some(&NetnsSource::PerRun(NetnsPerRunWhy::NotOwnHome)),
+    )?;
+    let script = format!("{MOUNTS}; cat {}/marker; ls -a /tmp", root.display());
+    let first = seen(
+        &p,
+        &format!("echo x > /tmp/x; {script}"),
+        "0.3121",
+        ViewSource::Leased,
+    )?;
+    let second = seen(&p, &script, "0.3122", ViewSource::Leased)?;
+    let reads = |s: &Seen| stdout(&s.out).lines().any(|l| l == "here");
+    check(
+        &format!(
+            "runs have a namespace each ({} then {}), owned by their own user namespaces, read \
+             their root and see nothing of the run before: {} / {}",
+            first.mnt(),
+            second.mnt(),
+            show(&first.out),
+            show(&second.out)
+        ),
+        first.mnt() != second.mnt()
+            && first.owner == first.user()
+            && second.owner == second.user()
+            && [&first, &second].into_iter().all(reads)
+            && !stdout(&second.out).lines().any(|l| l == "x"),
+    )?;
+    let lease = prepared.view_lease();
+    check(
+        &format!("the runner says why it lends no view namespace: {lease:?}"),
+        matches!(&lease, Some(ViewLease::Refused(why)) if why.contains("procfs")),
+    )
+}
+
+/// A runner that is root in a user namespace of its own but still in the host's mount
+/// namespace holds `CAP_SYS_ADMIN` in its user namespace, not over its mounts: its policy is
+/// built per run (said once, when it is prepared, not found out by a failed template build at
+/// every run), and its runs read their root.
+fn runner_in_a_user_namespace_without_mounts(dir: &Path) -> Result<(), String> {
+    own_user_namespace(0)?;
+    let root = canonical(dir).join("root");
+    std::fs::create_dir(&root).map_err(|e| e.to_string())?;
+    marker(&root, "here")?;
+    let p = policy(&format!(
+        r#"{{"fs": {{"read": ["{}/**"]}}}}"#,
+        root.display()
+    ));
+    let prepared = prepare(&p, Profile::Strict, Path::new("/bin/sh")).map_err(|e| e.to_string())?;
+    check(
+        &format!(
+            "the policy's view is built per run: {:?}",
+            prepared.view_build()
+        ),
+        prepared.view_build() == Some(&ViewBuild::PerRun(PerRunWhy::NotPrivileged)),
+    )?;
+    for _ in 0..2 {
+        reads(&p, &root, "here", "a run reads its root")?;
+    }
+    Ok(())
 }

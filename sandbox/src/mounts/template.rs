@@ -58,7 +58,6 @@ use super::{
 };
 use crate::fingerprint::Fingerprint;
 use crate::per_process::PerProcess;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 
 /// How a prepared strict policy's view is built at each run.
@@ -97,13 +96,30 @@ pub enum ViewSource {
 /// Why a prepared strict policy builds its view per run.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum PerRunWhy {
-    /// The runner lacks `CAP_SYS_ADMIN` over its mount namespace (not root).
+    /// The runner lacks `CAP_SYS_ADMIN` over its mount namespace: it is not root, or it is
+    /// root in a user namespace that does not own its mount namespace.
     NotPrivileged,
     /// The plan places resolver files, which are bound over entries found in the view.
     ResolverFiles,
     /// A host bind at this path lies inside (or over) a mount made per run before it, such as
     /// a declared root inside the private `/tmp`.
     InsidePerRunMount(PathBuf),
+}
+
+/// Whether the caller holds `CAP_SYS_ADMIN` over the user namespace that owns its mount
+/// namespace, which building a template takes. Asked of the kernel, which checks exactly that
+/// when a file system context is opened (no file system is made): `CAP_SYS_ADMIN` in the
+/// caller's own user namespace is not enough where an ancestor's owns its mounts (a runner
+/// that entered a user namespace without a mount namespace of its own).
+fn may_mount_here() -> bool {
+    // SAFETY: fsopen with a C string; the descriptor, when there is one, is closed at once.
+    let context = unsafe { libc::syscall(libc::SYS_fsopen, c"tmpfs".as_ptr(), 1u32) };
+    if context < 0 {
+        return false;
+    }
+    // SAFETY: closing the descriptor just made.
+    unsafe { libc::close(context as i32) };
+    true
 }
 
 /// Whether `op` is one of the mounts every run makes for itself.
@@ -127,7 +143,7 @@ fn per_run_targets(op: &MountOp) -> &'static [&'static str] {
 
 /// Decides, once per prepared plan, how its view is built (see the module docs).
 pub fn decide(ops: &[MountOp]) -> ViewBuild {
-    if !crate::child::has_effective_cap(21) {
+    if !may_mount_here() {
         return ViewBuild::PerRun(PerRunWhy::NotPrivileged);
     }
     if ops.iter().any(|op| matches!(op, MountOp::File { .. })) {
@@ -205,11 +221,59 @@ pub(crate) struct Template {
     per_run: Vec<&'static Path>,
     /// Namespaces holding this view, each free for one run ([`super::view_ns`]).
     idle: Mutex<Vec<ViewNs>>,
-    /// Cleared when a namespace could not be made: the runs copy the tree instead.
-    leasing: AtomicBool,
+    /// Why the last namespace could not be made, and when to try again: until then the runs
+    /// copy the tree instead.
+    refused: Mutex<Option<Refused>>,
     /// The descriptors above, as runs of consecutive numbers: a run's child closes each run
     /// in one call ([`ViewCopy::close_in_child`]).
     fd_runs: Vec<(u32, u32)>,
+}
+
+/// The last failure to make a view namespace ([`Template::lease`]).
+struct Refused {
+    why: String,
+    back_off: std::time::Duration,
+    retry_at: std::time::Instant,
+}
+
+/// How long a template's runs copy its view after its first failure to make a namespace; each
+/// failure after doubles it, up to [`MAX_BACK_OFF`].
+const FIRST_BACK_OFF: std::time::Duration = std::time::Duration::from_secs(1);
+const MAX_BACK_OFF: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// Whether the runs of a prepared strict policy are lent a namespace that holds its view
+/// ([`ViewSource::Leased`], [`crate::runner::Prepared::view_lease`]), as far as its runs found
+/// out so far.
+///
+/// ```no_run
+/// use sandbox::mounts::template::ViewLease;
+/// use sandbox::runner::{prepared_for, run, RunOptions};
+/// use sandbox::Profile;
+///
+/// let policy = policy_runtime::ToolPolicy::from_json_str("tool", r#"{"fs": {"read": ["/srv/**"]}}"#)?;
+/// let (argv, opts) = (["/bin/true".into()], RunOptions::default().profile(Profile::Strict));
+/// run(&policy, &argv, &opts)?;
+/// if let Some(ViewLease::Refused(why)) = prepared_for(&policy, &argv, &opts)?.view_lease() {
+///     eprintln!("each run copies its view: no view namespace can be made here: {why}");
+/// }
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum ViewLease {
+    /// No run has built the policy's template yet (or it was let go, or built again since).
+    NotBuilt,
+    /// Runs are lent a namespace (or will be, at the first that asks for one).
+    Lending,
+    /// The last namespace could not be made, for the reason given: runs copy the view into a
+    /// namespace of their own meanwhile ([`ViewSource::Copied`]), and a later run tries again
+    /// after a back-off (1 s, doubled at each failure up to 10 minutes).
+    Refused(String),
+}
+
+/// [`ViewLease`] of the template of the plan `key`.
+pub(crate) fn lease_status(key: u64) -> ViewLease {
+    let template = TEMPLATES.lock(|| {}).get(&key).cloned();
+    template.map_or(ViewLease::NotBuilt, |t| t.lease_status())
 }
 
 /// A top entry of the template's `/tmp` tree.
@@ -243,21 +307,43 @@ impl Template {
     }
 
     /// A namespace of this view for one run: an idle one, or a new one; `None` when none can
-    /// be made here (then no later run of this template tries again).
+    /// be made here, or when the last attempt failed less than its back-off ago (a refusal
+    /// that lasts, such as a `/proc` the kernel will not mount, then costs one attempt per
+    /// [`MAX_BACK_OFF`]; one that passes, such as a lack of memory or descriptors, ends).
     fn lease(&self) -> Option<ViewNs> {
-        if !self.leasing.load(Ordering::Relaxed) {
-            return None;
-        }
         let idle = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
         if idle.is_some() {
             return idle;
         }
+        let mut refused = self.refused.lock().unwrap_or_else(|e| e.into_inner());
+        let now = std::time::Instant::now();
+        if refused.as_ref().is_some_and(|r| now < r.retry_at) {
+            return None;
+        }
         match ViewNs::make(&self.tree, &self.per_run) {
-            Ok(ns) => Some(ns),
-            Err(_) => {
-                self.leasing.store(false, Ordering::Relaxed);
+            Ok(ns) => {
+                *refused = None;
+                Some(ns)
+            }
+            Err(why) => {
+                let back_off = refused
+                    .as_ref()
+                    .map_or(FIRST_BACK_OFF, |r| (r.back_off * 2).min(MAX_BACK_OFF));
+                *refused = Some(Refused {
+                    why,
+                    back_off,
+                    retry_at: now + back_off,
+                });
                 None
             }
+        }
+    }
+
+    /// Whether this template's runs are lent namespaces.
+    fn lease_status(&self) -> ViewLease {
+        match &*self.refused.lock().unwrap_or_else(|e| e.into_inner()) {
+            Some(r) => ViewLease::Refused(r.why.clone()),
+            None => ViewLease::Lending,
         }
     }
 }
@@ -741,7 +827,7 @@ pub(crate) fn build(ops: &[MountOp]) -> Result<Template, String> {
         mounts,
         per_run,
         idle: Mutex::default(),
-        leasing: AtomicBool::new(true),
+        refused: Mutex::new(None),
         fd_runs: Vec::new(),
     };
     template.keep_bound(|_| true);

@@ -35,11 +35,13 @@
 //! template's directory); a later run detaches whatever is stacked there until that mount shows
 //! again, and refuses to run if it does not.
 //!
-//! A runner whose user namespace is not the initial one may be refused a `/proc` in a namespace
-//! that has none visible (the kernel's `mount_too_revealing`): the namespace is tried once when
-//! it is made, and a template whose namespace cannot be made is copied per run instead. The
-//! tests run as root in the initial user namespace, so that fallback is not exercised by them;
-//! the copy path itself is (`RunOptions::view_source`).
+//! A runner whose user namespace is not the initial one (root in a container) is refused a
+//! `/proc` there: its pid namespace belongs to an ancestor's user namespace, and a procfs may
+//! be mounted in a user namespace only where one is already fully visible. So a `/proc` is
+//! tried once when a namespace is made, and while none can be made the template's runs copy
+//! the view instead; a later run tries again after a back-off (1 s, doubled at each failure up
+//! to 10 minutes), and `Prepared::view_lease` says why (`tests/view_template.rs` runs a runner
+//! that is root in a user namespace of its own).
 
 use std::ffi::{CStr, CString, OsStr};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
