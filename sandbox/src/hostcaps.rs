@@ -172,6 +172,22 @@ fn seccomp_available() -> bool {
     prctl_ok && Path::new("/proc/sys/kernel/seccomp/actions_avail").exists()
 }
 
+/// Whether `id` lies in a range of `/proc/self/<map>` (`uid_map` or `gid_map`: lines of
+/// `inside outside count`, inside being this process's namespace). A map that cannot be read
+/// does not refuse: the `clone` will say.
+fn mapped(map: &str, id: u32) -> bool {
+    let Ok(text) = std::fs::read_to_string(format!("/proc/self/{map}")) else {
+        return true;
+    };
+    text.lines().any(|line| {
+        let mut fields = line.split_whitespace().map(|f| f.parse::<u64>().ok());
+        match (fields.next().flatten(), fields.nth(1).flatten()) {
+            (Some(inside), Some(count)) => (inside..inside + count).contains(&u64::from(id)),
+            _ => false,
+        }
+    })
+}
+
 fn read_num(path: &str) -> Option<i64> {
     std::fs::read_to_string(path).ok()?.trim().parse().ok()
 }
@@ -179,6 +195,18 @@ fn read_num(path: &str) -> Option<i64> {
 fn user_ns_allowed(euid: u32) -> Result<(), String> {
     if read_num("/proc/sys/user/max_user_namespaces") == Some(0) {
         return Err("user namespaces are disabled (user.max_user_namespaces = 0)".into());
+    }
+    // SAFETY: getegid cannot fail.
+    let egid = unsafe { libc::getegid() };
+    for (map, id, what) in [("uid_map", euid, "uid"), ("gid_map", egid, "gid")] {
+        if !mapped(map, id) {
+            return Err(format!(
+                "this process's {what} {id} is not mapped in its user namespace (/proc/self/{map} \
+                 maps no range that holds it), and the kernel makes a user namespace only for \
+                 a process whose ids are mapped: run it where they are (`unshare -r`, a \
+                 container with an id map), or ask for the hardened profile by name"
+            ));
+        }
     }
     if euid != 0 {
         if read_num("/proc/sys/kernel/unprivileged_userns_clone") == Some(0) {

@@ -336,3 +336,39 @@ fn scripts_run_through_exactly_their_interpreter_chain() {
     let out = run_cli(&free, "strict", &[py.to_str().unwrap()], path);
     assert!(stdout(&out).contains("CHILD-RAN"), "{}", stderr(&out));
 }
+
+/// A process whose uid is not mapped in its user namespace (`unshare -U` without `-r`) can make
+/// no user namespace: its strict run is refused before anything starts, with that reason (not
+/// the advice to enable unprivileged user namespaces), and it may still ask for hardened.
+#[test]
+fn a_runner_whose_uid_is_unmapped_is_refused_strict_with_the_reason() {
+    if !strict_available() {
+        return;
+    }
+    let probe = Command::new("unshare").args(["-U", "--", "true"]).status();
+    if !probe.is_ok_and(|s| s.success()) {
+        kernel::missing("unshare -U cannot run here (util-linux, or user namespaces)");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let policy = write(dir.path(), "p.toml", "[fs]\nread = [\"/etc/**\"]\n");
+    let run = |profile: &str| {
+        Command::new("unshare")
+            .args(["-U", "--"])
+            .arg(CLI)
+            .args(["run", "--profile", profile, "--policy"])
+            .arg(&policy)
+            .args(["--", "/bin/cat", "/etc/hostname"])
+            .output()
+            .unwrap()
+    };
+    let strict = run("strict");
+    assert_eq!(strict.status.code(), Some(125), "{}", stderr(&strict));
+    assert!(
+        stderr(&strict).contains("is not mapped in its user namespace"),
+        "{}",
+        stderr(&strict)
+    );
+    let hardened = run("hardened");
+    assert!(hardened.status.success(), "{}", stderr(&hardened));
+}
