@@ -25,6 +25,13 @@ pub struct HostSupport {
     pub memory_cgroup: Option<CgroupParent>,
     /// The effective uid of the runner.
     pub euid: u32,
+    /// Whether the kernel enforces `RLIMIT_NPROC` on the runner's user, and so on its
+    /// commands: not for the host's root (uid 0 of the initial user namespace), whatever uid it
+    /// has in a user namespace of its own. Known from the uid in the initial user namespace;
+    /// in another, asked of the kernel once per process (a forked probe). Always `false`
+    /// in a detection without the cgroups ([`HostSupport::cached_for`]`(false)`), whose plans
+    /// set no process limit.
+    pub nproc_enforced: bool,
 }
 
 /// Where the per-run cgroups of one controller are created.
@@ -95,6 +102,9 @@ impl HostSupport {
             pids_cgroup: find("pids"),
             memory_cgroup: find("memory"),
             euid,
+            // Only a process limit needs it, and outside the initial user namespace asking
+            // costs a fork.
+            nproc_enforced: cgroups && nproc_enforced(euid),
         }
     }
 
@@ -113,6 +123,7 @@ impl HostSupport {
                 v2: false,
             }),
             euid: 0,
+            nproc_enforced: false,
         }
     }
 
@@ -186,6 +197,59 @@ fn mapped(map: &str, id: u32) -> bool {
             _ => false,
         }
     })
+}
+
+/// Whether `RLIMIT_NPROC` holds for a process of the runner's user without capabilities (see
+/// [`HostSupport::nproc_enforced`]). In the initial user namespace, whose `uid_map` maps every
+/// id to itself, the runner's uid is the host's: the limit holds for every uid but 0. In
+/// another, where the host's uid behind this one cannot be seen, a forked child drops every
+/// capability, sets the limit to 1 and forks: the kernel refuses that fork (`EAGAIN`) only
+/// where it enforces the limit. Anything else (the probe cannot run) counts as not enforced,
+/// which refuses a process limit without a pids cgroup rather than claim one.
+fn nproc_enforced(euid: u32) -> bool {
+    let identity = std::fs::read_to_string("/proc/self/uid_map")
+        .is_ok_and(|map| map.split_whitespace().eq(["0", "0", "4294967295"]));
+    if identity {
+        return euid != 0;
+    }
+    const ENFORCED: i32 = 0;
+    const NOT_ENFORCED: i32 = 1;
+    // SAFETY: the child only makes system calls on local values before _exit (this process may
+    // have threads).
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return false;
+    }
+    if pid == 0 {
+        let header = [0x2008_0522u32, 0];
+        let no_caps = [0u32; 6];
+        let one = libc::rlimit {
+            rlim_cur: 1,
+            rlim_max: 1,
+        };
+        // SAFETY: capset and setrlimit of this child alone; fork, whose child leaves at once.
+        unsafe {
+            if libc::syscall(libc::SYS_capset, header.as_ptr(), no_caps.as_ptr()) != 0
+                || libc::setrlimit(libc::RLIMIT_NPROC, &one) != 0
+            {
+                libc::_exit(2);
+            }
+            let grandchild = libc::fork();
+            if grandchild == 0 {
+                libc::_exit(0);
+            }
+            if grandchild > 0 {
+                libc::waitpid(grandchild, std::ptr::null_mut(), 0);
+                libc::_exit(NOT_ENFORCED);
+            }
+            let refused = *libc::__errno_location() == libc::EAGAIN;
+            libc::_exit(if refused { ENFORCED } else { 2 });
+        }
+    }
+    let mut status = 0;
+    // SAFETY: reaping our own child.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == ENFORCED
 }
 
 fn read_num(path: &str) -> Option<i64> {

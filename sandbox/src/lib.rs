@@ -120,11 +120,15 @@
 //!   `open`/`openat`/`creat`/`mknod` creating a file; `openat2`, whose mode a filter cannot
 //!   read, is answered `ENOSYS`), and the tool never holds `CAP_SETFCAP` for file
 //!   capabilities; [`seccomp`] explains the choice.
-//! * **Process limit**: RLIMIT_NPROC is not enforced for root, so a root runner puts each run
-//!   in its own pids cgroup (v1 `pids` hierarchy or v2 with `pids` delegated at the root) with
-//!   `pids.max` = limit; a non-root runner uses RLIMIT_NPROC (reported as widened: it counts the
-//!   user's other processes too); a root runner without a writable pids cgroup is refused when
-//!   `max_processes` is declared.
+//! * **Process limit**: RLIMIT_NPROC is not enforced for the host's root, so a root runner
+//!   puts each run in its own pids cgroup (v1 `pids` hierarchy or v2 with `pids` delegated at
+//!   the root) with `pids.max` = limit; a non-root runner uses RLIMIT_NPROC (reported as
+//!   widened: it counts the user's other processes too); a runner whose user is the host's root
+//!   and has no writable pids cgroup is refused when `max_processes` is declared. What counts
+//!   is the host's uid, not the one the runner has in its user namespace: root of a rootless
+//!   container (another host uid) gets RLIMIT_NPROC, and the host's root under another uid in
+//!   a user namespace is refused, which the kernel is asked once per process
+//!   ([`hostcaps::HostSupport::nproc_enforced`]; `tests/resources.rs` runs both).
 //! * **Memory limit**: `memory_bytes` is RLIMIT_AS of each process, which does not count tmpfs
 //!   or memfd pages. A root runner therefore also puts each run in its own memory cgroup (v1,
 //!   below the runner's own memory cgroup so the runner's limits still apply, or v2 with

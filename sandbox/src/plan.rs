@@ -802,12 +802,12 @@ impl Plan {
                 if host.pids_cgroup.is_some() {
                     b.rule(&rule, true, Enforcement::Exact, &["pids cgroup"]);
                     ProcessLimit::Cgroup(v)
-                } else if host.euid != 0 {
+                } else if host.nproc_enforced {
                     b.rule(
                         &rule,
                         true,
                         Enforcement::Widened {
-                            to: format!("RLIMIT_NPROC {v}, which counts every process of host uid {} (not only this tree)", host.euid),
+                            to: format!("RLIMIT_NPROC {v}, which counts every process of the runner's user (uid {} here; not only this tree)", host.euid),
                         },
                         &["RLIMIT_NPROC"],
                     );
@@ -817,7 +817,7 @@ impl Plan {
                         &rule,
                         true,
                         Enforcement::NotEnforced {
-                            reason: "the runner is root, where RLIMIT_NPROC is not enforced, and no writable pids cgroup was found; mount the cgroup pids controller (v1 `pids` or v2 with `+pids` in /sys/fs/cgroup/cgroup.subtree_control) or run as a non-root user".into(),
+                            reason: "the runner's user is the host's root (uid 0 of the initial user namespace, whatever uid it has here), for whom RLIMIT_NPROC is not enforced, and no writable pids cgroup was found; mount the cgroup pids controller (v1 `pids` or v2 with `+pids` in /sys/fs/cgroup/cgroup.subtree_control) or run as a non-root user".into(),
                         },
                         &[],
                     );
@@ -1492,7 +1492,14 @@ mod tests {
             .refusal()
             .unwrap()
             .contains("RLIMIT_NPROC is not enforced"));
+        // The host's root with another uid in a user namespace of its own: still refused.
         host.euid = 1000;
+        let p = Plan::new(&policy, Profile::Strict, &host);
+        assert!(p
+            .refusal()
+            .unwrap()
+            .contains("RLIMIT_NPROC is not enforced"));
+        host.nproc_enforced = true;
         let p = Plan::new(&policy, Profile::Strict, &host);
         assert_eq!(p.process_limit, ProcessLimit::Rlimit(8));
         assert!(matches!(

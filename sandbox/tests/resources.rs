@@ -297,3 +297,62 @@ fn limits_below_what_a_program_needs_are_refused_with_the_reason() {
         assert_eq!(out.stdout, "started\n");
     }
 }
+
+/// `limits.max_processes` for runners in a user namespace of their own, where no pids cgroup
+/// is reachable and the uid the runner has there says nothing of the host's:
+/// * uid 65534 as root of a user namespace (a rootless container): the kernel enforces
+///   RLIMIT_NPROC on that host uid, so a fork bomb is bounded, in both profiles;
+/// * the host's root as uid 1000 of a user namespace: the kernel enforces no RLIMIT_NPROC
+///   for it (an earlier version took the uid 1000 for a user it binds, claimed the limit,
+///   and let 200 processes start), so the run is refused with that reason.
+#[test]
+fn a_process_limit_holds_or_is_refused_for_runners_in_user_namespaces() {
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: the runners of this test are made from root");
+        return;
+    }
+    let map_user = common::run_with_timeout(
+        &[
+            "unshare",
+            "--map-user=1000",
+            "--map-group=1000",
+            "--",
+            "true",
+        ]
+        .map(String::from),
+        std::time::Duration::from_secs(10),
+    );
+    if map_user.code != Some(0) || !users().contains(&User::Nobody) {
+        kernel::missing("unshare --map-user (util-linux 2.38) and setpriv are needed");
+        return;
+    }
+    for profile in Profile::available() {
+        let scenario = Scenario::new(User::Nobody);
+        let policy = scenario.policy(
+            "policy",
+            &format!("{}max_processes = 16\n", scenario.base_policy()),
+        );
+        let run_as = |prefix: &[&str]| {
+            let mut argv: Vec<String> = prefix.iter().map(|a| a.to_string()).collect();
+            argv.push(common::binaries().sandbox.display().to_string());
+            argv.extend(["run", "--report", "--policy"].map(String::from));
+            argv.push(policy.display().to_string());
+            argv.extend(["--profile", profile.name(), "--"].map(String::from));
+            argv.extend([probe_path(), "fork-bomb".into(), "200".into()]);
+            common::run_with_timeout(&argv, std::time::Duration::from_secs(120))
+        };
+        let mut rootless = User::Nobody.prefix();
+        rootless.extend(["unshare", "-r", "--"].map(String::from));
+        let rootless: Vec<&str> = rootless.iter().map(String::as_str).collect();
+        let label = format!("uid 65534 as root of a user namespace, {}", profile.name());
+        run_as(&rootless).assert_blocked(&label);
+        let root_as_1000 = run_as(&["unshare", "--map-user=1000", "--map-group=1000", "--"]);
+        assert!(
+            root_as_1000.code == Some(common::REFUSED_EXIT)
+                && root_as_1000.stderr.contains("RLIMIT_NPROC is not enforced"),
+            "the host's root as uid 1000, {}: the process limit must be refused: {root_as_1000:?}",
+            profile.name()
+        );
+    }
+}
