@@ -25,13 +25,13 @@ pub struct HostSupport {
     pub memory_cgroup: Option<CgroupParent>,
     /// The effective uid of the runner.
     pub euid: u32,
-    /// Whether the kernel enforces `RLIMIT_NPROC` on the runner's user, and so on its
-    /// commands: not for the host's root (uid 0 of the initial user namespace), whatever uid it
-    /// has in a user namespace of its own. Known from the uid in the initial user namespace;
-    /// in another, asked of the kernel once per process (a forked probe). Always `false`
-    /// in a detection without the cgroups ([`HostSupport::cached_for`]`(false)`), whose plans
-    /// set no process limit.
-    pub nproc_enforced: bool,
+    /// Whether the runner's user is the host's root (uid 0 of the initial user namespace),
+    /// whatever uid it has in a user namespace of its own. Two guarantees turn on it: the
+    /// kernel enforces `RLIMIT_NPROC` for every user but the host's root, and the host's root
+    /// owns the system's files, whose mode a tool without capabilities could still change.
+    /// Known from the uid in the initial user namespace; in another, asked of the kernel once
+    /// per process (a forked probe).
+    pub host_root: bool,
 }
 
 /// Where the per-run cgroups of one controller are created.
@@ -102,9 +102,7 @@ impl HostSupport {
             pids_cgroup: find("pids"),
             memory_cgroup: find("memory"),
             euid,
-            // Only a process limit needs it, and outside the initial user namespace asking
-            // costs a fork.
-            nproc_enforced: cgroups && nproc_enforced(euid),
+            host_root: host_root(euid),
         }
     }
 
@@ -123,7 +121,7 @@ impl HostSupport {
                 v2: false,
             }),
             euid: 0,
-            nproc_enforced: false,
+            host_root: true,
         }
     }
 
@@ -199,26 +197,26 @@ fn mapped(map: &str, id: u32) -> bool {
     })
 }
 
-/// Whether `RLIMIT_NPROC` holds for a process of the runner's user without capabilities (see
-/// [`HostSupport::nproc_enforced`]). In the initial user namespace, whose `uid_map` maps every
-/// id to itself, the runner's uid is the host's: the limit holds for every uid but 0. In
-/// another, where the host's uid behind this one cannot be seen, a forked child drops every
-/// capability, sets the limit to 1 and forks: the kernel refuses that fork (`EAGAIN`) only
-/// where it enforces the limit. Anything else (the probe cannot run) counts as not enforced,
-/// which refuses a process limit without a pids cgroup rather than claim one.
-fn nproc_enforced(euid: u32) -> bool {
+/// Whether the runner's user is the host's root ([`HostSupport::host_root`]). In the initial
+/// user namespace, whose `uid_map` maps every id to itself, the runner's uid is the host's. In
+/// another, where the host's uid behind this one cannot be seen, the kernel is asked the one
+/// question it answers differently for the host's root: whether `RLIMIT_NPROC` holds. A forked
+/// child drops every capability, sets the limit to 1 and forks; the kernel refuses that fork
+/// (`EAGAIN`) for every user but the host's root. Anything else (the probe cannot run) counts
+/// as the host's root, which refuses more and claims less.
+fn host_root(euid: u32) -> bool {
     let identity = std::fs::read_to_string("/proc/self/uid_map")
         .is_ok_and(|map| map.split_whitespace().eq(["0", "0", "4294967295"]));
     if identity {
-        return euid != 0;
+        return euid == 0;
     }
-    const ENFORCED: i32 = 0;
-    const NOT_ENFORCED: i32 = 1;
+    const LIMITED: i32 = 0;
+    const UNLIMITED: i32 = 1;
     // SAFETY: the child only makes system calls on local values before _exit (this process may
     // have threads).
     let pid = unsafe { libc::fork() };
     if pid < 0 {
-        return false;
+        return true;
     }
     if pid == 0 {
         let header = [0x2008_0522u32, 0];
@@ -240,16 +238,16 @@ fn nproc_enforced(euid: u32) -> bool {
             }
             if grandchild > 0 {
                 libc::waitpid(grandchild, std::ptr::null_mut(), 0);
-                libc::_exit(NOT_ENFORCED);
+                libc::_exit(UNLIMITED);
             }
             let refused = *libc::__errno_location() == libc::EAGAIN;
-            libc::_exit(if refused { ENFORCED } else { 2 });
+            libc::_exit(if refused { LIMITED } else { 2 });
         }
     }
     let mut status = 0;
     // SAFETY: reaping our own child.
     unsafe { libc::waitpid(pid, &mut status, 0) };
-    libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == ENFORCED
+    !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == LIMITED)
 }
 
 fn read_num(path: &str) -> Option<i64> {

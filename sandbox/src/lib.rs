@@ -64,7 +64,8 @@
 //! reaches host segments),
 //! `prlimit64`, the `sched_set*` calls, `setpriority` and `ioprio_set` on any process but the
 //! caller (a same-uid host process could be starved or given `RLIMIT_CPU = 0`), and, when no
-//! write root is declared or the runner is root (whose uid owns the system's files), every
+//! write root is declared or the runner's user is the host's root (whose uid owns the system's
+//! files, whatever uid the runner has in a user namespace of its own), every
 //! change of a file's mode, owner, timestamps or extended attributes (Landlock up to ABI 7 does
 //! not govern them). With write roots and an unprivileged runner those stay open on the files
 //! the runner's uid owns, and the

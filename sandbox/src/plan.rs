@@ -589,7 +589,7 @@ impl Plan {
             );
         }
         if !strict {
-            disclose_ungoverned_metadata(&mut b.rules, &b.roots, host.euid == 0);
+            disclose_ungoverned_metadata(&mut b.rules, &b.roots, host.host_root);
         }
 
         // Network.
@@ -802,7 +802,7 @@ impl Plan {
                 if host.pids_cgroup.is_some() {
                     b.rule(&rule, true, Enforcement::Exact, &["pids cgroup"]);
                     ProcessLimit::Cgroup(v)
-                } else if host.nproc_enforced {
+                } else if !host.host_root {
                     b.rule(
                         &rule,
                         true,
@@ -1027,7 +1027,7 @@ impl Plan {
             }
         }
 
-        let metadata_writes_open = metadata_reaches_host(profile, &b.roots, host.euid == 0);
+        let metadata_writes_open = metadata_reaches_host(profile, &b.roots, host.host_root);
         let protected = protected_rules(
             &b.roots,
             &policy_runtime::protected::process_list(),
@@ -1134,13 +1134,13 @@ impl Plan {
 
 /// The hardened profile's `fs` rows, made true: Landlock does not govern `stat`, `access` or
 /// inotify, and, with write roots, the metadata writes of [`metadata_reaches_host`].
-/// `root_runner`: the runner is root, so the filter refuses every metadata write and the
-/// `fs.write` rows say why.
+/// `root_runner`: the runner's user is the host's root (whatever uid it has in a user
+/// namespace), so the filter refuses every metadata write and the `fs.write` rows say why.
 fn disclose_ungoverned_metadata(rules: &mut [RuleReport], roots: &[FsRoot], root_runner: bool) {
     let metadata_writes = metadata_reaches_host(Profile::Hardened, roots, root_runner);
-    let owned_by_runner = "plus, anywhere on the host, the mode, group, timestamps and extended attributes of the files the runner's uid owns: Landlock up to ABI 7 does not govern chmod, chown, utimes or setxattr, and seccomp refuses them only when no write root is declared or the runner is root";
+    let owned_by_runner = "plus, anywhere on the host, the mode, group, timestamps and extended attributes of the files the runner's uid owns: Landlock up to ABI 7 does not govern chmod, chown, utimes or setxattr, and seccomp refuses them only when no write root is declared or the runner's user is the host's root";
     let refused = if root_runner {
-        "seccomp (chmod, chown, utimes, xattr writes refused: the runner is root, so they would reach the system's own files)"
+        "seccomp (chmod, chown, utimes, xattr writes refused: the runner's user is the host's root, so they would reach the system's own files)"
     } else {
         "seccomp (chmod, chown, utimes, xattr writes refused)"
     };
@@ -1402,6 +1402,7 @@ mod tests {
         .unwrap();
         let mut host = HostSupport::assume_full();
         host.euid = 1000;
+        host.host_root = false;
         let p = Plan::new(&policy, Profile::Hardened, &host);
         for (rule, names) in [("fs.read /src/**", "stat"), ("fs.write /out/**", "chmod")] {
             assert!(
@@ -1499,7 +1500,7 @@ mod tests {
             .refusal()
             .unwrap()
             .contains("RLIMIT_NPROC is not enforced"));
-        host.nproc_enforced = true;
+        host.host_root = false;
         let p = Plan::new(&policy, Profile::Strict, &host);
         assert_eq!(p.process_limit, ProcessLimit::Rlimit(8));
         assert!(matches!(
@@ -1615,6 +1616,7 @@ mod tests {
         assert_eq!(status(&root, "fs.write /out/**"), &Enforcement::Exact);
         let mut host = HostSupport::assume_full();
         host.euid = 1000;
+        host.host_root = false;
         let p = Plan::new(&policy, Profile::Hardened, &host);
         assert!(p.host_metadata_writable());
         match status(&p, "fs.write /out/**") {

@@ -410,8 +410,8 @@ fn check(
             ),
             None => println!(
                 "pids cgroup: none (max_processes {})",
-                if host.euid == 0 {
-                    "is refused for root"
+                if host.host_root {
+                    "is refused for the host's root"
                 } else {
                     "uses RLIMIT_NPROC"
                 }
