@@ -98,7 +98,7 @@ impl HostSupport {
         HostSupport {
             landlock_abi: landlock_abi(),
             seccomp: seccomp_available(),
-            user_ns: user_ns_allowed(euid),
+            user_ns: user_ns_allowed(euid, host_ids()),
             pids_cgroup: find("pids"),
             memory_cgroup: find("memory"),
             euid,
@@ -197,17 +197,23 @@ fn mapped(map: &str, id: u32) -> bool {
     })
 }
 
-/// Whether the runner's user is the host's root ([`HostSupport::host_root`]). In the initial
-/// user namespace, whose `uid_map` maps every id to itself, the runner's uid is the host's. In
-/// another, where the host's uid behind this one cannot be seen, the kernel is asked the one
-/// question it answers differently for the host's root: whether `RLIMIT_NPROC` holds. A forked
+/// Whether this process's uids are the host's: its `uid_map` maps every id to itself, as the
+/// initial user namespace's does (and one the host's root made with the same map, whose ids
+/// are the host's too).
+fn host_ids() -> bool {
+    std::fs::read_to_string("/proc/self/uid_map")
+        .is_ok_and(|map| map.split_whitespace().eq(["0", "0", "4294967295"]))
+}
+
+/// Whether the runner's user is the host's root ([`HostSupport::host_root`]). Where its uids
+/// are the host's ([`host_ids`]), its uid says. Elsewhere the host's uid behind this one cannot
+/// be seen, so the kernel is asked the one question it answers differently for the host's
+/// root: whether `RLIMIT_NPROC` holds. A forked
 /// child drops every capability, sets the limit to 1 and forks; the kernel refuses that fork
 /// (`EAGAIN`) for every user but the host's root. Anything else (the probe cannot run) counts
 /// as the host's root, which refuses more and claims less.
 fn host_root(euid: u32) -> bool {
-    let identity = std::fs::read_to_string("/proc/self/uid_map")
-        .is_ok_and(|map| map.split_whitespace().eq(["0", "0", "4294967295"]));
-    if identity {
+    if host_ids() {
         return euid == 0;
     }
     const LIMITED: i32 = 0;
@@ -254,7 +260,10 @@ fn read_num(path: &str) -> Option<i64> {
     std::fs::read_to_string(path).ok()?.trim().parse().ok()
 }
 
-fn user_ns_allowed(euid: u32) -> Result<(), String> {
+/// `initial`: the runner's uids are the host's ([`host_ids`]): only the host's root is exempt
+/// from the sysctls that restrict unprivileged user namespaces; root of another user namespace
+/// is unprivileged to them.
+fn user_ns_allowed(euid: u32, initial: bool) -> Result<(), String> {
     if read_num("/proc/sys/user/max_user_namespaces") == Some(0) {
         return Err("user namespaces are disabled (user.max_user_namespaces = 0)".into());
     }
@@ -270,7 +279,7 @@ fn user_ns_allowed(euid: u32) -> Result<(), String> {
             ));
         }
     }
-    if euid != 0 {
+    if euid != 0 || !initial {
         if read_num("/proc/sys/kernel/unprivileged_userns_clone") == Some(0) {
             return Err(
                 "unprivileged user namespaces are disabled (kernel.unprivileged_userns_clone = 0)"
