@@ -34,6 +34,27 @@ pub struct HostSupport {
     pub host_root: bool,
 }
 
+impl HostSupport {
+    /// Whether the files the runner's uid owns are a system's own: it is root, of the host
+    /// ([`HostSupport::host_root`], whatever uid it has here) or of the user namespace it runs
+    /// in (a container's root owns the container's system files, whatever uid the host gives
+    /// it). The hardened profile then refuses every metadata write, which Landlock does not
+    /// govern.
+    ///
+    /// ```
+    /// use sandbox::hostcaps::HostSupport;
+    /// let mut host = HostSupport::assume_full();
+    /// host.euid = 1000;
+    /// host.host_root = false;
+    /// assert!(!host.owns_system_files());
+    /// host.euid = 0;
+    /// assert!(host.owns_system_files());
+    /// ```
+    pub fn owns_system_files(&self) -> bool {
+        self.euid == 0 || self.host_root
+    }
+}
+
 /// Where the per-run cgroups of one controller are created.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct CgroupParent {

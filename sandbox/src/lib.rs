@@ -64,8 +64,9 @@
 //! reaches host segments),
 //! `prlimit64`, the `sched_set*` calls, `setpriority` and `ioprio_set` on any process but the
 //! caller (a same-uid host process could be starved or given `RLIMIT_CPU = 0`), and, when no
-//! write root is declared or the runner's user is the host's root (whose uid owns the system's
-//! files, whatever uid the runner has in a user namespace of its own), every
+//! write root is declared or the runner is root (of the host, whatever uid it has in a user
+//! namespace of its own, or of the user namespace it runs in: either uid owns a system's
+//! files), every
 //! change of a file's mode, owner, timestamps or extended attributes (Landlock up to ABI 7 does
 //! not govern them). With write roots and an unprivileged runner those stay open on the files
 //! the runner's uid owns, and the

@@ -589,7 +589,7 @@ impl Plan {
             );
         }
         if !strict {
-            disclose_ungoverned_metadata(&mut b.rules, &b.roots, host.host_root);
+            disclose_ungoverned_metadata(&mut b.rules, &b.roots, host.owns_system_files());
         }
 
         // Network.
@@ -1027,7 +1027,8 @@ impl Plan {
             }
         }
 
-        let metadata_writes_open = metadata_reaches_host(profile, &b.roots, host.host_root);
+        let metadata_writes_open =
+            metadata_reaches_host(profile, &b.roots, host.owns_system_files());
         let protected = protected_rules(
             &b.roots,
             &policy_runtime::protected::process_list(),
@@ -1134,13 +1135,13 @@ impl Plan {
 
 /// The hardened profile's `fs` rows, made true: Landlock does not govern `stat`, `access` or
 /// inotify, and, with write roots, the metadata writes of [`metadata_reaches_host`].
-/// `root_runner`: the runner's user is the host's root (whatever uid it has in a user
-/// namespace), so the filter refuses every metadata write and the `fs.write` rows say why.
+/// `root_runner`: the runner's uid owns a system's files ([`HostSupport::owns_system_files`]),
+/// so the filter refuses every metadata write and the `fs.write` rows say why.
 fn disclose_ungoverned_metadata(rules: &mut [RuleReport], roots: &[FsRoot], root_runner: bool) {
     let metadata_writes = metadata_reaches_host(Profile::Hardened, roots, root_runner);
-    let owned_by_runner = "plus, anywhere on the host, the mode, group, timestamps and extended attributes of the files the runner's uid owns: Landlock up to ABI 7 does not govern chmod, chown, utimes or setxattr, and seccomp refuses them only when no write root is declared or the runner's user is the host's root";
+    let owned_by_runner = "plus, anywhere on the host, the mode, group, timestamps and extended attributes of the files the runner's uid owns: Landlock up to ABI 7 does not govern chmod, chown, utimes or setxattr, and seccomp refuses them only when no write root is declared or the runner is root (of the host or of its user namespace)";
     let refused = if root_runner {
-        "seccomp (chmod, chown, utimes, xattr writes refused: the runner's user is the host's root, so they would reach the system's own files)"
+        "seccomp (chmod, chown, utimes, xattr writes refused: the runner is root, of the host or of its user namespace, so they would reach the system's own files)"
     } else {
         "seccomp (chmod, chown, utimes, xattr writes refused)"
     };

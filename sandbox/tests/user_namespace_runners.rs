@@ -1,8 +1,8 @@
 //! Runners in a user namespace of their own, where the uid the runner has says nothing of the
 //! host's: uid 65534 as root of a user namespace (a rootless container), and the host's root
-//! as uid 1000 of one. Two guarantees turn on the host's uid, not that one: the kernel's
-//! `RLIMIT_NPROC`, which it does not enforce for the host's root, and the hardened profile's
-//! metadata writes, which reach every file the runner's host uid owns.
+//! as uid 1000 of one. `RLIMIT_NPROC` turns on the host's uid (the kernel does not enforce it
+//! for the host's root); the hardened profile's metadata writes turn on either (a root of the
+//! host or of the container owns a system's files, which Landlock leaves open to `chmod`).
 //!
 //! Root only: both runners are made from root (`unshare`, `setpriv`).
 
@@ -148,7 +148,56 @@ fn the_hosts_root_under_another_uid_changes_no_files_mode_in_the_hardened_profil
         mode(&victim)
     );
     assert!(
-        out.stderr.contains("the runner's user is the host's root"),
+        out.stderr
+            .contains("the runner is root, of the host or of its user namespace"),
         "the report says why the metadata writes are refused: {out:?}"
+    );
+}
+
+/// Root of a rootless container (uid 65534 on the host, 0 in its user namespace) owns the
+/// container's system files, whatever uid the host gives it: the hardened profile refuses
+/// its tool every metadata write too. The file here belongs to uid 65534, so to the
+/// container's root; the control changes its mode unconfined.
+#[test]
+fn a_containers_root_changes_no_files_mode_in_the_hardened_profile() {
+    if !runners_available() {
+        return;
+    }
+    use std::os::unix::fs::PermissionsExt;
+    let scenario = Scenario::new(User::Nobody);
+    let victim = std::path::PathBuf::from(scenario.path("victim"));
+    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
+    let reset = || {
+        std::fs::write(&victim, "the container's own\n").unwrap();
+        std::os::unix::fs::chown(&victim, Some(common::NOBODY), Some(common::NOBODY)).unwrap();
+        std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o600)).unwrap();
+    };
+    let chmod = ["/bin/chmod", "0666", victim.to_str().unwrap()];
+    let prefix = rootless();
+    let prefix: Vec<&str> = prefix.iter().map(String::as_str).collect();
+    reset();
+    let control: Vec<String> = prefix
+        .iter()
+        .chain(chmod.iter())
+        .map(|a| a.to_string())
+        .collect();
+    let control = common::run_with_timeout(&control, Duration::from_secs(30));
+    assert!(
+        control.code == Some(0) && mode(&victim) == 0o666,
+        "the control: the container's root changes the mode unconfined: {control:?}"
+    );
+    reset();
+    let policy = scenario.policy(
+        "policy",
+        &scenario
+            .base_policy()
+            .replace("exec = \"deny\"", "exec = \"allow\""),
+    );
+    let out = run_as(&prefix, &policy, Profile::Hardened, &chmod);
+    assert!(
+        out.code != Some(0) && mode(&victim) == 0o600,
+        "the hardened tool changed the mode of a file of the container's root outside its roots \
+         (now {:o}): {out:?}",
+        mode(&victim)
     );
 }
