@@ -94,10 +94,10 @@ pub(crate) fn start_hardened(req: &Request, image: &ExecImage, notify: Option<Ra
     confine_and_exec(req, image, reporter, notify)
 }
 
-/// The agent's scheduling policy, nice value and CPU affinity, where they changed since the
-/// zygote started: a command that silently ran under another policy or priority, or on CPUs
-/// the agent left, would differ from a strict run's, whose child the calling thread's `clone`
-/// gives all three. The policy comes first: leaving `SCHED_IDLE` would otherwise weigh the
+/// The agent's scheduling policy, nice value, I/O priority, OOM score adjustment and CPU
+/// affinity, where they changed since the zygote started: a command that silently ran under
+/// another policy or priority, was killed in another order, or ran on CPUs the agent left,
+/// would differ from a strict run's, whose child the calling thread's `clone` gives them all. The policy comes first: leaving `SCHED_IDLE` would otherwise weigh the
 /// nice value against `RLIMIT_NICE` twice.
 fn take_scheduling(inherited: &crate::request::Inherited, reporter: &Reporter) {
     if let Some((policy, priority)) = inherited.policy {
@@ -129,6 +129,34 @@ fn take_scheduling(inherited: &crate::request::Inherited, reporter: &Reporter) {
             reporter.fail(Refusal::last_os(
                 SetUpStep::Scheduling,
                 &format!("the agent's nice value {nice}"),
+            ));
+        }
+    }
+    if let Some(ioprio) = inherited.ioprio {
+        const IOPRIO_WHO_PROCESS: libc::c_long = 1;
+        // SAFETY: ioprio_set of this process's only thread (who = 0) takes integers.
+        if unsafe { libc::syscall(libc::SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, ioprio) } != 0 {
+            reporter.fail(Refusal::last_os(
+                SetUpStep::Scheduling,
+                &format!(
+                    "the agent's I/O priority (class {}, level {})",
+                    ioprio >> 13,
+                    ioprio & 0xff
+                ),
+            ));
+        }
+    }
+    if let Some(adj) = inherited.oom_score_adj {
+        let written = std::fs::OpenOptions::new()
+            .write(true)
+            .open("/proc/self/oom_score_adj")
+            .and_then(|mut f| std::io::Write::write_all(&mut f, adj.to_string().as_bytes()));
+        if let Err(e) = written {
+            let errno = e.raw_os_error().unwrap_or(libc::EIO);
+            reporter.fail(Refusal::os(
+                SetUpStep::Scheduling,
+                &format!("the agent's OOM score adjustment {adj}"),
+                errno,
             ));
         }
     }
@@ -843,6 +871,53 @@ mod tests {
         );
     }
 
+    /// Empties this child's capability sets, or leaves it with [`PREPARATION_FAILED`].
+    fn without_capabilities() {
+        let header = [0x2008_0522u32, 0];
+        let data = [0u32; 6];
+        // SAFETY: setting this process's own capabilities.
+        if unsafe { libc::syscall(libc::SYS_capset, header.as_ptr(), data.as_ptr()) } != 0 {
+            // SAFETY: leaving the forked child at once.
+            unsafe { libc::_exit(PREPARATION_FAILED) };
+        }
+    }
+
+    #[test]
+    fn a_real_time_io_class_the_process_may_not_take_fails_the_set_up() {
+        let inherited = Inherited {
+            ioprio: Some(1 << 13 | 4),
+            ..Inherited::default()
+        };
+        assert_scheduling_refused(
+            &inherited,
+            without_capabilities,
+            Some(libc::EPERM),
+            "I/O priority (class 1, level 4)",
+        );
+    }
+
+    #[test]
+    fn an_oom_score_adjustment_the_process_may_not_lower_to_fails_the_set_up() {
+        // Raised to 1000 first, then asked for -1000 without CAP_SYS_RESOURCE.
+        fn raised_without_capabilities() {
+            if std::fs::write("/proc/self/oom_score_adj", "1000").is_err() {
+                // SAFETY: leaving the forked child at once.
+                unsafe { libc::_exit(PREPARATION_FAILED) };
+            }
+            without_capabilities();
+        }
+        let inherited = Inherited {
+            oom_score_adj: Some(-1000),
+            ..Inherited::default()
+        };
+        assert_scheduling_refused(
+            &inherited,
+            raised_without_capabilities,
+            Some(libc::EACCES),
+            "OOM score adjustment -1000",
+        );
+    }
+
     #[test]
     fn a_deadline_policy_is_refused_with_its_reason() {
         let inherited = Inherited {
@@ -853,7 +928,7 @@ mod tests {
     }
 
     #[test]
-    fn a_policy_affinity_and_nice_value_the_kernel_accepts_are_taken() {
+    fn scheduling_values_the_kernel_accepts_are_taken() {
         // This thread's own affinity, and a nice value no lower than its own (raising it needs
         // no privilege).
         // SAFETY: an all-zero cpu_set_t is valid; sched_getaffinity fills it.
@@ -873,6 +948,8 @@ mod tests {
             affinity: Some(words),
             nice: Some((nice + 1).min(19)),
             policy: Some((libc::SCHED_BATCH, 0)),
+            ioprio: Some(3 << 13),
+            oom_score_adj: Some(1000),
             ..Inherited::default()
         };
         assert!(matches!(take_in_child(&inherited, || {}), (None, 0)));

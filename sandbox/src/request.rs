@@ -82,8 +82,8 @@ pub struct Request {
     pub parent_pid: i32,
 }
 
-/// The agent's umask, resource limits, scheduling policy, nice value and CPU affinity at the
-/// time of a hardened run, where they differ from the zygote's (which has the agent's of the
+/// The agent's umask, resource limits, scheduling policy, nice value, CPU affinity, I/O
+/// priority and OOM score adjustment at the time of a hardened run, where they differ from the zygote's (which has the agent's of the
 /// time it started): the command's process applies them, so that it starts with what a strict
 /// run's child, cloned from the agent's calling thread at that moment, would have.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -104,6 +104,14 @@ pub struct Inherited {
     /// differ (one G could only take with a privilege needs a new zygote).
     #[serde(default)]
     pub policy: Option<(i32, i32)>,
+    /// The calling thread's I/O priority (`ioprio_get`), when it differs (the real-time class
+    /// needs a new zygote).
+    #[serde(default)]
+    pub ioprio: Option<i32>,
+    /// The process's OOM score adjustment, when it is above the zygote's (a lower one needs a
+    /// new zygote: lowering takes a privilege).
+    #[serde(default)]
+    pub oom_score_adj: Option<i32>,
     /// The calling thread's CPU affinity, as the words of its `cpu_set_t`, when it differs.
     #[serde(default)]
     pub affinity: Option<Vec<u64>>,
@@ -121,8 +129,8 @@ pub enum SetUpStep {
     Start,
     /// Joining the run's cgroups (`limits.max_processes`, `limits.memory_bytes`).
     Cgroups,
-    /// Taking the agent's scheduling policy, nice value and CPU affinity (hardened, when they
-    /// changed since its zygote started).
+    /// Taking the agent's scheduling policy, nice value, CPU affinity, I/O priority and OOM
+    /// score adjustment (hardened, when they changed since its zygote started).
     Scheduling,
     /// Dropping every capability (securebits, bounding and ambient sets, `capset`).
     Capabilities,

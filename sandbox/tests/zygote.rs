@@ -126,6 +126,10 @@ const CASES: &[(&str, Case)] = &[
         policy_follows_the_agent,
     ),
     (
+        "a_run_after_the_agent_changed_its_io_priority_or_oom_score_has_the_new_ones",
+        io_priority_and_oom_score_follow_the_agent,
+    ),
+    (
         "a_run_after_the_agent_raised_a_hard_limit_has_it_through_a_new_zygote",
         raised_hard_limit_follows_the_agent,
     ),
@@ -1280,6 +1284,66 @@ fn policy_follows_the_agent(dir: &Path) -> Result<(), String> {
         "under SCHED_FIFO with SCHED_RESET_ON_FORK",
     )?;
     set_policy(libc::SCHED_OTHER, 0)
+}
+
+/// Prints the command's I/O priority (`ionice`) and OOM score adjustment.
+const IO_OOM_SCRIPT: &str = "ionice; cat /proc/self/oom_score_adj";
+
+/// Sets the calling thread's I/O priority: `class` (1 real time, 2 best effort, 3 idle) and
+/// `level`.
+fn set_io_priority(class: i32, level: i32) -> Result<(), String> {
+    // SAFETY: ioprio_set of the calling thread (IOPRIO_WHO_PROCESS, who 0) takes integers.
+    if unsafe { libc::syscall(libc::SYS_ioprio_set, 1, 0, class << 13 | level) } != 0 {
+        return Err(format!(
+            "ioprio_set({class}, {level}): {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
+/// Sets this process's OOM score adjustment.
+fn set_oom_score_adj(adj: i32) -> Result<(), String> {
+    std::fs::write("/proc/self/oom_score_adj", adj.to_string())
+        .map_err(|e| format!("oom_score_adj {adj}: {e}"))
+}
+
+/// The agent's I/O priority and OOM score adjustment, changed between runs: each hardened
+/// command reports the agent's, as a plain child of it (the control) does. The idle I/O class
+/// and a raised score travel through the zygote; as root, a lowered score and the real-time
+/// I/O class, which the command's process could not take without a privilege, go through a
+/// new zygote.
+fn io_priority_and_oom_score_follow_the_agent(dir: &Path) -> Result<(), String> {
+    let reports = |what: &str| -> Result<String, String> {
+        let control = run_unconfined(IO_OOM_SCRIPT)?;
+        let control = String::from_utf8_lossy(&control.stdout).trim().to_string();
+        let seen = output_of(dir, IO_OOM_SCRIPT)?;
+        check(
+            &format!("{what}: the hardened command reports {seen:?}, a plain child {control:?}"),
+            seen == control,
+        )?;
+        Ok(seen)
+    };
+    reports("the control run, which starts the zygote")?;
+    let z = zygote_pid()?;
+    set_io_priority(3, 0)?;
+    set_oom_score_adj(500)?;
+    let seen = reports("in the idle I/O class at OOM score 500")?;
+    check(
+        &format!("the command is idle at 500: {seen:?}"),
+        seen == "idle\n500",
+    )?;
+    check("the same zygote serves", zygote_pid()? == z)?;
+    if set_oom_score_adj(100).is_err() || set_io_priority(1, 4).is_err() {
+        eprintln!("the rest is not shown: lowering the score or real-time I/O needs privileges");
+        return Ok(());
+    }
+    let seen = reports("in the real-time I/O class at OOM score 100")?;
+    check(
+        &format!("the command is real-time at 100: {seen:?}"),
+        seen == "realtime: prio 4\n100",
+    )?;
+    check("a new zygote serves", zygote_pid()? != z)
 }
 
 fn set_limit(resource: libc::__rlimit_resource_t, soft: u64, hard: u64) -> Result<(), String> {

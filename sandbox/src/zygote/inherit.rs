@@ -1,23 +1,25 @@
 //! What a command inherits from the process that starts it and the agent may change between
-//! runs: its umask, its resource limits, its scheduling policy, nice value and CPU affinity, and
-//! its cgroups.
+//! runs: its umask, its resource limits, its scheduling policy, nice value, CPU affinity and I/O
+//! priority, its OOM score adjustment, and its cgroups.
 //!
 //! A strict run's child is cloned from the agent's calling thread at the time of the run, so
 //! it has the agent's values of that moment. A hardened command is forked from the zygote,
 //! which has the agent's values of the time it started. So the client takes the agent's
 //! values at each run ([`Inheritance::now`]: 16 `getrlimit`, `sched_getscheduler`,
-//! `getpriority`, `sched_getaffinity` and one read of each of the thread's `/proc` `status` and `cgroup`
-//! files, kept open; about 16 µs: 6.5 for the limits, 6.3 for `status`, 3.2 for `cgroup`) and
-//! compares them with what its zygote holds ([`Inheritance::of_new_zygote`]):
-//! * a different umask, scheduling policy or CPU affinity, a higher nice value, or soft or
-//!   hard limits the zygote's G can reach by lowering, travel with the run
-//!   ([`crate::request::Inherited`]) and G applies them (the umask, policy, nice value and
-//!   affinity at its start, the limits just before the policy's own, [`crate::child`]);
+//! `getpriority`, `sched_getaffinity`, `ioprio_get` and one read of each of the thread's
+//! `/proc` `status`, `cgroup` and `oom_score_adj` files, kept open: 19.4 µs in a release loop,
+//! of which the policy, I/O priority and OOM score are 1.0; earlier, 6.5 for the limits, 6.3
+//! for `status` and 3.2 for `cgroup`) and compares them with what its zygote holds
+//! ([`Inheritance::of_new_zygote`]):
+//! * a different umask, scheduling policy, CPU affinity or I/O priority, a higher nice value
+//!   or OOM score adjustment, or soft or hard limits the zygote's G can reach by lowering,
+//!   travel with the run ([`crate::request::Inherited`]) and G applies them (all but the
+//!   limits at its start, the limits just before the policy's own, [`crate::child`]);
 //! * another cgroup (the agent moved itself), a hard limit the agent raised above the
-//!   zygote's, a nice value it lowered below the zygote's, or a policy G could only take with
-//!   a privilege (leaving `SCHED_IDLE`, taking a real-time policy or a higher real-time
-//!   priority than the zygote's) needs a zygote that has them, since G may hold no privilege
-//!   by then: the old one is retired (it serves the runs in flight, then ends) and a new one
+//!   zygote's, a nice value or OOM score adjustment it lowered below the zygote's, or a
+//!   policy or I/O priority G could only take with a privilege (leaving `SCHED_IDLE`, taking a
+//!   real-time policy or a higher real-time priority than the zygote's, the real-time I/O
+//!   class) needs a zygote that has them, since G may hold no privilege by then: the old one is retired (it serves the runs in flight, then ends) and a new one
 //!   starts, once per change. Moving G into the agent's cgroups on every run would cost a
 //!   cgroup migration per run instead.
 //!
@@ -65,6 +67,12 @@ pub(super) struct Inheritance {
     /// The thread's scheduling policy and real-time priority (also per thread); `None` when
     /// they cannot be read (then the zygote's stand).
     policy: Option<(i32, i32)>,
+    /// The thread's I/O priority (`ioprio_get`: class and level; also per thread); `None` when
+    /// it cannot be read.
+    ioprio: Option<i32>,
+    /// The process's OOM score adjustment; `None` when it cannot be read (an agent confined
+    /// without `/proc`).
+    oom_score_adj: Option<i32>,
     /// The thread's CPU affinity, as the words of a `cpu_set_t`; `None` on a host whose CPU
     /// numbers do not fit one (then the zygote's stands).
     affinity: Option<Vec<u64>>,
@@ -99,6 +107,10 @@ impl Inheritance {
             cgroups: ProcFile::Cgroup.read(),
             nice: nice().map(|n| if reset_on_fork { n.max(0) } else { n }),
             policy,
+            ioprio: ioprio(),
+            oom_score_adj: ProcFile::OomScoreAdj
+                .read()
+                .and_then(|text| std::str::from_utf8(&text).ok()?.trim().parse().ok()),
             affinity: affinity(),
         }
     }
@@ -121,12 +133,22 @@ impl Inheritance {
             .zip(&zygote.limits)
             .any(|(now, then)| !within(now.1, then.1));
         let lowered = matches!((self.nice, zygote.nice), (Some(now), Some(then)) if now < then);
-        let policy = match (self.policy, zygote.policy) {
-            (Some(now), Some(then)) if now != then => Some(now),
-            _ => None,
-        };
+        let policy = changed(self.policy, zygote.policy);
         let privileged = policy.is_some_and(|now| needs_privilege(now, zygote.policy));
-        if raised || lowered || privileged || self.cgroups != zygote.cgroups {
+        let ioprio = changed(self.ioprio, zygote.ioprio);
+        // The real-time I/O class takes CAP_SYS_NICE or CAP_SYS_ADMIN, which G may lack.
+        let realtime_io = ioprio.is_some_and(|p| p >> IOPRIO_CLASS_SHIFT == IOPRIO_CLASS_RT);
+        let oom_score_adj = changed(self.oom_score_adj, zygote.oom_score_adj);
+        // Below the zygote's takes CAP_SYS_RESOURCE, unless a privileged writer let it down.
+        let lowered_oom =
+            matches!((oom_score_adj, zygote.oom_score_adj), (Some(now), Some(then)) if now < then);
+        if raised
+            || lowered
+            || privileged
+            || realtime_io
+            || lowered_oom
+            || self.cgroups != zygote.cgroups
+        {
             return Fit::NewZygote;
         }
         let rlimits = RESOURCES
@@ -142,6 +164,8 @@ impl Inheritance {
                 .nice
                 .filter(|_| zygote.nice.is_some() && self.nice != zygote.nice),
             policy,
+            ioprio,
+            oom_score_adj,
             affinity: self
                 .affinity
                 .as_ref()
@@ -157,6 +181,27 @@ fn nice() -> Option<i32> {
     // SAFETY: getpriority of the calling thread (who = 0) takes integers.
     let raw = unsafe { libc::syscall(libc::SYS_getpriority, libc::PRIO_PROCESS, 0) };
     (raw > 0).then(|| 20 - raw as i32)
+}
+
+/// `now` when it differs from `then` and both are known (an unknown value on either side
+/// leaves the zygote's).
+fn changed<T: PartialEq>(now: Option<T>, then: Option<T>) -> Option<T> {
+    match (now, then) {
+        (Some(now), Some(then)) if now != then => Some(now),
+        _ => None,
+    }
+}
+
+/// `ioprio` values: the class sits above this bit; the real-time class is 1.
+const IOPRIO_CLASS_SHIFT: i32 = 13;
+const IOPRIO_CLASS_RT: i32 = 1;
+
+/// The calling thread's I/O priority (`IOPRIO_WHO_PROCESS` with who 0: the calling thread).
+fn ioprio() -> Option<i32> {
+    const IOPRIO_WHO_PROCESS: libc::c_long = 1;
+    // SAFETY: ioprio_get takes integers.
+    let raw = unsafe { libc::syscall(libc::SYS_ioprio_get, IOPRIO_WHO_PROCESS, 0) };
+    (raw >= 0).then_some(raw as i32)
 }
 
 /// The scheduling policy and real-time priority a child forked from the calling thread would
@@ -257,17 +302,19 @@ enum ProcFile {
     Status,
     /// `cgroup`, whole.
     Cgroup,
+    /// `oom_score_adj` (the process's, as each thread shows it), whole.
+    OomScoreAdj,
 }
 
 /// Enough of `/proc/PID/status` to hold its `Umask:` line (the fourth).
 const STATUS_HEAD: usize = 256;
 
-/// Each thread's open `/proc/thread-self/{status,cgroup}` with the pid of the process that
+/// Each thread's open `/proc/thread-self/{status,cgroup,oom_score_adj}` with the pid of the process that
 /// opened them (a forked child's copy names its parent's thread): opening costs about as
 /// much as reading, so they stay open, close-on-exec, for the thread's life.
 struct ThreadProc {
     pid: u32,
-    files: [Option<std::fs::File>; 2],
+    files: [Option<std::fs::File>; 3],
 }
 
 thread_local! {
@@ -280,6 +327,7 @@ impl ProcFile {
         match self {
             ProcFile::Status => "/proc/thread-self/status",
             ProcFile::Cgroup => "/proc/thread-self/cgroup",
+            ProcFile::OomScoreAdj => "/proc/thread-self/oom_score_adj",
         }
     }
 
@@ -293,7 +341,7 @@ impl ProcFile {
             if cell.as_ref().is_none_or(|t| t.pid != pid) {
                 *cell = Some(ThreadProc {
                     pid,
-                    files: [None, None],
+                    files: [None, None, None],
                 });
             }
             let files = &mut cell.as_mut()?.files;
@@ -451,6 +499,56 @@ mod tests {
         for (now, zygote) in [(&fifo_1, &fifo_1), (&unknown, &idle), (&fifo_1, &unknown)] {
             assert_eq!(now.fit(Some(zygote)), carried(None), "{now:?}");
         }
+    }
+
+    #[test]
+    fn another_io_priority_or_a_higher_oom_score_travels_and_real_time_io_or_a_lower_score_does_not(
+    ) {
+        let then = Inheritance {
+            ioprio: Some(2 << IOPRIO_CLASS_SHIFT | 4),
+            oom_score_adj: Some(100),
+            ..Inheritance::now()
+        };
+        let with = |ioprio: i32, oom_score_adj: i32| Inheritance {
+            ioprio: Some(ioprio),
+            oom_score_adj: Some(oom_score_adj),
+            ..then.clone()
+        };
+        let idle_io = 3 << IOPRIO_CLASS_SHIFT;
+        assert_eq!(
+            with(idle_io, 300).fit(Some(&then)),
+            Fit::Carry(Inherited {
+                ioprio: Some(idle_io),
+                oom_score_adj: Some(300),
+                ..Inherited::default()
+            })
+        );
+        let realtime_io = IOPRIO_CLASS_RT << IOPRIO_CLASS_SHIFT | 4;
+        assert_eq!(with(realtime_io, 100).fit(Some(&then)), Fit::NewZygote);
+        assert_eq!(
+            with(then.ioprio.unwrap(), 50).fit(Some(&then)),
+            Fit::NewZygote
+        );
+        let unknown = Inheritance {
+            ioprio: None,
+            oom_score_adj: None,
+            ..then.clone()
+        };
+        assert_eq!(unknown.fit(Some(&then)), Fit::Carry(Inherited::default()));
+    }
+
+    #[test]
+    fn the_io_priority_and_oom_score_adjustment_are_read_as_the_kernel_has_them() {
+        let idle_io = 3 << IOPRIO_CLASS_SHIFT;
+        let now = on_own_thread(|| {
+            // SAFETY: ioprio_set of the calling thread (who 0) takes integers.
+            let set = unsafe { libc::syscall(libc::SYS_ioprio_set, 1, 0, idle_io) };
+            assert_eq!(set, 0, "{}", std::io::Error::last_os_error());
+            Inheritance::now()
+        });
+        assert_eq!(now.ioprio, Some(idle_io));
+        let file = std::fs::read_to_string("/proc/self/oom_score_adj").expect("oom_score_adj");
+        assert_eq!(now.oom_score_adj, file.trim().parse().ok());
     }
 
     /// Runs `f` on a thread of its own, whose scheduling it may change.
