@@ -315,12 +315,15 @@ impl Template {
         if idle.is_some() {
             return idle;
         }
-        let mut refused = self.refused.lock().unwrap_or_else(|e| e.into_inner());
+        let refused = || self.refused.lock().unwrap_or_else(|e| e.into_inner());
         let now = std::time::Instant::now();
-        if refused.as_ref().is_some_and(|r| now < r.retry_at) {
+        if refused().as_ref().is_some_and(|r| now < r.retry_at) {
             return None;
         }
-        match ViewNs::make(&self.tree, &self.per_run) {
+        // Made without the lock held: runs that start together make theirs side by side.
+        let made = ViewNs::make(&self.tree, &self.per_run);
+        let mut refused = refused();
+        match made {
             Ok(ns) => {
                 *refused = None;
                 Some(ns)
@@ -332,7 +335,7 @@ impl Template {
                 *refused = Some(Refused {
                     why,
                     back_off,
-                    retry_at: now + back_off,
+                    retry_at: std::time::Instant::now() + back_off,
                 });
                 None
             }
