@@ -166,7 +166,14 @@ impl HostSupport {
             unsafe { libc::_exit(errno.min(255)) };
         }
         let mut status = 0;
-        unsafe { libc::waitpid(pid, &mut status, 0) };
+        // SAFETY: reaping our own child (with SIGCHLD ignored the kernel reaps it, and there
+        // is no answer).
+        if unsafe { libc::waitpid(pid, &mut status, 0) } != pid {
+            return Err(format!(
+                "the probe's child could not be waited for: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
         match libc::WEXITSTATUS(status) {
             0 => Ok(()),
             e => Err(format!(
@@ -237,8 +244,9 @@ fn host_root(euid: u32) -> bool {
     if host_ids() {
         return euid == 0;
     }
-    const LIMITED: i32 = 0;
-    const UNLIMITED: i32 = 1;
+    // Neither is 0, which a status never written would read as.
+    const LIMITED: i32 = 10;
+    const UNLIMITED: i32 = 11;
     // SAFETY: the child only makes system calls on local values before _exit (this process may
     // have threads).
     let pid = unsafe { libc::fork() };
@@ -272,9 +280,10 @@ fn host_root(euid: u32) -> bool {
         }
     }
     let mut status = 0;
-    // SAFETY: reaping our own child.
-    unsafe { libc::waitpid(pid, &mut status, 0) };
-    !(libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == LIMITED)
+    // SAFETY: reaping our own child. With SIGCHLD ignored the kernel reaps it instead and
+    // waitpid fails: no answer, which counts as the host's root.
+    let reaped = unsafe { libc::waitpid(pid, &mut status, 0) } == pid;
+    !(reaped && libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == LIMITED)
 }
 
 fn read_num(path: &str) -> Option<i64> {
