@@ -101,7 +101,7 @@ pub fn run_error(tool: &str, error: RunError) -> ToolError {
         RunError::SetUp(refusal) => {
             ToolError::refused(format!("sandbox refused to run `{tool}`: {refusal}"))
         }
-        RunError::Exec { message, .. } => ToolError::new(message),
+        RunError::Exec { message, .. } | RunError::StatusLost(message) => ToolError::new(message),
     }
 }
 

@@ -246,6 +246,12 @@ pub enum RunError {
     /// profile's namespaces and view still refuse as [`RunError::Refused`].
     #[error("{0}")]
     SetUp(crate::request::Refusal),
+    /// The command ran and ended, but its wait status was taken before the runner could read
+    /// it: the agent ignores `SIGCHLD` (the kernel then reaps every child itself) or reaps
+    /// every child from a handler, and the kernel keeps no copy for the runner (before Linux
+    /// 6.15, which keeps one with the process's pidfd). Its output is lost with it.
+    #[error("{0}")]
+    StatusLost(String),
 }
 
 impl RunError {
@@ -1208,6 +1214,9 @@ pub fn run(
     drop(_broker);
     let egress = std::mem::take(&mut *egress_events.lock().unwrap_or_else(|e| e.into_inner()));
 
+    if let Some(why) = collected.status_lost {
+        return Err(RunError::StatusLost(why));
+    }
     if collected.helper_lost {
         return Err(RunError::Helper(
             "the sandbox helper (zygote) ended during the run: the run's supervisor killed the \

@@ -38,6 +38,8 @@ pub(crate) struct Collected {
     pub helper_cpu: Option<Duration>,
     /// Hardened: the zygote ended before reporting G's end.
     pub helper_lost: bool,
+    /// Strict: the child ended but its status could not be had (why).
+    pub status_lost: Option<String>,
     /// Hardened: the zygote saw every process of the run gone before it reported (always true
     /// for the strict child, whose pid namespace ends with it).
     pub run_drained: bool,
@@ -315,6 +317,7 @@ impl Running {
         let mut status = None;
         let mut helper_cpu = None;
         let mut helper_lost = false;
+        let mut status_lost = None;
         let mut run_drained = false;
         let mut killed = timed_out;
         let mut gone_at: Option<Instant> = None;
@@ -377,6 +380,11 @@ impl Running {
                             helper_lost = true;
                             gone_at = Some(Instant::now());
                         }
+                        Ended::StatusLost(why) => {
+                            status_lost = Some(why);
+                            status = Some(0);
+                            gone_at = Some(Instant::now());
+                        }
                     }
                 } else if listener.as_ref().is_some_and(|l| l.as_raw_fd() == p.fd) {
                     if p.revents & libc::POLLIN != 0 {
@@ -422,6 +430,10 @@ impl Running {
                 }
                 Ended::Not | Ended::Lost => {
                     helper_lost = true;
+                    0
+                }
+                Ended::StatusLost(why) => {
+                    status_lost = Some(why);
                     0
                 }
             },
@@ -471,6 +483,7 @@ impl Running {
             backstop_killed: killed && !direct,
             helper_cpu,
             helper_lost,
+            status_lost,
             run_drained,
         }
     }
@@ -478,6 +491,8 @@ impl Running {
 
 /// What [`Waited::ended`] found.
 enum Ended {
+    /// The strict child ended and its status cannot be had (why).
+    StatusLost(String),
     /// Still running.
     Not,
     /// Ended with this wait status; the hardened helper's CPU time with it, and whether every
@@ -521,24 +536,20 @@ impl Waited {
     /// Whether it ended (`block`: wait until it does).
     fn ended(&self, block: bool) -> Ended {
         match self {
-            Waited::Child { pid, .. } => {
-                if block {
-                    return Ended::Status {
-                        status: wait_blocking(*pid),
+            Waited::Child { pid, pidfd } => {
+                let pidfd = pidfd.as_ref().map(|p| p.as_fd());
+                let status = match block {
+                    true => wait_blocking(*pid, pidfd),
+                    false => reap(*pid, pidfd),
+                };
+                match status {
+                    Reaped::Status(status) => Ended::Status {
+                        status,
                         cpu: None,
                         drained: true,
-                    };
-                }
-                let mut s = 0;
-                // SAFETY: reaping our child, which the pidfd says has exited.
-                if unsafe { libc::waitpid(*pid, &mut s, libc::WNOHANG) } == *pid {
-                    Ended::Status {
-                        status: s,
-                        cpu: None,
-                        drained: true,
-                    }
-                } else {
-                    Ended::Not
+                    },
+                    Reaped::Not => Ended::Not,
+                    Reaped::Lost(why) => Ended::StatusLost(why),
                 }
             }
             Waited::Zygote { leader, report } => match crate::zygote::read_report(report.as_fd()) {
@@ -558,17 +569,83 @@ impl Waited {
     }
 }
 
-fn wait_blocking(pid: libc::pid_t) -> i32 {
+/// What reaping the strict child found.
+enum Reaped {
+    Status(i32),
+    Not,
+    /// Someone else reaped it and its status cannot be had (why).
+    Lost(String),
+}
+
+/// Reaps the strict child if it has ended. Where someone else reaped it first (the kernel, for
+/// an agent that ignores SIGCHLD; an agent's handler that reaps every child), its status is
+/// read back from its pidfd ([`exit_status_of`]).
+fn reap(pid: libc::pid_t, pidfd: Option<BorrowedFd<'_>>) -> Reaped {
     let mut s = 0;
-    loop {
-        // SAFETY: waiting for our child.
-        let r = unsafe { libc::waitpid(pid, &mut s, 0) };
-        if r == pid
-            || (r < 0 && std::io::Error::last_os_error().raw_os_error() != Some(libc::EINTR))
-        {
-            return s;
-        }
+    // SAFETY: reaping our child, which the pidfd says has exited.
+    let r = unsafe { libc::waitpid(pid, &mut s, libc::WNOHANG) };
+    if r == pid {
+        return Reaped::Status(s);
     }
+    if r == 0 || std::io::Error::last_os_error().raw_os_error() != Some(libc::ECHILD) {
+        return Reaped::Not;
+    }
+    match pidfd.map(exit_status_of) {
+        Some(Ok(Some(status))) => Reaped::Status(status),
+        // Reaped an instant ago, its status not recorded yet: the pidfd stays readable, and
+        // the next look finds it.
+        Some(Ok(None)) => Reaped::Not,
+        Some(Err(e)) => Reaped::Lost(format!(
+            "the command ended, but its status was reaped before the sandbox could read it \
+             (the agent ignores SIGCHLD, or reaps every child), and this kernel keeps no copy \
+             ({e}; Linux 6.15 and later do): restore SIGCHLD's default action in the agent"
+        )),
+        None => Reaped::Lost("the command's status was reaped by someone else".into()),
+    }
+}
+
+/// [`reap`], waiting until the child has ended.
+fn wait_blocking(pid: libc::pid_t, pidfd: Option<BorrowedFd<'_>>) -> Reaped {
+    loop {
+        match reap(pid, pidfd) {
+            Reaped::Not => {}
+            done => return done,
+        }
+        let mut p = libc::pollfd {
+            fd: pidfd.map_or(-1, |p| p.as_raw_fd()),
+            events: libc::POLLIN,
+            revents: 0,
+        };
+        // SAFETY: one valid pollfd; without a pidfd, a short sleep between looks.
+        unsafe { libc::poll(&mut p, 1, if p.fd < 0 { 10 } else { 1 }) };
+    }
+}
+
+/// The wait status of the ended process that `pidfd` refers to, as the kernel keeps it with
+/// the pidfd even after someone else reaped the process (Linux 6.15: `PIDFD_GET_INFO` with
+/// `PIDFD_INFO_EXIT`). `Ok(None)`: not recorded yet; `Err`: a kernel without it.
+fn exit_status_of(pidfd: BorrowedFd<'_>) -> std::io::Result<Option<i32>> {
+    /// `struct pidfd_info` of `linux/pidfd.h`, as first published (64 bytes).
+    #[repr(C)]
+    #[derive(Default)]
+    struct PidfdInfo {
+        mask: u64,
+        cgroupid: u64,
+        ids: [u32; 11],
+        exit_code: i32,
+    }
+    const PIDFD_INFO_EXIT: u64 = 1 << 3;
+    // _IOWR(0xFF, 11, struct pidfd_info)
+    const PIDFD_GET_INFO: libc::c_ulong = 0xC040_FF0B;
+    let mut info = PidfdInfo {
+        mask: PIDFD_INFO_EXIT,
+        ..PidfdInfo::default()
+    };
+    // SAFETY: the ioctl fills a struct of the size its number encodes.
+    if unsafe { libc::ioctl(pidfd.as_raw_fd(), PIDFD_GET_INFO, &mut info) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    Ok((info.mask & PIDFD_INFO_EXIT != 0).then_some(info.exit_code))
 }
 
 struct Sink {

@@ -130,6 +130,10 @@ const CASES: &[(&str, Case)] = &[
         io_priority_and_oom_score_follow_the_agent,
     ),
     (
+        "a_run_from_an_agent_that_ignores_sigchld_or_reaps_every_child_has_its_status",
+        status_survives_the_agents_sigchld,
+    ),
+    (
         "a_run_after_the_agent_raised_a_hard_limit_has_it_through_a_new_zygote",
         raised_hard_limit_follows_the_agent,
     ),
@@ -1344,6 +1348,52 @@ fn io_priority_and_oom_score_follow_the_agent(dir: &Path) -> Result<(), String> 
         seen == "realtime: prio 4\n100",
     )?;
     check("a new zygote serves", zygote_pid()? != z)
+}
+
+/// Reaps every child of this process, as an agent's SIGCHLD handler may.
+extern "C" fn reap_every_child(_: libc::c_int) {
+    // SAFETY: waitpid is async-signal-safe; the status is not kept.
+    while unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) } > 0 {}
+}
+
+/// An agent that ignores SIGCHLD (the kernel then reaps its children itself) or reaps every
+/// child from a handler takes the strict child's wait status before the runner can: each
+/// profile's run must still end, with the command's own status and output (read back from
+/// the pidfd on Linux 6.15 and later, or a `StatusLost` error before), never hang. An earlier
+/// version spun on `waitpid` forever.
+fn status_survives_the_agents_sigchld(dir: &Path) -> Result<(), String> {
+    let script = "echo out; exit 3";
+    let handler = reap_every_child as extern "C" fn(libc::c_int) as libc::sighandler_t;
+    for (what, disposition) in [("ignored", libc::SIG_IGN), ("reaped by a handler", handler)] {
+        // SAFETY: setting this case process's own disposition (its one thread runs the runs).
+        unsafe { libc::signal(libc::SIGCHLD, disposition) };
+        let mut profiles = vec![Profile::Hardened];
+        if kernel::user_namespaces() {
+            profiles.push(Profile::Strict);
+        }
+        for profile in profiles {
+            let opts = match profile {
+                Profile::Hardened => hardened(),
+                Profile::Strict => RunOptions::default().profile(Profile::Strict),
+            };
+            let outcome = run(&policy_writing(dir), &sh(script), &opts);
+            match outcome {
+                Ok(out) => check(
+                    &format!(
+                        "SIGCHLD {what}, {profile:?}: the command's status and output: {out:?}"
+                    ),
+                    out.code == Some(3) && out.stdout == b"out\n",
+                )?,
+                Err(RunError::StatusLost(why)) if kernel::release() < (6, 15) => {
+                    eprintln!("SIGCHLD {what}, {profile:?}: the status is lost here: {why}")
+                }
+                Err(e) => return Err(format!("SIGCHLD {what}, {profile:?}: {e}")),
+            }
+        }
+    }
+    // SAFETY: as above.
+    unsafe { libc::signal(libc::SIGCHLD, libc::SIG_DFL) };
+    Ok(())
 }
 
 fn set_limit(resource: libc::__rlimit_resource_t, soft: u64, hard: u64) -> Result<(), String> {

@@ -78,3 +78,19 @@ pub fn supports(profile: sandbox::Profile) -> bool {
     missing(&format!("kernel lacks {}", lacks.join(", ")));
     false
 }
+
+/// The kernel's release as (major, minor), from `uname`; (0, 0) when it cannot be read.
+pub fn release() -> (u32, u32) {
+    // SAFETY: an all-zero utsname is valid; uname fills it.
+    let mut uts: libc::utsname = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    if unsafe { libc::uname(&mut uts) } != 0 {
+        return (0, 0);
+    }
+    // SAFETY: uname leaves a NUL-terminated string.
+    let text = unsafe { std::ffi::CStr::from_ptr(uts.release.as_ptr()) }.to_string_lossy();
+    let mut parts = text
+        .split(|c: char| !c.is_ascii_digit())
+        .map(|p| p.parse().unwrap_or(0));
+    (parts.next().unwrap_or(0), parts.next().unwrap_or(0))
+}
