@@ -390,21 +390,9 @@ fn set_up(context: &ChildContext<'_>) -> ! {
         // The caller's handlers are code in memory we share: none may run here, and what the
         // caller ignores (SIGPIPE in Rust programs) must not stay ignored in the command. The
         // raw system call also reaches the two signals glibc keeps for itself.
-        let default = KernelSigaction {
-            handler: libc::SIG_DFL,
-            flags: 0,
-            restorer: 0,
-            mask: 0,
-        };
         for signal in 1..=64 {
             if signal != libc::SIGKILL && signal != libc::SIGSTOP {
-                libc::syscall(
-                    libc::SYS_rt_sigaction,
-                    signal,
-                    &default as *const KernelSigaction,
-                    std::ptr::null_mut::<KernelSigaction>(),
-                    8usize,
-                );
+                set_default_action(signal);
             }
         }
         if let Some(fds) = context.stdio {
@@ -521,6 +509,56 @@ struct KernelSigaction {
     flags: libc::c_ulong,
     restorer: usize,
     mask: u64,
+}
+
+/// Gives `signal` its default action (the raw call: it also reaches the two signals glibc
+/// keeps for itself). No allocation, no lock: usable in a child that shares its caller's
+/// memory.
+pub(crate) fn set_default_action(signal: libc::c_int) {
+    let default = KernelSigaction {
+        handler: libc::SIG_DFL,
+        flags: 0,
+        restorer: 0,
+        mask: 0,
+    };
+    // SAFETY: rt_sigaction with a valid struct of the kernel's layout and size 8 masks.
+    unsafe {
+        libc::syscall(
+            libc::SYS_rt_sigaction,
+            signal,
+            &default as *const KernelSigaction,
+            std::ptr::null_mut::<KernelSigaction>(),
+            8usize,
+        )
+    };
+}
+
+/// The signals this process ignores, as a mask (bit `n - 1` for signal `n`): the actions an
+/// `execve` keeps.
+pub(crate) fn ignored_signals() -> u64 {
+    let mut ignored = 0u64;
+    for signal in 1..=64 {
+        let mut old = KernelSigaction {
+            handler: libc::SIG_DFL,
+            flags: 0,
+            restorer: 0,
+            mask: 0,
+        };
+        // SAFETY: rt_sigaction reading the action into a valid struct of the kernel's layout.
+        let read = unsafe {
+            libc::syscall(
+                libc::SYS_rt_sigaction,
+                signal,
+                std::ptr::null::<KernelSigaction>(),
+                &mut old as *mut KernelSigaction,
+                8usize,
+            )
+        };
+        if read == 0 && old.handler == libc::SIG_IGN {
+            ignored |= 1 << (signal - 1);
+        }
+    }
+    ignored
 }
 
 /// The child's stack: an anonymous mapping with a guard page below it.

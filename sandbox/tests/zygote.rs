@@ -134,6 +134,10 @@ const CASES: &[(&str, Case)] = &[
         status_survives_the_agents_sigchld,
     ),
     (
+        "the_command_starts_with_no_signal_ignored_whatever_the_agent_and_the_zygote_ignore",
+        no_signal_ignored,
+    ),
+    (
         "a_run_after_the_agent_raised_a_hard_limit_has_it_through_a_new_zygote",
         raised_hard_limit_follows_the_agent,
     ),
@@ -1393,6 +1397,38 @@ fn status_survives_the_agents_sigchld(dir: &Path) -> Result<(), String> {
     }
     // SAFETY: as above.
     unsafe { libc::signal(libc::SIGCHLD, libc::SIG_DFL) };
+    Ok(())
+}
+
+/// The agent ignores SIGHUP (as under `nohup`) when its zygote starts, and the zygote, a Rust
+/// program, ignores SIGPIPE: ignored signals survive `execve`, yet each profile's command must
+/// start with none ignored, as the strict child's reset gives it (a hardened command once
+/// kept SIGPIPE ignored, so `yes | head -1` left `yes` writing into a closed pipe). The
+/// control, a plain child of the agent, shows SIGHUP ignored.
+fn no_signal_ignored(dir: &Path) -> Result<(), String> {
+    // SAFETY: setting this case process's own disposition.
+    unsafe { libc::signal(libc::SIGHUP, libc::SIG_IGN) };
+    let script = "grep SigIgn /proc/self/status";
+    let control = run_unconfined(script)?;
+    let control = String::from_utf8_lossy(&control.stdout).trim().to_string();
+    check(
+        &format!("the control shows SIGHUP ignored: {control:?}"),
+        control.ends_with('1'),
+    )?;
+    let mut profiles = vec![("hardened", hardened())];
+    if kernel::user_namespaces() {
+        profiles.push(("strict", RunOptions::default().profile(Profile::Strict)));
+    }
+    for (name, opts) in profiles {
+        for _ in 0..2 {
+            let out = run(&policy_writing(dir), &sh(script), &opts).map_err(|e| e.to_string())?;
+            let seen = String::from_utf8_lossy(&out.stdout).trim().to_string();
+            check(
+                &format!("the {name} command ignores no signal: {seen:?}"),
+                out.success() && seen == "SigIgn:\t0000000000000000",
+            )?;
+        }
+    }
     Ok(())
 }
 

@@ -104,6 +104,13 @@ pub(crate) fn serve() -> ! {
     // SAFETY: fd 3 is the control socket handed over by the starter, owned from here on.
     let control = unsafe { OwnedFd::from_raw_fd(CONTROL_FD) };
     let sigchld = block_signals();
+    // What the zygote ignores (SIGPIPE, as every Rust program; what the agent ignored when it
+    // started the zygote) would stay ignored in every command: G gives each its default
+    // action, as the strict child does, in a few calls instead of one per signal.
+    IGNORED.store(
+        crate::nsclone::ignored_signals(),
+        std::sync::atomic::Ordering::Relaxed,
+    );
     let stack = Stack::new().unwrap_or_else(|_| std::process::exit(1));
     // One buffer for every control message: a run's request travels in it when it fits.
     let mut message = vec![0u8; 4 + INLINE_MAX];
@@ -608,7 +615,11 @@ extern "C" fn g_main(arg: *mut libc::c_void) -> libc::c_int {
     ))
 }
 
-/// In G: the parent-death signal, a process group of its own, its pidfd to the client (before
+/// The signals Z ignores, which G's command must not ([`serve`]).
+static IGNORED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// In G: the parent-death signal, the default action of every signal Z ignores, a process
+/// group of its own, its pidfd to the client (before
 /// anything can run, so that a zygote that dies earlier started nothing), stdio on 0-2, the
 /// status channel on [`STATUS_FD`], the hand-off pipe on [`DONE_FD`], the notification
 /// channel on [`NOTIFY_FD`], nothing else; then [`crate::child::start_hardened`].
@@ -619,6 +630,10 @@ fn become_g(start: &Start<'_>) -> ! {
         libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
         if libc::getppid() != start.zygote {
             libc::_exit(REFUSED_EXIT);
+        }
+        let ignored = IGNORED.load(std::sync::atomic::Ordering::Relaxed);
+        for signal in (1..=64).filter(|s| ignored >> (s - 1) & 1 == 1) {
+            crate::nsclone::set_default_action(signal);
         }
         // Z kills the run's group, so G must lead one before anything runs: never the
         // agent's, which it would otherwise be in.
