@@ -809,22 +809,12 @@ mod tests {
         // agent that lowered its own since) must refuse, not run at another priority. Nice 19
         // can be taken from any value without a privilege.
         fn unprivileged_at_nice_19() {
-            let none = libc::rlimit {
-                rlim_cur: 0,
-                rlim_max: 0,
-            };
-            let header = [0x2008_0522u32, 0];
-            let data = [0u32; 6];
-            // SAFETY: setting this process's own limit, nice value and capabilities.
-            let ok = unsafe {
-                libc::setrlimit(libc::RLIMIT_NICE, &none) == 0
-                    && libc::setpriority(libc::PRIO_PROCESS, 0, 19) == 0
-                    && libc::syscall(libc::SYS_capset, header.as_ptr(), data.as_ptr()) == 0
-            };
-            if !ok {
+            // SAFETY: setting this process's own nice value.
+            if unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, 19) } != 0 {
                 // SAFETY: leaving the forked child at once.
                 unsafe { libc::_exit(PREPARATION_FAILED) };
             }
+            without_limit_or_capabilities(libc::RLIMIT_NICE);
         }
         let inherited = Inherited {
             nice: Some(0),
@@ -843,21 +833,7 @@ mod tests {
         // Without CAP_SYS_NICE and with RLIMIT_RTPRIO at 0, no real-time policy can be taken:
         // a G that could not follow the agent must refuse, not run under another policy.
         fn unprivileged_without_real_time() {
-            let none = libc::rlimit {
-                rlim_cur: 0,
-                rlim_max: 0,
-            };
-            let header = [0x2008_0522u32, 0];
-            let data = [0u32; 6];
-            // SAFETY: setting this process's own limit and capabilities.
-            let ok = unsafe {
-                libc::setrlimit(libc::RLIMIT_RTPRIO, &none) == 0
-                    && libc::syscall(libc::SYS_capset, header.as_ptr(), data.as_ptr()) == 0
-            };
-            if !ok {
-                // SAFETY: leaving the forked child at once.
-                unsafe { libc::_exit(PREPARATION_FAILED) };
-            }
+            without_limit_or_capabilities(libc::RLIMIT_RTPRIO);
         }
         let inherited = Inherited {
             policy: Some((libc::SCHED_FIFO, 1)),
@@ -880,6 +856,21 @@ mod tests {
             // SAFETY: leaving the forked child at once.
             unsafe { libc::_exit(PREPARATION_FAILED) };
         }
+    }
+
+    /// Sets this child's `resource` limit to 0 and empties its capability sets, or leaves it
+    /// with [`PREPARATION_FAILED`].
+    fn without_limit_or_capabilities(resource: libc::__rlimit_resource_t) {
+        let none = libc::rlimit {
+            rlim_cur: 0,
+            rlim_max: 0,
+        };
+        // SAFETY: setting this process's own limit.
+        if unsafe { libc::setrlimit(resource, &none) } != 0 {
+            // SAFETY: leaving the forked child at once.
+            unsafe { libc::_exit(PREPARATION_FAILED) };
+        }
+        without_capabilities();
     }
 
     #[test]

@@ -106,33 +106,26 @@ fn a_process_limit_holds_or_is_refused_for_runners_in_user_namespaces() {
     }
 }
 
-/// The hardened profile with a write root leaves `chmod` and its kin open on the files the
-/// runner's host uid owns (Landlock up to ABI 7 does not govern them). For the host's root
-/// that is every system file, so its filter refuses them, and it must under another uid in a
-/// user namespace too: an earlier version took the uid 1000 for a user owning only its own
-/// files, and its tool made a root-owned file outside every root world-writable. The control
-/// is the same `chmod` unconfined, by the same runner, which succeeds.
-#[test]
-fn the_hosts_root_under_another_uid_changes_no_files_mode_in_the_hardened_profile() {
-    if !runners_available() {
-        return;
-    }
+/// Runs `chmod 0666` on a file of `owner` (mode 0600, outside every root) as the runner that
+/// `prefix` makes: unconfined first, which must change the mode (the control), then under the
+/// hardened profile with a write root, which must not. Returns the hardened run's report.
+fn hardened_chmod_is_refused(user: User, prefix: &[&str], owner: u32, what: &str) -> Report {
     use std::os::unix::fs::PermissionsExt;
-    let scenario = Scenario::new(User::Root);
+    let scenario = Scenario::new(user);
     let victim = std::path::PathBuf::from(scenario.path("victim"));
     let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
     let reset = || {
-        std::fs::write(&victim, "the system's own\n").unwrap();
+        std::fs::write(&victim, "a system's own\n").unwrap();
+        std::os::unix::fs::chown(&victim, Some(owner), Some(owner)).unwrap();
         std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o600)).unwrap();
     };
     let chmod = ["/bin/chmod", "0666", victim.to_str().unwrap()];
     reset();
-    let mut control: Vec<String> = ROOT_AS_1000.iter().map(|a| a.to_string()).collect();
-    control.extend(chmod.iter().map(|a| a.to_string()));
+    let control: Vec<String> = prefix.iter().chain(&chmod).map(|a| a.to_string()).collect();
     let control = common::run_with_timeout(&control, Duration::from_secs(30));
     assert!(
         control.code == Some(0) && mode(&victim) == 0o666,
-        "the control: the host's root as uid 1000 changes the mode unconfined: {control:?}"
+        "the control: {what} changes the mode unconfined: {control:?}"
     );
     reset();
     let policy = scenario.policy(
@@ -141,12 +134,28 @@ fn the_hosts_root_under_another_uid_changes_no_files_mode_in_the_hardened_profil
             .base_policy()
             .replace("exec = \"deny\"", "exec = \"allow\""),
     );
-    let out = run_as(&ROOT_AS_1000, &policy, Profile::Hardened, &chmod);
+    let out = run_as(prefix, &policy, Profile::Hardened, &chmod);
     assert!(
         out.code != Some(0) && mode(&victim) == 0o600,
-        "the hardened tool changed a root-owned file's mode outside its roots (now {:o}): {out:?}",
+        "{what}: the hardened tool changed the mode of a file outside its roots (now {:o}): \
+         {out:?}",
         mode(&victim)
     );
+    out
+}
+
+/// The hardened profile with a write root leaves `chmod` and its kin open on the files the
+/// runner's host uid owns (Landlock up to ABI 7 does not govern them). For the host's root
+/// that is every system file, so its filter refuses them, and it must under another uid in a
+/// user namespace too: an earlier version took the uid 1000 for a user owning only its own
+/// files, and its tool made a root-owned file outside every root world-writable.
+#[test]
+fn the_hosts_root_under_another_uid_changes_no_files_mode_in_the_hardened_profile() {
+    if !runners_available() {
+        return;
+    }
+    let what = "the host's root as uid 1000";
+    let out = hardened_chmod_is_refused(User::Root, &ROOT_AS_1000, 0, what);
     assert!(
         out.stderr
             .contains("the runner is root, of the host or of its user namespace"),
@@ -157,47 +166,14 @@ fn the_hosts_root_under_another_uid_changes_no_files_mode_in_the_hardened_profil
 /// Root of a rootless container (uid 65534 on the host, 0 in its user namespace) owns the
 /// container's system files, whatever uid the host gives it: the hardened profile refuses
 /// its tool every metadata write too. The file here belongs to uid 65534, so to the
-/// container's root; the control changes its mode unconfined.
+/// container's root.
 #[test]
 fn a_containers_root_changes_no_files_mode_in_the_hardened_profile() {
     if !runners_available() {
         return;
     }
-    use std::os::unix::fs::PermissionsExt;
-    let scenario = Scenario::new(User::Nobody);
-    let victim = std::path::PathBuf::from(scenario.path("victim"));
-    let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o7777;
-    let reset = || {
-        std::fs::write(&victim, "the container's own\n").unwrap();
-        std::os::unix::fs::chown(&victim, Some(common::NOBODY), Some(common::NOBODY)).unwrap();
-        std::fs::set_permissions(&victim, std::fs::Permissions::from_mode(0o600)).unwrap();
-    };
-    let chmod = ["/bin/chmod", "0666", victim.to_str().unwrap()];
     let prefix = rootless();
     let prefix: Vec<&str> = prefix.iter().map(String::as_str).collect();
-    reset();
-    let control: Vec<String> = prefix
-        .iter()
-        .chain(chmod.iter())
-        .map(|a| a.to_string())
-        .collect();
-    let control = common::run_with_timeout(&control, Duration::from_secs(30));
-    assert!(
-        control.code == Some(0) && mode(&victim) == 0o666,
-        "the control: the container's root changes the mode unconfined: {control:?}"
-    );
-    reset();
-    let policy = scenario.policy(
-        "policy",
-        &scenario
-            .base_policy()
-            .replace("exec = \"deny\"", "exec = \"allow\""),
-    );
-    let out = run_as(&prefix, &policy, Profile::Hardened, &chmod);
-    assert!(
-        out.code != Some(0) && mode(&victim) == 0o600,
-        "the hardened tool changed the mode of a file of the container's root outside its roots \
-         (now {:o}): {out:?}",
-        mode(&victim)
-    );
+    let what = "root of a rootless container";
+    hardened_chmod_is_refused(User::Nobody, &prefix, common::NOBODY, what);
 }

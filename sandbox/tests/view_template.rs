@@ -647,6 +647,32 @@ fn copied_views(dir: &Path) -> Result<(), String> {
     let first = seen(&p, &format!("echo x > /tmp/x; {script}"), "0.3111", copied)?;
     let second = seen(&p, &script, "0.3112", copied)?;
     let leased = seen(&p, &script, "0.3113", ViewSource::Leased)?;
+    copied_runs_apart(&first, &second)?;
+    check(
+        &format!(
+            "the copied runs have the same mounts ({} and {}), and a leased run reads the root \
+             too: {}",
+            first.mounts(),
+            second.mounts(),
+            show(&leased.out)
+        ),
+        first.mounts() == second.mounts() && stdout(&leased.out).lines().any(|l| l == "here"),
+    )?;
+    check(
+        &format!(
+            "a leased run beside them has another namespace ({}), the runner's",
+            leased.mnt()
+        ),
+        leased.mnt() != first.mnt()
+            && leased.mnt() != second.mnt()
+            && leased.owner != leased.user(),
+    )
+}
+
+/// Two runs of a copied view, the first leaving `/tmp/x`: each has a mount namespace of its
+/// own, owned by its own user namespace, reads `here` in its root's marker, and the second sees
+/// nothing of the first.
+fn copied_runs_apart(first: &Seen, second: &Seen) -> Result<(), String> {
     let reads = |s: &Seen| stdout(&s.out).lines().any(|l| l == "here");
     check(
         &format!(
@@ -660,18 +686,9 @@ fn copied_views(dir: &Path) -> Result<(), String> {
         first.mnt() != second.mnt()
             && first.owner == first.user()
             && second.owner == second.user()
-            && first.mounts() == second.mounts()
-            && [&first, &second, &leased].into_iter().all(reads)
+            && reads(first)
+            && reads(second)
             && !stdout(&second.out).lines().any(|l| l == "x"),
-    )?;
-    check(
-        &format!(
-            "a leased run beside them has another namespace ({}), the runner's",
-            leased.mnt()
-        ),
-        leased.mnt() != first.mnt()
-            && leased.mnt() != second.mnt()
-            && leased.owner != leased.user(),
     )
 }
 
@@ -775,22 +792,7 @@ fn runner_in_a_user_namespace(dir: &Path) -> Result<(), String> {
         ViewSource::Leased,
     )?;
     let second = seen(&p, &script, "0.3122", ViewSource::Leased)?;
-    let reads = |s: &Seen| stdout(&s.out).lines().any(|l| l == "here");
-    check(
-        &format!(
-            "runs have a namespace each ({} then {}), owned by their own user namespaces, read \
-             their root and see nothing of the run before: {} / {}",
-            first.mnt(),
-            second.mnt(),
-            show(&first.out),
-            show(&second.out)
-        ),
-        first.mnt() != second.mnt()
-            && first.owner == first.user()
-            && second.owner == second.user()
-            && [&first, &second].into_iter().all(reads)
-            && !stdout(&second.out).lines().any(|l| l == "x"),
-    )?;
+    copied_runs_apart(&first, &second)?;
     let lease = prepared.view_lease();
     check(
         &format!("the runner says why it lends no view namespace: {lease:?}"),
