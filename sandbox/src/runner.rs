@@ -255,7 +255,8 @@ pub enum RunError {
 }
 
 impl RunError {
-    /// The exit status the CLI uses: 125 for refusals and helper problems, 126/127 for exec.
+    /// The exit status the CLI uses: 125 for refusals, helper problems and a lost status, 126/127
+    /// for exec.
     pub fn exit_code(&self) -> i32 {
         match self {
             RunError::Exec { code, .. } => *code,

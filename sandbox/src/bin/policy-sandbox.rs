@@ -293,6 +293,11 @@ fn run_cmd(
             eprintln!("policy-sandbox: {e}");
             ExitCode::from(e.exit_code() as u8)
         }
+        // The command ran: not a refusal, though its status (and output) is gone.
+        Err(e @ sandbox::RunError::StatusLost(_)) => {
+            eprintln!("status lost: {e}");
+            ExitCode::from(e.exit_code() as u8)
+        }
         Err(e) => {
             eprintln!("refused: {e}");
             ExitCode::from(125)
