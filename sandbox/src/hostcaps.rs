@@ -236,10 +236,10 @@ fn host_ids() -> bool {
 /// Whether the runner's user is the host's root ([`HostSupport::host_root`]). Where its uids
 /// are the host's ([`host_ids`]), its uid says. Elsewhere the host's uid behind this one cannot
 /// be seen, so the kernel is asked the one question it answers differently for the host's
-/// root: whether `RLIMIT_NPROC` holds. A forked
-/// child drops every capability, sets the limit to 1 and forks; the kernel refuses that fork
-/// (`EAGAIN`) for every user but the host's root. Anything else (the probe cannot run) counts
-/// as the host's root, which refuses more and claims less.
+/// root: whether `RLIMIT_NPROC` holds. A forked child drops every capability, sets the limit
+/// to 1 and forks; the kernel refuses that fork (`EAGAIN`) for every user but the host's root.
+/// Anything else (the probe cannot run) counts as the host's root, which refuses more and
+/// claims less.
 fn host_root(euid: u32) -> bool {
     if host_ids() {
         return euid == 0;

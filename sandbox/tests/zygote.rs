@@ -1360,17 +1360,32 @@ extern "C" fn reap_every_child(_: libc::c_int) {
     while unsafe { libc::waitpid(-1, std::ptr::null_mut(), libc::WNOHANG) } > 0 {}
 }
 
-/// An agent that ignores SIGCHLD (the kernel then reaps its children itself) or reaps every
-/// child from a handler takes the strict child's wait status before the runner can: each
-/// profile's run must still end, with the command's own status and output (read back from
-/// the pidfd on Linux 6.15 and later, or a `StatusLost` error before), never hang. An earlier
-/// version spun on `waitpid` forever.
+/// An agent that ignores SIGCHLD or sets `SA_NOCLDWAIT` (the kernel then reaps its children
+/// itself), or reaps every child from a handler, takes the strict child's wait status before
+/// the runner can: each profile's run must still end, with the command's own status and output
+/// (read back from the pidfd on Linux 6.15 and later, or a `StatusLost` error before), never
+/// hang. An earlier version spun on `waitpid` forever.
 fn status_survives_the_agents_sigchld(dir: &Path) -> Result<(), String> {
     let script = "echo out; exit 3";
     let handler = reap_every_child as extern "C" fn(libc::c_int) as libc::sighandler_t;
-    for (what, disposition) in [("ignored", libc::SIG_IGN), ("reaped by a handler", handler)] {
-        // SAFETY: setting this case process's own disposition (its one thread runs the runs).
-        unsafe { libc::signal(libc::SIGCHLD, disposition) };
+    let dispositions = [
+        ("ignored", libc::SIG_IGN, 0),
+        ("reaped by a handler", handler, 0),
+        (
+            "default with SA_NOCLDWAIT",
+            libc::SIG_DFL,
+            libc::SA_NOCLDWAIT,
+        ),
+    ];
+    for (what, disposition, flags) in dispositions {
+        // SAFETY: setting this case process's own action (its one thread runs the runs); an
+        // all-zero sigaction is valid.
+        unsafe {
+            let mut action: libc::sigaction = std::mem::zeroed();
+            action.sa_sigaction = disposition;
+            action.sa_flags = flags;
+            libc::sigaction(libc::SIGCHLD, &action, std::ptr::null_mut());
+        }
         let mut profiles = vec![Profile::Hardened];
         if kernel::user_namespaces() {
             profiles.push(Profile::Strict);
