@@ -98,8 +98,6 @@ pub(crate) fn start_hardened(req: &Request, image: &ExecImage, notify: Option<Ra
 /// affinity, where they changed since the zygote started: a command that silently ran under
 /// another policy or priority, was killed in another order, or ran on CPUs the agent left,
 /// would differ from a strict run's, whose child the calling thread's `clone` gives them all.
-/// The policy comes before the nice value, as a thread's own changes would: the kernel checks
-/// a nice value against the policy in force.
 fn take_scheduling(inherited: &crate::request::Inherited, reporter: &Reporter) {
     if let Some((policy, priority)) = inherited.policy {
         if policy == libc::SCHED_DEADLINE {
