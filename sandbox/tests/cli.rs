@@ -372,3 +372,34 @@ fn a_runner_whose_uid_is_unmapped_is_refused_strict_with_the_reason() {
     let hardened = run("hardened");
     assert!(hardened.status.success(), "{}", stderr(&hardened));
 }
+
+/// An agent out of file descriptors is refused the hardened run before anything starts, with
+/// what to do: its open-files limit, named. (The number here leaves room for the command line
+/// itself, not for the helper's start.)
+#[test]
+fn a_runner_out_of_descriptors_is_told_to_raise_its_open_files_limit() {
+    if kernel::landlock_abi() < 6 {
+        kernel::missing("Landlock ABI 6 is needed for the hardened profile");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let policy = write(
+        dir.path(),
+        "p.toml",
+        "exec = \"allow\"\n[fs]\nread = [\"/etc/**\"]\n",
+    );
+    let script = format!(
+        "ulimit -n 10; exec {CLI} run --profile hardened --policy {} -- /bin/true",
+        policy.display()
+    );
+    let out = Command::new("/bin/bash")
+        .args(["-c", &script])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(125), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("raise its RLIMIT_NOFILE"),
+        "{}",
+        stderr(&out)
+    );
+}

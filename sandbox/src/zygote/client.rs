@@ -198,6 +198,18 @@ impl Zygote {
     }
 }
 
+/// What to do about an error that says the agent ran out of something, for a message; empty
+/// for any other.
+fn out_of(e: &std::io::Error) -> &'static str {
+    match e.raw_os_error() {
+        Some(libc::EMFILE | libc::ENFILE) => {
+            " (the agent is out of file descriptors: raise its RLIMIT_NOFILE)"
+        }
+        Some(libc::EAGAIN | libc::ENOMEM) => " (the agent is out of processes or memory)",
+        _ => "",
+    }
+}
+
 /// Sends SIGKILL through a pidfd (never to a reused pid).
 pub(super) fn kill(pidfd: BorrowedFd<'_>) {
     // SAFETY: pidfd_send_signal with a null siginfo.
@@ -261,7 +273,13 @@ fn current(
     // Another thread that changes the agent's umask, limits or cgroups while a zygote starts
     // leaves it unknown what that one holds: it is not used.
     for _ in 0..3 {
-        let z = Arc::new(start(helper, program).map_err(|e| RunError::Helper(e.to_string()))?);
+        let z = Arc::new(start(helper, program).map_err(|e| {
+            RunError::Helper(format!(
+                "starting the sandbox helper {}: {e}{}",
+                helper.display(),
+                out_of(&e)
+            ))
+        })?);
         if let Fit::Carry(inherited) = agent.fit(z.holds.as_ref()) {
             reg.live.insert(key, z.clone());
             return Ok((z, inherited));
@@ -415,7 +433,8 @@ fn try_spawn(
     bytes: &[u8],
     ruleset: Option<BorrowedFd<'_>>,
 ) -> Result<Option<Running>, RunError> {
-    let refuse = |what: &str, e: std::io::Error| RunError::Refused(format!("{what}: {e}"));
+    let refuse =
+        |what: &str, e: std::io::Error| RunError::Refused(format!("{what}: {e}{}", out_of(&e)));
     let streams = Streams::new(stdio).map_err(|e| refuse("capturing output", e))?;
     // A request that fits travels in the run's message; a larger one on a pipe of its own.
     let inline = kind == RUN && bytes.len() <= INLINE_MAX;
