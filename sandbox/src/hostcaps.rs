@@ -177,8 +177,9 @@ impl HostSupport {
         match libc::WEXITSTATUS(status) {
             0 => Ok(()),
             e => Err(format!(
-                "unshare(user|mount|pid|net) failed: {}",
-                std::io::Error::from_raw_os_error(e)
+                "unshare(user|mount|pid|net) failed: {}{}",
+                std::io::Error::from_raw_os_error(e),
+                seccomp_filter_note().map_or(String::new(), |note| format!(" ({note})"))
             )),
         }
     }
@@ -201,6 +202,17 @@ pub fn landlock_abi() -> i32 {
     } else {
         v as i32
     }
+}
+
+/// When this process runs under a seccomp filter (a container's, a sandbox's), which may refuse
+/// namespaces whatever the host allows: what to say about it in a refusal.
+pub(crate) fn seccomp_filter_note() -> Option<&'static str> {
+    // SAFETY: a query without pointers.
+    let filtered = unsafe { libc::prctl(libc::PR_GET_SECCOMP) } == 2;
+    filtered.then_some(
+        "this process runs under a seccomp filter of its own, a container's or a sandbox's, \
+         which may refuse namespaces whatever the host allows: run it without that filter",
+    )
 }
 
 fn seccomp_available() -> bool {

@@ -201,9 +201,11 @@ pub(crate) fn spawn(
     if pid < 0 {
         let err = std::io::Error::last_os_error();
         restore_signals(&saved_mask);
+        let cause =
+            crate::hostcaps::seccomp_filter_note().unwrap_or("enable unprivileged user namespaces");
         return Err(format!(
-            "cannot create the sandbox's user, mount and pid namespaces: {err} (enable \
-             unprivileged user namespaces, or ask for the hardened profile by name)"
+            "cannot create the sandbox's user, mount and pid namespaces: {err} ({cause}, or ask \
+             for the hardened profile by name)"
         ));
     }
     // SAFETY: CLONE_PIDFD stored a new descriptor that we own.

@@ -403,3 +403,37 @@ fn a_runner_out_of_descriptors_is_told_to_raise_its_open_files_limit() {
         stderr(&out)
     );
 }
+
+/// A runner under a seccomp filter of its own (here the hardened profile's, as a container's
+/// would be) is refused the strict profile with that cause, not the advice to enable
+/// unprivileged user namespaces, which the host allows.
+#[test]
+fn a_runner_under_a_seccomp_filter_is_told_the_cause_of_a_strict_refusal() {
+    if !strict_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let inner = write(dir.path(), "inner.toml", "[fs]\nread = [\"/etc/**\"]\n");
+    let outer = write(
+        dir.path(),
+        "outer.toml",
+        &format!(
+            "exec = \"allow\"\n[fs]\nread = [\"/etc/**\", \"{}/**\"]\n",
+            dir.path().display()
+        ),
+    );
+    let out = Command::new(CLI)
+        .args(["run", "--profile", "hardened", "--policy"])
+        .arg(&outer)
+        .args(["--", CLI, "run", "--profile", "strict", "--policy"])
+        .arg(&inner)
+        .args(["--", "/bin/true"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(125), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("runs under a seccomp filter of its own"),
+        "{}",
+        stderr(&out)
+    );
+}
