@@ -159,6 +159,15 @@ fn take_scheduling(inherited: &crate::request::Inherited, reporter: &Reporter) {
             ));
         }
     }
+    if let Some(persona) = inherited.personality {
+        // SAFETY: personality of this process takes an integer.
+        if unsafe { libc::personality(persona as libc::c_ulong) } < 0 {
+            reporter.fail(Refusal::last_os(
+                SetUpStep::Scheduling,
+                &format!("the agent's personality {persona:#x}"),
+            ));
+        }
+    }
     if let Some(words) = &inherited.affinity {
         // SAFETY: an all-zero cpu_set_t is a valid empty set.
         let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };

@@ -112,6 +112,9 @@ pub struct Inherited {
     /// new zygote: lowering takes a privilege).
     #[serde(default)]
     pub oom_score_adj: Option<i32>,
+    /// The process's personality (`setarch`), when it differs.
+    #[serde(default)]
+    pub personality: Option<i32>,
     /// The calling thread's CPU affinity, as the words of its `cpu_set_t`, when it differs.
     #[serde(default)]
     pub affinity: Option<Vec<u64>>,

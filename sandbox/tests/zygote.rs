@@ -138,6 +138,10 @@ const CASES: &[(&str, Case)] = &[
         no_signal_ignored,
     ),
     (
+        "a_run_after_the_agent_changed_its_personality_has_the_new_one",
+        personality_follows_the_agent,
+    ),
+    (
         "a_run_after_the_agent_raised_a_hard_limit_has_it_through_a_new_zygote",
         raised_hard_limit_follows_the_agent,
     ),
@@ -1443,6 +1447,37 @@ fn no_signal_ignored(dir: &Path) -> Result<(), String> {
                 out.success() && seen == "SigIgn:\t0000000000000000",
             )?;
         }
+    }
+    Ok(())
+}
+
+/// The agent turns address-space randomisation off (`setarch -R` does it before `exec`) after
+/// its zygote started: the next hardened command has the same personality, as a plain child
+/// and a strict run's command do.
+fn personality_follows_the_agent(dir: &Path) -> Result<(), String> {
+    let script = "cat /proc/self/personality";
+    let first = output_of(dir, script)?;
+    let z = zygote_pid()?;
+    // SAFETY: personality of this case process takes an integer.
+    if unsafe { libc::personality(libc::ADDR_NO_RANDOMIZE as libc::c_ulong) } < 0 {
+        return Err(format!("personality: {}", std::io::Error::last_os_error()));
+    }
+    let control = run_unconfined(script)?;
+    let control = String::from_utf8_lossy(&control.stdout).trim().to_string();
+    let seen = output_of(dir, script)?;
+    check(
+        &format!("the command's personality {seen} is the agent's {control} (was {first})"),
+        seen == control && seen == "00040000" && first != seen,
+    )?;
+    check("the same zygote serves", zygote_pid()? == z)?;
+    if kernel::user_namespaces() {
+        let strict = RunOptions::default().profile(Profile::Strict);
+        let out = run(&policy_writing(dir), &sh(script), &strict).map_err(|e| e.to_string())?;
+        let strict_seen = String::from_utf8_lossy(&out.stdout).trim().to_string();
+        check(
+            &format!("a strict run's command has it too: {strict_seen:?}"),
+            out.success() && strict_seen == control,
+        )?;
     }
     Ok(())
 }

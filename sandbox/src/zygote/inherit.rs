@@ -1,27 +1,28 @@
 //! What a command inherits from the process that starts it and the agent may change between
 //! runs: its umask, its resource limits, its scheduling policy, nice value, CPU affinity and I/O
-//! priority, its OOM score adjustment, and its cgroups.
+//! priority, its OOM score adjustment, its personality, and its cgroups.
 //!
 //! A strict run's child is cloned from the agent's calling thread at the time of the run, so
 //! it has the agent's values of that moment. A hardened command is forked from the zygote,
 //! which has the agent's values of the time it started. So the client takes the agent's
 //! values at each run ([`Inheritance::now`]: 16 `getrlimit`, `sched_getscheduler`,
-//! `getpriority`, `sched_getaffinity`, `ioprio_get` and one read of each of the thread's
-//! `/proc` `status`, `cgroup` and `oom_score_adj` files, kept open: 19.4 µs in a release loop,
-//! of which the policy, I/O priority and OOM score are 1.0; earlier, 6.5 for the limits, 6.3
-//! for `status` and 3.2 for `cgroup`) and compares them with what its zygote holds
+//! `getpriority`, `sched_getaffinity`, `ioprio_get`, `personality` and one read of each of the
+//! thread's `/proc` `status`, `cgroup` and `oom_score_adj` files, kept open: 19.4 µs in a
+//! release loop, of which the policy, I/O priority and OOM score are 1.0; earlier, 6.5 for the
+//! limits, 6.3 for `status` and 3.2 for `cgroup`) and compares them with what its zygote holds
 //! ([`Inheritance::of_new_zygote`]):
-//! * a different umask, scheduling policy, CPU affinity or I/O priority, a higher nice value
-//!   or OOM score adjustment, or soft or hard limits the zygote's G can reach by lowering,
-//!   travel with the run ([`crate::request::Inherited`]) and G applies them (all but the
-//!   limits at its start, the limits just before the policy's own, [`crate::child`]);
+//! * a different umask, scheduling policy, CPU affinity, I/O priority or personality, a higher
+//!   nice value or OOM score adjustment, or soft or hard limits the zygote's G can reach by
+//!   lowering, travel with the run ([`crate::request::Inherited`]) and G applies them (all but
+//!   the limits at its start, the limits just before the policy's own, [`crate::child`]);
 //! * another cgroup (the agent moved itself), a hard limit the agent raised above the
 //!   zygote's, a nice value or OOM score adjustment it lowered below the zygote's, or a
 //!   policy or I/O priority G could only take with a privilege (leaving `SCHED_IDLE`, taking a
 //!   real-time policy or a higher real-time priority than the zygote's, the real-time I/O
-//!   class) needs a zygote that has them, since G may hold no privilege by then: the old one is retired (it serves the runs in flight, then ends) and a new one
-//!   starts, once per change. Moving G into the agent's cgroups on every run would cost a
-//!   cgroup migration per run instead.
+//!   class) needs a zygote that has them, since G may hold no privilege by then: the old one
+//!   is retired (it serves the runs in flight, then ends) and a new one starts, once per
+//!   change. Moving G into the agent's cgroups on every run would cost a cgroup migration
+//!   per run instead.
 //!
 //! The values taken are those a child forked from the calling thread would start with, which
 //! is what a strict run's `clone` gives its child: under `SCHED_RESET_ON_FORK` a real-time or
@@ -73,6 +74,9 @@ pub(super) struct Inheritance {
     /// The process's OOM score adjustment; `None` when it cannot be read (an agent confined
     /// without `/proc`).
     oom_score_adj: Option<i32>,
+    /// The process's execution domain and its flags (`personality`, such as
+    /// `ADDR_NO_RANDOMIZE` under `setarch -R`).
+    personality: Option<i32>,
     /// The thread's CPU affinity, as the words of a `cpu_set_t`; `None` on a host whose CPU
     /// numbers do not fit one (then the zygote's stands).
     affinity: Option<Vec<u64>>,
@@ -111,6 +115,8 @@ impl Inheritance {
             oom_score_adj: ProcFile::OomScoreAdj
                 .read()
                 .and_then(|text| std::str::from_utf8(&text).ok()?.trim().parse().ok()),
+            // SAFETY: the query value (0xffffffff) changes nothing.
+            personality: Some(unsafe { libc::personality(0xffff_ffff) }).filter(|p| *p >= 0),
             affinity: affinity(),
         }
     }
@@ -166,6 +172,7 @@ impl Inheritance {
             policy,
             ioprio,
             oom_score_adj,
+            personality: changed(self.personality, zygote.personality),
             affinity: self
                 .affinity
                 .as_ref()
@@ -549,6 +556,28 @@ mod tests {
         assert_eq!(now.ioprio, Some(idle_io));
         let file = std::fs::read_to_string("/proc/self/oom_score_adj").expect("oom_score_adj");
         assert_eq!(now.oom_score_adj, file.trim().parse().ok());
+    }
+
+    #[test]
+    fn another_personality_travels() {
+        let then = Inheritance {
+            personality: Some(0),
+            ..Inheritance::now()
+        };
+        let no_aslr = Inheritance {
+            personality: Some(libc::ADDR_NO_RANDOMIZE),
+            ..then.clone()
+        };
+        assert_eq!(
+            no_aslr.fit(Some(&then)),
+            Fit::Carry(Inherited {
+                personality: Some(libc::ADDR_NO_RANDOMIZE),
+                ..Inherited::default()
+            })
+        );
+        // SAFETY: the query value changes nothing.
+        let own = unsafe { libc::personality(0xffff_ffff) };
+        assert_eq!(Inheritance::now().personality, Some(own));
     }
 
     /// Runs `f` on a thread of its own, whose scheduling it may change.

@@ -84,12 +84,12 @@
 //!   dropped root). A Landlock domain the agent enters later by other means than
 //!   `confine_self` cannot be detected: call [`shut_down`] after such a change.
 //! * The command starts with the agent's umask, resource limits, scheduling policy, nice
-//!   value, CPU affinity, I/O priority, OOM score adjustment and cgroups of the time of the
-//!   run, as a strict run's would, not those of the zygote's start ([`inherit`]): a change G
-//!   can follow travels with the run and G applies it; one it might lack the privilege for (a
-//!   raised hard limit, a lowered nice value or OOM score, leaving `SCHED_IDLE`, taking real
-//!   time or the real-time I/O class) or another cgroup gets a new zygote, and the old one is
-//!   retired: it ends once the runs it received are over.
+//!   value, CPU affinity, I/O priority, OOM score adjustment, personality and cgroups of the
+//!   time of the run, as a strict run's would, not those of the zygote's start ([`inherit`]):
+//!   a change G can follow travels with the run and G applies it; one it might lack the
+//!   privilege for (a raised hard limit, a lowered nice value or OOM score, leaving
+//!   `SCHED_IDLE`, taking real time or the real-time I/O class) or another cgroup gets a new
+//!   zygote, and the old one is retired: it ends once the runs it received are over.
 //!
 //! CPU time: G and its orphans are Z's children, not the caller's, so Z reports G's rusage (its
 //! waited-for children included), the rusage of every orphan of the run it reaped, and its own
