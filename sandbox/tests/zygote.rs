@@ -142,6 +142,10 @@ const CASES: &[(&str, Case)] = &[
         personality_follows_the_agent,
     ),
     (
+        "a_zygote_started_with_a_group_never_serves_an_agent_that_dropped_it",
+        dropped_group_gets_a_new_zygote,
+    ),
+    (
         "a_run_after_the_agent_raised_a_hard_limit_has_it_through_a_new_zygote",
         raised_hard_limit_follows_the_agent,
     ),
@@ -1480,6 +1484,51 @@ fn personality_follows_the_agent(dir: &Path) -> Result<(), String> {
         )?;
     }
     Ok(())
+}
+
+/// Sets this process's supplementary groups.
+fn set_groups(groups: &[libc::gid_t]) -> Result<(), String> {
+    // SAFETY: setgroups reads `groups.len()` entries.
+    if unsafe { libc::setgroups(groups.len(), groups.as_ptr()) } != 0 {
+        return Err(format!(
+            "setgroups({groups:?}): {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
+/// An agent that drops a supplementary group after its zygote started (keeping its uid) must
+/// not have its next command run with that group: the command's groups are the agent's of the
+/// time of the run, as a plain child's are, through a new zygote. Root only: changing groups
+/// takes CAP_SETGID.
+fn dropped_group_gets_a_new_zygote(dir: &Path) -> Result<(), String> {
+    if set_groups(&[0, 4242]).is_err() {
+        eprintln!("skipped: changing this process's groups needs CAP_SETGID");
+        return Ok(());
+    }
+    let script = "id -G";
+    let plain = |what: &str| -> Result<String, String> {
+        let control = run_unconfined(script)?;
+        let control = String::from_utf8_lossy(&control.stdout).trim().to_string();
+        let seen = output_of(dir, script)?;
+        check(
+            &format!("{what}: the command's groups {seen:?} are a plain child's {control:?}"),
+            seen == control,
+        )?;
+        Ok(seen)
+    };
+    check(
+        "with group 4242",
+        plain("with group 4242")?.ends_with("4242"),
+    )?;
+    let z = zygote_pid()?;
+    set_groups(&[0])?;
+    check(
+        "after dropping it",
+        !plain("after dropping group 4242")?.contains("4242"),
+    )?;
+    check("a new zygote serves", zygote_pid()? != z)
 }
 
 fn set_limit(resource: libc::__rlimit_resource_t, soft: u64, hard: u64) -> Result<(), String> {

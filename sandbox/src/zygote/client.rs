@@ -40,13 +40,15 @@ struct Zygote {
 type Key = (PathBuf, Vec<u64>);
 
 /// What a zygote inherits from the agent and keeps, whatever the agent becomes later: its
-/// user and group ids, NO_NEW_PRIVS and seccomp mode. A run from an agent whose standing
-/// changed (it dropped root, or was filtered) must not run with the old one: it starts a new
-/// zygote.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// user, group and supplementary group ids, NO_NEW_PRIVS and seccomp mode. A run from an agent
+/// whose standing changed (it dropped root or a group, or was filtered) must not run with the
+/// old one: it starts a new zygote.
+#[derive(Clone, Debug, PartialEq, Eq)]
 struct Standing {
     uids: [libc::uid_t; 3],
     gids: [libc::gid_t; 3],
+    /// The supplementary groups, as `getgroups` lists them (`None`: they could not be read).
+    groups: Option<Vec<libc::gid_t>>,
     no_new_privs: i32,
     seccomp: i32,
 }
@@ -61,10 +63,31 @@ impl Standing {
             Standing {
                 uids,
                 gids,
+                groups: groups(),
                 no_new_privs: libc::prctl(libc::PR_GET_NO_NEW_PRIVS, 0, 0, 0, 0),
                 seccomp: libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0),
             }
         }
+    }
+}
+
+/// This process's supplementary groups.
+fn groups() -> Option<Vec<libc::gid_t>> {
+    let mut list = vec![0; 64];
+    loop {
+        // SAFETY: getgroups fills at most `list.len()` entries of the given buffer.
+        let n = unsafe { libc::getgroups(list.len() as libc::c_int, list.as_mut_ptr()) };
+        if n >= 0 {
+            list.truncate(n as usize);
+            return Some(list);
+        }
+        if std::io::Error::last_os_error().raw_os_error() != Some(libc::EINVAL) {
+            return None;
+        }
+        // More than fit: ask the count, which another thread may change before the next try.
+        // SAFETY: a count query takes no buffer.
+        let count = unsafe { libc::getgroups(0, std::ptr::null_mut()) };
+        list.resize(count.max(0) as usize + 1, 0);
     }
 }
 

@@ -79,9 +79,9 @@
 //!   the agent's zygote (and its runs) alive after the agent's death.
 //! * [`crate::confine::confine_self`] ends the zygotes first ([`shut_down`]): one started
 //!   before would be an unconfined server the confined process could still use. Likewise a
-//!   run from an agent whose user or group ids, NO_NEW_PRIVS or seccomp mode changed since
-//!   its zygote started gets a new zygote (one started as root must not serve an agent that
-//!   dropped root). A Landlock domain the agent enters later by other means than
+//!   run from an agent whose user, group or supplementary group ids, NO_NEW_PRIVS or seccomp
+//!   mode changed since its zygote started gets a new zygote (one started as root, or in a
+//!   group, must not serve an agent that dropped root or the group). A Landlock domain the agent enters later by other means than
 //!   `confine_self` cannot be detected: call [`shut_down`] after such a change.
 //! * The command starts with the agent's umask, resource limits, scheduling policy, nice
 //!   value, CPU affinity, I/O priority, OOM score adjustment, personality and cgroups of the
