@@ -302,10 +302,10 @@ fn read_num(path: &str) -> Option<i64> {
     std::fs::read_to_string(path).ok()?.trim().parse().ok()
 }
 
-/// `initial`: the runner's uids are the host's ([`host_ids`]): only the host's root is exempt
+/// `host_ids`: the runner's uids are the host's ([`host_ids`]): only the host's root is exempt
 /// from the sysctls that restrict unprivileged user namespaces; root of another user namespace
 /// is unprivileged to them.
-fn user_ns_allowed(euid: u32, initial: bool) -> Result<(), String> {
+fn user_ns_allowed(euid: u32, host_ids: bool) -> Result<(), String> {
     if read_num("/proc/sys/user/max_user_namespaces") == Some(0) {
         return Err("user namespaces are disabled (user.max_user_namespaces = 0)".into());
     }
@@ -321,7 +321,7 @@ fn user_ns_allowed(euid: u32, initial: bool) -> Result<(), String> {
             ));
         }
     }
-    if euid != 0 || !initial {
+    if euid != 0 || !host_ids {
         if read_num("/proc/sys/kernel/unprivileged_userns_clone") == Some(0) {
             return Err(
                 "unprivileged user namespaces are disabled (kernel.unprivileged_userns_clone = 0)"

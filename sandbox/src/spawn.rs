@@ -600,7 +600,12 @@ fn reap(pid: libc::pid_t, pidfd: Option<BorrowedFd<'_>>) -> Reaped {
              (the agent ignores SIGCHLD, or reaps every child), and this kernel keeps no copy \
              ({e}; Linux 6.15 and later do): restore SIGCHLD's default action in the agent"
         )),
-        None => Reaped::Lost("the command's status was reaped by someone else".into()),
+        None => Reaped::Lost(
+            "the command ended, but its status was reaped before the sandbox could read it \
+             (the agent ignores SIGCHLD, or reaps every child): restore SIGCHLD's default \
+             action in the agent"
+                .into(),
+        ),
     }
 }
 
@@ -616,8 +621,9 @@ fn wait_blocking(pid: libc::pid_t, pidfd: Option<BorrowedFd<'_>>) -> Reaped {
             events: libc::POLLIN,
             revents: 0,
         };
-        // SAFETY: one valid pollfd; without a pidfd, a short sleep between looks.
-        unsafe { libc::poll(&mut p, 1, if p.fd < 0 { 10 } else { 1 }) };
+        // SAFETY: one valid pollfd. The pidfd turns readable when the child ends and stays so,
+        // so this blocks until then and no longer; without a pidfd, a short sleep between looks.
+        unsafe { libc::poll(&mut p, 1, if p.fd < 0 { 10 } else { -1 }) };
     }
 }
 

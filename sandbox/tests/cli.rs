@@ -406,7 +406,7 @@ fn a_runner_out_of_descriptors_is_told_to_raise_its_open_files_limit() {
 
 /// A runner under a seccomp filter of its own (here the hardened profile's, as a container's
 /// would be) is refused the strict profile with that cause, not the advice to enable
-/// unprivileged user namespaces, which the host allows.
+/// unprivileged user namespaces, which the host allows; and `check` says the same.
 #[test]
 fn a_runner_under_a_seccomp_filter_is_told_the_cause_of_a_strict_refusal() {
     if !strict_available() {
@@ -422,18 +422,22 @@ fn a_runner_under_a_seccomp_filter_is_told_the_cause_of_a_strict_refusal() {
             dir.path().display()
         ),
     );
-    let out = Command::new(CLI)
-        .args(["run", "--profile", "hardened", "--policy"])
-        .arg(&outer)
-        .args(["--", CLI, "run", "--profile", "strict", "--policy"])
-        .arg(&inner)
-        .args(["--", "/bin/true"])
-        .output()
-        .unwrap();
-    assert_eq!(out.status.code(), Some(125), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("runs under a seccomp filter of its own"),
-        "{}",
-        stderr(&out)
-    );
+    let inner = inner.to_str().unwrap();
+    let cause = "runs under a seccomp filter of its own";
+    let run = [
+        "run",
+        "--profile",
+        "strict",
+        "--policy",
+        inner,
+        "--",
+        "/bin/true",
+    ];
+    for (what, args, code) in [("run", &run[..], 125), ("check", &["check"][..], 0)] {
+        let argv: Vec<&str> = std::iter::once(CLI).chain(args.iter().copied()).collect();
+        let out = run_cli(&outer, "hardened", &argv, "/usr/bin:/bin");
+        let said = format!("{}{}", stdout(&out), stderr(&out));
+        assert_eq!(out.status.code(), Some(code), "{what}: {said}");
+        assert!(said.contains(cause), "{what}: {said}");
+    }
 }

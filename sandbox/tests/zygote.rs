@@ -216,6 +216,27 @@ fn run_unconfined(script: &str) -> Result<std::process::Output, String> {
         .map_err(|e| e.to_string())
 }
 
+/// The trimmed standard output of `script` unconfined, as this process's child (the control).
+fn unconfined_output(script: &str) -> Result<String, String> {
+    let out = run_unconfined(script)?;
+    Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+}
+
+/// Checks that a strict run of `script`, whose command is a clone of this thread, prints
+/// `want` too (where the host has user namespaces; `what` names the value).
+fn strict_prints(dir: &Path, script: &str, want: &str, what: &str) -> Result<(), String> {
+    if !kernel::user_namespaces() {
+        return Ok(());
+    }
+    let strict = RunOptions::default().profile(Profile::Strict);
+    let out = run(&policy_writing(dir), &sh(script), &strict).map_err(|e| e.to_string())?;
+    let seen = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    check(
+        &format!("a strict run reports the same {what}, {want:?}: {seen:?}"),
+        out.success() && seen == want,
+    )
+}
+
 /// The session id field of `/proc/PID/stat`.
 fn session_of(pid: u32) -> Option<u32> {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).ok()?;
@@ -1199,16 +1220,7 @@ fn scheduling_follows_the_agent(dir: &Path) -> Result<(), String> {
         seen == want,
     )?;
     check("the same zygote serves", zygote_pid()? == z)?;
-    if kernel::user_namespaces() {
-        let strict = RunOptions::default().profile(Profile::Strict);
-        let out = run(&policy_writing(dir), &sh(script), &strict).map_err(|e| e.to_string())?;
-        let strict_seen = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        check(
-            &format!("a strict run reports the same: {strict_seen:?}"),
-            out.success() && strict_seen == want,
-        )?;
-    }
-    Ok(())
+    strict_prints(dir, script, &want, "nice value and CPUs")
 }
 
 /// Prints the scheduling policy of the command's own process: field 41 of `/proc/self/stat`
@@ -1240,8 +1252,7 @@ fn set_policy(policy: i32, priority: i32) -> Result<(), String> {
 /// kernel starts that thread's children.
 fn policy_follows_the_agent(dir: &Path) -> Result<(), String> {
     let reports = |want: i32, what: &str| -> Result<(), String> {
-        let control = run_unconfined(POLICY_SCRIPT)?;
-        let control = String::from_utf8_lossy(&control.stdout).trim().to_string();
+        let control = unconfined_output(POLICY_SCRIPT)?;
         check(
             &format!("{what}: a plain child reports policy {want}: {control:?}"),
             control == want.to_string(),
@@ -1259,16 +1270,7 @@ fn policy_follows_the_agent(dir: &Path) -> Result<(), String> {
     let z = zygote_pid()?;
     set_policy(libc::SCHED_BATCH, 0)?;
     reports(libc::SCHED_BATCH, "under SCHED_BATCH")?;
-    if kernel::user_namespaces() {
-        let strict = RunOptions::default().profile(Profile::Strict);
-        let out =
-            run(&policy_writing(dir), &sh(POLICY_SCRIPT), &strict).map_err(|e| e.to_string())?;
-        let seen = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        check(
-            &format!("a strict run reports SCHED_BATCH too: {seen:?}"),
-            out.success() && seen == libc::SCHED_BATCH.to_string(),
-        )?;
-    }
+    strict_prints(dir, POLICY_SCRIPT, &libc::SCHED_BATCH.to_string(), "policy")?;
     set_policy(libc::SCHED_IDLE, 0)?;
     reports(libc::SCHED_IDLE, "under SCHED_IDLE")?;
     check("the same zygote serves", zygote_pid()? == z)?;
@@ -1331,8 +1333,7 @@ fn set_oom_score_adj(adj: i32) -> Result<(), String> {
 /// new zygote.
 fn io_priority_and_oom_score_follow_the_agent(dir: &Path) -> Result<(), String> {
     let reports = |what: &str| -> Result<String, String> {
-        let control = run_unconfined(IO_OOM_SCRIPT)?;
-        let control = String::from_utf8_lossy(&control.stdout).trim().to_string();
+        let control = unconfined_output(IO_OOM_SCRIPT)?;
         let seen = output_of(dir, IO_OOM_SCRIPT)?;
         check(
             &format!("{what}: the hardened command reports {seen:?}, a plain child {control:?}"),
@@ -1432,8 +1433,7 @@ fn no_signal_ignored(dir: &Path) -> Result<(), String> {
     // SAFETY: setting this case process's own disposition.
     unsafe { libc::signal(libc::SIGHUP, libc::SIG_IGN) };
     let script = "grep SigIgn /proc/self/status";
-    let control = run_unconfined(script)?;
-    let control = String::from_utf8_lossy(&control.stdout).trim().to_string();
+    let control = unconfined_output(script)?;
     check(
         &format!("the control shows SIGHUP ignored: {control:?}"),
         control.ends_with('1'),
@@ -1466,24 +1466,14 @@ fn personality_follows_the_agent(dir: &Path) -> Result<(), String> {
     if unsafe { libc::personality(libc::ADDR_NO_RANDOMIZE as libc::c_ulong) } < 0 {
         return Err(format!("personality: {}", std::io::Error::last_os_error()));
     }
-    let control = run_unconfined(script)?;
-    let control = String::from_utf8_lossy(&control.stdout).trim().to_string();
+    let control = unconfined_output(script)?;
     let seen = output_of(dir, script)?;
     check(
         &format!("the command's personality {seen} is the agent's {control} (was {first})"),
         seen == control && seen == "00040000" && first != seen,
     )?;
     check("the same zygote serves", zygote_pid()? == z)?;
-    if kernel::user_namespaces() {
-        let strict = RunOptions::default().profile(Profile::Strict);
-        let out = run(&policy_writing(dir), &sh(script), &strict).map_err(|e| e.to_string())?;
-        let strict_seen = String::from_utf8_lossy(&out.stdout).trim().to_string();
-        check(
-            &format!("a strict run's command has it too: {strict_seen:?}"),
-            out.success() && strict_seen == control,
-        )?;
-    }
-    Ok(())
+    strict_prints(dir, script, &control, "personality")
 }
 
 /// Sets this process's supplementary groups.
@@ -1509,8 +1499,7 @@ fn dropped_group_gets_a_new_zygote(dir: &Path) -> Result<(), String> {
     }
     let script = "id -G";
     let plain = |what: &str| -> Result<String, String> {
-        let control = run_unconfined(script)?;
-        let control = String::from_utf8_lossy(&control.stdout).trim().to_string();
+        let control = unconfined_output(script)?;
         let seen = output_of(dir, script)?;
         check(
             &format!("{what}: the command's groups {seen:?} are a plain child's {control:?}"),
