@@ -234,6 +234,33 @@ pub fn normalize(ops: &mut Vec<MountOp>) {
     });
 }
 
+/// The mount id, device and inode of the calling thread's root directory: what its mount
+/// namespace and `chroot` make of `/`. A new mount namespace copies every mount under a new
+/// id, and `chroot` or `pivot_root` moves the root, so a view built for one identity is not
+/// the view of another (the strict template, the hardened zygote's confinement).
+pub(crate) fn thread_root() -> Option<(u64, u64, u64)> {
+    // Linux 6.8's ids are never reused; older kernels give the reusable `STATX_MNT_ID`, whose
+    // value is not reused while the zygote holding the old namespace lives.
+    const STATX_MNT_ID_UNIQUE: u32 = 0x4000;
+    // SAFETY: an all-zero statx is valid; the call fills it.
+    let mut st: libc::statx = unsafe { std::mem::zeroed() };
+    // SAFETY: a valid C string and struct.
+    let r = unsafe {
+        libc::statx(
+            libc::AT_FDCWD,
+            c"/".as_ptr(),
+            0,
+            libc::STATX_INO | libc::STATX_MNT_ID | STATX_MNT_ID_UNIQUE,
+            &mut st,
+        )
+    };
+    let with_mount = st.stx_mask & (libc::STATX_MNT_ID | STATX_MNT_ID_UNIQUE) != 0;
+    (r == 0 && with_mount).then(|| {
+        let dev = libc::makedev(st.stx_dev_major, st.stx_dev_minor);
+        (st.stx_mnt_id, dev, st.stx_ino)
+    })
+}
+
 fn cstr(p: &Path) -> Result<CString, String> {
     CString::new(p.as_os_str().as_bytes()).map_err(|_| format!("path {} has a NUL", p.display()))
 }

@@ -76,6 +76,14 @@ const CASES: &[(&str, Case)] = &[
         "a_runner_in_a_user_namespace_that_does_not_own_its_mounts_builds_the_view_per_run",
         runner_in_a_user_namespace_without_mounts,
     ),
+    (
+        "a_mount_made_in_a_mount_namespace_the_runner_entered_since_is_in_the_next_run",
+        runner_entered_another_mount_namespace,
+    ),
+    (
+        "a_mount_made_by_a_thread_with_a_mount_namespace_of_its_own_is_in_its_next_run",
+        thread_with_its_own_mount_namespace,
+    ),
 ];
 
 fn main() -> ExitCode {
@@ -825,4 +833,56 @@ fn runner_in_a_user_namespace_without_mounts(dir: &Path) -> Result<(), String> {
         reads(&p, &root, "here", "a run reads its root")?;
     }
     Ok(())
+}
+
+/// Root with a marker in `root/sub`, and the policy reading `root` (through a template).
+fn root_with_sub(dir: &Path) -> Result<(PathBuf, ToolPolicy), String> {
+    let root = canonical(dir).join("root");
+    let sub = root.join("sub");
+    std::fs::create_dir_all(&sub).map_err(|e| e.to_string())?;
+    std::fs::write(sub.join("marker"), "under").map_err(|e| e.to_string())?;
+    let p = root_policy("read", &root)?;
+    Ok((sub, p))
+}
+
+/// A runner that enters another mount namespace after a run (as an agent that hides what its
+/// tools must not see, in a namespace of its own) and mounts over a directory inside a root
+/// there: the next run sees that mount, as a fresh build from its namespace would. The
+/// template was built from the old namespace, whose mount table did not change.
+fn runner_entered_another_mount_namespace(dir: &Path) -> Result<(), String> {
+    private_mounts()?;
+    let (sub, p) = root_with_sub(dir)?;
+    reads(&p, &sub, "under", "run 1 reads its root")?;
+    private_mounts()?;
+    tmpfs(&sub)?;
+    std::fs::write(sub.join("marker"), "hidden").map_err(|e| e.to_string())?;
+    reads(
+        &p,
+        &sub,
+        "hidden",
+        "run 2 reads what the runner's new namespace shows",
+    )
+}
+
+/// A thread of the runner with a mount namespace of its own builds the template there, then
+/// mounts over a directory inside a root: its next run sees the mount. The process's first
+/// thread, whose mount table did not change, must not stand for it.
+fn thread_with_its_own_mount_namespace(dir: &Path) -> Result<(), String> {
+    private_mounts()?;
+    let (sub, p) = root_with_sub(dir)?;
+    let thread = std::thread::spawn(move || -> Result<(), String> {
+        private_mounts()?;
+        reads(&p, &sub, "under", "run 1 reads its root")?;
+        tmpfs(&sub)?;
+        std::fs::write(sub.join("marker"), "mounted").map_err(|e| e.to_string())?;
+        reads(
+            &p,
+            &sub,
+            "mounted",
+            "run 2 reads the mount its thread made in its namespace",
+        )
+    });
+    thread
+        .join()
+        .map_err(|_| "the thread panicked".to_string())?
 }

@@ -183,15 +183,17 @@ fn in_tmp(path: &Path) -> bool {
         .is_ok_and(|rest| !rest.as_os_str().is_empty())
 }
 
-/// Sees whether the caller's mount table changed since it was opened: the kernel raises
-/// `POLLPRI` on `/proc/self/mountinfo` at every mount, unmount or move in the namespace.
+/// Sees whether the calling thread's mount table changed since it was opened: the kernel
+/// raises `POLLPRI` on `mountinfo` at every mount, unmount or move in the namespace. The
+/// thread's, not the process's (`/proc/self` is its first thread's): a thread may have a mount
+/// namespace of its own.
 struct MountWatch(std::fs::File);
 
 impl MountWatch {
     fn open() -> Result<MountWatch, String> {
-        std::fs::File::open("/proc/self/mountinfo")
+        std::fs::File::open("/proc/thread-self/mountinfo")
             .map(MountWatch)
-            .map_err(|e| format!("open /proc/self/mountinfo: {e}"))
+            .map_err(|e| format!("open /proc/thread-self/mountinfo: {e}"))
     }
 
     fn changed(&self) -> bool {
@@ -217,6 +219,10 @@ pub(crate) struct Template {
     bound: BoundSources,
     fingerprint: Fingerprint,
     mounts: MountWatch,
+    /// The building thread's root ([`super::thread_root`]): a thread whose root is another
+    /// (it entered another mount namespace or changed its root) sees another mount table, which
+    /// this template's binds do not show.
+    root: Option<(u64, u64, u64)>,
     /// The mount points of the per-run mounts.
     per_run: Vec<&'static Path>,
     /// Namespaces holding this view, each free for one run ([`super::view_ns`]).
@@ -297,7 +303,10 @@ impl Template {
 
     /// Whether a fresh build would make the same tree.
     fn holds(&self) -> bool {
-        !self.mounts.changed() && self.fingerprint.holds()
+        self.root.is_some()
+            && super::thread_root() == self.root
+            && !self.mounts.changed()
+            && self.fingerprint.holds()
     }
 
     /// The descriptors this template may hold: one per bind, its trees and watch, and its
@@ -678,8 +687,9 @@ const OWN_ATTRS: u64 = MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC;
 /// Builds plan `ops`' template (see the module docs).
 pub(crate) fn build(ops: &[MountOp]) -> Result<Template, String> {
     use std::os::unix::fs::MetadataExt;
-    // Both before any source is opened, so a change made meanwhile is seen at the first run.
+    // All before any source is opened, so a change made meanwhile is seen at the first run.
     let mounts = MountWatch::open()?;
+    let thread_root = super::thread_root();
     let mut fingerprint = Fingerprint::begin(ops.iter().filter_map(|op| match op {
         MountOp::Bind { path, .. } | MountOp::Keep { path, .. } => Some(path.as_path()),
         _ => None,
@@ -828,6 +838,7 @@ pub(crate) fn build(ops: &[MountOp]) -> Result<Template, String> {
         bound,
         fingerprint,
         mounts,
+        root: thread_root,
         per_run,
         idle: Mutex::default(),
         refused: Mutex::new(None),
