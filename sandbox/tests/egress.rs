@@ -699,3 +699,57 @@ fn connect_proxy_checks_every_request() {
         );
     }
 }
+
+/// A broker started by a thread that moved to an isolated network namespace (an agent that
+/// cut itself off from the network) connects from there, as that thread's own connections
+/// do: never through a pooled thread left in the host's namespace by an earlier run, which
+/// would reach the host's server.
+#[test]
+fn a_broker_connects_from_the_network_namespace_of_the_thread_that_started_it() {
+    let (server, _) = http_server("hello from the host's namespace, path");
+    let pattern = format!("127.0.0.1:{}", server.port());
+    let plan = plan(&[pattern.as_str()]);
+    // A run from the host's namespace, which leaves pooled threads there, idle.
+    let Some((warm, _)) = sandboxed(&plan, options(Resolver::map([])), move |_| {
+        http_get(server, "localhost", "/warm")
+    }) else {
+        return;
+    };
+    assert!(
+        warm.as_ref().is_ok_and(|b| b.contains("path /warm")),
+        "{warm:?}"
+    );
+    let isolated = std::thread::spawn(move || {
+        // SAFETY: unshare affects only this thread.
+        if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
+            return None;
+        }
+        lo_up().expect("loopback up");
+        // The control: this thread's own connection finds no server in its namespace.
+        let control = TcpStream::connect_timeout(&server, FAST);
+        let ran = sandboxed(&plan, options(Resolver::map([])), move |_| {
+            http_get(server, "localhost", "/isolated")
+        });
+        Some((control, ran))
+    })
+    .join()
+    .expect("isolated thread");
+    let Some((control, ran)) = isolated else {
+        kernel::missing("cannot create a network namespace here; run as root");
+        return;
+    };
+    assert!(
+        control.is_err(),
+        "the control reached the host: {control:?}"
+    );
+    let (body, events) = ran.expect("the isolated run");
+    assert!(
+        body.is_err(),
+        "the broker of the isolated thread reached the host's server: {body:?}"
+    );
+    let c = connects(&events);
+    assert!(
+        c.len() == 1 && c[0].error.as_deref().is_some_and(|e| e.contains("refused")),
+        "{events:#?}"
+    );
+}

@@ -147,7 +147,7 @@ struct Shared {
     idle: (Mutex<()>, Condvar),
     next_id: AtomicU64,
     live: Mutex<HashMap<u64, Vec<Arc<TcpStream>>>>,
-    pool: &'static Pool,
+    pool: Pool,
 }
 
 /// Receives the sandbox's sockets over `channel` and serves them until the handle is dropped,
@@ -212,7 +212,7 @@ pub fn start_broker_with(
         idle: (Mutex::new(()), Condvar::new()),
         next_id: AtomicU64::new(0),
         live: Mutex::new(HashMap::new()),
-        pool: Pool::global(),
+        pool: Pool::of_this_network(),
     });
     let loop_shared = Arc::clone(&shared);
     let thread = std::thread::Builder::new()

@@ -24,11 +24,25 @@ pub(crate) struct Pool {
 }
 
 impl Pool {
-    /// The process-wide pool, shared by every broker so threads are reused across sandbox runs
-    /// and none linger per broker.
-    pub(crate) fn global() -> &'static Pool {
-        static POOL: std::sync::OnceLock<Pool> = std::sync::OnceLock::new();
-        POOL.get_or_init(Pool::default)
+    /// The pool of the calling thread's network namespace, shared by every broker started in
+    /// it so that threads are reused across sandbox runs and none linger per broker.
+    ///
+    /// A connection is made in the network namespace of the thread that makes it, and a
+    /// thread's namespace is its own: a thread of another namespace (one an agent left for an
+    /// isolated one, or another thread's) would connect from there. So each namespace has a
+    /// pool of its own, whose threads are started from the broker's (in that namespace); where
+    /// the namespace cannot be told, the broker gets a pool no other shares.
+    pub(crate) fn of_this_network() -> Pool {
+        static POOLS: Mutex<Option<std::collections::HashMap<u64, Pool>>> = Mutex::new(None);
+        let Ok(namespace) = crate::netns::namespace_inode(c"/proc/thread-self/ns/net", None) else {
+            return Pool::default();
+        };
+        let mut pools = POOLS.lock().unwrap_or_else(|p| p.into_inner());
+        pools
+            .get_or_insert_with(Default::default)
+            .entry(namespace)
+            .or_default()
+            .clone()
     }
 
     /// Runs `job` on an idle thread, or on a new one named `name`.
