@@ -161,6 +161,30 @@ const CASES: &[(&str, Case)] = &[
         "a_program_the_kernel_refuses_the_zygote_leaves_the_command_unrun",
         program_refused_by_the_kernel,
     ),
+    (
+        "a_zygote_never_serves_an_agent_that_added_a_seccomp_filter",
+        added_filter_gets_a_new_zygote,
+    ),
+    (
+        "a_zygote_never_serves_an_agent_that_entered_a_landlock_domain",
+        landlock_domain_gets_a_new_zygote,
+    ),
+    (
+        "a_zygote_never_serves_an_agent_that_entered_another_network_namespace",
+        network_namespace_gets_a_new_zygote,
+    ),
+    (
+        "a_zygote_never_serves_an_agent_that_entered_another_mount_namespace_or_root",
+        mount_namespace_and_root_get_a_new_zygote,
+    ),
+    (
+        "a_run_after_the_agent_asked_for_a_new_pid_namespace_runs_in_it",
+        pid_namespace_gets_a_new_zygote,
+    ),
+    (
+        "an_unprivileged_agent_that_adds_a_filter_or_a_landlock_domain_gets_a_new_zygote",
+        unprivileged_agent_confining_itself,
+    ),
 ];
 
 /// Not a test: the agent process [`agent_killed_mid_run`] starts and kills.
@@ -1797,4 +1821,351 @@ fn program_refused_by_the_kernel(dir: &Path) -> Result<(), String> {
         &format!("zygote {z} under only the agent's filters ({ours:?})"),
         status_field(z, "Seccomp_filters:") == ours,
     )
+}
+
+// ---- an agent that confines itself further after its zygote started ----
+
+/// What a symbolic link's creation in `dir` gives: "made" or "refused" (the tried link is
+/// removed again).
+fn symlink_script(dir: &Path) -> String {
+    format!(
+        "if ln -s target {0}/link 2>/dev/null; then rm {0}/link; echo made; else echo refused; fi",
+        dir.display()
+    )
+}
+
+/// Checks that the command's answer to `script` is a plain child's, `want`, and that a new
+/// zygote (not `old`) gave it.
+fn answers_as_a_plain_child(dir: &Path, script: &str, want: &str, old: u32) -> Result<(), String> {
+    let control = unconfined_output(script)?;
+    check(
+        &format!("the plain child answers {want:?}: {control:?}"),
+        control == want,
+    )?;
+    let seen = output_of(dir, script)?;
+    check(
+        &format!("the command answers as the agent's plain child, {control:?}: {seen:?}"),
+        seen == control,
+    )?;
+    check("a new zygote serves", zygote_pid()? != old)
+}
+
+/// Sets NO_NEW_PRIVS on this process (before its first run, so that the change under test is
+/// the only one).
+fn no_new_privs() -> Result<(), String> {
+    // SAFETY: prctl with integer arguments.
+    if unsafe { libc::prctl(libc::PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) } != 0 {
+        return Err(format!(
+            "PR_SET_NO_NEW_PRIVS: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
+/// Installs a filter on the calling thread that answers the creation of symbolic links with
+/// EPERM and allows everything else.
+fn refuse_symlinks() -> Result<(), String> {
+    let stmt = |code: u32, k: u32| libc::sock_filter {
+        code: code as u16,
+        jt: 0,
+        jf: 0,
+        k,
+    };
+    let jump_eq = |k: u32, jt: u8| libc::sock_filter {
+        code: (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16,
+        jt,
+        jf: 0,
+        k,
+    };
+    let mut program = vec![stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 0)];
+    #[cfg(target_arch = "x86_64")]
+    program.push(jump_eq(libc::SYS_symlink as u32, 2));
+    program.push(jump_eq(libc::SYS_symlinkat as u32, 1));
+    program.push(stmt(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ALLOW));
+    program.push(stmt(
+        libc::BPF_RET | libc::BPF_K,
+        libc::SECCOMP_RET_ERRNO | libc::EPERM as u32,
+    ));
+    // The first jump skips to the last instruction from wherever it sits.
+    let last = program.len() - 1;
+    for (at, insn) in program.iter_mut().enumerate() {
+        if insn.code == (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16 {
+            insn.jt = (last - at - 1) as u8;
+        }
+    }
+    let fprog = libc::sock_fprog {
+        len: program.len() as u16,
+        filter: program.as_mut_ptr(),
+    };
+    // SAFETY: the program outlives the call, which copies it.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_seccomp,
+            libc::SECCOMP_SET_MODE_FILTER,
+            0,
+            &fprog as *const libc::sock_fprog,
+        )
+    };
+    if r != 0 {
+        return Err(format!("seccomp: {}", std::io::Error::last_os_error()));
+    }
+    Ok(())
+}
+
+/// An agent already under a seccomp filter (mode 2, as in a container) that adds another after
+/// its zygote started: its mode and ids are unchanged, yet its commands must run under the new
+/// filter too, as its plain children do.
+fn added_filter_gets_a_new_zygote(dir: &Path) -> Result<(), String> {
+    no_new_privs()?;
+    install_allow_all(2).map_err(|e| format!("seccomp: errno {e}"))?;
+    let script = symlink_script(dir);
+    check(
+        "before the filter, links are made",
+        output_of(dir, &script)? == "made",
+    )?;
+    let old = zygote_pid()?;
+    refuse_symlinks()?;
+    answers_as_a_plain_child(dir, &script, "refused", old)
+}
+
+/// An agent that enters a Landlock domain of its own (with the landlock crate, not
+/// `confine_self`) after its zygote started: its commands must stay inside it, as its plain
+/// children do.
+fn landlock_domain_gets_a_new_zygote(dir: &Path) -> Result<(), String> {
+    use landlock::{AccessFs, Ruleset, RulesetAttr, RulesetStatus};
+    no_new_privs()?;
+    let script = symlink_script(dir);
+    check(
+        "before the domain, links are made",
+        output_of(dir, &script)? == "made",
+    )?;
+    let old = zygote_pid()?;
+    let status = Ruleset::default()
+        .handle_access(AccessFs::MakeSym)
+        .and_then(|r| r.create())
+        .and_then(|r| r.restrict_self())
+        .map_err(|e| format!("landlock: {e}"))?;
+    check(
+        "the agent's domain is enforced",
+        status.ruleset == RulesetStatus::FullyEnforced,
+    )?;
+    answers_as_a_plain_child(dir, &script, "refused", old)
+}
+
+/// Unshares `flags` on the calling thread, or says why the case cannot run (root only).
+fn unshare_or_skip(flags: libc::c_int) -> Result<bool, String> {
+    // SAFETY: unshare takes integer flags.
+    if unsafe { libc::unshare(flags) } == 0 {
+        return Ok(true);
+    }
+    let e = std::io::Error::last_os_error();
+    if e.raw_os_error() == Some(libc::EPERM) {
+        eprintln!("skipped: unshare needs CAP_SYS_ADMIN: {e}");
+        return Ok(false);
+    }
+    Err(format!("unshare: {e}"))
+}
+
+/// An agent that moves into a network namespace of its own (no network but loopback) after
+/// its zygote started: a command allowed the network must see the agent's, as its plain
+/// children do, not the host's. Root only.
+fn network_namespace_gets_a_new_zygote(dir: &Path) -> Result<(), String> {
+    let policy = ToolPolicy::from_json_str(
+        "case",
+        &format!(
+            r#"{{"net": "allow", "fs": {{"write": ["{}/**"]}}}}"#,
+            dir.display()
+        ),
+    )
+    .expect("valid policy");
+    // The interfaces the command's network namespace has (its /proc/net/dev).
+    let script = "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort | tr '\\n' ' '";
+    let seen = || -> Result<String, String> {
+        let out = run(&policy, &sh(script), &hardened()).map_err(|e| e.to_string())?;
+        check(&format!("{script}: {out:?}"), out.success())?;
+        Ok(String::from_utf8_lossy(&out.stdout).trim().to_string())
+    };
+    let before = seen()?;
+    let old = zygote_pid()?;
+    if !unshare_or_skip(libc::CLONE_NEWNET)? {
+        return Ok(());
+    }
+    let control = unconfined_output(script)?;
+    check(
+        &format!("the agent's new namespace has loopback only: {control:?} (host: {before:?})"),
+        control == "lo",
+    )?;
+    let now = seen()?;
+    check(
+        &format!("the command sees the agent's network, {control:?}: {now:?}"),
+        now == control,
+    )?;
+    check("a new zygote serves", zygote_pid()? != old)
+}
+
+/// Mounts `fstype` (or binds `source` when `flags` say so) at `target`.
+fn mount(source: &str, target: &Path, fstype: &str, flags: libc::c_ulong) -> Result<(), String> {
+    let c = |s: &str| std::ffi::CString::new(s).expect("no NUL");
+    let (source_c, target_c, fstype_c) = (c(source), c(&target.to_string_lossy()), c(fstype));
+    // SAFETY: valid C strings; no data.
+    let r = unsafe {
+        libc::mount(
+            source_c.as_ptr(),
+            target_c.as_ptr(),
+            fstype_c.as_ptr(),
+            flags,
+            std::ptr::null(),
+        )
+    };
+    if r != 0 {
+        return Err(format!(
+            "mount {source} on {}: {}",
+            target.display(),
+            std::io::Error::last_os_error()
+        ));
+    }
+    Ok(())
+}
+
+/// An agent that enters a mount namespace of its own and hides a directory, then changes its
+/// root directory (`chroot`), each after a zygote started: its commands must see what it sees,
+/// as its plain children do. Root only.
+fn mount_namespace_and_root_get_a_new_zygote(dir: &Path) -> Result<(), String> {
+    let hidden = dir.join("hidden");
+    std::fs::create_dir(&hidden).map_err(|e| e.to_string())?;
+    std::fs::write(hidden.join("file"), "x").map_err(|e| e.to_string())?;
+    let list = format!("ls {} | tr '\\n' ' '", hidden.display());
+    check("the file is listed", output_of(dir, &list)? == "file")?;
+    let old = zygote_pid()?;
+    if !unshare_or_skip(libc::CLONE_NEWNS)? {
+        return Ok(());
+    }
+    // Nothing done below reaches the host's mounts.
+    mount("none", Path::new("/"), "", libc::MS_REC | libc::MS_PRIVATE)?;
+    mount("none", &hidden, "tmpfs", 0)?;
+    answers_as_a_plain_child(dir, &list, "", old)?;
+
+    // A root directory of the agent's own: a tmpfs holding the host's directories (so that the
+    // helper can start there) and a mark of its own.
+    let jail = dir.join("jail");
+    std::fs::create_dir(&jail).map_err(|e| e.to_string())?;
+    mount("none", &jail, "tmpfs", 0)?;
+    for entry in std::fs::read_dir("/").map_err(|e| e.to_string())? {
+        let entry = entry.map_err(|e| e.to_string())?;
+        if !entry.file_type().map_err(|e| e.to_string())?.is_dir() {
+            continue;
+        }
+        let target = jail.join(entry.file_name());
+        std::fs::create_dir(&target).map_err(|e| e.to_string())?;
+        mount(
+            &entry.path().to_string_lossy(),
+            &target,
+            "",
+            libc::MS_BIND | libc::MS_REC,
+        )?;
+    }
+    for link in ["bin", "lib", "lib64", "sbin"] {
+        if let Ok(to) = std::fs::read_link(Path::new("/").join(link)) {
+            let _ = std::os::unix::fs::symlink(to, jail.join(link));
+        }
+    }
+    std::fs::write(jail.join("jail-mark"), "").map_err(|e| e.to_string())?;
+    let mark = "test -e /jail-mark && echo inside || echo outside";
+    check(
+        "outside the new root, the mark is not seen",
+        output_of(dir, mark)? == "outside",
+    )?;
+    let old = zygote_pid()?;
+    let jail_c = std::ffi::CString::new(jail.to_string_lossy().as_bytes()).expect("no NUL");
+    // SAFETY: valid C strings.
+    if unsafe { libc::chroot(jail_c.as_ptr()) } != 0 || unsafe { libc::chdir(c"/".as_ptr()) } != 0 {
+        return Err(format!("chroot: {}", std::io::Error::last_os_error()));
+    }
+    answers_as_a_plain_child(dir, mark, "inside", old)
+}
+
+/// An agent that asks for a new pid namespace for its children (`unshare(CLONE_NEWPID)`)
+/// after its zygote started: its commands start in it, as its plain children do (one level
+/// deeper than the agent). Root only.
+fn pid_namespace_gets_a_new_zygote(dir: &Path) -> Result<(), String> {
+    let script = "grep NSpid /proc/self/status | wc -w";
+    let first = output_of(dir, script)?;
+    let old = zygote_pid()?;
+    if !unshare_or_skip(libc::CLONE_NEWPID)? {
+        return Ok(());
+    }
+    // The first process started after the unshare is the namespace's init, which must live
+    // as long as the namespace is used: the run comes first, its new zygote is that init.
+    let seen = output_of(dir, script)?;
+    let control = unconfined_output(script)?;
+    check(
+        &format!("the command is as deep as a plain child, {control}: {seen} (before: {first})"),
+        seen == control && seen != first,
+    )?;
+    check("a new zygote serves", zygote_pid()? != old)?;
+    check(
+        "the next run works as well",
+        output_of(dir, script)? == control,
+    )
+}
+
+/// The seccomp and Landlock cases again, as uid 65534 (when this is root): an unprivileged
+/// agent's zygote passes other kernel checks than root's (no capability covers its `kcmp`).
+fn unprivileged_agent_confining_itself(dir: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        eprintln!("skipped: this process is unprivileged already, as those cases are");
+        return Ok(());
+    }
+    let me = std::env::current_exe().map_err(|e| e.to_string())?;
+    let as_nobody = [
+        "setpriv",
+        "--reuid=65534",
+        "--regid=65534",
+        "--clear-groups",
+    ];
+    let reachable = Command::new(as_nobody[0])
+        .args(&as_nobody[1..])
+        .args(["test", "-x"])
+        .arg(&me)
+        .status()
+        .is_ok_and(|s| s.success())
+        && Command::new(as_nobody[0])
+            .args(&as_nobody[1..])
+            .args(["test", "-x", HELPER])
+            .status()
+            .is_ok_and(|s| s.success());
+    if !reachable {
+        eprintln!("skipped: setpriv is missing, or uid 65534 cannot reach this test or the helper");
+        return Ok(());
+    }
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755))
+        .map_err(|e| e.to_string())?;
+    for case in [
+        "a_zygote_never_serves_an_agent_that_added_a_seccomp_filter",
+        "a_zygote_never_serves_an_agent_that_entered_a_landlock_domain",
+    ] {
+        let sub = dir.join(case);
+        std::fs::create_dir(&sub).map_err(|e| e.to_string())?;
+        std::fs::set_permissions(&sub, std::fs::Permissions::from_mode(0o777))
+            .map_err(|e| e.to_string())?;
+        let out = Command::new(as_nobody[0])
+            .args(&as_nobody[1..])
+            .arg(&me)
+            .env(CASE_VAR, case)
+            .env(DIR_VAR, &sub)
+            .stdin(Stdio::null())
+            .output()
+            .map_err(|e| e.to_string())?;
+        check(
+            &format!(
+                "{case} as uid 65534: {}",
+                String::from_utf8_lossy(&out.stderr).trim()
+            ),
+            out.status.success(),
+        )?;
+    }
+    Ok(())
 }

@@ -31,6 +31,10 @@ struct Zygote {
     retired: AtomicBool,
     /// When it started ([`running`] names the newest).
     started: std::time::Instant,
+    /// Whether the kernel answered, at its start, whether the agent may read it
+    /// ([`Zygote::outside_the_callers_domain`]); where it did not, a Landlock domain the agent
+    /// enters later goes unseen.
+    domain_seen: bool,
 }
 
 /// Which zygote serves a run: the helper binary and the seccomp program the zygote runs
@@ -42,7 +46,9 @@ type Key = (PathBuf, Vec<u64>);
 /// What a zygote inherits from the agent and keeps, whatever the agent becomes later: its
 /// user, group and supplementary group ids, NO_NEW_PRIVS and seccomp mode. A run from an agent
 /// whose standing changed (it dropped root or a group, or was filtered) must not run with the
-/// old one: it starts a new zygote.
+/// old one: it ends the old zygote and starts a new one. (What else confines the agent, which
+/// it can only add to, is compared at each run as well: [`Inheritance`] and
+/// [`Zygote::outside_the_callers_domain`].)
 #[derive(Clone, Debug, PartialEq, Eq)]
 struct Standing {
     uids: [libc::uid_t; 3],
@@ -69,6 +75,15 @@ impl Standing {
             }
         }
     }
+}
+
+/// Whether the calling thread may inspect process `pid` (a `ptrace` read-access check, which
+/// Landlock allows only for a process inside the thread's own domain): `kcmp` of the two
+/// memory maps, which asks nothing else of the kernel.
+fn may_read(pid: libc::pid_t) -> bool {
+    const KCMP_VM: libc::c_long = 1;
+    // SAFETY: kcmp takes integers and changes nothing.
+    unsafe { libc::syscall(libc::SYS_kcmp, libc::getpid(), pid, KCMP_VM, 0, 0) >= 0 }
 }
 
 /// This process's supplementary groups.
@@ -173,6 +188,16 @@ impl Zygote {
         };
         // SAFETY: one valid pollfd, no wait.
         unsafe { libc::poll(&mut p, 1, 0) == 0 }
+    }
+
+    /// Whether the calling thread entered a Landlock domain since this zygote started (one the
+    /// zygote, and so its commands, are not inside). The kernel tells no process its domain,
+    /// but Landlock lets a thread inspect (`ptrace` access, here `kcmp`'s) only a process
+    /// inside its own domain: a zygote the agent could read at its start and no longer can is
+    /// outside. Another cause of the same refusal (the agent dropped `CAP_SYS_PTRACE` or
+    /// permitted capabilities the zygote holds) needs a new zygote as well.
+    fn outside_the_callers_domain(&self) -> bool {
+        self.domain_seen && !may_read(self.pid)
     }
 
     /// Ends and reaps it, through the pidfd (never a reused pid). Only for a zygote of this
@@ -282,7 +307,12 @@ fn current(
     });
     if let Some(z) = reg.live.get(&key) {
         if z.alive() && z.started_as == Standing::now() {
-            if let Fit::Carry(inherited) = agent.fit(z.holds.as_ref()) {
+            let fit = if z.outside_the_callers_domain() {
+                Fit::NewZygote
+            } else {
+                agent.fit(z.holds.as_ref())
+            };
+            if let Fit::Carry(inherited) = fit {
                 return Ok((z.clone(), inherited));
             }
             let old = reg.live.remove(&key).expect("present");
@@ -303,7 +333,11 @@ fn current(
                 out_of(&e)
             ))
         })?);
-        if let Fit::Carry(inherited) = agent.fit(z.holds.as_ref()) {
+        let fit = match &z.holds {
+            Some(holds) => agent.children_started_by(holds).fit(Some(holds)),
+            None => Fit::NewZygote,
+        };
+        if let Fit::Carry(inherited) = fit {
             reg.live.insert(key, z.clone());
             return Ok((z, inherited));
         }
@@ -371,6 +405,7 @@ fn start(helper: &Path, program: &[u64]) -> std::io::Result<Zygote> {
         holds: Inheritance::of_new_zygote(before),
         retired: AtomicBool::new(false),
         started: std::time::Instant::now(),
+        domain_seen: may_read(pid),
     };
     if !program.is_empty() {
         let words: Vec<u8> = program.iter().flat_map(|w| w.to_le_bytes()).collect();

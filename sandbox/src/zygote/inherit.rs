@@ -1,21 +1,25 @@
 //! What a command inherits from the process that starts it and the agent may change between
 //! runs: its umask, its resource limits, its scheduling policy, nice value, CPU affinity and I/O
-//! priority, its OOM score adjustment, its personality, and its cgroups.
+//! priority, its OOM score adjustment, its personality, its cgroups, and what confines it
+//! (seccomp filters, namespaces, root directory).
 //!
 //! A strict run's child is cloned from the agent's calling thread at the time of the run, so
 //! it has the agent's values of that moment. A hardened command is forked from the zygote,
 //! which has the agent's values of the time it started. So the client takes the agent's
 //! values at each run ([`Inheritance::now`]: 16 `getrlimit`, `sched_getscheduler`,
-//! `getpriority`, `sched_getaffinity`, `ioprio_get`, `personality` and one read of each of the
-//! thread's `/proc` `status`, `cgroup` and `oom_score_adj` files, kept open: 19.4 µs in a
-//! release loop, of which the policy, I/O priority and OOM score are 1.0; earlier, 6.5 for the
-//! limits, 6.3 for `status` and 3.2 for `cgroup`) and compares them with what its zygote holds
-//! ([`Inheritance::of_new_zygote`]):
+//! `getpriority`, `sched_getaffinity`, `ioprio_get`, `personality`, a `statx` of `/`, two
+//! `readlinkat` in the thread's `/proc` `ns` directory and one read of each of its `status`,
+//! `cgroup` and `oom_score_adj` files, all kept open: 28.4 µs in a release loop, where the
+//! same loop without the confinement's reads gave 21.4 at the same hour; of that, about 7 for
+//! the limits, 7 for `status`, 3.5 for `cgroup`, 4.4 for the namespaces and 1.0 for the root)
+//! and compares them with what its zygote holds ([`Inheritance::of_new_zygote`]):
 //! * a different umask, scheduling policy, CPU affinity, I/O priority or personality, a higher
 //!   nice value or OOM score adjustment, or soft or hard limits the zygote's G can reach by
 //!   lowering, travel with the run ([`crate::request::Inherited`]) and G applies them (all but
 //!   the limits at its start, the limits just before the policy's own, [`crate::child`]);
-//! * another cgroup (the agent moved itself), a hard limit the agent raised above the
+//! * another confinement (a seccomp filter added, another mount namespace, root directory,
+//!   network namespace or pid namespace for children: [`Confinement`]), another cgroup (the
+//!   agent moved itself), a hard limit the agent raised above the
 //!   zygote's, a nice value or OOM score adjustment it lowered below the zygote's, or a
 //!   policy or I/O priority G could only take with a privilege (leaving `SCHED_IDLE`, taking a
 //!   real-time policy or a higher real-time priority than the zygote's, the real-time I/O
@@ -30,6 +34,8 @@
 //! `sched_fork`). A thread under `SCHED_DEADLINE` without that flag cannot fork at all
 //! (`EAGAIN`): its hardened runs are refused at the scheduling step, as its strict runs and
 //! plain spawns fail.
+
+use std::os::fd::{AsRawFd, RawFd};
 
 use crate::request::Inherited;
 
@@ -80,7 +86,87 @@ pub(super) struct Inheritance {
     /// The thread's CPU affinity, as the words of a `cpu_set_t`; `None` on a host whose CPU
     /// numbers do not fit one (then the zygote's stands).
     affinity: Option<Vec<u64>>,
+    /// How far the thread is confined beyond its ids, which a child inherits and cannot leave:
+    /// see [`Confinement`].
+    confinement: Confinement,
 }
+
+/// What confines a thread's children besides its ids and its Landlock domain (which
+/// [`super::client`] compares with the zygote's through the kernel): the number of seccomp
+/// filters it runs under, its mount namespace and root directory, and the network and pid
+/// namespaces its children start in. An agent can only add to them (another filter,
+/// `unshare`, `setns`, `chroot`), and a command from a zygote started before must not escape
+/// what it added: any difference needs a new zygote. `None`: unknown (an agent confined
+/// without `/proc`), which differs from a known value, so that a change from known to unknown
+/// is a change too.
+///
+/// The other namespaces confine nothing a hardened command could use: it is refused SysV IPC
+/// and message queues (seccomp), holds no capability in any user namespace, and the host name
+/// (UTS) is no boundary. Each namespace read costs about 1.9 µs (`readlink` of its `/proc`
+/// link; `stat`, at 4.7 µs, is dearer), so only these two are read.
+#[derive(Clone, Debug, PartialEq, Eq)]
+struct Confinement {
+    /// `Seccomp_filters` of the thread's `status` (Linux 5.9): a filter added by an agent
+    /// already filtered leaves its seccomp mode as it was.
+    seccomp_filters: Option<u32>,
+    /// The mount and inode of the thread's root directory (`statx` of `/`): a new mount
+    /// namespace copies every mount under a new id, and `chroot` or `pivot_root` moves the
+    /// root.
+    root: Option<(u64, u64, u64)>,
+    /// The inode numbers of the network namespace and of the pid namespace for children, from
+    /// the thread's `/proc/thread-self/ns` links (`net`, `pid_for_children`).
+    namespaces: Option<[u64; 2]>,
+}
+
+impl Confinement {
+    fn now(status: Option<&str>) -> Confinement {
+        Confinement {
+            seccomp_filters: status
+                .and_then(|s| status_field(s, "Seccomp_filters:"))
+                .and_then(|v| v.parse().ok()),
+            root: crate::mounts::thread_root(),
+            namespaces: namespaces(),
+        }
+    }
+}
+
+/// The value of the line of `status` that starts with `name`, trimmed.
+fn status_field<'a>(status: &'a str, name: &str) -> Option<&'a str> {
+    status
+        .lines()
+        .find_map(|l| l.strip_prefix(name))
+        .map(str::trim)
+}
+
+/// The inode numbers of the calling thread's network namespace and pid namespace for
+/// children ([`UNSTARTED`] for the latter when it has no init yet), from the text of their
+/// `/proc` links (`net:[4026531840]`), read through the thread's `ns` directory, kept open as
+/// its other `/proc` files are.
+fn namespaces() -> Option<[u64; 2]> {
+    let dir = ProcFile::Namespaces.open()?;
+    let mut ids = [0; 2];
+    for (at, (id, name)) in ids
+        .iter_mut()
+        .zip([c"net", c"pid_for_children"])
+        .enumerate()
+    {
+        *id = match crate::netns::namespace_inode(name, Some(dir)) {
+            Ok(inode) => inode,
+            // The kernel names no pid namespace for children until its first process (its
+            // init) exists.
+            Err(e) if at == PID_FOR_CHILDREN && e.raw_os_error() == Some(libc::ENOENT) => UNSTARTED,
+            Err(_) => return None,
+        };
+    }
+    Some(ids)
+}
+
+/// Where [`namespaces`] has the pid namespace for children.
+const PID_FOR_CHILDREN: usize = 1;
+
+/// The identity of a pid namespace for children whose init has not started (`unshare` with
+/// `CLONE_NEWPID` and no child since): the next process the thread starts is that init.
+const UNSTARTED: u64 = 0;
 
 /// What a run must do about the zygote it would go through.
 #[derive(Debug, PartialEq, Eq)]
@@ -105,8 +191,10 @@ impl Inheritance {
             *slot = (rl.rlim_cur, rl.rlim_max);
         }
         let (policy, reset_on_fork) = policy();
+        let status = ProcFile::Status.read();
+        let status = status.as_deref().and_then(|s| std::str::from_utf8(s).ok());
         Inheritance {
-            umask: umask(),
+            umask: umask(status),
             limits,
             cgroups: ProcFile::Cgroup.read(),
             nice: nice().map(|n| if reset_on_fork { n.max(0) } else { n }),
@@ -118,14 +206,34 @@ impl Inheritance {
             // SAFETY: the query value (0xffffffff) changes nothing.
             personality: Some(unsafe { libc::personality(0xffff_ffff) }).filter(|p| *p >= 0),
             affinity: affinity(),
+            confinement: Confinement::now(status),
         }
     }
 
     /// What a zygote just started from this thread holds: the values taken before its start
     /// (`before`) when they did not change meanwhile; otherwise (another thread changed one
     /// while it started) `None`, which no run fits, so the next run starts another.
+    ///
+    /// A zygote started from a thread whose pid namespace for children had no init yet is
+    /// that init: it holds the namespace as it is now.
     pub(super) fn of_new_zygote(before: Inheritance) -> Option<Inheritance> {
-        (Inheritance::now() == before).then_some(before)
+        let after = Inheritance::now();
+        (before.children_started_by(&after) == after).then_some(after)
+    }
+
+    /// These values, with the pid namespace for children that `zygote` (a zygote started from
+    /// this thread since) holds when this one's had no init yet, which that zygote became.
+    pub(super) fn children_started_by(&self, zygote: &Inheritance) -> Inheritance {
+        let mut now = self.clone();
+        if let (Some(ids), Some(theirs)) = (
+            now.confinement.namespaces.as_mut(),
+            zygote.confinement.namespaces.as_ref(),
+        ) {
+            if ids[PID_FOR_CHILDREN] == UNSTARTED {
+                ids[PID_FOR_CHILDREN] = theirs[PID_FOR_CHILDREN];
+            }
+        }
+        now
     }
 
     /// How a run from an agent with these values fits a zygote that holds `zygote`.
@@ -154,6 +262,7 @@ impl Inheritance {
             || realtime_io
             || lowered_oom
             || self.cgroups != zygote.cgroups
+            || self.confinement != zygote.confinement
         {
             return Fit::NewZygote;
         }
@@ -286,12 +395,10 @@ fn within(now: u64, then: u64) -> bool {
 /// could be lost). An agent that cannot read it (confined without `/proc`) reads it with that
 /// call after all, setting 077 meanwhile: a file created by another thread at that instant
 /// gets fewer permissions, never more.
-fn umask() -> u32 {
-    let from_proc = ProcFile::Status.read().and_then(|status| {
-        let text = std::str::from_utf8(&status).ok()?;
-        let line = text.lines().find_map(|l| l.strip_prefix("Umask:"))?;
-        u32::from_str_radix(line.trim(), 8).ok()
-    });
+fn umask(status: Option<&str>) -> u32 {
+    let from_proc = status
+        .and_then(|s| status_field(s, "Umask:"))
+        .and_then(|v| u32::from_str_radix(v, 8).ok());
     from_proc.unwrap_or_else(|| {
         // SAFETY: umask only swaps the mask.
         unsafe {
@@ -302,26 +409,25 @@ fn umask() -> u32 {
     })
 }
 
-/// The calling thread's `/proc` files read at each run.
+/// The calling thread's `/proc` entries read at each run.
 #[derive(Clone, Copy)]
 enum ProcFile {
-    /// `status`, for the umask (its first lines: [`STATUS_HEAD`] bytes).
+    /// `status`, for the umask and the seccomp filters, whole.
     Status,
     /// `cgroup`, whole.
     Cgroup,
     /// `oom_score_adj` (the process's, as each thread shows it), whole.
     OomScoreAdj,
+    /// The directory `ns`, whose links name the thread's namespaces.
+    Namespaces,
 }
 
-/// Enough of `/proc/PID/status` to hold its `Umask:` line (the fourth).
-const STATUS_HEAD: usize = 256;
-
-/// Each thread's open `/proc/thread-self/{status,cgroup,oom_score_adj}` with the pid of the process that
-/// opened them (a forked child's copy names its parent's thread): opening costs about as
+/// Each thread's open `/proc/thread-self` entries ([`ProcFile`]) with the pid of the process
+/// that opened them (a forked child's copy names its parent's thread): opening costs about as
 /// much as reading, so they stay open, close-on-exec, for the thread's life.
 struct ThreadProc {
     pid: u32,
-    files: [Option<std::fs::File>; 3],
+    files: [Option<std::fs::File>; 4],
 }
 
 thread_local! {
@@ -335,46 +441,66 @@ impl ProcFile {
             ProcFile::Status => "/proc/thread-self/status",
             ProcFile::Cgroup => "/proc/thread-self/cgroup",
             ProcFile::OomScoreAdj => "/proc/thread-self/oom_score_adj",
+            ProcFile::Namespaces => "/proc/thread-self/ns",
         }
     }
 
-    /// Its current text (from its start: `/proc` makes it anew at each read from offset 0);
-    /// `None` when it cannot be opened or read.
-    fn read(self) -> Option<Vec<u8>> {
-        use std::os::unix::fs::FileExt;
+    /// The first read's buffer: enough for the whole text, as the kernel makes it today
+    /// (`status` is about 1.5 KiB).
+    fn size(self) -> usize {
+        match self {
+            ProcFile::Status => 4096,
+            _ => 256,
+        }
+    }
+
+    /// Its open descriptor, valid on this thread for the thread's life; `None` when it cannot
+    /// be opened.
+    fn open(self) -> Option<RawFd> {
         let pid = std::process::id();
         THREAD_PROC.with(|cell| {
             let mut cell = cell.borrow_mut();
             if cell.as_ref().is_none_or(|t| t.pid != pid) {
                 *cell = Some(ThreadProc {
                     pid,
-                    files: [None, None, None],
+                    files: [None, None, None, None],
                 });
             }
-            let files = &mut cell.as_mut()?.files;
-            let slot = &mut files[self as usize];
+            let slot = &mut cell.as_mut()?.files[self as usize];
             if slot.is_none() {
                 *slot = std::fs::File::open(self.path()).ok();
             }
-            let file = slot.as_ref()?;
-            let mut bytes = vec![0; STATUS_HEAD];
-            let mut len = 0;
-            loop {
-                let n = file.read_at(&mut bytes[len..], len as u64).ok()?;
-                len += n;
-                // A `/proc` file's read fills the buffer as far as its text goes, so a read
-                // that leaves room was the last: no second call, which would make the text
-                // again only to find its end.
-                let whole = n == 0 || len < bytes.len() || matches!(self, ProcFile::Status);
-                if whole {
-                    bytes.truncate(len);
-                    return Some(bytes);
-                }
-                if len == bytes.len() {
-                    bytes.resize(len * 2, 0);
-                }
-            }
+            slot.as_ref().map(|f| f.as_raw_fd())
         })
+    }
+
+    /// Its current text (from its start: `/proc` makes it anew at each read from offset 0);
+    /// `None` when it cannot be opened or read.
+    fn read(self) -> Option<Vec<u8>> {
+        let fd = self.open()?;
+        let mut bytes = vec![0; self.size()];
+        let mut len = 0;
+        loop {
+            // SAFETY: reading into the free part of our buffer from our descriptor.
+            let n = unsafe {
+                libc::pread(
+                    fd,
+                    bytes[len..].as_mut_ptr().cast(),
+                    bytes.len() - len,
+                    len as libc::off_t,
+                )
+            };
+            let n = usize::try_from(n).ok()?;
+            len += n;
+            // A `/proc` file's read fills the buffer as far as its text goes, so a read that
+            // leaves room was the last: no second call, which would make the text again only
+            // to find its end.
+            if n == 0 || len < bytes.len() {
+                bytes.truncate(len);
+                return Some(bytes);
+            }
+            bytes.resize(len * 2, 0);
+        }
     }
 }
 
@@ -390,6 +516,63 @@ mod tests {
             Fit::Carry(Inherited::default())
         );
         assert_eq!(now.fit(None), Fit::NewZygote);
+    }
+
+    #[test]
+    fn any_other_confinement_needs_a_new_zygote() {
+        let then = Inheritance::now();
+        assert!(
+            then.confinement.seccomp_filters.is_some()
+                && then.confinement.root.is_some()
+                && then.confinement.namespaces.is_some(),
+            "{:?}",
+            then.confinement
+        );
+        let with = |change: &dyn Fn(&mut Confinement)| {
+            let mut now = then.clone();
+            change(&mut now.confinement);
+            now
+        };
+        let changes: [&dyn Fn(&mut Confinement); 6] = [
+            &|c| c.seccomp_filters = c.seccomp_filters.map(|n| n + 1),
+            &|c| c.root = c.root.map(|(mount, dev, ino)| (mount + 1, dev, ino)),
+            &|c| c.root = c.root.map(|(mount, dev, ino)| (mount, dev, ino + 1)),
+            &|c| c.namespaces = c.namespaces.map(|[net, pid]| [net + 1, pid]),
+            &|c| c.namespaces = c.namespaces.map(|[net, pid]| [net, pid + 1]),
+            // Known then, unknown now (an agent that lost its /proc): a change too.
+            &|c| c.namespaces = None,
+        ];
+        for change in changes {
+            let now = with(change);
+            assert_eq!(
+                now.fit(Some(&then)),
+                Fit::NewZygote,
+                "{:?}",
+                now.confinement
+            );
+        }
+    }
+
+    #[test]
+    fn a_zygote_started_as_the_init_of_a_new_pid_namespace_holds_it() {
+        let then = Inheritance::now();
+        let mut unstarted = then.clone();
+        let ids = unstarted.confinement.namespaces.as_mut().expect("readable");
+        ids[PID_FOR_CHILDREN] = UNSTARTED;
+        // A zygote started before is outside the new namespace.
+        assert_eq!(unstarted.fit(Some(&then)), Fit::NewZygote);
+        // One started since is its init: the agent's children start where it is.
+        assert_eq!(
+            unstarted.children_started_by(&then).fit(Some(&then)),
+            Fit::Carry(Inherited::default())
+        );
+        // A namespace already started is never taken for another.
+        let mut other = then.clone();
+        other.confinement.namespaces.as_mut().expect("readable")[PID_FOR_CHILDREN] += 1;
+        assert_eq!(
+            other.children_started_by(&then).fit(Some(&then)),
+            Fit::NewZygote
+        );
     }
 
     #[test]
