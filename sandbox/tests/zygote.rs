@@ -185,6 +185,10 @@ const CASES: &[(&str, Case)] = &[
         "an_unprivileged_agent_that_adds_a_filter_or_a_landlock_domain_gets_a_new_zygote",
         unprivileged_agent_confining_itself,
     ),
+    (
+        "a_zygote_never_serves_an_agent_that_denied_itself_writable_executable_memory",
+        memory_deny_write_execute_gets_a_new_zygote,
+    ),
 ];
 
 /// Not a test: the agent process [`agent_killed_mid_run`] starts and kills.
@@ -2168,4 +2172,37 @@ fn unprivileged_agent_confining_itself(dir: &Path) -> Result<(), String> {
         )?;
     }
     Ok(())
+}
+
+/// An agent that sets memory-deny-write-execute (`PR_SET_MDWE`, which its children and the
+/// programs they start inherit, and which no process can unset) after its zygote started: its
+/// commands must be refused a writable and executable mapping, as its plain children are.
+fn memory_deny_write_execute_gets_a_new_zygote(dir: &Path) -> Result<(), String> {
+    const PR_SET_MDWE: libc::c_int = 65;
+    const PR_MDWE_REFUSE_EXEC_GAIN: libc::c_ulong = 1;
+    let script = "python3 -c 'import mmap
+try:
+    mmap.mmap(-1, 4096, prot=7)
+    print(\"mapped\")
+except PermissionError:
+    print(\"refused\")'";
+    if unconfined_output(script)? != "mapped" {
+        eprintln!("skipped: python3 is needed to try a writable and executable mapping");
+        return Ok(());
+    }
+    check(
+        "before, the command maps writable and executable memory",
+        output_of(dir, script)? == "mapped",
+    )?;
+    let old = zygote_pid()?;
+    // SAFETY: prctl with integer arguments.
+    if unsafe { libc::prctl(PR_SET_MDWE, PR_MDWE_REFUSE_EXEC_GAIN, 0, 0, 0) } != 0 {
+        kernel::missing(&format!(
+            "PR_SET_MDWE (Linux 6.3): {}",
+            std::io::Error::last_os_error()
+        ));
+        return Ok(());
+    }
+    answers_as_a_plain_child(dir, script, "refused", old)?;
+    strict_prints(dir, script, "refused", "refusal")
 }

@@ -7,18 +7,20 @@
 //! it has the agent's values of that moment. A hardened command is forked from the zygote,
 //! which has the agent's values of the time it started. So the client takes the agent's
 //! values at each run ([`Inheritance::now`]: 16 `getrlimit`, `sched_getscheduler`,
-//! `getpriority`, `sched_getaffinity`, `ioprio_get`, `personality`, a `statx` of `/`, two
-//! `readlinkat` in the thread's `/proc` `ns` directory and one read of each of its `status`,
-//! `cgroup` and `oom_score_adj` files, all kept open: 28.4 µs in a release loop, where the
-//! same loop without the confinement's reads gave 21.4 at the same hour; of that, about 7 for
-//! the limits, 7 for `status`, 3.5 for `cgroup`, 4.4 for the namespaces and 1.0 for the root)
+//! `getpriority`, `sched_getaffinity`, `ioprio_get`, `personality`, `PR_GET_MDWE`, a `statx`
+//! of `/`, two `readlinkat` in the thread's `/proc` `ns` directory and one read of each of its
+//! `status`, `cgroup` and `oom_score_adj` files, all kept open: 26.0 µs in a release loop,
+//! where the same loop without the confinement's reads gave 21.4 at the same hour (and 2.3 of
+//! the confinement's cost was won back from the affinity's read); of that, about 7 for the
+//! limits, 7 for `status`, 3.5 for `cgroup`, 4.4 for the namespaces and 1.0 for the root)
 //! and compares them with what its zygote holds ([`Inheritance::of_new_zygote`]):
 //! * a different umask, scheduling policy, CPU affinity, I/O priority or personality, a higher
 //!   nice value or OOM score adjustment, or soft or hard limits the zygote's G can reach by
 //!   lowering, travel with the run ([`crate::request::Inherited`]) and G applies them (all but
 //!   the limits at its start, the limits just before the policy's own, [`crate::child`]);
 //! * another confinement (a seccomp filter added, another mount namespace, root directory,
-//!   network namespace or pid namespace for children: [`Confinement`]), another cgroup (the
+//!   network namespace or pid namespace for children, memory-deny-write-execute:
+//!   [`Confinement`]), another cgroup (the
 //!   agent moved itself), a hard limit the agent raised above the
 //!   zygote's, a nice value or OOM score adjustment it lowered below the zygote's, or a
 //!   policy or I/O priority G could only take with a privilege (leaving `SCHED_IDLE`, taking a
@@ -93,9 +95,9 @@ pub(super) struct Inheritance {
 
 /// What confines a thread's children besides its ids and its Landlock domain (which
 /// [`super::client`] compares with the zygote's through the kernel): the number of seccomp
-/// filters it runs under, its mount namespace and root directory, and the network and pid
-/// namespaces its children start in. An agent can only add to them (another filter,
-/// `unshare`, `setns`, `chroot`), and a command from a zygote started before must not escape
+/// filters it runs under, its mount namespace and root directory, the network and pid
+/// namespaces its children start in, and its memory-deny-write-execute flags. An agent can
+/// only add to them (another filter, `unshare`, `setns`, `chroot`, `PR_SET_MDWE`), and a command from a zygote started before must not escape
 /// what it added: any difference needs a new zygote. `None`: unknown (an agent confined
 /// without `/proc`), which differs from a known value, so that a change from known to unknown
 /// is a change too.
@@ -116,6 +118,10 @@ struct Confinement {
     /// The inode numbers of the network namespace and of the pid namespace for children, from
     /// the thread's `/proc/thread-self/ns` links (`net`, `pid_for_children`).
     namespaces: Option<[u64; 2]>,
+    /// The process's memory-deny-write-execute flags (`PR_GET_MDWE`, Linux 6.3): set, they
+    /// refuse every mapping that is or becomes both writable and executable, in the process
+    /// and the programs it starts, and cannot be unset.
+    mdwe: Option<i32>,
 }
 
 impl Confinement {
@@ -126,6 +132,7 @@ impl Confinement {
                 .and_then(|v| v.parse().ok()),
             root: crate::mounts::thread_root(),
             namespaces: namespaces(),
+            mdwe: mdwe(),
         }
     }
 }
@@ -159,6 +166,14 @@ fn namespaces() -> Option<[u64; 2]> {
         };
     }
     Some(ids)
+}
+
+/// The process's memory-deny-write-execute flags; `None` on a kernel without them.
+fn mdwe() -> Option<i32> {
+    const PR_GET_MDWE: libc::c_int = 66;
+    // SAFETY: a query with integer arguments.
+    let flags = unsafe { libc::prctl(PR_GET_MDWE, 0, 0, 0, 0) };
+    (flags >= 0).then_some(flags)
 }
 
 /// Where [`namespaces`] has the pid namespace for children.
@@ -366,13 +381,22 @@ fn needs_privilege(now: (i32, i32), then: Option<(i32, i32)>) -> bool {
 fn affinity() -> Option<Vec<u64>> {
     // SAFETY: an all-zero cpu_set_t is a valid empty set, which the call fills.
     let mut set: libc::cpu_set_t = unsafe { std::mem::zeroed() };
+    // The raw call, which says how many bytes of the set the kernel wrote (its CPU count
+    // rounded up to a word): only those CPUs are looked at, not all of CPU_SETSIZE (1024
+    // tests cost about a microsecond per run).
     // SAFETY: sched_getaffinity of the calling thread into a set of the size given.
-    if unsafe { libc::sched_getaffinity(0, std::mem::size_of_val(&set), &mut set) } != 0 {
-        return None;
-    }
+    let written = unsafe {
+        libc::syscall(
+            libc::SYS_sched_getaffinity,
+            0,
+            std::mem::size_of_val(&set),
+            &mut set as *mut libc::cpu_set_t,
+        )
+    };
+    let written = usize::try_from(written).ok()?;
     let bits = 8 * std::mem::size_of::<u64>();
     let mut words = vec![0u64; libc::CPU_SETSIZE as usize / bits];
-    for cpu in 0..libc::CPU_SETSIZE as usize {
+    for cpu in 0..(8 * written).min(libc::CPU_SETSIZE as usize) {
         // SAFETY: a CPU number below CPU_SETSIZE, in our own set.
         if unsafe { libc::CPU_ISSET(cpu, &set) } {
             words[cpu / bits] |= 1 << (cpu % bits);
@@ -533,12 +557,13 @@ mod tests {
             change(&mut now.confinement);
             now
         };
-        let changes: [&dyn Fn(&mut Confinement); 6] = [
+        let changes: [&dyn Fn(&mut Confinement); 7] = [
             &|c| c.seccomp_filters = c.seccomp_filters.map(|n| n + 1),
             &|c| c.root = c.root.map(|(mount, dev, ino)| (mount + 1, dev, ino)),
             &|c| c.root = c.root.map(|(mount, dev, ino)| (mount, dev, ino + 1)),
             &|c| c.namespaces = c.namespaces.map(|[net, pid]| [net + 1, pid]),
             &|c| c.namespaces = c.namespaces.map(|[net, pid]| [net, pid + 1]),
+            &|c| c.mdwe = Some(c.mdwe.unwrap_or(0) ^ 1),
             // Known then, unknown now (an agent that lost its /proc): a change too.
             &|c| c.namespaces = None,
         ];
