@@ -170,6 +170,10 @@ const CASES: &[(&str, Case)] = &[
         landlock_domain_gets_a_new_zygote,
     ),
     (
+        "a_zygote_never_serves_an_agent_that_entered_a_landlock_domain_under_a_filter_refusing_kcmp",
+        landlock_domain_without_kcmp_gets_a_new_zygote,
+    ),
+    (
         "a_zygote_never_serves_an_agent_that_entered_another_network_namespace",
         network_namespace_gets_a_new_zygote,
     ),
@@ -1870,6 +1874,16 @@ fn no_new_privs() -> Result<(), String> {
 /// Installs a filter on the calling thread that answers the creation of symbolic links with
 /// EPERM and allows everything else.
 fn refuse_symlinks() -> Result<(), String> {
+    #[cfg(target_arch = "x86_64")]
+    let calls = [libc::SYS_symlink, libc::SYS_symlinkat];
+    #[cfg(not(target_arch = "x86_64"))]
+    let calls = [libc::SYS_symlinkat];
+    refuse_syscalls(&calls)
+}
+
+/// Installs a filter on the calling thread that answers `calls` with EPERM and allows
+/// everything else.
+fn refuse_syscalls(calls: &[libc::c_long]) -> Result<(), String> {
     let stmt = |code: u32, k: u32| libc::sock_filter {
         code: code as u16,
         jt: 0,
@@ -1883,15 +1897,13 @@ fn refuse_symlinks() -> Result<(), String> {
         k,
     };
     let mut program = vec![stmt(libc::BPF_LD | libc::BPF_W | libc::BPF_ABS, 0)];
-    #[cfg(target_arch = "x86_64")]
-    program.push(jump_eq(libc::SYS_symlink as u32, 2));
-    program.push(jump_eq(libc::SYS_symlinkat as u32, 1));
+    program.extend(calls.iter().map(|&nr| jump_eq(nr as u32, 0)));
     program.push(stmt(libc::BPF_RET | libc::BPF_K, libc::SECCOMP_RET_ALLOW));
     program.push(stmt(
         libc::BPF_RET | libc::BPF_K,
         libc::SECCOMP_RET_ERRNO | libc::EPERM as u32,
     ));
-    // The first jump skips to the last instruction from wherever it sits.
+    // Each jump, on a match, goes to the last instruction (the refusal) from where it sits.
     let last = program.len() - 1;
     for (at, insn) in program.iter_mut().enumerate() {
         if insn.code == (libc::BPF_JMP | libc::BPF_JEQ | libc::BPF_K) as u16 {
@@ -1937,8 +1949,26 @@ fn added_filter_gets_a_new_zygote(dir: &Path) -> Result<(), String> {
 /// `confine_self`) after its zygote started: its commands must stay inside it, as its plain
 /// children do.
 fn landlock_domain_gets_a_new_zygote(dir: &Path) -> Result<(), String> {
-    use landlock::{AccessFs, Ruleset, RulesetAttr, RulesetStatus};
     no_new_privs()?;
+    enter_a_domain_after_a_run(dir)
+}
+
+/// The same, for an agent under a seccomp filter that refuses `kcmp` (as container runtimes'
+/// profiles do for processes without `CAP_SYS_PTRACE`), in place since before its first run.
+fn landlock_domain_without_kcmp_gets_a_new_zygote(dir: &Path) -> Result<(), String> {
+    no_new_privs()?;
+    refuse_syscalls(&[libc::SYS_kcmp])?;
+    // SAFETY: kcmp takes integers.
+    let refused = unsafe { libc::syscall(libc::SYS_kcmp, 0, 0, 0, 0, 0) } < 0
+        && std::io::Error::last_os_error().raw_os_error() == Some(libc::EPERM);
+    check("the filter refuses kcmp", refused)?;
+    enter_a_domain_after_a_run(dir)
+}
+
+/// Runs once (the zygote starts), enters a Landlock domain that refuses every symbolic link's
+/// creation, and checks that the next command is refused one too, through a new zygote.
+fn enter_a_domain_after_a_run(dir: &Path) -> Result<(), String> {
+    use landlock::{AccessFs, Ruleset, RulesetAttr, RulesetStatus};
     let script = symlink_script(dir);
     check(
         "before the domain, links are made",
@@ -2150,6 +2180,7 @@ fn unprivileged_agent_confining_itself(dir: &Path) -> Result<(), String> {
     for case in [
         "a_zygote_never_serves_an_agent_that_added_a_seccomp_filter",
         "a_zygote_never_serves_an_agent_that_entered_a_landlock_domain",
+        "a_zygote_never_serves_an_agent_that_entered_a_landlock_domain_under_a_filter_refusing_kcmp",
     ] {
         let sub = dir.join(case);
         std::fs::create_dir(&sub).map_err(|e| e.to_string())?;

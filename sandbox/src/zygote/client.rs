@@ -31,10 +31,49 @@ struct Zygote {
     retired: AtomicBool,
     /// When it started ([`running`] names the newest).
     started: std::time::Instant,
-    /// Whether the kernel answered, at its start, whether the agent may read it
-    /// ([`Zygote::outside_the_callers_domain`]); where it did not, a Landlock domain the agent
-    /// enters later goes unseen.
-    domain_seen: bool,
+    /// How the agent asks the kernel whether it may still inspect this zygote
+    /// ([`Zygote::outside_the_callers_domain`]): the first way that answered yes at its start;
+    /// `None` where none did, and then a Landlock domain the agent enters later goes unseen.
+    domain_check: Option<Inspect>,
+}
+
+/// A `ptrace` read-access check of another process, which Landlock allows only for a process
+/// inside the caller's own domain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Inspect {
+    /// `kcmp` of the two memory maps: one system call that asks nothing else of the kernel
+    /// (about 0.4 µs). Container runtimes' seccomp profiles commonly refuse it to processes
+    /// without `CAP_SYS_PTRACE` (Docker's does).
+    Kcmp,
+    /// `readlink` of the process's `/proc/PID/ns/net`, which the kernel shows only to a
+    /// process that may inspect it (about 2 µs; Landlock does not govern `readlink`, so the
+    /// agent's own path rules do not refuse it).
+    NamespaceLink,
+}
+
+impl Inspect {
+    /// The first check that lets the calling thread inspect `pid`.
+    fn first_allowed(pid: libc::pid_t) -> Option<Inspect> {
+        [Inspect::Kcmp, Inspect::NamespaceLink]
+            .into_iter()
+            .find(|check| check.allows(pid))
+    }
+
+    /// Whether the calling thread may inspect `pid` this way.
+    fn allows(self, pid: libc::pid_t) -> bool {
+        match self {
+            Inspect::Kcmp => {
+                const KCMP_VM: libc::c_long = 1;
+                // SAFETY: kcmp takes integers and changes nothing.
+                unsafe { libc::syscall(libc::SYS_kcmp, libc::getpid(), pid, KCMP_VM, 0, 0) >= 0 }
+            }
+            Inspect::NamespaceLink => {
+                let link = std::ffi::CString::new(format!("/proc/{pid}/ns/net"))
+                    .expect("no NUL in a number");
+                crate::netns::namespace_inode(&link, None).is_ok()
+            }
+        }
+    }
 }
 
 /// Which zygote serves a run: the helper binary and the seccomp program the zygote runs
@@ -75,15 +114,6 @@ impl Standing {
             }
         }
     }
-}
-
-/// Whether the calling thread may inspect process `pid` (a `ptrace` read-access check, which
-/// Landlock allows only for a process inside the thread's own domain): `kcmp` of the two
-/// memory maps, which asks nothing else of the kernel.
-fn may_read(pid: libc::pid_t) -> bool {
-    const KCMP_VM: libc::c_long = 1;
-    // SAFETY: kcmp takes integers and changes nothing.
-    unsafe { libc::syscall(libc::SYS_kcmp, libc::getpid(), pid, KCMP_VM, 0, 0) >= 0 }
 }
 
 /// This process's supplementary groups.
@@ -192,12 +222,14 @@ impl Zygote {
 
     /// Whether the calling thread entered a Landlock domain since this zygote started (one the
     /// zygote, and so its commands, are not inside). The kernel tells no process its domain,
-    /// but Landlock lets a thread inspect (`ptrace` access, here `kcmp`'s) only a process
-    /// inside its own domain: a zygote the agent could read at its start and no longer can is
-    /// outside. Another cause of the same refusal (the agent dropped `CAP_SYS_PTRACE` or
-    /// permitted capabilities the zygote holds) needs a new zygote as well.
+    /// but Landlock lets a thread inspect (`ptrace` read access, [`Inspect`]) only a process
+    /// inside its own domain: a zygote the agent could inspect at its start and no longer can
+    /// is outside. Another cause of the same refusal (the agent dropped `CAP_SYS_PTRACE` or
+    /// permitted capabilities the zygote holds, or a new seccomp filter refuses the call)
+    /// needs a new zygote as well.
     fn outside_the_callers_domain(&self) -> bool {
-        self.domain_seen && !may_read(self.pid)
+        self.domain_check
+            .is_some_and(|check| !check.allows(self.pid))
     }
 
     /// Ends and reaps it, through the pidfd (never a reused pid). Only for a zygote of this
@@ -405,7 +437,7 @@ fn start(helper: &Path, program: &[u64]) -> std::io::Result<Zygote> {
         holds: Inheritance::of_new_zygote(before),
         retired: AtomicBool::new(false),
         started: std::time::Instant::now(),
-        domain_seen: may_read(pid),
+        domain_check: Inspect::first_allowed(pid),
     };
     if !program.is_empty() {
         let words: Vec<u8> = program.iter().flat_map(|w| w.to_le_bytes()).collect();

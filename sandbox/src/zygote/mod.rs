@@ -84,11 +84,12 @@
 //!   group, must not serve an agent that dropped root or the group); so does a run from an
 //!   agent that confined itself further by other means: another seccomp filter, a Landlock
 //!   domain, another mount namespace or root directory (`chroot`), another network namespace,
-//!   or a new pid namespace for its children ([`inherit`]'s `Confinement`, and the client's
-//!   domain check: a Landlock domain is seen where the agent could inspect its zygote at the
-//!   zygote's start, i.e. unless a seccomp filter refuses `kcmp` or the agent holds fewer
-//!   capabilities than a program it starts gets; elsewhere call [`shut_down`] after
-//!   entering one).
+//!   or a new pid namespace for its children, or memory-deny-write-execute ([`inherit`]'s
+//!   `Confinement`, and the client's domain check: a Landlock domain is seen where the agent
+//!   could inspect its zygote at the zygote's start, with `kcmp` or, where a filter refuses
+//!   that, through the zygote's `/proc/PID/ns/net`; i.e. unless the agent holds fewer
+//!   capabilities than a program it starts gets, or has neither `kcmp` nor `/proc`; there
+//!   call [`shut_down`] after entering one).
 //! * The command starts with the agent's umask, resource limits, scheduling policy, nice
 //!   value, CPU affinity, I/O priority, OOM score adjustment, personality and cgroups of the
 //!   time of the run, as a strict run's would, not those of the zygote's start ([`inherit`]):
