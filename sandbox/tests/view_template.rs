@@ -324,21 +324,9 @@ fn mounted_over_a_root(dir: &Path) -> Result<(), String> {
 /// of the root lacks it, a fresh build has it.
 fn mounted_under_a_root(dir: &Path) -> Result<(), String> {
     private_mounts()?;
-    let dir = canonical(dir);
-    let root = dir.join("root");
-    let sub = root.join("sub");
-    std::fs::create_dir_all(&sub).map_err(|e| e.to_string())?;
-    std::fs::write(sub.join("marker"), "under").map_err(|e| e.to_string())?;
-    let p = root_policy("read", &root)?;
+    let (sub, p) = root_with_sub(dir)?;
     reads(&p, &sub, "under", "run 1 reads its root")?;
-    tmpfs(&sub)?;
-    std::fs::write(sub.join("marker"), "mounted").map_err(|e| e.to_string())?;
-    reads(
-        &p,
-        &sub,
-        "mounted",
-        "run 2 reads the mount made under the root",
-    )
+    mounted_then_read(&p, &sub, "run 2 reads the mount made under the root")
 }
 
 /// A root removed: a fresh build skips it (roots are optional), so the next run does not see
@@ -845,6 +833,13 @@ fn root_with_sub(dir: &Path) -> Result<(PathBuf, ToolPolicy), String> {
     Ok((sub, p))
 }
 
+/// Mounts a tmpfs on `sub` with the marker "mounted", and checks that the next run reads it.
+fn mounted_then_read(p: &ToolPolicy, sub: &Path, what: &str) -> Result<(), String> {
+    tmpfs(sub)?;
+    marker(sub, "mounted")?;
+    reads(p, sub, "mounted", what)
+}
+
 /// A runner that enters another mount namespace after a run (as an agent that hides what its
 /// tools must not see, in a namespace of its own) and mounts over a directory inside a root
 /// there: the next run sees that mount, as a fresh build from its namespace would. The
@@ -854,12 +849,9 @@ fn runner_entered_another_mount_namespace(dir: &Path) -> Result<(), String> {
     let (sub, p) = root_with_sub(dir)?;
     reads(&p, &sub, "under", "run 1 reads its root")?;
     private_mounts()?;
-    tmpfs(&sub)?;
-    std::fs::write(sub.join("marker"), "hidden").map_err(|e| e.to_string())?;
-    reads(
+    mounted_then_read(
         &p,
         &sub,
-        "hidden",
         "run 2 reads what the runner's new namespace shows",
     )
 }
@@ -873,12 +865,9 @@ fn thread_with_its_own_mount_namespace(dir: &Path) -> Result<(), String> {
     let thread = std::thread::spawn(move || -> Result<(), String> {
         private_mounts()?;
         reads(&p, &sub, "under", "run 1 reads its root")?;
-        tmpfs(&sub)?;
-        std::fs::write(sub.join("marker"), "mounted").map_err(|e| e.to_string())?;
-        reads(
+        mounted_then_read(
             &p,
             &sub,
-            "mounted",
             "run 2 reads the mount its thread made in its namespace",
         )
     });

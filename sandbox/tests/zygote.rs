@@ -1738,8 +1738,13 @@ fn install_allow_all(len: usize) -> Result<(), i32> {
     };
     let mut program = vec![load_nr; len - 1];
     program.push(allow);
+    load_filter(&mut program)
+}
+
+/// Installs `program` as a seccomp filter on the calling thread: `Err(errno)`.
+fn load_filter(program: &mut [libc::sock_filter]) -> Result<(), i32> {
     let fprog = libc::sock_fprog {
-        len: len as u16,
+        len: program.len() as u16,
         filter: program.as_mut_ptr(),
     };
     // SAFETY: the program outlives the call, which copies it.
@@ -1910,23 +1915,8 @@ fn refuse_syscalls(calls: &[libc::c_long]) -> Result<(), String> {
             insn.jt = (last - at - 1) as u8;
         }
     }
-    let fprog = libc::sock_fprog {
-        len: program.len() as u16,
-        filter: program.as_mut_ptr(),
-    };
-    // SAFETY: the program outlives the call, which copies it.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_seccomp,
-            libc::SECCOMP_SET_MODE_FILTER,
-            0,
-            &fprog as *const libc::sock_fprog,
-        )
-    };
-    if r != 0 {
-        return Err(format!("seccomp: {}", std::io::Error::last_os_error()));
-    }
-    Ok(())
+    load_filter(&mut program)
+        .map_err(|e| format!("seccomp: {}", std::io::Error::from_raw_os_error(e)))
 }
 
 /// An agent already under a seccomp filter (mode 2, as in a container) that adds another after
