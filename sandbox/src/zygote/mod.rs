@@ -89,7 +89,12 @@
 //!   could inspect its zygote at the zygote's start, with `kcmp` or, where a filter refuses
 //!   that, through the zygote's `/proc/PID/ns/net`; i.e. unless the agent holds fewer
 //!   capabilities than a program it starts gets, or has neither `kcmp` nor `/proc`; there
-//!   call [`shut_down`] after entering one).
+//!   call [`shut_down`] after entering one). Seccomp filters are compared by their number,
+//!   all the kernel shows: two threads of one agent that each installed a different filter
+//!   of their own (without `SECCOMP_FILTER_FLAG_TSYNC`) and so hold as many may share a
+//!   zygote; filter every thread alike, or call [`shut_down`] after filtering one. A zygote
+//!   a more confined thread started serves a less confined one (it may inspect the zygote):
+//!   that thread's commands are then refused more, never less.
 //! * The command starts with the agent's umask, resource limits, scheduling policy, nice
 //!   value, CPU affinity, I/O priority, OOM score adjustment, personality and cgroups of the
 //!   time of the run, as a strict run's would, not those of the zygote's start ([`inherit`]):
