@@ -174,6 +174,10 @@ const CASES: &[(&str, Case)] = &[
         landlock_domain_without_kcmp_gets_a_new_zygote,
     ),
     (
+        "a_zygote_never_serves_an_agent_that_cannot_count_its_filters_and_added_one",
+        uncounted_filter_gets_a_new_zygote,
+    ),
+    (
         "a_zygote_never_serves_an_agent_that_entered_another_network_namespace",
         network_namespace_gets_a_new_zygote,
     ),
@@ -2226,4 +2230,46 @@ except PermissionError:
     }
     answers_as_a_plain_child(dir, script, "refused", old)?;
     strict_prints(dir, script, "refused", "refusal")
+}
+
+/// An agent under a seccomp filter whose own `/proc` is closed to it (a Landlock domain that
+/// reads every top-level directory but `/proc`, entered before its first run) adds another
+/// filter after its zygote started. It cannot count its filters, so its next command must run
+/// under the new one all the same, through a new zygote.
+fn uncounted_filter_gets_a_new_zygote(dir: &Path) -> Result<(), String> {
+    use landlock::{AccessFs, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr};
+    no_new_privs()?;
+    install_allow_all(2).map_err(|e| format!("seccomp: errno {e}"))?;
+    let read = AccessFs::ReadFile | AccessFs::ReadDir;
+    let mut ruleset = Ruleset::default()
+        .handle_access(read)
+        .and_then(|r| r.create())
+        .map_err(|e| format!("landlock: {e}"))?;
+    for entry in std::fs::read_dir("/").map_err(|e| e.to_string())? {
+        let path = entry.map_err(|e| e.to_string())?.path();
+        if path == Path::new("/proc") {
+            continue;
+        }
+        let Ok(fd) = PathFd::new(&path) else {
+            continue;
+        };
+        ruleset = ruleset
+            .add_rule(PathBeneath::new(fd, read))
+            .map_err(|e| format!("landlock rule {}: {e}", path.display()))?;
+    }
+    ruleset
+        .restrict_self()
+        .map_err(|e| format!("landlock: {e}"))?;
+    check(
+        "this process cannot read its own /proc status",
+        std::fs::read("/proc/thread-self/status").is_err(),
+    )?;
+    let script = symlink_script(dir);
+    check(
+        "before the filter, links are made",
+        output_of(dir, &script)? == "made",
+    )?;
+    let old = zygote_pid()?;
+    refuse_symlinks()?;
+    answers_as_a_plain_child(dir, &script, "refused", old)
 }
