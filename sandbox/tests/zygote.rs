@@ -178,6 +178,10 @@ const CASES: &[(&str, Case)] = &[
         uncounted_filter_gets_a_new_zygote,
     ),
     (
+        "a_zygote_never_serves_an_agent_that_cannot_name_its_namespaces_and_entered_one",
+        unnamed_network_namespace_gets_a_new_zygote,
+    ),
+    (
         "a_zygote_never_serves_an_agent_that_entered_another_network_namespace",
         network_namespace_gets_a_new_zygote,
     ),
@@ -1999,6 +2003,13 @@ fn unshare_or_skip(flags: libc::c_int) -> Result<bool, String> {
 /// its zygote started: a command allowed the network must see the agent's, as its plain
 /// children do, not the host's. Root only.
 fn network_namespace_gets_a_new_zygote(dir: &Path) -> Result<(), String> {
+    // The interfaces the command's network namespace has (its /proc/net/dev).
+    let script = "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort | tr '\\n' ' '";
+    network_namespace_case(dir, script)
+}
+
+/// [`network_namespace_gets_a_new_zygote`] with `script` printing the interfaces.
+fn network_namespace_case(dir: &Path, script: &str) -> Result<(), String> {
     let policy = ToolPolicy::from_json_str(
         "case",
         &format!(
@@ -2007,8 +2018,6 @@ fn network_namespace_gets_a_new_zygote(dir: &Path) -> Result<(), String> {
         ),
     )
     .expect("valid policy");
-    // The interfaces the command's network namespace has (its /proc/net/dev).
-    let script = "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort | tr '\\n' ' '";
     let seen = || -> Result<String, String> {
         let out = run(&policy, &sh(script), &hardened()).map_err(|e| e.to_string())?;
         check(&format!("{script}: {out:?}"), out.success())?;
@@ -2237,9 +2246,23 @@ except PermissionError:
 /// filter after its zygote started. It cannot count its filters, so its next command must run
 /// under the new one all the same, through a new zygote.
 fn uncounted_filter_gets_a_new_zygote(dir: &Path) -> Result<(), String> {
-    use landlock::{AccessFs, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr};
     no_new_privs()?;
     install_allow_all(2).map_err(|e| format!("seccomp: errno {e}"))?;
+    close_proc_to_self()?;
+    let script = symlink_script(dir);
+    check(
+        "before the filter, links are made",
+        output_of(dir, &script)? == "made",
+    )?;
+    let old = zygote_pid()?;
+    refuse_symlinks()?;
+    answers_as_a_plain_child(dir, &script, "refused", old)
+}
+
+/// Enters a Landlock domain that reads every top-level directory but `/proc` (NO_NEW_PRIVS
+/// must be set), and checks that this process can no longer read its own `/proc` status.
+fn close_proc_to_self() -> Result<(), String> {
+    use landlock::{AccessFs, PathBeneath, PathFd, Ruleset, RulesetAttr, RulesetCreatedAttr};
     let read = AccessFs::ReadFile | AccessFs::ReadDir;
     let mut ruleset = Ruleset::default()
         .handle_access(read)
@@ -2263,13 +2286,20 @@ fn uncounted_filter_gets_a_new_zygote(dir: &Path) -> Result<(), String> {
     check(
         "this process cannot read its own /proc status",
         std::fs::read("/proc/thread-self/status").is_err(),
-    )?;
-    let script = symlink_script(dir);
-    check(
-        "before the filter, links are made",
-        output_of(dir, &script)? == "made",
-    )?;
-    let old = zygote_pid()?;
-    refuse_symlinks()?;
-    answers_as_a_plain_child(dir, &script, "refused", old)
+    )
+}
+
+/// An agent whose own `/proc` is closed to it moves into a network namespace of its own after
+/// its zygote started: it cannot name its namespaces, so a command allowed the network must
+/// still see the agent's, through a new zygote. Root only.
+fn unnamed_network_namespace_gets_a_new_zygote(dir: &Path) -> Result<(), String> {
+    // The interfaces, through netlink: the command cannot read /proc either.
+    let script = "python3 -c 'import socket; print(\" \".join(sorted(n for _, n in socket.if_nameindex())))'";
+    if unconfined_output(script)?.is_empty() {
+        eprintln!("skipped: python3 is needed to list the interfaces without /proc");
+        return Ok(());
+    }
+    no_new_privs()?;
+    close_proc_to_self()?;
+    network_namespace_case(dir, script)
 }

@@ -339,7 +339,7 @@ fn current(
     });
     if let Some(z) = reg.live.get(&key) {
         if z.alive() && z.started_as == Standing::now() {
-            let fit = if z.outside_the_callers_domain() || agent.filters_unseen() {
+            let fit = if z.outside_the_callers_domain() || agent.confinement_unseen() {
                 Fit::NewZygote
             } else {
                 agent.fit(z.holds.as_ref())

@@ -122,10 +122,11 @@ struct Confinement {
     /// refuse every mapping that is or becomes both writable and executable, in the process
     /// and the programs it starts, and cannot be unset.
     mdwe: Option<i32>,
-    /// The thread runs under a seccomp filter and cannot read how many (its `/proc` is closed
-    /// to it, as to an agent confined without it before its first run): a filter it adds
-    /// cannot be seen ([`Inheritance::filters_unseen`]).
-    filters_unseen: bool,
+    /// Part of it cannot be read (the thread's `/proc` is closed to it, as to an agent that
+    /// confined itself without it before its first run) where a change could matter: the
+    /// number of filters of a thread under seccomp (one it adds would not be seen), or the
+    /// namespaces (one it enters would not be). See [`Inheritance::confinement_unseen`].
+    unseen: bool,
 }
 
 impl Confinement {
@@ -133,13 +134,15 @@ impl Confinement {
         let seccomp_filters = status
             .and_then(|s| status_field(s, "Seccomp_filters:"))
             .and_then(|v| v.parse().ok());
+        let namespaces = namespaces();
         Confinement {
             seccomp_filters,
             // SAFETY: a query with integer arguments.
-            filters_unseen: seccomp_filters.is_none()
-                && unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) } == 2,
+            unseen: namespaces.is_none()
+                || seccomp_filters.is_none()
+                    && unsafe { libc::prctl(libc::PR_GET_SECCOMP, 0, 0, 0, 0) } == 2,
             root: crate::mounts::thread_root(),
-            namespaces: namespaces(),
+            namespaces,
             mdwe: mdwe(),
         }
     }
@@ -244,11 +247,12 @@ impl Inheritance {
         (before.children_started_by(&after) == after).then_some(after)
     }
 
-    /// Whether the thread runs under seccomp filters it cannot count: then no zygote started
-    /// before this run can be known to hold all of them, and the run needs a new one (each
-    /// run of such a thread starts one: about 2.5 ms, against a wrong filter).
-    pub(super) fn filters_unseen(&self) -> bool {
-        self.confinement.filters_unseen
+    /// Whether the thread cannot read all of what confines it (seccomp filters it cannot
+    /// count, namespaces it cannot name): then no zygote started before this run can be known
+    /// to hold it, and the run needs a new one (each run of such a thread starts one: about
+    /// 2.5 ms, against a command outside the agent's confinement).
+    pub(super) fn confinement_unseen(&self) -> bool {
+        self.confinement.unseen
     }
 
     /// These values, with the pid namespace for children that `zygote` (a zygote started from

@@ -93,9 +93,10 @@
 //!   all the kernel shows: two threads of one agent that each installed a different filter
 //!   of their own (without `SECCOMP_FILTER_FLAG_TSYNC`) and so hold as many may share a
 //!   zygote; filter every thread alike, or call [`shut_down`] after filtering one. A thread
-//!   under a filter that cannot read its own `/proc` status (confined without `/proc` by
-//!   other means than `confine_self`, whose hardened rules leave `/proc` readable, before its
-//!   first run) cannot count its filters at all: each of its runs starts a new zygote. A zygote
+//!   that cannot read its own `/proc` (confined without it by other means than
+//!   `confine_self`, whose hardened rules leave `/proc` readable) cannot name its namespaces,
+//!   nor count its filters: each of its runs starts a new zygote, where it has namespaces to
+//!   change or runs under a filter. A zygote
 //!   a more confined thread started serves a less confined one (it may inspect the zygote):
 //!   that thread's commands are then refused more, never less.
 //! * The command starts with the agent's umask, resource limits, scheduling policy, nice
