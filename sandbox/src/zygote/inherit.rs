@@ -250,8 +250,8 @@ impl Inheritance {
     /// Whether the thread cannot read all of what confines it (seccomp filters it cannot
     /// count, namespaces it cannot name): then no zygote started before this run can be known
     /// to hold it, and the run needs a new one (each run of such a thread starts one, whose
-    /// start alone costs 1.5–1.8 ms of CPU in the spawn bench, against a command outside the agent's
-    /// confinement).
+    /// start alone costs 1.5–1.8 ms of CPU in the spawn bench, against a command outside the
+    /// agent's confinement).
     pub(super) fn confinement_unseen(&self) -> bool {
         self.confinement.unseen
     }
