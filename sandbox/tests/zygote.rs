@@ -1933,13 +1933,20 @@ fn refuse_syscalls(calls: &[libc::c_long]) -> Result<(), String> {
 fn added_filter_gets_a_new_zygote(dir: &Path) -> Result<(), String> {
     no_new_privs()?;
     install_allow_all(2).map_err(|e| format!("seccomp: errno {e}"))?;
+    confined_after_a_run(dir, refuse_symlinks)
+}
+
+/// Runs once (the zygote starts; links are made), lets `confine` refuse this process every
+/// symbolic link's creation, and checks that the next command is refused one too, as a plain
+/// child is, through a new zygote.
+fn confined_after_a_run(
+    dir: &Path,
+    confine: impl FnOnce() -> Result<(), String>,
+) -> Result<(), String> {
     let script = symlink_script(dir);
-    check(
-        "before the filter, links are made",
-        output_of(dir, &script)? == "made",
-    )?;
+    check("before, links are made", output_of(dir, &script)? == "made")?;
     let old = zygote_pid()?;
-    refuse_symlinks()?;
+    confine()?;
     answers_as_a_plain_child(dir, &script, "refused", old)
 }
 
@@ -1967,22 +1974,17 @@ fn landlock_domain_without_kcmp_gets_a_new_zygote(dir: &Path) -> Result<(), Stri
 /// creation, and checks that the next command is refused one too, through a new zygote.
 fn enter_a_domain_after_a_run(dir: &Path) -> Result<(), String> {
     use landlock::{AccessFs, Ruleset, RulesetAttr, RulesetStatus};
-    let script = symlink_script(dir);
-    check(
-        "before the domain, links are made",
-        output_of(dir, &script)? == "made",
-    )?;
-    let old = zygote_pid()?;
-    let status = Ruleset::default()
-        .handle_access(AccessFs::MakeSym)
-        .and_then(|r| r.create())
-        .and_then(|r| r.restrict_self())
-        .map_err(|e| format!("landlock: {e}"))?;
-    check(
-        "the agent's domain is enforced",
-        status.ruleset == RulesetStatus::FullyEnforced,
-    )?;
-    answers_as_a_plain_child(dir, &script, "refused", old)
+    confined_after_a_run(dir, || {
+        let status = Ruleset::default()
+            .handle_access(AccessFs::MakeSym)
+            .and_then(|r| r.create())
+            .and_then(|r| r.restrict_self())
+            .map_err(|e| format!("landlock: {e}"))?;
+        check(
+            "the agent's domain is enforced",
+            status.ruleset == RulesetStatus::FullyEnforced,
+        )
+    })
 }
 
 /// Unshares `flags` on the calling thread, or says why the case cannot run (root only).
@@ -2249,14 +2251,7 @@ fn uncounted_filter_gets_a_new_zygote(dir: &Path) -> Result<(), String> {
     no_new_privs()?;
     install_allow_all(2).map_err(|e| format!("seccomp: errno {e}"))?;
     close_proc_to_self()?;
-    let script = symlink_script(dir);
-    check(
-        "before the filter, links are made",
-        output_of(dir, &script)? == "made",
-    )?;
-    let old = zygote_pid()?;
-    refuse_symlinks()?;
-    answers_as_a_plain_child(dir, &script, "refused", old)
+    confined_after_a_run(dir, refuse_symlinks)
 }
 
 /// Enters a Landlock domain that reads every top-level directory but `/proc` (NO_NEW_PRIVS
