@@ -20,9 +20,8 @@
 //!   the limits at its start, the limits just before the policy's own, [`crate::child`]);
 //! * another confinement (a seccomp filter added, another mount namespace, root directory,
 //!   network namespace or pid namespace for children, memory-deny-write-execute:
-//!   [`Confinement`]), another cgroup (the
-//!   agent moved itself), a hard limit the agent raised above the
-//!   zygote's, a nice value or OOM score adjustment it lowered below the zygote's, or a
+//!   [`Confinement`]), another cgroup (the agent moved itself), a hard limit the agent raised
+//!   above the zygote's, a nice value or OOM score adjustment it lowered below the zygote's, or a
 //!   policy or I/O priority G could only take with a privilege (leaving `SCHED_IDLE`, taking a
 //!   real-time policy or a higher real-time priority than the zygote's, the real-time I/O
 //!   class) needs a zygote that has them, since G may hold no privilege by then: the old one
@@ -97,10 +96,11 @@ pub(super) struct Inheritance {
 /// [`super::client`] compares with the zygote's through the kernel): the number of seccomp
 /// filters it runs under, its mount namespace and root directory, the network and pid
 /// namespaces its children start in, and its memory-deny-write-execute flags. An agent can
-/// only add to them (another filter, `unshare`, `setns`, `chroot`, `PR_SET_MDWE`), and a command from a zygote started before must not escape
-/// what it added: any difference needs a new zygote. `None`: unknown (an agent confined
-/// without `/proc`), which differs from a known value, so that a change from known to unknown
-/// is a change too.
+/// only add to them (another filter, `unshare`, `setns`, `chroot`, `PR_SET_MDWE`), and a
+/// command from a zygote started before must not escape what it added: any difference needs a
+/// new zygote. `None`: unknown (an agent confined without `/proc`), which differs from a known
+/// value, so that a change from known to unknown is a change too; and where an unknown value
+/// could hide a change ([`Confinement::unseen`]), every run needs a new zygote.
 ///
 /// The other namespaces confine nothing a hardened command could use: it is refused SysV IPC
 /// and message queues (seccomp), holds no capability in any user namespace, and the host name
