@@ -6,7 +6,7 @@
 //! a resolver map, so nothing outside this machine is ever contacted.
 
 use std::io::{self, Read, Write};
-use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream, UdpSocket};
+use std::net::{IpAddr, Ipv4Addr, SocketAddr, TcpListener, TcpStream, ToSocketAddrs, UdpSocket};
 use std::os::fd::AsFd;
 use std::sync::{mpsc, Arc, Mutex};
 use std::time::{Duration, Instant};
@@ -17,7 +17,7 @@ mod kernel;
 mod netns;
 #[path = "support/ports.rs"]
 mod ports;
-use netns::{http_server, lo_up, socketpair};
+use netns::{http_server, http_server_at, lo_up, socketpair};
 
 use policy_runtime::HostPattern;
 use sandbox::egress::{
@@ -751,5 +751,85 @@ fn a_broker_connects_from_the_network_namespace_of_the_thread_that_started_it() 
     assert!(
         c.len() == 1 && c[0].error.as_deref().is_some_and(|e| e.contains("refused")),
         "{events:#?}"
+    );
+}
+
+/// A broker started by a thread with a mount namespace of its own, whose `/etc/hosts` maps
+/// `localhost` to 127.0.0.2 (as an agent may pin, or block, a name for itself), resolves names
+/// with that file, as the thread's own lookups do: never on a pooled thread left in the
+/// host's mount namespace by an earlier run, whose file says 127.0.0.1. Root only.
+#[test]
+fn a_broker_resolves_names_as_the_thread_that_started_it_does() {
+    let (server, _) = http_server_at("127.0.0.2:0", "hello from 127.0.0.2, path");
+    let pattern = format!("localhost:{}", server.port());
+    let plan = plan(&[pattern.as_str()]);
+    let system = || BrokerOptions {
+        resolver: Resolver::system(),
+        ..options(Resolver::map([]))
+    };
+    // A run from the host's mount namespace, which resolves `localhost` to 127.0.0.1 (no
+    // server there) and leaves pooled threads, idle.
+    let Some((before, _)) = sandboxed(&plan, system(), move |plan| {
+        let addr = SocketAddr::new(plan.endpoints()[0].addr, server.port());
+        http_get(addr, "localhost", "/host")
+    }) else {
+        return;
+    };
+    assert!(
+        before.is_err(),
+        "the host's localhost has no server: {before:?}"
+    );
+    let own = std::thread::spawn(move || -> Option<io::Result<String>> {
+        let hosts = std::env::temp_dir().join(format!("egress-hosts-{}", std::process::id()));
+        std::fs::write(&hosts, "127.0.0.2 localhost\n").unwrap();
+        let c = |s: &str| std::ffi::CString::new(s).unwrap();
+        let (none, hosts_c) = (
+            std::ptr::null::<libc::c_char>(),
+            c(&hosts.to_string_lossy()),
+        );
+        // SAFETY: valid C strings; the mounts stay in this thread's own namespace.
+        let entered = unsafe {
+            libc::unshare(libc::CLONE_NEWNS) == 0
+                && libc::mount(
+                    none,
+                    c"/".as_ptr(),
+                    none,
+                    libc::MS_REC | libc::MS_PRIVATE,
+                    none.cast(),
+                ) == 0
+                && libc::mount(
+                    hosts_c.as_ptr(),
+                    c"/etc/hosts".as_ptr(),
+                    none,
+                    libc::MS_BIND,
+                    none.cast(),
+                ) == 0
+        };
+        let _ = std::fs::remove_file(&hosts);
+        if !entered {
+            return None;
+        }
+        // The control: this thread's own lookup reads its file.
+        let own: Vec<SocketAddr> = ("localhost", 80).to_socket_addrs().unwrap().collect();
+        assert!(
+            own.iter().any(|a| a.ip() == Ipv4Addr::new(127, 0, 0, 2)),
+            "{own:?}"
+        );
+        let (got, _) = sandboxed(&plan, system(), move |plan| {
+            let addr = SocketAddr::new(plan.endpoints()[0].addr, server.port());
+            http_get(addr, "localhost", "/own")
+        })?;
+        Some(got)
+    })
+    .join()
+    .expect("thread");
+    let Some(got) = own else {
+        kernel::missing("cannot make a mount namespace here; run as root");
+        return;
+    };
+    assert!(
+        got.as_ref()
+            .is_ok_and(|b| b.contains("hello from 127.0.0.2, path /own")),
+        "the broker resolved localhost as the host's mount namespace does: {got:?}"
     );
 }

@@ -212,7 +212,7 @@ pub fn start_broker_with(
         idle: (Mutex::new(()), Condvar::new()),
         next_id: AtomicU64::new(0),
         live: Mutex::new(HashMap::new()),
-        pool: Pool::of_this_network(),
+        pool: Pool::of_this_thread(),
     });
     let loop_shared = Arc::clone(&shared);
     let thread = std::thread::Builder::new()

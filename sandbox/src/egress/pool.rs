@@ -24,23 +24,27 @@ pub(crate) struct Pool {
 }
 
 impl Pool {
-    /// The pool of the calling thread's network namespace, shared by every broker started in
-    /// it so that threads are reused across sandbox runs and none linger per broker.
+    /// The pool of the calling thread's network namespace and root directory, shared by every
+    /// broker started from a thread with the same two, so that threads are reused across
+    /// sandbox runs and none linger per broker.
     ///
-    /// A connection is made in the network namespace of the thread that makes it, and a
-    /// thread's namespace is its own: a thread of another namespace (one an agent left for an
-    /// isolated one, or another thread's) would connect from there. So each namespace has a
-    /// pool of its own, whose threads are started from the broker's (in that namespace); where
-    /// the namespace cannot be told, the broker gets a pool no other shares.
-    pub(crate) fn of_this_network() -> Pool {
-        static POOLS: Mutex<Option<std::collections::HashMap<u64, Pool>>> = Mutex::new(None);
-        let Ok(namespace) = crate::netns::namespace_inode(c"/proc/thread-self/ns/net", None) else {
+    /// A pool thread connects from its own network namespace and resolves names with the
+    /// files (`/etc/hosts`, `/etc/resolv.conf`) its own root and mount namespace show, and a
+    /// thread's are its own: a thread started for another (an agent that has since isolated
+    /// itself, or another of its threads) would connect, or resolve, as that one would. So
+    /// each pair has a pool of its own, whose threads are started from the broker's; where
+    /// either cannot be told, the broker gets a pool no other shares.
+    pub(crate) fn of_this_thread() -> Pool {
+        type Where = (u64, (u64, u64, u64));
+        static POOLS: Mutex<Option<std::collections::HashMap<Where, Pool>>> = Mutex::new(None);
+        let network = crate::netns::namespace_inode(c"/proc/thread-self/ns/net", None);
+        let (Ok(network), Some(root)) = (network, crate::mounts::thread_root()) else {
             return Pool::default();
         };
         let mut pools = POOLS.lock().unwrap_or_else(|p| p.into_inner());
         pools
             .get_or_insert_with(Default::default)
-            .entry(namespace)
+            .entry((network, root))
             .or_default()
             .clone()
     }

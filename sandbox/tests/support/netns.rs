@@ -55,7 +55,12 @@ pub fn socketpair() -> (OwnedFd, OwnedFd) {
 /// An HTTP/1.1 server on the host's 127.0.0.1 answering every request with
 /// `"{greeting} {path}\n"`, and the number of connections it accepted.
 pub fn http_server(greeting: &'static str) -> (SocketAddr, Arc<AtomicUsize>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
+    http_server_at("127.0.0.1:0", greeting)
+}
+
+/// [`http_server`] listening at `addr` (a port of 0: any).
+pub fn http_server_at(addr: &str, greeting: &'static str) -> (SocketAddr, Arc<AtomicUsize>) {
+    let listener = TcpListener::bind(addr).unwrap();
     let addr = listener.local_addr().unwrap();
     let hits = Arc::new(AtomicUsize::new(0));
     let counter = Arc::clone(&hits);
