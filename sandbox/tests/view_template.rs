@@ -114,10 +114,12 @@ fn c(p: &Path) -> CString {
     CString::new(p.as_os_str().as_bytes()).expect("no NUL")
 }
 
-/// Moves this case process into a mount namespace of its own (its host mounts stay here).
+/// Moves the calling thread into a mount namespace of its own (its host mounts stay here). In
+/// a process of one thread (no libtest harness) that is the whole process; a thread of
+/// several gets a namespace (and, with it, a root and working directory) of its own.
 fn private_mounts() -> Result<(), String> {
     let null = std::ptr::null::<libc::c_char>();
-    // SAFETY: this process has one thread (no libtest harness); valid C strings.
+    // SAFETY: unshare and mount with valid C strings affect only the calling thread's view.
     unsafe {
         if libc::unshare(libc::CLONE_NEWNS) != 0 {
             return Err(format!("unshare: {}", std::io::Error::last_os_error()));

@@ -601,10 +601,22 @@ fn confine_self_ends_the_zygote(dir: &Path) -> Result<(), String> {
         "confine_self ended the unconfined zygote",
         zygote::running(Path::new(HELPER)).is_none() && state(old).is_none(),
     )?;
+    // The hardened rules leave `/proc` readable (other processes' command lines stay open,
+    // `HARDENED_LEAVES_OPEN`): the agent can still read what each run compares, and so is not
+    // given a zygote per run (see `a_zygote_never_serves_an_agent_that_cannot_count_...`).
+    check(
+        "the confined agent still reads its own /proc status",
+        std::fs::read("/proc/thread-self/status").is_ok(),
+    )?;
     // The confinement's filter answers `openat2` with ENOSYS: the run's Landlock set-up must
     // open its rules' paths another way, and the run must still work.
     echo(dir, "after")?;
     let new = zygote_pid()?;
+    echo(dir, "after again")?;
+    check(
+        "the runs after the confinement share one zygote",
+        zygote_pid()? == new,
+    )?;
     check(
         "the new zygote inherited the confinement, and runs under its program too",
         new != old
@@ -2146,7 +2158,17 @@ fn pid_namespace_gets_a_new_zygote(dir: &Path) -> Result<(), String> {
     check(
         "the next run works as well",
         output_of(dir, script)? == control,
-    )
+    )?;
+    // A change that needs another zygote (a nice value below the zygote's) retires the
+    // namespace's init, and the namespace ends with it: the run fails, as a plain child does,
+    // rather than run anywhere else.
+    set_thread_nice(-1)?;
+    let after = run_sh(dir, script);
+    check(
+        &format!("a run after the namespace's init was retired fails: {after:?}"),
+        after.is_err() || after.is_ok_and(|out| !out.success()),
+    )?;
+    check("so does a plain child", run_unconfined(script).is_err())
 }
 
 /// The seccomp and Landlock cases again, as uid 65534 (when this is root): an unprivileged
@@ -2177,7 +2199,10 @@ fn unprivileged_agent_confining_itself(dir: &Path) -> Result<(), String> {
             .status()
             .is_ok_and(|s| s.success());
     if !reachable {
-        eprintln!("skipped: setpriv is missing, or uid 65534 cannot reach this test or the helper");
+        kernel::missing(
+            "setpriv (util-linux) and a checkout that uid 65534 can reach (this test and the \
+             helper) are needed for the unprivileged pass",
+        );
         return Ok(());
     }
     std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o755))

@@ -98,7 +98,11 @@
 //!   nor count its filters: each of its runs starts a new zygote, where it has namespaces to
 //!   change or runs under a filter. A zygote
 //!   a more confined thread started serves a less confined one (it may inspect the zygote):
-//!   that thread's commands are then refused more, never less.
+//!   that thread's commands are then refused more, never less. After an agent's
+//!   `unshare(CLONE_NEWPID)`, the zygote its next run starts is the new pid namespace's init:
+//!   when that zygote is retired (a later change that needs another), the namespace ends with
+//!   it, and later runs fail as the agent's own plain children then do (the kernel refuses
+//!   new processes in a namespace whose init ended), as after any first child's end.
 //! * The command starts with the agent's umask, resource limits, scheduling policy, nice
 //!   value, CPU affinity, I/O priority, OOM score adjustment, personality and cgroups of the
 //!   time of the run, as a strict run's would, not those of the zygote's start ([`inherit`]):
