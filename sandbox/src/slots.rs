@@ -12,9 +12,12 @@
 //!   directory must still be at its path (`lstat` against the descriptor held since it was
 //!   made) and in the temporary directory the agent names now (`$TMPDIR`, else `/tmp`: one
 //!   `stat`, compared with the directory it was made in; an agent that changed it gets a
-//!   scratch directory there, as a fresh run would) or the slot is dropped, and its [`Fingerprint`] must hold (every rule path still
+//!   scratch directory there, as a fresh run would) or the slot is dropped, and its [`Fingerprint`] must hold (the leasing thread
+//!   has the mount namespace and root the ruleset was built in, and every rule path still
 //!   leads, without a link, to the inode its rule holds) or its ruleset is built again: a
-//!   cached ruleset then grants exactly what a fresh one would.
+//!   cached ruleset then grants exactly what a fresh one would. A rule holds an inode, which
+//!   Landlock reaches by any path: a ruleset built in another namespace could grant, by another
+//!   path, what the leasing thread's namespace hides at the rule path.
 //! * **Return** ([`Lease`]'s drop): the run's processes have all ended (the zygote reports a
 //!   run only after its process group is empty, or after giving up on it, which it says, see
 //!   [`crate::zygote`]). The directory is emptied through its descriptor ([`Scratch::empty`])

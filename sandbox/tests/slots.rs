@@ -9,6 +9,8 @@
 mod cases;
 #[path = "support/kernel.rs"]
 mod kernel;
+#[path = "support/mounts.rs"]
+mod mounts;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -23,6 +25,7 @@ const CASE_VAR: &str = "SLOTS_CASE";
 const DIR_VAR: &str = "SLOTS_DIR";
 
 use cases::{check, Case};
+use mounts::mount;
 
 const CASES: &[(&str, Case)] = &[
     (
@@ -36,6 +39,14 @@ const CASES: &[(&str, Case)] = &[
     (
         "a_directory_mounted_over_a_root_between_runs_is_what_the_next_run_sees",
         mounted_over_a_root,
+    ),
+    (
+        "a_slot_kept_in_one_mount_namespace_is_not_served_in_another",
+        slot_of_another_mount_namespace,
+    ),
+    (
+        "a_mount_in_a_namespace_a_thread_entered_is_what_its_next_run_sees",
+        mount_in_a_threads_own_namespace,
     ),
     (
         "a_file_left_in_tmpdir_is_gone_in_the_next_run_of_the_policy",
@@ -229,8 +240,10 @@ fn root_replaced_by_a_symlink(dir: &Path) -> Result<(), String> {
 /// Run 1 caches a ruleset for a read root among many siblings; then, in this case's own mount
 /// namespace, another directory is bind-mounted over the root. A fresh ruleset's rule names
 /// the mounted directory (what the path shows now), so run 2 reads the mounted file.
-fn mounted_over_a_root(dir: &Path) -> Result<(), String> {
-    let dir = canonical(dir);
+/// Moves this case process into a mount namespace of its own, private all through, so nothing
+/// it mounts reaches the host; false (with the reason printed, or a failure where the kernel
+/// must serve) when it cannot.
+fn private_mount_namespace() -> bool {
     // SAFETY: this case process is single-threaded; unshare and mount take plain arguments.
     let private = unsafe {
         libc::unshare(libc::CLONE_NEWNS) == 0
@@ -247,6 +260,13 @@ fn mounted_over_a_root(dir: &Path) -> Result<(), String> {
             "a mount namespace of its own for this case: {}",
             std::io::Error::last_os_error()
         ));
+    }
+    private
+}
+
+fn mounted_over_a_root(dir: &Path) -> Result<(), String> {
+    let dir = canonical(dir);
+    if !private_mount_namespace() {
         return Ok(());
     }
     let roots = dir.join("roots");
@@ -269,30 +289,116 @@ fn mounted_over_a_root(dir: &Path) -> Result<(), String> {
     let other = dir.join("other");
     std::fs::create_dir(&other).map_err(|e| e.to_string())?;
     std::fs::write(other.join("f"), "mounted").map_err(|e| e.to_string())?;
-    let (src, dst) = (
-        std::ffi::CString::new(other.as_os_str().as_encoded_bytes()).expect("no NUL"),
-        std::ffi::CString::new(root.as_os_str().as_encoded_bytes()).expect("no NUL"),
-    );
-    // SAFETY: a bind mount in this case's own mount namespace.
-    let bound = unsafe {
-        libc::mount(
-            src.as_ptr(),
-            dst.as_ptr(),
-            std::ptr::null(),
-            libc::MS_BIND,
-            std::ptr::null(),
-        )
-    };
-    check(
-        &format!("bind mount: {}", std::io::Error::last_os_error()),
-        bound == 0,
-    )?;
+    mount(&other.to_string_lossy(), root, "", libc::MS_BIND)?;
     // A stale rule (on the covered directory) would make this EACCES.
     let second = sh(&p, &format!("cat {}/f", root.display()))?;
     check(
         &format!("run 2 reads what is mounted there now: {}", show(&second)),
         second.success() && stdout(&second) == "mounted",
     )
+}
+
+/// A ruleset kept from a run in one mount namespace is not served in another. A rule holds an
+/// inode, which Landlock finds by any path that leads to it: here a root `view` is a bind of
+/// `real`, so a run reads `real/secret` too. The agent then enters a mount namespace of its own
+/// and hides `view` under a tmpfs: a fresh build there makes the rule on the tmpfs, and
+/// `real/secret` is refused; a ruleset kept from before would still hold `real`'s inode. Root
+/// only.
+fn slot_of_another_mount_namespace(dir: &Path) -> Result<(), String> {
+    let dir = canonical(dir);
+    if !private_mount_namespace() {
+        return Ok(());
+    }
+    let (real, view, extra) = (dir.join("real"), dir.join("view"), dir.join("extra"));
+    for d in [&real, &view, &extra] {
+        std::fs::create_dir(d).map_err(|e| e.to_string())?;
+    }
+    std::fs::write(real.join("secret"), "secret").map_err(|e| e.to_string())?;
+    mount(&real.to_string_lossy(), &view, "", libc::MS_BIND)?;
+    let read = |roots: &[&Path]| {
+        let list: Vec<String> = roots
+            .iter()
+            .map(|r| format!("\"{}/**\"", r.display()))
+            .collect();
+        policy(&format!(r#"{{"fs": {{"read": [{}]}}}}"#, list.join(", ")))
+    };
+    let p = read(&[&view]);
+    let cat = format!("cat {}/secret", real.display());
+    let first = sh(&p, &cat)?;
+    check(
+        &format!(
+            "run 1 reads the root's inode by its other path: {}",
+            show(&first)
+        ),
+        first.success() && stdout(&first) == "secret",
+    )?;
+    if !private_mount_namespace() {
+        return Ok(());
+    }
+    mount("none", &view, "tmpfs", 0)?;
+    // The control: a policy with the same root and one more, so a slot of its own, built here.
+    let fresh = sh(&read(&[&view, &extra]), &cat)?;
+    check(
+        &format!("a fresh build here refuses it: {}", show(&fresh)),
+        !fresh.success(),
+    )?;
+    let second = sh(&p, &cat)?;
+    check(
+        &format!("the kept slot refuses it too: {}", show(&second)),
+        !second.success(),
+    )
+}
+
+/// A mount made over a root in a mount namespace that a thread of the agent entered after its
+/// first run (the first thread stays in the first namespace) is what that thread's next run
+/// sees: the check of its kept ruleset watches its own namespace's mount table, not the first
+/// thread's. Root only.
+fn mount_in_a_threads_own_namespace(dir: &Path) -> Result<(), String> {
+    let dir = canonical(dir);
+    if !private_mount_namespace() {
+        return Ok(());
+    }
+    // A first run in the first thread's namespace, which starts following its mount table.
+    let first = sh(&policy(r#"{"net": "deny"}"#), "true")?;
+    check(&format!("a first run: {}", show(&first)), first.success())?;
+    let roots = dir.join("roots");
+    let names: Vec<PathBuf> = (0..40).map(|i| roots.join(format!("r{i:02}"))).collect();
+    for n in &names {
+        std::fs::create_dir_all(n).map_err(|e| e.to_string())?;
+    }
+    let root = names[7].clone();
+    std::fs::write(root.join("f"), "covered").map_err(|e| e.to_string())?;
+    let other = dir.join("other");
+    std::fs::create_dir(&other).map_err(|e| e.to_string())?;
+    std::fs::write(other.join("f"), "mounted").map_err(|e| e.to_string())?;
+    let list: Vec<String> = names
+        .iter()
+        .map(|n| format!("\"{}/**\"", n.display()))
+        .collect();
+    let p = policy(&format!(r#"{{"fs": {{"read": [{}]}}}}"#, list.join(", ")));
+    std::thread::spawn(move || -> Result<(), String> {
+        if !private_mount_namespace() {
+            return Ok(());
+        }
+        let cat = format!("cat {}/f", root.display());
+        let before = sh(&p, &cat)?;
+        check(
+            &format!("the thread's run 1 reads the root: {}", show(&before)),
+            before.success() && stdout(&before) == "covered",
+        )?;
+        mount(&other.to_string_lossy(), &root, "", libc::MS_BIND)?;
+        // A stale rule (on the covered directory) would make this EACCES.
+        let after = sh(&p, &cat)?;
+        check(
+            &format!(
+                "the thread's run 2 reads what it mounted there: {}",
+                show(&after)
+            ),
+            after.success() && stdout(&after) == "mounted",
+        )
+    })
+    .join()
+    .map_err(|_| "the thread panicked".to_string())?
 }
 
 /// What a run leaves in its `$TMPDIR` (a file, a tree, a link) is gone when the next run of
@@ -538,9 +644,7 @@ fn normal_exit(dir: &Path) -> Result<(), String> {
     let dir = canonical(dir);
     let tmp = dir.join("tmp");
     std::fs::create_dir(&tmp).map_err(|e| e.to_string())?;
-    let out = std::process::Command::new(std::env::current_exe().map_err(|e| e.to_string())?)
-        .env(CASE_VAR, AGENT_ROLE)
-        .env(DIR_VAR, &dir)
+    let out = cases::process_of(CASE_VAR, DIR_VAR, AGENT_ROLE, &dir)
         .env("TMPDIR", &tmp)
         .output()
         .map_err(|e| e.to_string())?;
@@ -580,9 +684,7 @@ fn agent_role(dir: &Path) -> Result<(), String> {
 
 /// Starts the test binary as an agent in `role`, with `tmp` as its temporary directory.
 fn agent(dir: &Path, tmp: &Path, role: &str) -> Result<std::process::Child, String> {
-    std::process::Command::new(std::env::current_exe().map_err(|e| e.to_string())?)
-        .env(CASE_VAR, role)
-        .env(DIR_VAR, dir)
+    cases::process_of(CASE_VAR, DIR_VAR, role, dir)
         .env("TMPDIR", tmp)
         .stdout(std::process::Stdio::null())
         .spawn()

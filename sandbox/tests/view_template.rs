@@ -12,11 +12,12 @@
 mod cases;
 #[path = "support/kernel.rs"]
 mod kernel;
+#[path = "support/mounts.rs"]
+mod mounts;
 #[path = "support/namespaces.rs"]
 mod namespaces;
 
-use std::ffi::{CString, OsString};
-use std::os::unix::ffi::OsStrExt;
+use std::ffi::OsString;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -110,10 +111,6 @@ fn main() -> ExitCode {
 
 // ---- helpers of the case processes ----
 
-fn c(p: &Path) -> CString {
-    CString::new(p.as_os_str().as_bytes()).expect("no NUL")
-}
-
 /// Moves the calling thread into a mount namespace of its own (its host mounts stay here). In
 /// a process of one thread (no libtest harness) that is the whole process; a thread of
 /// several gets a namespace (and, with it, a root and working directory) of its own.
@@ -140,24 +137,7 @@ fn private_mounts() -> Result<(), String> {
 
 /// Mounts a fresh tmpfs at `target` (in the case's own mount namespace).
 fn tmpfs(target: &Path) -> Result<(), String> {
-    // SAFETY: valid C strings.
-    let rc = unsafe {
-        libc::mount(
-            c"tmpfs".as_ptr(),
-            c(target).as_ptr(),
-            c"tmpfs".as_ptr(),
-            0,
-            std::ptr::null(),
-        )
-    };
-    if rc != 0 {
-        return Err(format!(
-            "mount on {}: {}",
-            target.display(),
-            std::io::Error::last_os_error()
-        ));
-    }
-    Ok(())
+    mounts::mount("tmpfs", target, "tmpfs", 0)
 }
 
 /// The case's setup: a private mount namespace, and an empty `root` directory in the case's

@@ -414,7 +414,8 @@ fn add_watch(fd: i32, path: &CString, mask: u32) -> Result<i32, i32> {
 /// Per device of the mount table, whether its file system is [`LOCAL`]; empty when the table
 /// cannot be read (every path is then looked at on each check).
 fn local_devices() -> HashMap<u64, bool> {
-    let table = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    // The calling thread's namespace: the one whose generation keys the answer.
+    let table = std::fs::read_to_string("/proc/thread-self/mountinfo").unwrap_or_default();
     let mut devices = HashMap::new();
     for line in table.lines() {
         // `id parent major:minor root point options [optional...] - type source super`

@@ -77,13 +77,25 @@ pub fn run_suite(
     ExitCode::SUCCESS
 }
 
+/// This binary as case or role `name` (`case_var` names it) in `dir` (`dir_var`), for the
+/// caller to start.
+pub fn process_of(
+    case_var: &str,
+    dir_var: &str,
+    name: &str,
+    dir: &std::path::Path,
+) -> std::process::Command {
+    let mut command =
+        std::process::Command::new(std::env::current_exe().expect("this test binary's path"));
+    command.env(case_var, name).env(dir_var, dir);
+    command
+}
+
 /// Runs case `name` in a new process of this binary (`case_var` names it, `dir_var` gives it a
 /// new temporary directory): its output when it fails.
 pub fn in_new_process(case_var: &str, dir_var: &str, name: &str) -> Result<(), String> {
     let dir = tempfile::tempdir().map_err(|e| e.to_string())?;
-    let out = std::process::Command::new(std::env::current_exe().unwrap())
-        .env(case_var, name)
-        .env(dir_var, dir.path())
+    let out = process_of(case_var, dir_var, name, dir.path())
         .output()
         .map_err(|e| e.to_string())?;
     if out.status.success() {
