@@ -145,6 +145,13 @@ pub(crate) fn build_fd(spec: &LandlockSpec) -> Result<(OwnedFd, Fingerprint), St
     Ok((fd, fingerprint))
 }
 
+/// [`build_fd`] for a ruleset used once: nothing is recorded for a later check.
+pub(crate) fn build_fd_once(spec: &LandlockSpec) -> Result<OwnedFd, String> {
+    let prepared = prepare_bound(spec, None, &mut |_, _| {})?;
+    let fd: Option<OwnedFd> = prepared.0.into();
+    fd.ok_or_else(|| "landlock ruleset: the kernel gave no descriptor".to_string())
+}
+
 /// Enforces the ruleset open as `ruleset` ([`build_fd`]) on the calling thread, in place of
 /// building one: the rules, rights and compatibility were settled when it was built.
 /// NO_NEW_PRIVS must already be set. Allocates nothing.

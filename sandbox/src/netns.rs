@@ -84,6 +84,9 @@ pub enum NetnsPerRunWhy {
     /// `CAP_SYS_ADMIN`: an ancestor of its own, as for a runner that is root in a container.
     /// Its calling thread could join a leased namespace for the `clone` but never come back.
     NotOwnHome,
+    /// The run is its process's only one ([`crate::runner::RunOptions::one_shot`]): a
+    /// namespace made outside it would serve no other, so none is made or asked about.
+    OneShot,
 }
 
 /// Decides, once per prepared plan, where its runs' network namespace comes from; `None` when
@@ -108,6 +111,24 @@ pub fn decide(netns: bool, loopback: bool) -> Option<NetnsSource> {
         return Some(NetnsSource::PerRun(NetnsPerRunWhy::NotOwnHome));
     }
     Some(NetnsSource::Leased)
+}
+
+/// [`decide`] for a plan of one run ([`crate::runner::RunOptions::one_shot`]): the run makes
+/// its own namespace, and the kernel is not asked (on a thread of its own, about a tenth of a
+/// plain spawn) whether a leased one could have served it.
+///
+/// ```
+/// use sandbox::netns::{decide_once, NetnsPerRunWhy, NetnsSource};
+///
+/// assert_eq!(decide_once(true, false), Some(NetnsSource::PerRun(NetnsPerRunWhy::OneShot)));
+/// assert_eq!(decide_once(false, false), None);
+/// ```
+pub fn decide_once(netns: bool, loopback: bool) -> Option<NetnsSource> {
+    match (netns, loopback) {
+        (false, _) => None,
+        (true, true) => Some(NetnsSource::PerRun(NetnsPerRunWhy::Loopback)),
+        (true, false) => Some(NetnsSource::PerRun(NetnsPerRunWhy::OneShot)),
+    }
 }
 
 /// Whether a thread of the runner may join its own network namespace again, which the kernel

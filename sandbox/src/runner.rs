@@ -83,9 +83,14 @@ pub struct RunOptions {
     pub broker: Option<BrokerOptions>,
     /// Where a root runner's strict run takes its view from (default: a leased namespace).
     pub view_source: crate::mounts::template::ViewSource,
-    /// The caller makes this one run and exits (`policy-sandbox run`): a root runner's strict
-    /// run builds its view and network namespace itself, as any other runner's does, instead
-    /// of a view template and leased namespaces kept for later runs that never come.
+    /// The caller makes this one run and exits (`policy-sandbox run`): nothing is built for
+    /// later runs that never come. A root runner's strict run builds its view and network
+    /// namespace itself, as any other runner's does, instead of a view template and leased
+    /// namespaces. A hardened run makes its scratch directory and ruleset for itself alone (no
+    /// slot kept, no watches on its rule paths), and its zygote, when the caller has one
+    /// thread and little memory, is a fork of the caller instead of the exec'd helper binary (see
+    /// [`crate::zygote`]: the fork's memory, the caller's, is out of the command's reach as the
+    /// helper's is).
     pub one_shot: bool,
 }
 
@@ -348,6 +353,21 @@ pub fn prepare_for(
     program: &Path,
     path_var: Option<&OsStr>,
 ) -> Result<Arc<Prepared>, RunError> {
+    prepare_keyed(policy, profile, program, path_var, false)
+}
+
+/// [`prepare_for`]; `once`: for a one-shot run ([`RunOptions::one_shot`]), which neither hashes
+/// its policy (its canonical JSON and a digest of it, about a tenth of a plain spawn for a
+/// small policy) for a lookup that never comes, nor asks the kernel whether a leased network
+/// namespace could serve it ([`crate::netns::decide_once`]). It still finds the last few
+/// prepared by comparison (a `--report` prepared the same), and keeps nothing.
+fn prepare_keyed(
+    policy: &ToolPolicy,
+    profile: Profile,
+    program: &Path,
+    path_var: Option<&OsStr>,
+    once: bool,
+) -> Result<Arc<Prepared>, RunError> {
     let protected = policy_runtime::protected::process_list();
     let protected_id = Arc::as_ptr(&protected) as usize;
     let same = |(p, pr, prog, var, id): &RecentKey| {
@@ -367,6 +387,11 @@ pub fn prepare_for(
     {
         return Ok(p.clone());
     }
+    if once {
+        // Not kept: a later run of the process, if any, plans for runs to come.
+        let prepared = build(policy, profile, program, path_var, protected, true)?;
+        return Ok(Arc::new(prepared));
+    }
     let key = (
         policy.hash(),
         profile,
@@ -382,7 +407,7 @@ pub fn prepare_for(
     let prepared = match cached {
         Some(p) => p,
         None => {
-            let prepared = Arc::new(build(policy, profile, program, path_var, protected)?);
+            let prepared = Arc::new(build(policy, profile, program, path_var, protected, false)?);
             cache()
                 .lock()
                 .unwrap_or_else(|e| e.into_inner())
@@ -434,6 +459,7 @@ fn build(
     program: &Path,
     path_var: Option<&OsStr>,
     protected: Arc<policy_runtime::protected::ProtectedPaths>,
+    once: bool,
 ) -> Result<Prepared, RunError> {
     let limits = &policy.limits;
     let host =
@@ -731,7 +757,11 @@ fn build(
     };
     static SLOT_KEYS: AtomicU64 = AtomicU64::new(0);
     let view = strict.then(|| crate::mounts::template::decide(&template.mounts));
-    let netns = crate::netns::decide(template.netns, template.loopback);
+    let netns = if once {
+        crate::netns::decide_once(template.netns, template.loopback)
+    } else {
+        crate::netns::decide(template.netns, template.loopback)
+    };
     Ok(Prepared {
         plan: Arc::new(plan),
         _protected: protected,
@@ -1079,7 +1109,13 @@ pub fn run(
     }
     let profile = opts.profile.unwrap_or(Profile::Strict);
     let command_path = command_path(policy, &source_env);
-    let prepared = prepare_for(policy, profile, &program, command_path.as_deref())?;
+    let prepared = prepare_keyed(
+        policy,
+        profile,
+        &program,
+        command_path.as_deref(),
+        opts.one_shot,
+    )?;
     let plan = prepared.plan.clone();
     // Only the hardened profile needs the helper binary; strict children are cloned directly.
     let helper = match profile {
@@ -1094,11 +1130,12 @@ pub fn run(
     // for the run and given back (emptied) when `lease` drops, after the run has ended.
     let mut lease = None;
     if profile == Profile::Hardened {
-        let leased = crate::slots::lease(
-            prepared.slot_key,
-            &prepared.rules,
-            plan.exec == ExecPlan::Allow,
-        )
+        let exec = plan.exec == ExecPlan::Allow;
+        let leased = if opts.one_shot {
+            crate::slots::lease_once(&prepared.rules, exec)
+        } else {
+            crate::slots::lease(prepared.slot_key, &prepared.rules, exec)
+        }
         .map_err(RunError::Refused)?;
         let dir = leased.dir().to_path_buf();
         request.ruleset_fd = Some(crate::request::RULESET_FD);
@@ -1162,6 +1199,11 @@ pub fn run(
         .map_err(RunError::Refused)?,
         Some(helper) => crate::zygote::spawn(
             helper,
+            if opts.one_shot {
+                crate::zygote::Origin::Fork
+            } else {
+                crate::zygote::Origin::Exec
+            },
             opts.stdio,
             &mut request,
             lease.as_ref().map(|l| l.ruleset()),

@@ -35,6 +35,10 @@
 //!   makes one in that temporary directory empties and removes them
 //!   ([`crate::scratch::sweep_stale`]).
 //!
+//! A process's only run ([`crate::runner::RunOptions::one_shot`]) takes no slot: it makes a
+//! directory and a ruleset for itself ([`lease_once`]), without the [`Fingerprint`] a later
+//! run would check, and removes them after the run.
+//!
 //! The ruleset descriptor is the agent's: it is built without privileges and never enforced on
 //! the agent itself; the command's process enforces it
 //! ([`crate::landlock_rules::restrict_self_with`]) and the descriptor is closed at its `execve`.
@@ -59,7 +63,9 @@ pub(crate) const TOTAL: usize = 32;
 struct Slot {
     scratch: Scratch,
     ruleset: OwnedFd,
-    fingerprint: Fingerprint,
+    /// What the ruleset's rule paths named when it was built; `None` for a slot made for one
+    /// run ([`lease_once`]), which is never kept.
+    fingerprint: Option<Fingerprint>,
     last_used: u64,
 }
 
@@ -214,12 +220,12 @@ pub(crate) fn lease(key: u64, spec: &LandlockSpec, exec: bool) -> Result<Lease, 
     };
     let slot = match reused {
         Some(mut slot) => {
-            if !slot.fingerprint.holds() {
+            if !slot.fingerprint.as_ref().is_some_and(Fingerprint::holds) {
                 match crate::landlock_rules::build_fd(&with_scratch(spec, &slot.scratch.path, exec))
                 {
                     Ok((ruleset, fingerprint)) => {
                         slot.ruleset = ruleset;
-                        slot.fingerprint = fingerprint;
+                        slot.fingerprint = Some(fingerprint);
                     }
                     Err(e) => {
                         slot.scratch.remove();
@@ -235,7 +241,7 @@ pub(crate) fn lease(key: u64, spec: &LandlockSpec, exec: bool) -> Result<Lease, 
                 Ok((ruleset, fingerprint)) => Slot {
                     scratch,
                     ruleset,
-                    fingerprint,
+                    fingerprint: Some(fingerprint),
                     last_used: 0,
                 },
                 Err(e) => {
@@ -253,6 +259,35 @@ pub(crate) fn lease(key: u64, spec: &LandlockSpec, exec: bool) -> Result<Lease, 
     })
 }
 
+/// A slot for the process's only run ([`crate::runner::RunOptions::one_shot`]): a new scratch
+/// directory and the ruleset of `spec` with it, removed when the lease drops. Nothing is
+/// recorded for a later run: no [`Fingerprint`] (its inotify watches on every rule path and
+/// ancestor cost about a fifth of a plain spawn, for a check that would never come).
+///
+/// # Errors
+///
+/// As [`lease`].
+pub(crate) fn lease_once(spec: &LandlockSpec, exec: bool) -> Result<Lease, String> {
+    let scratch = Scratch::create()?;
+    match crate::landlock_rules::build_fd_once(&with_scratch(spec, &scratch.path, exec)) {
+        Ok(ruleset) => Ok(Lease {
+            key: 0,
+            owner: std::process::id(),
+            slot: Some(Slot {
+                scratch,
+                ruleset,
+                fingerprint: None,
+                last_used: 0,
+            }),
+            reusable: false,
+        }),
+        Err(e) => {
+            scratch.remove();
+            Err(e)
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -261,16 +296,23 @@ mod tests {
         pools().free.get(&key).map_or(0, Vec::len)
     }
 
+    /// A spec of no rules at this kernel's ABI; `None` (said why) without Landlock.
+    fn no_rules() -> Option<LandlockSpec> {
+        if crate::hostcaps::landlock_abi() < 1 {
+            crate::test_kernel::missing("no Landlock");
+            return None;
+        }
+        Some(LandlockSpec {
+            abi: crate::landlock_rules::negotiated_abi(crate::hostcaps::landlock_abi()),
+            ..LandlockSpec::default()
+        })
+    }
+
     /// One test, since the slots are the process's: the per-policy bound, then the total.
     #[test]
     fn free_slots_are_bounded_per_policy_and_in_all_least_recently_used_first() {
-        if crate::hostcaps::landlock_abi() < 1 {
-            crate::test_kernel::missing("no Landlock");
+        let Some(spec) = no_rules() else {
             return;
-        }
-        let spec = LandlockSpec {
-            abi: crate::landlock_rules::negotiated_abi(crate::hostcaps::landlock_abi()),
-            ..LandlockSpec::default()
         };
         let base = 1 << 40;
         let leases: Vec<Lease> = (0..PER_POLICY + 2)
@@ -293,6 +335,26 @@ mod tests {
         assert_eq!(total, TOTAL);
         assert_eq!(free_in(base), 0, "the oldest policy's slots went first");
         assert!(dirs.iter().all(|d| !d.exists()));
+    }
+
+    /// A slot for one run is not kept: its directory goes when the lease drops, and it is in
+    /// no policy's free slots.
+    #[test]
+    fn a_slot_for_one_run_is_removed_after_it() {
+        let Some(spec) = no_rules() else {
+            return;
+        };
+        let once = lease_once(&spec, false).unwrap();
+        let dir = once.dir().to_path_buf();
+        assert!(dir.is_dir());
+        drop(once);
+        assert!(!dir.exists(), "{} was kept", dir.display());
+        // Other tests of this process lease at the same time: only this slot is looked for.
+        assert!(pools()
+            .free
+            .values()
+            .flatten()
+            .all(|s| s.scratch.path != dir));
     }
 
     /// What a lease and its return cost a run in the agent, for a policy of `n` read roots:

@@ -9,6 +9,10 @@
 mod cases;
 #[path = "support/kernel.rs"]
 mod kernel;
+#[path = "support/mounts.rs"]
+mod mounts;
+
+use mounts::mount;
 
 use std::ffi::OsString;
 use std::path::Path;
@@ -201,13 +205,23 @@ const CASES: &[(&str, Case)] = &[
         "a_zygote_never_serves_an_agent_that_denied_itself_writable_executable_memory",
         memory_deny_write_execute_gets_a_new_zygote,
     ),
+    (
+        "a_one_shot_caller_forks_its_zygote_only_while_it_is_small",
+        one_shot_fork_only_while_small,
+    ),
+    (
+        "a_forked_zygote_runs_none_of_its_callers_exit_handlers",
+        forked_zygote_skips_exit_handlers,
+    ),
 ];
 
 /// Not a test: the agent process [`agent_killed_mid_run`] starts and kills.
 const AGENT_ROLE: &str = "agent_role";
+/// Not a test: the one-shot caller [`forked_zygote_skips_exit_handlers`] starts.
+const ONE_SHOT_ROLE: &str = "one_shot_role";
 
 fn main() -> ExitCode {
-    let roles: &[(&str, Case)] = &[(AGENT_ROLE, agent_role)];
+    let roles: &[(&str, Case)] = &[(AGENT_ROLE, agent_role), (ONE_SHOT_ROLE, one_shot_role)];
     cases::main_one_process_each(CASE_VAR, DIR_VAR, CASES, roles, || {
         kernel::supports(Profile::Hardened)
     })
@@ -478,8 +492,7 @@ fn agent_with_a_forked_child_killed_mid_run(dir: &Path) -> Result<(), String> {
 }
 
 fn kill_agent_mid_run(dir: &Path, forks: bool) -> Result<(), String> {
-    let mut command = Command::new(std::env::current_exe().unwrap());
-    command.env(CASE_VAR, AGENT_ROLE).env(DIR_VAR, dir);
+    let mut command = cases::process_of(CASE_VAR, DIR_VAR, AGENT_ROLE, dir);
     if forks {
         command.env(FORK_VAR, "1");
     }
@@ -2055,30 +2068,6 @@ fn network_namespace_case(dir: &Path, script: &str) -> Result<(), String> {
     check("a new zygote serves", zygote_pid()? != old)
 }
 
-/// Mounts `fstype` (or binds `source` when `flags` say so) at `target`.
-fn mount(source: &str, target: &Path, fstype: &str, flags: libc::c_ulong) -> Result<(), String> {
-    let c = |s: &str| std::ffi::CString::new(s).expect("no NUL");
-    let (source_c, target_c, fstype_c) = (c(source), c(&target.to_string_lossy()), c(fstype));
-    // SAFETY: valid C strings; no data.
-    let r = unsafe {
-        libc::mount(
-            source_c.as_ptr(),
-            target_c.as_ptr(),
-            fstype_c.as_ptr(),
-            flags,
-            std::ptr::null(),
-        )
-    };
-    if r != 0 {
-        return Err(format!(
-            "mount {source} on {}: {}",
-            target.display(),
-            std::io::Error::last_os_error()
-        ));
-    }
-    Ok(())
-}
-
 /// An agent that enters a mount namespace of its own and hides a directory, then changes its
 /// root directory (`chroot`), each after a zygote started: its commands must see what it sees,
 /// as its plain children do. Root only.
@@ -2322,4 +2311,117 @@ fn unnamed_network_namespace_gets_a_new_zygote(dir: &Path) -> Result<(), String>
     no_new_privs()?;
     close_proc_to_self()?;
     network_namespace_case(dir, script)
+}
+
+/// Whether the running zygote is the exec'd helper (its command line names the hidden
+/// subcommand) rather than a fork of this process (whose command line is this case's).
+fn zygote_is_the_helper() -> Result<bool, String> {
+    let pid = zygote_pid()?;
+    let cmdline = std::fs::read(format!("/proc/{pid}/cmdline")).map_err(|e| e.to_string())?;
+    let sub = sandbox::trampoline::SUBCOMMAND.as_bytes();
+    Ok(cmdline.windows(sub.len()).any(|w| w == sub))
+}
+
+/// A one-shot caller of one thread (this case process) forks its zygote while it holds little
+/// memory, and execs the helper once it holds more than 16 MiB: a fork copies the page tables
+/// of everything resident, which would cost more than the helper's start.
+fn one_shot_fork_only_while_small(dir: &Path) -> Result<(), String> {
+    let once = hardened().one_shot();
+    let policy = policy_writing(dir);
+    let out = run(&policy, &sh("true"), &once).map_err(|e| e.to_string())?;
+    check(&format!("a small caller's run: {out:?}"), out.success())?;
+    check(
+        "a small caller of one thread forks its zygote",
+        !zygote_is_the_helper()?,
+    )?;
+    zygote::shut_down();
+    // 64 MiB, every page touched, so resident.
+    let ballast = vec![1u8; 64 << 20];
+    let out = run(&policy, &sh("true"), &once).map_err(|e| e.to_string())?;
+    check(&format!("a large caller's run: {out:?}"), out.success())?;
+    check(
+        "a caller with 64 MiB resident execs the helper",
+        zygote_is_the_helper()?,
+    )?;
+    std::hint::black_box(&ballast);
+    Ok(())
+}
+
+/// Records, at a normal exit, which process ran the exit handlers of [`one_shot_role`].
+extern "C" fn note_exit() {
+    if let Some(dir) = std::env::var_os(DIR_VAR) {
+        // SAFETY: getpid has no preconditions.
+        let me = unsafe { libc::getpid() };
+        let _ = std::fs::write(Path::new(&dir).join(format!("exit-{me}")), "");
+    }
+}
+
+/// Not a test: registers an exit handler, makes one one-shot run (its zygote a fork of this
+/// process, which then holds the handler too), writes the zygote's pid and exits normally.
+fn one_shot_role(dir: &Path) -> Result<(), String> {
+    // SAFETY: registers a function that only writes a file.
+    unsafe { libc::atexit(note_exit) };
+    let out = run(&policy_writing(dir), &sh("true"), &hardened().one_shot())
+        .map_err(|e| e.to_string())?;
+    check(&format!("the role's run: {out:?}"), out.success())?;
+    check("the role's zygote is a fork", !zygote_is_the_helper()?)?;
+    std::fs::write(dir.join("zygote"), zygote_pid()?.to_string()).map_err(|e| e.to_string())
+}
+
+/// A forked zygote ends with `_exit`: the exit handlers it holds, copied from its caller, are
+/// the caller's, and run once, in the caller (the control: the caller's own normal exit runs
+/// them). Nor does it run the caller's thread-local destructors, which would drop descriptors
+/// the zygote closed at its start: with `exit` in its place, the zygote aborted ("IO Safety
+/// violation"). This case is a child subreaper, so the orphaned zygote's status comes here.
+fn forked_zygote_skips_exit_handlers(dir: &Path) -> Result<(), String> {
+    // SAFETY: a flag on this process.
+    if unsafe { libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) } != 0 {
+        return Err(format!("subreaper: {}", std::io::Error::last_os_error()));
+    }
+    let out = cases::process_of(CASE_VAR, DIR_VAR, ONE_SHOT_ROLE, dir)
+        .stdin(Stdio::null())
+        .output()
+        .map_err(|e| e.to_string())?;
+    check(
+        &format!(
+            "the one-shot caller ran: {}",
+            String::from_utf8_lossy(&out.stderr).trim()
+        ),
+        out.status.success(),
+    )?;
+    let zygote: u32 = std::fs::read_to_string(dir.join("zygote"))
+        .map_err(|e| e.to_string())?
+        .trim()
+        .parse()
+        .map_err(|e| format!("the zygote's pid: {e}"))?;
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let status = loop {
+        let mut status = 0;
+        // SAFETY: waiting for the orphaned zygote, now this process's child.
+        let r = unsafe { libc::waitpid(zygote as libc::pid_t, &mut status, libc::WNOHANG) };
+        if r > 0 {
+            break status;
+        }
+        if r < 0 || Instant::now() > deadline {
+            return Err(format!(
+                "the zygote {zygote} did not end with its caller: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    check(
+        &format!("the zygote exits with status 0, not by a signal: {status:#x}"),
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+    )?;
+    let mut exits: Vec<String> = std::fs::read_dir(dir)
+        .map_err(|e| e.to_string())?
+        .filter_map(|e| e.ok()?.file_name().into_string().ok())
+        .filter(|n| n.starts_with("exit-"))
+        .collect();
+    exits.sort();
+    check(
+        &format!("the caller's exit ran its handler once, the zygote's none: {exits:?}"),
+        exits.len() == 1 && exits[0] != format!("exit-{zygote}"),
+    )
 }

@@ -327,6 +327,7 @@ fn current(
     helper: &Path,
     program: &[u64],
     agent: &Inheritance,
+    origin: Origin,
 ) -> Result<(Arc<Zygote>, crate::request::Inherited), RunError> {
     let key: Key = (helper.to_path_buf(), program.to_vec());
     let mut reg = registry();
@@ -358,7 +359,7 @@ fn current(
     // Another thread that changes the agent's umask, limits or cgroups while a zygote starts
     // leaves it unknown what that one holds: it is not used.
     for _ in 0..3 {
-        let z = Arc::new(start(helper, program).map_err(|e| {
+        let z = Arc::new(start(helper, program, origin).map_err(|e| {
             RunError::Helper(format!(
                 "starting the sandbox helper {}: {e}{}",
                 helper.display(),
@@ -394,9 +395,10 @@ fn forget(helper: &Path, program: &[u64], z: &Arc<Zygote>) {
     }
 }
 
-/// Starts `helper SUBCOMMAND` with its control socket on [`CONTROL_FD`], and sends it the
-/// seccomp program to run under ([`PROGRAM`]) when there is one.
-fn start(helper: &Path, program: &[u64]) -> std::io::Result<Zygote> {
+/// Starts `helper SUBCOMMAND` with its control socket on [`CONTROL_FD`] (or, for
+/// [`Origin::Fork`] from a process of one thread, a fork of this process that serves the
+/// same), and sends it the seccomp program to run under ([`PROGRAM`]) when there is one.
+fn start(helper: &Path, program: &[u64], origin: Origin) -> std::io::Result<Zygote> {
     close_controls_at_fork();
     let before = Inheritance::now();
     let (ours, theirs) = crate::fdpass::socketpair(libc::SOCK_SEQPACKET)?;
@@ -408,12 +410,17 @@ fn start(helper: &Path, program: &[u64]) -> std::io::Result<Zygote> {
             .write(true)
             .open("/dev/null")?,
     ))?;
-    let mut fa = FileActions::new();
-    for target in 0..3 {
-        fa.dup2(null.as_raw_fd(), target)?;
-    }
-    fa.dup2(theirs.as_raw_fd(), CONTROL_FD)?;
-    let pid = crate::spawn::spawn_helper(helper, crate::trampoline::SUBCOMMAND, &fa)?;
+    let pid = match origin {
+        Origin::Fork if fork_fits() => fork_serving(&theirs, &null)?,
+        _ => {
+            let mut fa = FileActions::new();
+            for target in 0..3 {
+                fa.dup2(null.as_raw_fd(), target)?;
+            }
+            fa.dup2(theirs.as_raw_fd(), CONTROL_FD)?;
+            crate::spawn::spawn_helper(helper, crate::trampoline::SUBCOMMAND, &fa)?
+        }
+    };
     drop((theirs, null));
     // SAFETY: pidfd_open on our child.
     let pidfd = unsafe { libc::syscall(libc::SYS_pidfd_open, pid, 0) } as RawFd;
@@ -446,6 +453,99 @@ fn start(helper: &Path, program: &[u64]) -> std::io::Result<Zygote> {
         let _ = crate::fdpass::send_msg(z.control.as_fd(), &[&PROGRAM[..], &words].concat(), &[]);
     }
     Ok(z)
+}
+
+/// How a new zygote comes to be.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum Origin {
+    /// `posix_spawn` of the helper binary: a fresh process, whatever the agent's size and
+    /// threads. An agent of many runs pays its start (the binary's loading and relocation,
+    /// about 1.6 plain spawns of CPU) once.
+    Exec,
+    /// A `fork` of the calling process, which serves as the helper binary would
+    /// ([`crate::zygote::serve`]), when the process has one thread and little resident memory
+    /// ([`fork_fits`]); otherwise as [`Origin::Exec`].
+    /// For a process of one run ([`crate::runner::RunOptions::one_shot`]), which would pay
+    /// the binary's start for that run alone: a small single-threaded process forks in a
+    /// fraction of it. A fork of a process of several threads could inherit a lock another
+    /// thread held, so it is never made; nor for a long-lived agent, whose memory (and
+    /// whatever secrets it holds) the zygote would keep a copy of for its whole life. The copy
+    /// is out of the commands' reach as the exec'd zygote's memory is: Landlock refuses a
+    /// command ptrace access to its zygote, outside its domain, and the filter refuses
+    /// `process_vm_readv` and ptrace.
+    Fork,
+}
+
+/// The resident memory above which a fork would cost what the exec of the helper saves: the
+/// kernel copies the page tables of everything resident, and the caller's next writes fault
+/// (a fork from a parent with 256 MiB touched costs about 11 ms, the helper's start about 1).
+const FORK_MAX_RESIDENT: u64 = 16 << 20;
+
+/// Whether this process may fork its zygote ([`Origin::Fork`]): it has one thread and at most
+/// [`FORK_MAX_RESIDENT`] resident (`/proc/self/stat`; `false` when it cannot be read). Only
+/// this thread could start another, so the answer holds until it does.
+fn fork_fits() -> bool {
+    // SAFETY: sysconf reads a constant.
+    let page = u64::try_from(unsafe { libc::sysconf(libc::_SC_PAGESIZE) }).unwrap_or(0);
+    std::fs::read("/proc/self/stat").is_ok_and(|stat| fork_fits_stat(&stat, page))
+}
+
+/// [`fork_fits`] for the text of a `/proc/PID/stat` and the page size.
+fn fork_fits_stat(stat: &[u8], page: u64) -> bool {
+    // After the command name's closing parenthesis (the name may hold any byte): the state is
+    // the first field, the number of threads the eighteenth, the resident pages the
+    // twenty-second.
+    let Some(end) = stat.iter().rposition(|&b| b == b')') else {
+        return false;
+    };
+    let fields: Vec<&[u8]> = stat[end + 1..]
+        .split(|b| b.is_ascii_whitespace())
+        .filter(|f| !f.is_empty())
+        .collect();
+    let number =
+        |i: usize| -> Option<u64> { std::str::from_utf8(fields.get(i)?).ok()?.parse().ok() };
+    number(17) == Some(1)
+        && number(21)
+            .and_then(|pages| pages.checked_mul(page))
+            .is_some_and(|bytes| bytes <= FORK_MAX_RESIDENT)
+}
+
+/// Forks this process (of one thread) into a zygote: `null` on 0-2 and `control` on
+/// [`CONTROL_FD`], as [`crate::spawn::spawn_helper`] would start the helper binary, then
+/// [`crate::zygote::serve`]. The child never returns into the caller's code: a panic in it
+/// ends it, as does any return.
+fn fork_serving(control: &OwnedFd, null: &OwnedFd) -> std::io::Result<libc::pid_t> {
+    // SAFETY: one thread, so nothing another thread held is inherited locked; the child only
+    // moves descriptors and then serves, ending with `_exit`.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        let e = std::io::Error::last_os_error();
+        // Said as what it is: no helper binary was started.
+        return Err(std::io::Error::new(
+            e.kind(),
+            format!(
+                "forking this process as its zygote (a one-shot run): {e}{}",
+                out_of(&e)
+            ),
+        ));
+    }
+    if pid > 0 {
+        return Ok(pid);
+    }
+    // SAFETY: the child's own descriptors and signal mask.
+    unsafe {
+        for target in 0..3 {
+            libc::dup2(null.as_raw_fd(), target);
+        }
+        libc::dup2(control.as_raw_fd(), CONTROL_FD);
+        // As posix_spawn's attributes give the exec'd helper: nothing blocked.
+        let mut empty: libc::sigset_t = std::mem::zeroed();
+        libc::sigemptyset(&mut empty);
+        libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
+    }
+    let _ = std::panic::catch_unwind(|| crate::zygote::serve());
+    // SAFETY: ends the child without running the caller's exit handlers.
+    unsafe { libc::_exit(crate::child::REFUSED_EXIT) }
 }
 
 /// Ends every zygote this process started and waits until each is gone; the next hardened run
@@ -482,6 +582,7 @@ pub fn running(helper: &Path) -> Option<u32> {
 /// ([`crate::request::Request::ruleset_fd`]).
 pub(crate) fn spawn(
     helper: &Path,
+    origin: Origin,
     stdio: Stdio,
     request: &mut crate::request::Request,
     ruleset: Option<BorrowedFd<'_>>,
@@ -498,7 +599,7 @@ pub(crate) fn spawn(
         std::mem::take(&mut request.filters.program)
     };
     for _ in 0..2 {
-        let (z, inherited) = current(helper, &program, &agent)?;
+        let (z, inherited) = current(helper, &program, &agent, origin)?;
         request.parent_pid = z.pid;
         request.inherited = inherited;
         let bytes = serde_json::to_vec(&*request)
@@ -699,7 +800,7 @@ pub(crate) fn read_report(report: BorrowedFd<'_>) -> Option<(i32, Duration, bool
 /// The helper could not be started, or the round trip did not end in G's refusal.
 #[doc(hidden)]
 pub fn floor_round_trip(helper: &Path) -> Result<Duration, RunError> {
-    let (z, _) = current(helper, &[], &Inheritance::now())?;
+    let (z, _) = current(helper, &[], &Inheritance::now(), Origin::Exec)?;
     let running = try_spawn(&z, Stdio::Capture, FLOOR, b"", None)?
         .ok_or_else(|| RunError::Helper("the zygote ended".into()))?;
     let collected = running.collect(None, None);
@@ -713,5 +814,34 @@ pub fn floor_round_trip(helper: &Path) -> Result<Duration, RunError> {
             "the empty request was not refused: {:?}",
             collected.statuses
         ))),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A `/proc/PID/stat` line with `threads` and `rss` pages, and a command name that holds
+    /// the separators a naive parser would split on.
+    fn stat(threads: u64, rss: u64) -> Vec<u8> {
+        format!(
+            "4242 (a) b (c) S 1 4242 4242 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 {threads} 0 \
+             12345 10000000 {rss} 18446744073709551615 1 1 0 0 0 0 0 4096 0 0 0 17 1 0 0 0 0 0"
+        )
+        .into_bytes()
+    }
+
+    #[test]
+    fn only_a_small_process_of_one_thread_forks_its_zygote() {
+        let page = 4096;
+        assert!(fork_fits_stat(&stat(1, 1500), page), "6 MB, one thread");
+        assert!(fork_fits_stat(&stat(1, 4096), page), "16 MiB exactly");
+        assert!(!fork_fits_stat(&stat(1, 4097), page), "above 16 MiB");
+        assert!(!fork_fits_stat(&stat(2, 1500), page), "two threads");
+        assert!(!fork_fits_stat(b"4242 (truncated", page));
+        assert!(!fork_fits_stat(b"", page));
+        assert!(!fork_fits_stat(&stat(1, u64::MAX), page), "overflow");
+        // This process, read for real: the test harness runs its tests on threads of their own.
+        assert!(!fork_fits());
     }
 }

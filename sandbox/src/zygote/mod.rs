@@ -20,7 +20,8 @@
 //! filter themselves.
 //!
 //! ```text
-//! agent ──posix_spawn, at the first hardened run of a program──▶ Z: child subreaper,
+//! agent ──posix_spawn of the helper, at the first hardened run of a program (a one-shot
+//!   caller of one thread: fork, see below)──▶ Z: child subreaper,
 //!   NO_NEW_PRIVS and the program (its first message), single-threaded poll loop over its
 //!   control socket (SOCK_SEQPACKET), a SIGCHLD signalfd, the request pipes of runs about to
 //!   start and the exec-notification listeners of runs in flight, with the nearest deadline of
@@ -111,6 +112,24 @@
 //!   `SCHED_IDLE`, taking real time or the real-time I/O class) or another cgroup gets a new
 //!   zygote, and the old one is retired: it ends once the runs it received are over.
 //!
+//! A caller of one run ([`crate::runner::RunOptions::one_shot`], as `policy-sandbox run`) would
+//! pay the helper binary's start (its loading, relocation and runtime, about 1.6 plain spawns
+//! of CPU) for that run alone. When it has one thread and at most 16 MiB resident, Z is instead
+//! a `fork` of it that serves as the helper would: 0-2 on `/dev/null`, the control socket on
+//! descriptor 3, everything else closed, no signal blocked, and it ends with `_exit`, never
+//! running the caller's exit handlers nor returning into its code. A fork is never made from a
+//! process of several threads (it could inherit a lock another thread held), nor from a larger
+//! one (copying its page tables costs more than the helper's start: about 11 ms for 256 MiB),
+//! nor for an agent of many runs, whose memory, and whatever secrets it holds, Z would keep a
+//! copy of for its whole life. The fork's
+//! copy is out of the commands' reach as the helper's memory is: Landlock refuses a command
+//! ptrace access (`/proc/PID/mem`, `environ`) to Z, outside its domain, and the filter refuses
+//! `process_vm_readv` (`tests/one_shot.rs`, which also tells the two origins apart by Z's
+//! command line). `tests/zygote.rs` shows the size limit (a caller with 64 MiB resident gets
+//! the helper) and that a forked Z exits with status 0 without running its caller's exit
+//! handlers; `exit` in place of `_exit` ran the caller's thread-local destructors there, which
+//! dropped descriptors Z had closed, and Z aborted.
+//!
 //! CPU time: G and its orphans are Z's children, not the caller's, so Z reports G's rusage (its
 //! waited-for children included), the rusage of every orphan of the run it reaped, and its own
 //! time spent on the run (reading and parsing the request, the hand-off, the supervision, the
@@ -126,7 +145,7 @@ use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
 use std::time::Duration;
 
 pub use client::{floor_round_trip, running, shut_down};
-pub(crate) use client::{kill_run, read_report, spawn};
+pub(crate) use client::{kill_run, read_report, spawn, Origin};
 pub(crate) use server::serve;
 
 /// Z's control socket.

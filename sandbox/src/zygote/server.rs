@@ -84,6 +84,14 @@ impl Meter {
     }
 }
 
+/// Ends the zygote without running exit handlers or thread-local destructors: a zygote forked
+/// from its agent ([`super::client::Origin::Fork`]) holds the agent's, which are not its own
+/// (a destructor dropping a descriptor the zygote closed at its start aborts the process).
+fn quit(code: i32) -> ! {
+    // SAFETY: ends the process.
+    unsafe { libc::_exit(code) }
+}
+
 /// Runs the zygote; never returns. Started by [`start`] with its control socket on
 /// [`CONTROL_FD`] and /dev/null on 0-2.
 pub(crate) fn serve() -> ! {
@@ -92,12 +100,12 @@ pub(crate) fn serve() -> ! {
     unsafe {
         if libc::fcntl(CONTROL_FD, libc::F_GETFD) < 0 {
             // Started by hand, without a control socket: nothing to serve.
-            std::process::exit(crate::child::REFUSED_EXIT);
+            quit(crate::child::REFUSED_EXIT);
         }
         libc::syscall(libc::SYS_close_range, CONTROL_FD as u32 + 1, u32::MAX, 0u32);
         libc::fcntl(CONTROL_FD, libc::F_SETFD, libc::FD_CLOEXEC);
         if libc::prctl(libc::PR_SET_CHILD_SUBREAPER, 1) != 0 {
-            std::process::exit(crate::child::REFUSED_EXIT);
+            quit(crate::child::REFUSED_EXIT);
         }
     }
     crate::child::lock_for_children();
@@ -111,7 +119,7 @@ pub(crate) fn serve() -> ! {
         crate::nsclone::ignored_signals(),
         std::sync::atomic::Ordering::Relaxed,
     );
-    let stack = Stack::new().unwrap_or_else(|_| std::process::exit(1));
+    let stack = Stack::new().unwrap_or_else(|_| quit(1));
     // One buffer for every control message: a run's request travels in it when it fits.
     let mut message = vec![0u8; 4 + INLINE_MAX];
     let mut held = Held::default();
@@ -124,7 +132,7 @@ pub(crate) fn serve() -> ! {
     loop {
         if retiring && runs.is_empty() && pending.is_empty() {
             // Retired by the agent, which started another zygote: nothing is left to serve.
-            std::process::exit(0);
+            quit(0);
         }
         fds.clear();
         watched.clear();
@@ -280,7 +288,7 @@ fn block_signals() -> OwnedFd {
         libc::sigaddset(&mut child, libc::SIGCHLD);
         let fd = libc::signalfd(-1, &child, libc::SFD_CLOEXEC | libc::SFD_NONBLOCK);
         if fd < 0 {
-            std::process::exit(1);
+            quit(1);
         }
         OwnedFd::from_raw_fd(fd)
     }
@@ -850,7 +858,7 @@ fn end_all(runs: &mut HashMap<libc::pid_t, Run>) -> ! {
             run.ended.get_or_insert(0);
         }
         if !left || Instant::now() >= give_up {
-            std::process::exit(0);
+            quit(0);
         }
         std::thread::sleep(Duration::from_millis(1));
     }
