@@ -77,13 +77,20 @@ own = {v: [] for v in variants}
 wall = {v: [] for v in variants}
 null = os.open(os.devnull, os.O_RDWR)
 per_round = max(1, n // rounds)
-for _ in range(rounds):
-    for name, argv in variants.items():
-        for _ in range(per_round):
+order = list(variants.items())
+for r in range(rounds):
+    # Every other round in the reverse order: a variant's place in the round (what ran just
+    # before it, how warm the caches are) would otherwise favour some variants in every round.
+    for name, argv in (order if r % 2 == 0 else order[::-1]):
+        # One more run than counted, the first: a run leaves kernel work behind (RCU callbacks
+        # that free its namespaces and mounts, 500 of them after a many-roots run), which is
+        # charged to whatever runs next, so each block's first run pays for the previous
+        # variant's. The spawn bench does the same.
+        for i in range(per_round + 1):
             start = time.perf_counter()
             pid = os.posix_spawn(argv[0] if argv[0].startswith("/") else "/usr/bin/" + argv[0], argv, {}, file_actions=[(os.POSIX_SPAWN_DUP2, null, 1)])
             _, status, usage = os.wait4(pid, 0)
-            wall[name].append(time.perf_counter() - start)
+            elapsed = time.perf_counter() - start
             if os.waitstatus_to_exitcode(status) != 0:
                 sys.exit(f"spawn-cpu: {name} failed with status {status:#x}")
             mine = usage.ru_utime + usage.ru_stime
@@ -95,6 +102,9 @@ for _ in range(rounds):
                 except ChildProcessError:
                     break
                 tree += usage.ru_utime + usage.ru_stime
+            if i == 0:
+                continue
+            wall[name].append(elapsed)
             own[name].append(mine)
             cpu[name].append(tree)
 mean = lambda xs: sum(xs) / len(xs) * 1000
