@@ -1082,7 +1082,9 @@ calls = [
     ("kcmp", lambda: libc.syscall(312, os.getpid(), pid, 0, 0, 0)),
     ("get_robust_list", lambda: libc.syscall(274, pid, ctypes.byref(ctypes.c_void_p()),
                                              ctypes.byref(ctypes.c_size_t()))),
-    ("process_vm_readv", lambda: libc.syscall(310, pid, None, 0, None, 0, 0)),
+    # The flags, syscall's seventh argument, go on the stack, where a plain int fills only
+    # half of the word the kernel reads: the other half's garbage made the control EINVAL.
+    ("process_vm_readv", lambda: libc.syscall(310, pid, None, 0, None, 0, ctypes.c_ulong(0))),
     ("environ", environ),
 ]
 for name, call in calls:
