@@ -535,32 +535,47 @@ pub(crate) fn set_default_action(signal: libc::c_int) {
     };
 }
 
+/// The action of `signal` (the raw call, as [`set_default_action`]): `SIG_DFL`, `SIG_IGN` or
+/// a handler's address; `None` when the kernel names no such signal.
+fn action_of(signal: libc::c_int) -> Option<libc::sighandler_t> {
+    let mut old = KernelSigaction {
+        handler: libc::SIG_DFL,
+        flags: 0,
+        restorer: 0,
+        mask: 0,
+    };
+    // SAFETY: rt_sigaction reading the action into a valid struct of the kernel's layout.
+    let read = unsafe {
+        libc::syscall(
+            libc::SYS_rt_sigaction,
+            signal,
+            std::ptr::null::<KernelSigaction>(),
+            &mut old as *mut KernelSigaction,
+            8usize,
+        )
+    };
+    (read == 0).then_some(old.handler)
+}
+
 /// The signals this process ignores, as a mask (bit `n - 1` for signal `n`): the actions an
 /// `execve` keeps.
 pub(crate) fn ignored_signals() -> u64 {
-    let mut ignored = 0u64;
-    for signal in 1..=64 {
-        let mut old = KernelSigaction {
-            handler: libc::SIG_DFL,
-            flags: 0,
-            restorer: 0,
-            mask: 0,
-        };
-        // SAFETY: rt_sigaction reading the action into a valid struct of the kernel's layout.
-        let read = unsafe {
-            libc::syscall(
-                libc::SYS_rt_sigaction,
-                signal,
-                std::ptr::null::<KernelSigaction>(),
-                &mut old as *mut KernelSigaction,
-                8usize,
-            )
-        };
-        if read == 0 && old.handler == libc::SIG_IGN {
-            ignored |= 1 << (signal - 1);
+    (1..=64)
+        .filter(|&signal| action_of(signal) == Some(libc::SIG_IGN))
+        .fold(0, |ignored, signal| ignored | 1 << (signal - 1))
+}
+
+/// Gives every signal that has a handler its default action, as an `execve` does (ignored
+/// signals stay ignored): for a fork that must run none of its caller's code. The C library's
+/// own signals (32 up to `SIGRTMIN`, for its threads) keep its handlers, which a fresh program
+/// installs again at its start. No allocation, no lock.
+pub(crate) fn drop_handlers() {
+    let libc_own = 32..libc::SIGRTMIN();
+    for signal in (1..=64).filter(|s| !libc_own.contains(s)) {
+        if action_of(signal).is_some_and(|a| a != libc::SIG_DFL && a != libc::SIG_IGN) {
+            set_default_action(signal);
         }
     }
-    ignored
 }
 
 /// The child's stack: an anonymous mapping with a guard page below it.

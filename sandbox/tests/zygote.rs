@@ -213,6 +213,10 @@ const CASES: &[(&str, Case)] = &[
         "a_forked_zygote_runs_none_of_its_callers_exit_handlers",
         forked_zygote_skips_exit_handlers,
     ),
+    (
+        "a_forked_zygote_runs_none_of_its_callers_signal_handlers",
+        forked_zygote_drops_signal_handlers,
+    ),
 ];
 
 /// Not a test: the agent process [`agent_killed_mid_run`] starts and kills.
@@ -2423,5 +2427,91 @@ fn forked_zygote_skips_exit_handlers(dir: &Path) -> Result<(), String> {
     check(
         &format!("the caller's exit ran its handler once, the zygote's none: {exits:?}"),
         exits.len() == 1 && exits[0] != format!("exit-{zygote}"),
+    )
+}
+
+/// Where [`note_signal`] writes: set before its handler is installed.
+static SIGNAL_NOTE: std::sync::OnceLock<std::ffi::CString> = std::sync::OnceLock::new();
+
+/// A signal handler that appends a byte to [`SIGNAL_NOTE`] (async-signal-safe calls only).
+extern "C" fn note_signal(_: libc::c_int) {
+    if let Some(path) = SIGNAL_NOTE.get() {
+        // SAFETY: open, write and close are async-signal-safe; the path lives for the process.
+        unsafe {
+            let fd = libc::open(
+                path.as_ptr(),
+                libc::O_WRONLY | libc::O_CREAT | libc::O_APPEND | libc::O_CLOEXEC,
+                0o600,
+            );
+            if fd >= 0 {
+                libc::write(fd, b"x".as_ptr().cast(), 1);
+                libc::close(fd);
+            }
+        }
+    }
+}
+
+/// A forked zygote takes signals as the exec'd helper would: the caller's handlers are gone
+/// (an `execve` drops them), so a signal sent to it never runs the caller's code there. The
+/// caller (this case, one thread) handles SIGUSR1; after a one-shot run, SIGUSR1 sent to its
+/// forked zygote ends the zygote by its default action, and the handler wrote nothing. The
+/// control: the same signal sent to the caller runs its handler.
+fn forked_zygote_drops_signal_handlers(dir: &Path) -> Result<(), String> {
+    use std::os::unix::ffi::OsStrExt;
+    let note = dir.join("handled");
+    SIGNAL_NOTE
+        .set(std::ffi::CString::new(note.as_os_str().as_bytes()).map_err(|e| e.to_string())?)
+        .map_err(|_| "the note's path was set twice".to_string())?;
+    // SAFETY: installs a handler that makes async-signal-safe calls only.
+    if unsafe {
+        libc::signal(
+            libc::SIGUSR1,
+            note_signal as *const () as libc::sighandler_t,
+        )
+    } == libc::SIG_ERR
+    {
+        return Err(format!("signal: {}", std::io::Error::last_os_error()));
+    }
+    let out = run(&policy_writing(dir), &sh("true"), &hardened().one_shot())
+        .map_err(|e| e.to_string())?;
+    check(&format!("the run: {out:?}"), out.success())?;
+    check(
+        "the zygote is a fork of this case",
+        !zygote_is_the_helper()?,
+    )?;
+    let zygote = zygote_pid()? as libc::pid_t;
+    // SAFETY: signals this case's own child.
+    if unsafe { libc::kill(zygote, libc::SIGUSR1) } != 0 {
+        return Err(format!("kill: {}", std::io::Error::last_os_error()));
+    }
+    let deadline = Instant::now() + Duration::from_secs(5);
+    let status = loop {
+        let mut status = 0;
+        // SAFETY: waits for this case's own child.
+        let r = unsafe { libc::waitpid(zygote, &mut status, libc::WNOHANG) };
+        if r > 0 {
+            break Some(status);
+        }
+        if r < 0 || Instant::now() > deadline {
+            break None;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    };
+    check(
+        &format!(
+            "the caller's handler never ran in the zygote (it wrote {:?})",
+            std::fs::read(&note).ok()
+        ),
+        !note.exists(),
+    )?;
+    check(
+        &format!("SIGUSR1's default action ended the zygote: {status:?}"),
+        status.is_some_and(|s| libc::WIFSIGNALED(s) && libc::WTERMSIG(s) == libc::SIGUSR1),
+    )?;
+    // SAFETY: signals this process, whose handler makes async-signal-safe calls only.
+    unsafe { libc::raise(libc::SIGUSR1) };
+    check(
+        "control: the signal runs the handler in the caller",
+        std::fs::read(&note).is_ok_and(|b| b == b"x"),
     )
 }

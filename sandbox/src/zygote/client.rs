@@ -515,9 +515,24 @@ fn fork_fits_stat(stat: &[u8], page: u64) -> bool {
 /// [`crate::zygote::serve`]. The child never returns into the caller's code: a panic in it
 /// ends it, as does any return.
 fn fork_serving(control: &OwnedFd, null: &OwnedFd) -> std::io::Result<libc::pid_t> {
+    // Every signal blocked across the fork, as posix_spawn does: a signal the child took
+    // before it dropped the caller's handlers would run the caller's code in it.
+    // SAFETY: signal sets on the stack, and this thread's own mask.
+    let mut blocked: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    let mut caller: libc::sigset_t = unsafe { std::mem::zeroed() };
+    // SAFETY: as above.
+    unsafe {
+        libc::sigfillset(&mut blocked);
+        libc::pthread_sigmask(libc::SIG_SETMASK, &blocked, &mut caller);
+    }
     // SAFETY: one thread, so nothing another thread held is inherited locked; the child only
     // moves descriptors and then serves, ending with `_exit`.
     let pid = unsafe { libc::fork() };
+    if pid != 0 {
+        // SAFETY: the caller's own mask back.
+        unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, &caller, std::ptr::null_mut()) };
+    }
     if pid < 0 {
         let e = std::io::Error::last_os_error();
         // Said as what it is: no helper binary was started.
@@ -532,6 +547,8 @@ fn fork_serving(control: &OwnedFd, null: &OwnedFd) -> std::io::Result<libc::pid_
     if pid > 0 {
         return Ok(pid);
     }
+    // As the helper's execve would: the caller's handlers gone, its ignored signals kept.
+    crate::nsclone::drop_handlers();
     // SAFETY: the child's own descriptors and signal mask.
     unsafe {
         for target in 0..3 {

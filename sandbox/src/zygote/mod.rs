@@ -116,8 +116,10 @@
 //! pay the helper binary's start (its loading, relocation and runtime, about 1.6 plain spawns
 //! of CPU) for that run alone. When it has one thread and at most 16 MiB resident, Z is instead
 //! a `fork` of it that serves as the helper would: 0-2 on `/dev/null`, the control socket on
-//! descriptor 3, everything else closed, no signal blocked, and it ends with `_exit`, never
-//! running the caller's exit handlers nor returning into its code. A fork is never made from a
+//! descriptor 3, everything else closed, no signal blocked, the caller's signal handlers
+//! dropped (its ignored signals kept, as an `execve` keeps them; every signal is blocked
+//! across the `fork` until then), and it ends with `_exit`, never running the caller's exit
+//! handlers nor returning into its code. A fork is never made from a
 //! process of several threads (it could inherit a lock another thread held), nor from a larger
 //! one (copying its page tables costs more than the helper's start: about 11 ms for 256 MiB),
 //! nor for an agent of many runs, whose memory, and whatever secrets it holds, Z would keep a
@@ -128,7 +130,8 @@
 //! command line). `tests/zygote.rs` shows the size limit (a caller with 64 MiB resident gets
 //! the helper) and that a forked Z exits with status 0 without running its caller's exit
 //! handlers; `exit` in place of `_exit` ran the caller's thread-local destructors there, which
-//! dropped descriptors Z had closed, and Z aborted.
+//! dropped descriptors Z had closed, and Z aborted. It also shows that a signal sent to a
+//! forked Z runs none of the caller's handlers (with them kept, its handler ran in Z).
 //!
 //! CPU time: G and its orphans are Z's children, not the caller's, so Z reports G's rusage (its
 //! waited-for children included), the rusage of every orphan of the run it reaped, and its own
