@@ -94,9 +94,10 @@ pub(crate) fn start_hardened(req: &Request, image: &ExecImage, notify: Option<Ra
     confine_and_exec(req, image, reporter, notify)
 }
 
-/// The agent's scheduling policy, nice value, I/O priority, OOM score adjustment and CPU
-/// affinity, where they changed since the zygote started: a command that silently ran under
-/// another policy or priority, was killed in another order, or ran on CPUs the agent left,
+/// The agent's scheduling policy, nice value, I/O priority, timer slack, OOM score adjustment,
+/// personality and CPU affinity, where they changed since the zygote started: a command that
+/// silently ran under another policy or priority, woke at other times, was killed in another
+/// order, or ran on CPUs the agent left,
 /// would differ from a strict run's, whose child the calling thread's `clone` gives them all.
 fn take_scheduling(inherited: &crate::request::Inherited, reporter: &Reporter) {
     if let Some((policy, priority)) = inherited.policy {
@@ -156,6 +157,16 @@ fn take_scheduling(inherited: &crate::request::Inherited, reporter: &Reporter) {
                 SetUpStep::Scheduling,
                 &format!("the agent's OOM score adjustment {adj}"),
                 errno,
+            ));
+        }
+    }
+    if let Some(slack) = inherited.timer_slack {
+        // After the policy: the kernel ignores a slack set under a real-time one.
+        // SAFETY: PR_SET_TIMERSLACK of this process's only thread takes an integer.
+        if unsafe { libc::syscall(libc::SYS_prctl, libc::PR_SET_TIMERSLACK, slack, 0, 0, 0) } != 0 {
+            reporter.fail(Refusal::last_os(
+                SetUpStep::Scheduling,
+                &format!("the agent's timer slack of {slack} ns"),
             ));
         }
     }

@@ -83,7 +83,7 @@ pub struct Request {
 }
 
 /// The agent's umask, resource limits, scheduling policy, nice value, CPU affinity, I/O
-/// priority and OOM score adjustment at the time of a hardened run, where they differ from the zygote's (which has the agent's of the
+/// priority, timer slack, OOM score adjustment and personality at the time of a hardened run, where they differ from the zygote's (which has the agent's of the
 /// time it started): the command's process applies them, so that it starts with what a strict
 /// run's child, cloned from the agent's calling thread at that moment, would have.
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -115,6 +115,10 @@ pub struct Inherited {
     /// The process's personality (`setarch`), when it differs.
     #[serde(default)]
     pub personality: Option<i32>,
+    /// The calling thread's timer slack in nanoseconds, when it differs (and is not 0, as it
+    /// is under a real-time policy).
+    #[serde(default)]
+    pub timer_slack: Option<u64>,
     /// The calling thread's CPU affinity, as the words of its `cpu_set_t`, when it differs.
     #[serde(default)]
     pub affinity: Option<Vec<u64>>,
@@ -132,8 +136,8 @@ pub enum SetUpStep {
     Start,
     /// Joining the run's cgroups (`limits.max_processes`, `limits.memory_bytes`).
     Cgroups,
-    /// Taking the agent's scheduling policy, nice value, CPU affinity, I/O priority and OOM
-    /// score adjustment (hardened, when they changed since its zygote started).
+    /// Taking the agent's scheduling policy, nice value, CPU affinity, I/O priority, timer
+    /// slack, OOM score adjustment and personality (hardened, when they changed since its zygote started).
     Scheduling,
     /// Dropping every capability (securebits, bounding and ambient sets, `capset`).
     Capabilities,

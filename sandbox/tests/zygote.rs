@@ -146,6 +146,10 @@ const CASES: &[(&str, Case)] = &[
         personality_follows_the_agent,
     ),
     (
+        "a_run_after_the_agent_changed_its_timer_slack_has_the_new_one",
+        timer_slack_follows_the_agent,
+    ),
+    (
         "a_zygote_started_with_a_group_never_serves_an_agent_that_dropped_it",
         dropped_group_gets_a_new_zygote,
     ),
@@ -1543,6 +1547,28 @@ fn personality_follows_the_agent(dir: &Path) -> Result<(), String> {
     )?;
     check("the same zygote serves", zygote_pid()? == z)?;
     strict_prints(dir, script, &control, "personality")
+}
+
+/// The agent widens its timer slack (as a power-saving agent may) after its zygote started:
+/// the next hardened command has the same slack, as a plain child and a strict run's command
+/// do, through the same zygote. The slack is above what an `int` holds.
+fn timer_slack_follows_the_agent(dir: &Path) -> Result<(), String> {
+    let script = "cat /proc/self/timerslack_ns";
+    let first = output_of(dir, script)?;
+    let z = zygote_pid()?;
+    let slack: u64 = 3_000_000_007;
+    // SAFETY: PR_SET_TIMERSLACK of this case process's only thread takes an integer.
+    if unsafe { libc::syscall(libc::SYS_prctl, libc::PR_SET_TIMERSLACK, slack, 0, 0, 0) } != 0 {
+        return Err(format!("timer slack: {}", std::io::Error::last_os_error()));
+    }
+    let control = unconfined_output(script)?;
+    let seen = output_of(dir, script)?;
+    check(
+        &format!("the command's timer slack {seen} is the agent's {control} (was {first})"),
+        seen == control && seen == slack.to_string() && first != seen,
+    )?;
+    check("the same zygote serves", zygote_pid()? == z)?;
+    strict_prints(dir, script, &control, "timer slack")
 }
 
 /// Sets this process's supplementary groups.

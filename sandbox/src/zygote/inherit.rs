@@ -1,20 +1,23 @@
 //! What a command inherits from the process that starts it and the agent may change between
 //! runs: its umask, its resource limits, its scheduling policy, nice value, CPU affinity and I/O
-//! priority, its OOM score adjustment, its personality, its cgroups, and what confines it
+//! priority, its timer slack, its OOM score adjustment, its personality, its cgroups, and what
+//! confines it
 //! (seccomp filters, namespaces, root directory).
 //!
 //! A strict run's child is cloned from the agent's calling thread at the time of the run, so
 //! it has the agent's values of that moment. A hardened command is forked from the zygote,
 //! which has the agent's values of the time it started. So the client takes the agent's
 //! values at each run ([`Inheritance::now`]: 16 `getrlimit`, `sched_getscheduler`,
-//! `getpriority`, `sched_getaffinity`, `ioprio_get`, `personality`, `PR_GET_MDWE`, a `statx`
+//! `getpriority`, `sched_getaffinity`, `ioprio_get`, `personality`, `PR_GET_TIMERSLACK`,
+//! `PR_GET_MDWE`, a `statx`
 //! of `/`, two `readlinkat` in the thread's `/proc` `ns` directory and one read of each of its
 //! `status`, `cgroup` and `oom_score_adj` files, all kept open: 26.0 µs in a release loop,
 //! where the same loop without the confinement's reads gave 21.4 at the same hour (and 2.3 of
 //! the confinement's cost was won back from the affinity's read); of that, about 7 for the
 //! limits, 7 for `status`, 3.5 for `cgroup`, 4.4 for the namespaces and 1.0 for the root)
 //! and compares them with what its zygote holds ([`Inheritance::of_new_zygote`]):
-//! * a different umask, scheduling policy, CPU affinity, I/O priority or personality, a higher
+//! * a different umask, scheduling policy, CPU affinity, I/O priority, timer slack or
+//!   personality, a higher
 //!   nice value or OOM score adjustment, or soft or hard limits the zygote's G can reach by
 //!   lowering, travel with the run ([`crate::request::Inherited`]) and G applies them (all but
 //!   the limits at its start, the limits just before the policy's own, [`crate::child`]);
@@ -84,6 +87,12 @@ pub(super) struct Inheritance {
     /// The process's execution domain and its flags (`personality`, such as
     /// `ADDR_NO_RANDOMIZE` under `setarch -R`).
     personality: Option<i32>,
+    /// The thread's timer slack in nanoseconds (`PR_GET_TIMERSLACK`; per thread, and what a
+    /// child starts with): how far the kernel may defer its timers to group wake-ups. 0 under a
+    /// real-time policy, which has none (a value set then is ignored). G can set the current
+    /// value only: the default a `PR_SET_TIMERSLACK(0)` returns to stays the zygote's, which
+    /// the kernel fixes when a thread is created.
+    timer_slack: Option<u64>,
     /// The thread's CPU affinity, as the words of a `cpu_set_t`; `None` on a host whose CPU
     /// numbers do not fit one (then the zygote's stands).
     affinity: Option<Vec<u64>>,
@@ -232,6 +241,7 @@ impl Inheritance {
             // SAFETY: the query value (0xffffffff) changes nothing.
             personality: Some(unsafe { libc::personality(0xffff_ffff) }).filter(|p| *p >= 0),
             affinity: affinity(),
+            timer_slack: timer_slack(),
             confinement: Confinement::now(status),
         }
     }
@@ -317,6 +327,8 @@ impl Inheritance {
             ioprio,
             oom_score_adj,
             personality: changed(self.personality, zygote.personality),
+            // 0: a real-time policy, which G takes with the run and which leaves it none.
+            timer_slack: changed(self.timer_slack, zygote.timer_slack).filter(|s| *s > 0),
             affinity: self
                 .affinity
                 .as_ref()
@@ -341,6 +353,14 @@ fn changed<T: PartialEq>(now: Option<T>, then: Option<T>) -> Option<T> {
         (Some(now), Some(then)) if now != then => Some(now),
         _ => None,
     }
+}
+
+/// The calling thread's timer slack. The raw call, whose result is a `long`: libc's `prctl`
+/// returns an `int`, which cuts a slack above about 2.1 s.
+fn timer_slack() -> Option<u64> {
+    // SAFETY: PR_GET_TIMERSLACK takes no argument and writes nothing.
+    let raw = unsafe { libc::syscall(libc::SYS_prctl, libc::PR_GET_TIMERSLACK, 0, 0, 0, 0) };
+    u64::try_from(raw).ok()
 }
 
 /// `ioprio` values: the class sits above this bit; the real-time class is 1.
@@ -806,6 +826,69 @@ mod tests {
         // SAFETY: the query value changes nothing.
         let own = unsafe { libc::personality(0xffff_ffff) };
         assert_eq!(Inheritance::now().personality, Some(own));
+    }
+
+    #[test]
+    fn another_timer_slack_travels_but_a_real_time_thread_s_none_does_not() {
+        let then = Inheritance {
+            timer_slack: Some(50_000),
+            ..Inheritance::now()
+        };
+        let slack = |ns| Inheritance {
+            timer_slack: Some(ns),
+            ..then.clone()
+        };
+        assert_eq!(
+            slack(3_000_000_000).fit(Some(&then)),
+            Fit::Carry(Inherited {
+                timer_slack: Some(3_000_000_000),
+                ..Inherited::default()
+            })
+        );
+        assert_eq!(slack(0).fit(Some(&then)), Fit::Carry(Inherited::default()));
+        assert_eq!(
+            slack(50_000).fit(Some(&then)),
+            Fit::Carry(Inherited::default())
+        );
+        // Above what an `int` holds, read on a thread of its own.
+        let read = on_own_thread(|| {
+            // SAFETY: PR_SET_TIMERSLACK of the calling thread takes an integer.
+            let set = unsafe {
+                libc::syscall(
+                    libc::SYS_prctl,
+                    libc::PR_SET_TIMERSLACK,
+                    3_000_000_000u64,
+                    0,
+                    0,
+                    0,
+                )
+            };
+            assert_eq!(set, 0, "{}", std::io::Error::last_os_error());
+            Inheritance::now().timer_slack
+        });
+        assert_eq!(read, Some(3_000_000_000));
+    }
+
+    /// What reading the agent's values costs each hardened run:
+    /// `cargo test --release -p sandbox --lib inheritance_cost -- --ignored --nocapture`.
+    #[test]
+    #[ignore = "a measurement"]
+    fn inheritance_cost() {
+        let rounds = 20_000;
+        // The thread's `/proc` files are opened at its first read.
+        std::hint::black_box(Inheritance::now());
+        let t = std::time::Instant::now();
+        for _ in 0..rounds {
+            std::hint::black_box(Inheritance::now());
+        }
+        let us = t.elapsed().as_secs_f64() * 1e6 / f64::from(rounds);
+        println!("Inheritance::now: {us:.1} µs per read ({rounds} reads)");
+        let t = std::time::Instant::now();
+        for _ in 0..rounds {
+            std::hint::black_box(timer_slack());
+        }
+        let us = t.elapsed().as_secs_f64() * 1e6 / f64::from(rounds);
+        println!("of which the timer slack: {us:.2} µs");
     }
 
     /// Runs `f` on a thread of its own, whose scheduling it may change.

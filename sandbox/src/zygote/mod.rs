@@ -105,7 +105,8 @@
 //!   it, and later runs fail as the agent's own plain children then do (the kernel refuses
 //!   new processes in a namespace whose init ended), as after any first child's end.
 //! * The command starts with the agent's umask, resource limits, scheduling policy, nice
-//!   value, CPU affinity, I/O priority, OOM score adjustment, personality and cgroups of the
+//!   value, CPU affinity, I/O priority, timer slack, OOM score adjustment, personality and
+//!   cgroups of the
 //!   time of the run, as a strict run's would, not those of the zygote's start ([`inherit`]):
 //!   a change G can follow travels with the run and G applies it; one it might lack the
 //!   privilege for (a raised hard limit, a lowered nice value or OOM score, leaving
