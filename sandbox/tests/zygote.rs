@@ -2377,6 +2377,26 @@ fn one_shot_fork_only_while_small(dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// The wait status of this process's child `pid` once it ends, waiting at most 5 s.
+fn wait_for_child(pid: libc::pid_t) -> Result<i32, String> {
+    let deadline = Instant::now() + Duration::from_secs(5);
+    loop {
+        let mut status = 0;
+        // SAFETY: waits for a child of this process.
+        let r = unsafe { libc::waitpid(pid, &mut status, libc::WNOHANG) };
+        if r > 0 {
+            return Ok(status);
+        }
+        if r < 0 {
+            return Err(std::io::Error::last_os_error().to_string());
+        }
+        if Instant::now() > deadline {
+            return Err("still running after 5 s".into());
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
 /// Records, at a normal exit, which process ran the exit handlers of [`one_shot_role`].
 extern "C" fn note_exit() {
     if let Some(dir) = std::env::var_os(DIR_VAR) {
@@ -2424,22 +2444,8 @@ fn forked_zygote_skips_exit_handlers(dir: &Path) -> Result<(), String> {
         .trim()
         .parse()
         .map_err(|e| format!("the zygote's pid: {e}"))?;
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let status = loop {
-        let mut status = 0;
-        // SAFETY: waiting for the orphaned zygote, now this process's child.
-        let r = unsafe { libc::waitpid(zygote as libc::pid_t, &mut status, libc::WNOHANG) };
-        if r > 0 {
-            break status;
-        }
-        if r < 0 || Instant::now() > deadline {
-            return Err(format!(
-                "the zygote {zygote} did not end with its caller: {}",
-                std::io::Error::last_os_error()
-            ));
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = wait_for_child(zygote as libc::pid_t)
+        .map_err(|e| format!("the zygote {zygote} did not end with its caller: {e}"))?;
     check(
         &format!("the zygote exits with status 0, not by a signal: {status:#x}"),
         libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
@@ -2510,19 +2516,7 @@ fn forked_zygote_drops_signal_handlers(dir: &Path) -> Result<(), String> {
     if unsafe { libc::kill(zygote, libc::SIGUSR1) } != 0 {
         return Err(format!("kill: {}", std::io::Error::last_os_error()));
     }
-    let deadline = Instant::now() + Duration::from_secs(5);
-    let status = loop {
-        let mut status = 0;
-        // SAFETY: waits for this case's own child.
-        let r = unsafe { libc::waitpid(zygote, &mut status, libc::WNOHANG) };
-        if r > 0 {
-            break Some(status);
-        }
-        if r < 0 || Instant::now() > deadline {
-            break None;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    };
+    let status = wait_for_child(zygote);
     check(
         &format!(
             "the caller's handler never ran in the zygote (it wrote {:?})",
@@ -2532,7 +2526,7 @@ fn forked_zygote_drops_signal_handlers(dir: &Path) -> Result<(), String> {
     )?;
     check(
         &format!("SIGUSR1's default action ended the zygote: {status:?}"),
-        status.is_some_and(|s| libc::WIFSIGNALED(s) && libc::WTERMSIG(s) == libc::SIGUSR1),
+        status.is_ok_and(|s| libc::WIFSIGNALED(s) && libc::WTERMSIG(s) == libc::SIGUSR1),
     )?;
     // SAFETY: signals this process, whose handler makes async-signal-safe calls only.
     unsafe { libc::raise(libc::SIGUSR1) };
