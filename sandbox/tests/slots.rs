@@ -49,6 +49,10 @@ const CASES: &[(&str, Case)] = &[
         mount_in_a_threads_own_namespace,
     ),
     (
+        "a_plan_prepared_in_one_mount_namespace_grants_nothing_through_a_symlink_at_its_root_in_another",
+        plan_of_another_mount_namespace,
+    ),
+    (
         "a_file_left_in_tmpdir_is_gone_in_the_next_run_of_the_policy",
         tmpdir_is_emptied,
     ),
@@ -399,6 +403,91 @@ fn mount_in_a_threads_own_namespace(dir: &Path) -> Result<(), String> {
     })
     .join()
     .map_err(|_| "the thread panicked".to_string())?
+}
+
+/// What `cat path` prints in a `profile` run of `policy`; `None` when the run is refused or
+/// the command fails.
+fn cat_in(profile: Profile, policy: &ToolPolicy, path: &Path) -> Option<String> {
+    let argv: Vec<OsString> = vec!["/bin/cat".into(), path.into()];
+    let opts = RunOptions::default().helper(HELPER).profile(profile);
+    run(policy, &argv, &opts)
+        .ok()
+        .filter(RunOutput::success)
+        .map(|out| stdout(&out))
+}
+
+/// A prepared plan is kept per process and policy, not per mount namespace: it fixes, in the
+/// namespace of its first run, that a root is written canonically (a declared root that
+/// resolves through a symlink is refused). The agent then enters a mount namespace of its
+/// own, where the root's parent is a tmpfs and the root a symlink to a secret directory. A
+/// fresh plan there is refused (the control: a policy with one more root, so a plan of its
+/// own); the kept plan must grant the secret by neither path, in either profile: its rules and
+/// binds are made again in the running thread's namespace, without following a link. Root
+/// only.
+fn plan_of_another_mount_namespace(dir: &Path) -> Result<(), String> {
+    let dir = canonical(dir);
+    if !private_mount_namespace() {
+        return Ok(());
+    }
+    let (top, secret, extra) = (dir.join("top"), dir.join("secret"), dir.join("extra"));
+    let root = top.join("root");
+    for d in [&root, &secret, &extra] {
+        std::fs::create_dir_all(d).map_err(|e| e.to_string())?;
+    }
+    std::fs::write(root.join("f"), "public").map_err(|e| e.to_string())?;
+    std::fs::write(secret.join("f"), "secret").map_err(|e| e.to_string())?;
+    let read = |roots: &[&Path]| {
+        let list: Vec<String> = roots
+            .iter()
+            .map(|r| format!("\"{}/**\"", r.display()))
+            .collect();
+        policy(&format!(r#"{{"fs": {{"read": [{}]}}}}"#, list.join(", ")))
+    };
+    let p = read(&[&root]);
+    let mut profiles = vec![Profile::Hardened];
+    if kernel::supports(Profile::Strict) {
+        profiles.push(Profile::Strict);
+    }
+    for &profile in &profiles {
+        let first = cat_in(profile, &p, &root.join("f"));
+        check(
+            &format!("{profile:?} run 1 reads its root: {first:?}"),
+            first.as_deref() == Some("public"),
+        )?;
+    }
+    if !private_mount_namespace() {
+        return Ok(());
+    }
+    mount("none", &top, "tmpfs", 0)?;
+    std::os::unix::fs::symlink(&secret, &root).map_err(|e| e.to_string())?;
+    let unconfined = std::fs::read_to_string(root.join("f")).map_err(|e| e.to_string())?;
+    check(
+        "the root's path leads to the secret here",
+        unconfined == "secret",
+    )?;
+    for &profile in &profiles {
+        let fresh = run(
+            &read(&[&root, &extra]),
+            &["/bin/cat".into(), root.join("f").into()],
+            &RunOptions::default().helper(HELPER).profile(profile),
+        );
+        let fresh = fresh.map(|out| show(&out)).map_err(|e| e.to_string());
+        check(
+            &format!("{profile:?}: a fresh plan here is refused: {fresh:?}"),
+            fresh.as_ref().is_err_and(|e| e.contains("symlink")),
+        )?;
+        for path in [root.join("f"), secret.join("f")] {
+            let seen = cat_in(profile, &p, &path);
+            check(
+                &format!(
+                    "{profile:?}: the kept plan reads {}: {seen:?}",
+                    path.display()
+                ),
+                seen.is_none(),
+            )?;
+        }
+    }
+    Ok(())
 }
 
 /// What a run leaves in its `$TMPDIR` (a file, a tree, a link) is gone when the next run of
