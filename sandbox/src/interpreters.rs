@@ -7,7 +7,7 @@
 //! searches `PATH` for `python3` and executes it with `execve` calls of its own, one per
 //! directory tried. The chain records the relays and how many of those calls the search makes,
 //! so the supervisor admits exactly these and nothing after them
-//! ([`crate::supervisor`]). Nesting (a relay's target being a script again) is followed up to
+//! (`crate::supervisor`). Nesting (a relay's target being a script again) is followed up to
 //! [`MAX_DEPTH`] levels.
 
 use std::ffi::OsStr;

@@ -60,7 +60,7 @@ pub struct LandlockSpec {
     pub bind_ports: Vec<u16>,
     /// With Landlock ABI 9 or later: connecting to pathname unix sockets is allowed only
     /// beneath these paths (`None`: wherever writing is). The supervisor checks every
-    /// `connect` on any ABI ([`crate::supervisor`]); this is the kernel's own second check.
+    /// `connect` on any ABI (`crate::supervisor`); this is the kernel's own second check.
     #[serde(default)]
     pub unix_connect_beneath: Option<Vec<PathBuf>>,
 }

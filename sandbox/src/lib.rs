@@ -130,7 +130,7 @@
 //!   is the host's uid, not the one the runner has in its user namespace: root of a rootless
 //!   container (another host uid) gets RLIMIT_NPROC, and the host's root under another uid in
 //!   a user namespace is refused, which the kernel is asked once per process
-//!   ([`hostcaps::HostSupport::nproc_enforced`]; `tests/resources.rs` runs both).
+//!   ([`hostcaps::HostSupport::host_root`]; `tests/resources.rs` runs both).
 //! * **Memory limit**: `memory_bytes` is RLIMIT_AS of each process, which does not count tmpfs
 //!   or memfd pages. A root runner therefore also puts each run in its own memory cgroup (v1,
 //!   below the runner's own memory cgroup so the runner's limits still apply, or v2 with

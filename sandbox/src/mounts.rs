@@ -35,7 +35,7 @@
 //!
 //! A root runner does not pay that per run: the same view's `/`, with every host bind, link and
 //! the `/dev` tmpfs, is built once per prepared policy as a detached tree ([`template`]). Each
-//! run is lent a mount namespace of the runner's that holds it ([`view_ns`]) and adds only its
+//! run is lent a mount namespace of the runner's that holds it (`view_ns`) and adds only its
 //! own mounts there; where no such namespace can be made, the run clones the
 //! tree in one call into a namespace of its own ([`enter_copy`]). [`enter`] is the path of every
 //! other runner, and of plans a template cannot hold.

@@ -28,7 +28,7 @@
 //!   namespace is closed instead. Only a run whose pid 1 the caller reaped gives its namespace
 //!   back; any other end (a spawn that failed after the lease, a panic) closes it.
 //! * **Per process.** Like the view templates, the pool belongs to the process that made it
-//!   ([`crate::per_process`]): a forked child makes its own.
+//!   (`crate::per_process`): a forked child makes its own.
 //!
 //! A run with a leased view joins its namespace in its child, with one `setns` made before
 //! the child leaves the runner's user namespace. A child cloned straight into a user namespace

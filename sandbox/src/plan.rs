@@ -1126,7 +1126,7 @@ fn metadata_reaches_host(profile: Profile, roots: &[FsRoot], root_runner: bool) 
 }
 
 impl Plan {
-    /// See [`metadata_reaches_host`]: `true` when the hardened filter must leave the metadata
+    /// See `metadata_reaches_host`: `true` when the hardened filter must leave the metadata
     /// writes open, which the report then discloses on every `fs.write` rule.
     pub fn host_metadata_writable(&self) -> bool {
         self.metadata_writes_open

@@ -29,7 +29,7 @@
 //!   caller), and `setpriority`/`ioprio_set` on anything but the caller ([`OWN_PROCESS_ONLY`]); with
 //!   `deny_metadata_writes`, the inode-flag ioctls (`chattr`).
 //! * with `supervise_unix` (strict, net is not allow): sends `connect` to the supervisor, which
-//!   connects on the tool's behalf ([`crate::supervisor`]), and refuses unix datagram sockets
+//!   connects on the tool's behalf (`crate::supervisor`), and refuses unix datagram sockets
 //!   (`socket`/`socketpair` of `AF_UNIX`, `SOCK_DGRAM`, or `SOCK_RAW`, which the kernel turns
 //!   into `SOCK_DGRAM`), whose `sendmsg` can name any
 //!   pathname socket in memory a filter cannot read.
@@ -383,7 +383,7 @@ pub fn draw_secret() -> std::io::Result<[u32; 6]> {
 
 /// The values of `execve`'s unused argument registers 3, 4 and 5 (`r10`, `r8`, `r9`) that a
 /// tail sealed with `secret` admits: each holds two halves, low word first, where the tail
-/// loads them ([`SECRET_OFFSETS`]).
+/// loads them (`SECRET_OFFSETS`).
 ///
 /// ```
 /// let registers = sandbox::seccomp::secret_registers(&[1, 2, 3, 4, 5, 6]);

@@ -273,7 +273,7 @@ const LINT_STACK_BYTES: usize = 512 * 1024 * 1024;
 
 /// Checks every tool of the crate or workspace at `path`.
 ///
-/// Runs on a thread of its own with a large stack (see [`LINT_STACK_BYTES`]), so that no input
+/// Runs on a thread of its own with a large stack (see `LINT_STACK_BYTES`), so that no input
 /// can overflow the caller's stack.
 pub fn lint(path: &Path, options: &Options) -> Result<Report, LintError> {
     std::thread::scope(|scope| {

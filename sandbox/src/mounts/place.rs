@@ -45,7 +45,7 @@ pub enum PlaceError {
         /// The directory it leads to.
         at: PathBuf,
     },
-    /// More than [`MAX_LINKS`] symlinks on the way.
+    /// More than `MAX_LINKS` symlinks on the way.
     #[error("{}: more than {MAX_LINKS} symlinks on the way in the view", file.display())]
     Loop {
         /// The file, as the tool names it.

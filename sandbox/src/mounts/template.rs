@@ -7,7 +7,7 @@
 //! [`MountOp::Keep`], with the same flags and refusal rules as [`super::enter`]), the copied
 //! host links, the `/dev` tmpfs with its device binds and links, and the mount points of the
 //! per-run mounts. Each run is lent a mount namespace of the caller's whose root is a copy of
-//! that tree ([`super::view_ns`], one run at a time): its child joins it, takes away the
+//! that tree (`super::view_ns`, one run at a time): its child joins it, takes away the
 //! previous run's mounts and adds only what is its own: the scratch tmpfs (`/tmp`, `/dev/shm`),
 //! a fresh `/proc` and a devpts instance. Where no such namespace can be made, each run clones
 //! the whole tree in one `open_tree(OPEN_TREE_CLONE | AT_RECURSIVE)` call before its `clone`,
@@ -19,7 +19,7 @@
 //! the flag; the tool holds no capability to change it. All of it is `MS_PRIVATE`.
 //!
 //! **Revalidated before every run.** A template holds the inodes its paths named when it was
-//! built, and so do its leased namespaces. Before each run its [`Fingerprint`] must hold (every
+//! built, and so do its leased namespaces. Before each run its `Fingerprint` must hold (every
 //! bind source still names, without a symlink, the inode it was built from, and every missing
 //! optional path is still missing) and the caller's mount table must not have changed since
 //! the build (a host mount made over or under a root is not in the template's recursive
@@ -40,7 +40,7 @@
 //! not built.
 //!
 //! **Fork-safe** like the hardened slots: the templates are the process's own
-//! ([`crate::per_process`]); a forked child builds its own.
+//! (`crate::per_process`); a forked child builds its own.
 
 use crate::landlock_rules::PathRule;
 use std::collections::HashMap;

@@ -11,7 +11,7 @@
 //! translates the program, compiles it and runs it for every syscall number to build its
 //! allow cache; the bench's floor puts it at 0.13–0.17 × a plain spawn). A filter is shared,
 //! not copied, by every process forked under it. So Z installs the policy's program
-//! ([`crate::seccomp::Filters::program`]) on itself once, as its first message ([`PROGRAM`])
+//! ([`crate::seccomp::Filters::program`]) on itself once, as its first message (`PROGRAM`)
 //! tells it, and each G inherits it and installs only the tail of a few instructions
 //! ([`crate::seccomp::Filters::tail`]). The registry keys zygotes by helper and program (the
 //! profile's options make few programs, today four), and the requests leave the program out. Z's own system calls pass the program: it makes no namespace, mount, ptrace or
@@ -85,7 +85,7 @@
 //!   group, must not serve an agent that dropped root or the group); so does a run from an
 //!   agent that confined itself further by other means: another seccomp filter, a Landlock
 //!   domain, another mount namespace or root directory (`chroot`), another network namespace,
-//!   or a new pid namespace for its children, or memory-deny-write-execute ([`inherit`]'s
+//!   or a new pid namespace for its children, or memory-deny-write-execute (`inherit`'s
 //!   `Confinement`, and the client's domain check: a Landlock domain is seen where the agent
 //!   could inspect its zygote at the zygote's start, with `kcmp` or, where a filter refuses
 //!   that, through the zygote's `/proc/PID/ns/net`; i.e. unless the agent holds fewer
@@ -107,7 +107,7 @@
 //! * The command starts with the agent's umask, resource limits, scheduling policy, nice
 //!   value, CPU affinity, I/O priority, timer slack, OOM score adjustment, personality and
 //!   cgroups of the
-//!   time of the run, as a strict run's would, not those of the zygote's start ([`inherit`]):
+//!   time of the run, as a strict run's would, not those of the zygote's start (`inherit`):
 //!   a change G can follow travels with the run and G applies it; one it might lack the
 //!   privilege for (a raised hard limit, a lowered nice value or OOM score, leaving
 //!   `SCHED_IDLE`, taking real time or the real-time I/O class) or another cgroup gets a new
@@ -139,7 +139,7 @@
 //! time spent on the run (reading and parsing the request, the hand-off, the supervision, the
 //! report); the runner returns the sum as [`crate::runner::RunOutput::helper_cpu`]. The zygote's
 //! start is paid once per agent process: its securebits and empty bounding set, which every G
-//! inherits, are set then ([`crate::child`]).
+//! inherits, are set then (`crate::child`).
 
 mod client;
 mod inherit;
