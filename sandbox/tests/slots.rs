@@ -105,6 +105,15 @@ fn policy(json: &str) -> ToolPolicy {
     ToolPolicy::from_json_str("case", json).expect("valid policy")
 }
 
+/// A policy that reads each of `roots` and everything below it.
+fn reading(roots: &[impl AsRef<Path>]) -> ToolPolicy {
+    let list: Vec<String> = roots
+        .iter()
+        .map(|r| format!("\"{}/**\"", r.as_ref().display()))
+        .collect();
+    policy(&format!(r#"{{"fs": {{"read": [{}]}}}}"#, list.join(", ")))
+}
+
 fn sh(policy: &ToolPolicy, script: &str) -> Result<RunOutput, String> {
     let argv: Vec<OsString> = vec!["/bin/sh".into(), "-c".into(), script.into()];
     let opts = RunOptions::default()
@@ -217,10 +226,7 @@ fn root_replaced_by_a_symlink(dir: &Path) -> Result<(), String> {
     let root = dir.join("root");
     std::fs::create_dir(&root).map_err(|e| e.to_string())?;
     std::fs::write(root.join("f"), "public").map_err(|e| e.to_string())?;
-    let p = policy(&format!(
-        r#"{{"fs": {{"read": ["{}/**"]}}}}"#,
-        root.display()
-    ));
+    let p = reading(&[&root]);
     let first = sh(&p, &format!("cat {}/f", root.display()))?;
     check(
         &format!("run 1 reads its root: {}", show(&first)),
@@ -280,11 +286,7 @@ fn mounted_over_a_root(dir: &Path) -> Result<(), String> {
     }
     let root = &names[7];
     std::fs::write(root.join("f"), "covered").map_err(|e| e.to_string())?;
-    let list: Vec<String> = names
-        .iter()
-        .map(|n| format!("\"{}/**\"", n.display()))
-        .collect();
-    let p = policy(&format!(r#"{{"fs": {{"read": [{}]}}}}"#, list.join(", ")));
+    let p = reading(&names);
     let first = sh(&p, &format!("cat {}/f", root.display()))?;
     check(
         &format!("run 1 reads the root: {}", show(&first)),
@@ -319,14 +321,7 @@ fn slot_of_another_mount_namespace(dir: &Path) -> Result<(), String> {
     }
     std::fs::write(real.join("secret"), "secret").map_err(|e| e.to_string())?;
     mount(&real.to_string_lossy(), &view, "", libc::MS_BIND)?;
-    let read = |roots: &[&Path]| {
-        let list: Vec<String> = roots
-            .iter()
-            .map(|r| format!("\"{}/**\"", r.display()))
-            .collect();
-        policy(&format!(r#"{{"fs": {{"read": [{}]}}}}"#, list.join(", ")))
-    };
-    let p = read(&[&view]);
+    let p = reading(&[&view]);
     let cat = format!("cat {}/secret", real.display());
     let first = sh(&p, &cat)?;
     check(
@@ -341,7 +336,7 @@ fn slot_of_another_mount_namespace(dir: &Path) -> Result<(), String> {
     }
     mount("none", &view, "tmpfs", 0)?;
     // The control: a policy with the same root and one more, so a slot of its own, built here.
-    let fresh = sh(&read(&[&view, &extra]), &cat)?;
+    let fresh = sh(&reading(&[&view, &extra]), &cat)?;
     check(
         &format!("a fresh build here refuses it: {}", show(&fresh)),
         !fresh.success(),
@@ -375,11 +370,7 @@ fn mount_in_a_threads_own_namespace(dir: &Path) -> Result<(), String> {
     let other = dir.join("other");
     std::fs::create_dir(&other).map_err(|e| e.to_string())?;
     std::fs::write(other.join("f"), "mounted").map_err(|e| e.to_string())?;
-    let list: Vec<String> = names
-        .iter()
-        .map(|n| format!("\"{}/**\"", n.display()))
-        .collect();
-    let p = policy(&format!(r#"{{"fs": {{"read": [{}]}}}}"#, list.join(", ")));
+    let p = reading(&names);
     std::thread::spawn(move || -> Result<(), String> {
         if !private_mount_namespace() {
             return Ok(());
@@ -436,14 +427,7 @@ fn plan_of_another_mount_namespace(dir: &Path) -> Result<(), String> {
     }
     std::fs::write(root.join("f"), "public").map_err(|e| e.to_string())?;
     std::fs::write(secret.join("f"), "secret").map_err(|e| e.to_string())?;
-    let read = |roots: &[&Path]| {
-        let list: Vec<String> = roots
-            .iter()
-            .map(|r| format!("\"{}/**\"", r.display()))
-            .collect();
-        policy(&format!(r#"{{"fs": {{"read": [{}]}}}}"#, list.join(", ")))
-    };
-    let p = read(&[&root]);
+    let p = reading(&[&root]);
     let mut profiles = vec![Profile::Hardened];
     if kernel::supports(Profile::Strict) {
         profiles.push(Profile::Strict);
@@ -467,7 +451,7 @@ fn plan_of_another_mount_namespace(dir: &Path) -> Result<(), String> {
     )?;
     for &profile in &profiles {
         let fresh = run(
-            &read(&[&root, &extra]),
+            &reading(&[&root, &extra]),
             &["/bin/cat".into(), root.join("f").into()],
             &RunOptions::default().helper(HELPER).profile(profile),
         );
@@ -494,10 +478,7 @@ fn plan_of_another_mount_namespace(dir: &Path) -> Result<(), String> {
 /// the same policy gets the same directory back.
 fn tmpdir_is_emptied(dir: &Path) -> Result<(), String> {
     let dir = canonical(dir);
-    let p = policy(&format!(
-        r#"{{"fs": {{"read": ["{}/**"]}}}}"#,
-        dir.display()
-    ));
+    let p = reading(&[&dir]);
     let first = sh(
         &p,
         "echo left > $TMPDIR/left && mkdir -p $TMPDIR/d/e && echo x > $TMPDIR/d/e/f && \
@@ -528,10 +509,7 @@ fn tmpdir_follows_the_agent(dir: &Path) -> Result<(), String> {
     for d in [&a, &b] {
         std::fs::create_dir(d).map_err(|e| e.to_string())?;
     }
-    let p = policy(&format!(
-        r#"{{"fs": {{"read": ["{}/**"]}}}}"#,
-        dir.display()
-    ));
+    let p = reading(&[&dir]);
     let in_ = |tmp: &Path, seen: &str| Path::new(seen).parent() == Some(tmp);
     std::env::set_var("TMPDIR", &a);
     let first = tmpdir_of(&p)?;
@@ -610,10 +588,7 @@ fn scratch_swapped_for_a_symlink(dir: &Path) -> Result<(), String> {
 
 fn concurrent_runs(dir: &Path) -> Result<(), String> {
     let dir = canonical(dir);
-    let p = policy(&format!(
-        r#"{{"fs": {{"read": ["{}/**"]}}}}"#,
-        dir.display()
-    ));
+    let p = reading(&[&dir]);
     let script = "echo $TMPDIR; echo mine > $TMPDIR/f; sleep 0.5; cat $TMPDIR/f";
     let (a, b) = std::thread::scope(|s| {
         let a = s.spawn(|| sh(&p, script));
@@ -681,10 +656,7 @@ fn run_end_not_seen(dir: &Path) -> Result<(), String> {
 /// not the parent's.
 fn forked_child(dir: &Path) -> Result<(), String> {
     let dir = canonical(dir);
-    let p = policy(&format!(
-        r#"{{"fs": {{"read": ["{}/**"]}}}}"#,
-        dir.display()
-    ));
+    let p = reading(&[&dir]);
     let parents = tmpdir_of(&p)?;
     let report = dir.join("child-tmpdir");
     // SAFETY: this case process is single-threaded; the child runs ordinary code and exits.
