@@ -24,7 +24,8 @@
 //! optional path is still missing) and the caller's mount table must not have changed since
 //! the build (a host mount made over or under a root is not in the template's recursive
 //! clone); otherwise the template is built again (its namespaces close with the old one), and
-//! when that build fails the run takes the per-run path, which refuses as a fresh build does.
+//! when that build fails the run takes the per-run path, which refuses as a fresh build does
+//! (and the plan's runs take it without trying again until a back-off has passed).
 //!
 //! **Who gets it** ([`ViewBuild`], decided once per prepared policy): a caller with
 //! `CAP_SYS_ADMIN` over its mount namespace (a root runner) on a kernel that attaches mounts
@@ -235,7 +236,8 @@ pub(crate) struct Template {
     fd_runs: Vec<(u32, u32)>,
 }
 
-/// The last failure to make a view namespace ([`Template::lease`]).
+/// The last failure to make a view namespace ([`Template::lease`]), or a plan's template
+/// ([`copy`]).
 struct Refused {
     why: String,
     back_off: std::time::Duration,
@@ -266,7 +268,9 @@ const MAX_BACK_OFF: std::time::Duration = std::time::Duration::from_secs(600);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum ViewLease {
-    /// No run has built the policy's template yet (or it was let go, or built again since).
+    /// No run has built the policy's template yet (or it was let go, or built again since,
+    /// or its last build failed: its runs then build their view themselves, and a later run
+    /// builds the template again after the same back-off as [`ViewLease::Refused`]).
     NotBuilt,
     /// Runs are lent a namespace (or will be, at the first that asks for one).
     Lending,
@@ -442,9 +446,48 @@ const FD_BUDGET: usize = 4096;
 /// The templates of this process, by prepared plan.
 static TEMPLATES: PerProcess<HashMap<u64, Arc<Template>>> = PerProcess::new();
 
+/// The plans whose last template build failed, and when to build again: until then their runs
+/// build their view themselves, as every run would without a template, instead of paying a
+/// failed build first (as much as a whole build: 500 binds cost about 10 ms). Taken only with
+/// [`TEMPLATES`] held.
+static BUILDS_REFUSED: PerProcess<HashMap<u64, Refused>> = PerProcess::new();
+
+/// Plan `key`'s template, built from `ops`; `None` while the last build failed less than its
+/// back-off ago (1 s, doubled at each failure up to 10 minutes), or when this build fails.
+fn build_after_back_off(key: u64, ops: &[MountOp]) -> Option<Template> {
+    let refused = || BUILDS_REFUSED.lock(|| {});
+    let now = std::time::Instant::now();
+    if refused().get(&key).is_some_and(|r| now < r.retry_at) {
+        return None;
+    }
+    let built = build(ops);
+    let mut refused = refused();
+    match built {
+        Ok(t) => {
+            refused.remove(&key);
+            Some(t)
+        }
+        Err(why) => {
+            let back_off = refused
+                .get(&key)
+                .map_or(FIRST_BACK_OFF, |r| (r.back_off * 2).min(MAX_BACK_OFF));
+            refused.insert(
+                key,
+                Refused {
+                    why,
+                    back_off,
+                    retry_at: std::time::Instant::now() + back_off,
+                },
+            );
+            None
+        }
+    }
+}
+
 /// A copy of plan `key`'s template for one run, the template revalidated (and built again
-/// when it no longer holds) first. `None`: no template could be built now; the run builds its
-/// view itself, which refuses as a fresh build does.
+/// when it no longer holds) first. `None`: no template could be built now, or its last build
+/// failed less than a back-off ago ([`build_after_back_off`]); the run builds its view itself,
+/// which refuses as a fresh build does.
 pub(crate) fn copy(
     key: u64,
     ops: &[MountOp],
@@ -456,7 +499,7 @@ pub(crate) fn copy(
         Some(t) if t.holds() => t.clone(),
         _ => {
             templates.remove(&key);
-            let mut t = build(ops).ok()?;
+            let mut t = build_after_back_off(key, ops)?;
             // Only the descriptors a rule is made from: roots whose rules were folded into one
             // on their parent ([`crate::rule_cover`]) need none, in the caller or the child.
             let ruled: std::collections::HashSet<&Path> =
@@ -885,6 +928,48 @@ mod tests {
             device: false,
             optional: true,
         }
+    }
+
+    /// A failed build is not tried again at every run: until its back-off has passed the runs
+    /// build their view themselves, and a failure after it doubles the back-off.
+    #[test]
+    fn a_failed_build_waits_its_back_off() {
+        // A bind the plan needs, of a path that does not exist: every build fails.
+        let ops = [MountOp::Bind {
+            path: "/nonexistent/toolpolicy-template-back-off".into(),
+            write: false,
+            exec: false,
+            device: false,
+            optional: false,
+        }];
+        let key = u64::MAX - 0x7e57;
+        let back_off = || BUILDS_REFUSED.lock(|| {}).get(&key).map(|r| r.back_off);
+        assert!(copy(key, &ops, &[], ViewSource::Copied).is_none());
+        assert_eq!(
+            back_off(),
+            Some(FIRST_BACK_OFF),
+            "the first failure is recorded"
+        );
+        // Within the back-off: no build, so no second failure doubles it.
+        assert!(copy(key, &ops, &[], ViewSource::Copied).is_none());
+        assert_eq!(
+            back_off(),
+            Some(FIRST_BACK_OFF),
+            "built again within its back-off"
+        );
+        // Past it: built again, failed again, twice as long.
+        let past = std::time::Instant::now();
+        BUILDS_REFUSED
+            .lock(|| {})
+            .get_mut(&key)
+            .expect("recorded")
+            .retry_at = past;
+        assert!(copy(key, &ops, &[], ViewSource::Copied).is_none());
+        assert_eq!(
+            back_off(),
+            Some(2 * FIRST_BACK_OFF),
+            "not built again after it"
+        );
     }
 
     /// Plans a template cannot hold build per run, with the reason; roots inside the private
