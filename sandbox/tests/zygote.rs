@@ -1532,43 +1532,64 @@ fn no_signal_ignored(dir: &Path) -> Result<(), String> {
 /// its zygote started: the next hardened command has the same personality, as a plain child
 /// and a strict run's command do.
 fn personality_follows_the_agent(dir: &Path) -> Result<(), String> {
-    let script = "cat /proc/self/personality";
+    follows_the_agent(
+        dir,
+        "cat /proc/self/personality",
+        "personality",
+        "00040000",
+        || {
+            // SAFETY: personality of this case process takes an integer.
+            if unsafe { libc::personality(libc::ADDR_NO_RANDOMIZE as libc::c_ulong) } < 0 {
+                return Err(format!("personality: {}", std::io::Error::last_os_error()));
+            }
+            Ok(())
+        },
+    )
+}
+
+/// Runs `script` (which prints the agent's value named `what`), then `change` (which makes it
+/// `want`), then `script` again: the second command prints the agent's new value, as a plain
+/// child and a strict run's command do, through the same zygote.
+fn follows_the_agent(
+    dir: &Path,
+    script: &str,
+    what: &str,
+    want: &str,
+    change: impl FnOnce() -> Result<(), String>,
+) -> Result<(), String> {
     let first = output_of(dir, script)?;
     let z = zygote_pid()?;
-    // SAFETY: personality of this case process takes an integer.
-    if unsafe { libc::personality(libc::ADDR_NO_RANDOMIZE as libc::c_ulong) } < 0 {
-        return Err(format!("personality: {}", std::io::Error::last_os_error()));
-    }
+    change()?;
     let control = unconfined_output(script)?;
     let seen = output_of(dir, script)?;
     check(
-        &format!("the command's personality {seen} is the agent's {control} (was {first})"),
-        seen == control && seen == "00040000" && first != seen,
+        &format!("the command's {what} {seen} is the agent's {control} (was {first})"),
+        seen == control && seen == want && first != seen,
     )?;
     check("the same zygote serves", zygote_pid()? == z)?;
-    strict_prints(dir, script, &control, "personality")
+    strict_prints(dir, script, &control, what)
 }
 
 /// The agent widens its timer slack (as a power-saving agent may) after its zygote started:
 /// the next hardened command has the same slack, as a plain child and a strict run's command
 /// do, through the same zygote. The slack is above what an `int` holds.
 fn timer_slack_follows_the_agent(dir: &Path) -> Result<(), String> {
-    let script = "cat /proc/self/timerslack_ns";
-    let first = output_of(dir, script)?;
-    let z = zygote_pid()?;
     let slack: u64 = 3_000_000_007;
-    // SAFETY: PR_SET_TIMERSLACK of this case process's only thread takes an integer.
-    if unsafe { libc::syscall(libc::SYS_prctl, libc::PR_SET_TIMERSLACK, slack, 0, 0, 0) } != 0 {
-        return Err(format!("timer slack: {}", std::io::Error::last_os_error()));
-    }
-    let control = unconfined_output(script)?;
-    let seen = output_of(dir, script)?;
-    check(
-        &format!("the command's timer slack {seen} is the agent's {control} (was {first})"),
-        seen == control && seen == slack.to_string() && first != seen,
-    )?;
-    check("the same zygote serves", zygote_pid()? == z)?;
-    strict_prints(dir, script, &control, "timer slack")
+    follows_the_agent(
+        dir,
+        "cat /proc/self/timerslack_ns",
+        "timer slack",
+        &slack.to_string(),
+        || {
+            // SAFETY: PR_SET_TIMERSLACK of this case process's only thread takes an integer.
+            let set =
+                unsafe { libc::syscall(libc::SYS_prctl, libc::PR_SET_TIMERSLACK, slack, 0, 0, 0) };
+            if set != 0 {
+                return Err(format!("timer slack: {}", std::io::Error::last_os_error()));
+            }
+            Ok(())
+        },
+    )
 }
 
 /// Sets this process's supplementary groups.
