@@ -210,6 +210,10 @@ const CASES: &[(&str, Case)] = &[
         memory_deny_write_execute_gets_a_new_zygote,
     ),
     (
+        "a_run_after_the_agent_changed_its_address_space_flags_has_them_through_a_new_zygote",
+        memory_flags_get_a_new_zygote,
+    ),
+    (
         "a_one_shot_caller_forks_its_zygote_only_while_it_is_small",
         one_shot_fork_only_while_small,
     ),
@@ -2306,6 +2310,43 @@ except PermissionError:
     }
     answers_as_a_plain_child(dir, script, "refused", old)?;
     strict_prints(dir, script, "refused", "refusal")
+}
+
+/// An agent that disables transparent huge pages (`PR_SET_THP_DISABLE`) and offers all its
+/// memory to same-page merging (`PR_SET_MEMORY_MERGE`) after its zygote started: both belong to
+/// the address space, which a plain child keeps and its `execve` carries, so the next command
+/// has them as a plain child and a strict run's command do, through a new zygote. On a kernel
+/// without per-process merging (before 6.4, or without KSM) only the first is compared.
+fn memory_flags_get_a_new_zygote(dir: &Path) -> Result<(), String> {
+    const PR_SET_MEMORY_MERGE: libc::c_int = 67;
+    let script = "grep -h -e THP_enabled -e ksm_merge_any /proc/self/status /proc/self/ksm_stat \
+        2>/dev/null | tr -s '\t ' ' '";
+    let before = unconfined_output(script)?;
+    check(
+        &format!("before, the command's flags are a plain child's, {before:?}"),
+        output_of(dir, script)? == before && before.starts_with("THP_enabled: 1"),
+    )?;
+    let old = zygote_pid()?;
+    // SAFETY: prctl with integer arguments.
+    if unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) } != 0 {
+        return Err(format!(
+            "PR_SET_THP_DISABLE: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    let merging = before.contains("ksm_merge_any: no")
+        // SAFETY: as above.
+        && unsafe { libc::prctl(PR_SET_MEMORY_MERGE, 1, 0, 0, 0) } == 0;
+    if !merging {
+        eprintln!("note: per-process memory merging is not on this kernel; THP alone compared");
+    }
+    let want = if merging {
+        "THP_enabled: 0\nksm_merge_any: yes"
+    } else {
+        "THP_enabled: 0"
+    };
+    answers_as_a_plain_child(dir, script, want, old)?;
+    strict_prints(dir, script, want, "address space flags")
 }
 
 /// An agent under a seccomp filter whose own `/proc` is closed to it (a Landlock domain that

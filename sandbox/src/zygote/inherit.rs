@@ -1,15 +1,15 @@
 //! What a command inherits from the process that starts it and the agent may change between
 //! runs: its umask, its resource limits, its scheduling policy, nice value, CPU affinity and I/O
-//! priority, its timer slack, its OOM score adjustment, its personality, its cgroups, and what
-//! confines it
-//! (seccomp filters, namespaces, root directory).
+//! priority, its timer slack, its OOM score adjustment, its personality, its cgroups, its
+//! address space's flags (transparent huge pages disabled, memory merging), and what confines
+//! it (seccomp filters, namespaces, root directory).
 //!
 //! A strict run's child is cloned from the agent's calling thread at the time of the run, so
 //! it has the agent's values of that moment. A hardened command is forked from the zygote,
 //! which has the agent's values of the time it started. So the client takes the agent's
 //! values at each run ([`Inheritance::now`]: 16 `getrlimit`, `sched_getscheduler`,
 //! `getpriority`, `sched_getaffinity`, `ioprio_get`, `personality`, `PR_GET_TIMERSLACK`,
-//! `PR_GET_MDWE`, a `statx`
+//! `PR_GET_MDWE`, `PR_GET_THP_DISABLE`, `PR_GET_MEMORY_MERGE`, a `statx`
 //! of `/`, two `readlinkat` in the thread's `/proc` `ns` directory and one read of each of its
 //! `status`, `cgroup` and `oom_score_adj` files, all kept open: 26.0 µs in a release loop,
 //! where the same loop without the confinement's reads gave 21.4 at the same hour (and 2.3 of
@@ -23,7 +23,10 @@
 //!   the limits at its start, the limits just before the policy's own, [`crate::child`]);
 //! * another confinement (a seccomp filter added, another mount namespace, root directory,
 //!   network namespace or pid namespace for children, memory-deny-write-execute:
-//!   [`Confinement`]), another cgroup (the agent moved itself), a hard limit the agent raised
+//!   [`Confinement`]), another cgroup (the agent moved itself), other address-space flags
+//!   ([`MemoryFlags`]: G shares the zygote's address space until its `execve`, so it cannot set
+//!   them for one run without setting them for the zygote and every run in flight), a hard
+//!   limit the agent raised
 //!   above the zygote's, a nice value or OOM score adjustment it lowered below the zygote's, or a
 //!   policy or I/O priority G could only take with a privilege (leaving `SCHED_IDLE`, taking a
 //!   real-time policy or a higher real-time priority than the zygote's, the real-time I/O
@@ -93,6 +96,9 @@ pub(super) struct Inheritance {
     /// value only: the default a `PR_SET_TIMERSLACK(0)` returns to stays the zygote's, which
     /// the kernel fixes when a thread is created.
     timer_slack: Option<u64>,
+    /// The process's address-space flags that its children and the programs they start
+    /// inherit: see [`MemoryFlags`].
+    memory: MemoryFlags,
     /// The thread's CPU affinity, as the words of a `cpu_set_t`; `None` on a host whose CPU
     /// numbers do not fit one (then the zygote's stands).
     affinity: Option<Vec<u64>>,
@@ -188,6 +194,39 @@ fn namespaces() -> Option<[u64; 2]> {
     Some(ids)
 }
 
+/// Flags of the process's address space that a forked child keeps and `execve` carries to the
+/// program it starts, as a plain child of the agent would have them: `PR_SET_THP_DISABLE`
+/// (no transparent huge pages, which a latency-sensitive or memory-tight agent sets) and
+/// `PR_SET_MEMORY_MERGE` (every mapping offered to the kernel's same-page merging, Linux 6.4).
+/// Neither takes a privilege, and an agent may set either at any time. Each is `None` when the
+/// kernel does not know it (then the zygote's stands). A difference needs a new zygote (see the
+/// module docs); memory-deny-write-execute, also a flag of the address space, is compared with
+/// the confinement ([`Confinement::mdwe`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct MemoryFlags {
+    thp_disable: Option<i32>,
+    memory_merge: Option<i32>,
+}
+
+impl MemoryFlags {
+    fn now() -> MemoryFlags {
+        const PR_GET_MEMORY_MERGE: libc::c_int = 68;
+        // SAFETY: queries with integer arguments.
+        let get = |option| Some(unsafe { libc::prctl(option, 0, 0, 0, 0) }).filter(|v| *v >= 0);
+        MemoryFlags {
+            thp_disable: get(libc::PR_GET_THP_DISABLE),
+            memory_merge: get(PR_GET_MEMORY_MERGE),
+        }
+    }
+
+    /// Whether a process that holds `zygote` would start programs with other flags; an
+    /// unknown value on either side leaves the zygote's.
+    fn differ(self, zygote: MemoryFlags) -> bool {
+        changed(self.thp_disable, zygote.thp_disable).is_some()
+            || changed(self.memory_merge, zygote.memory_merge).is_some()
+    }
+}
+
 /// The process's memory-deny-write-execute flags; `None` on a kernel without them.
 fn mdwe() -> Option<i32> {
     const PR_GET_MDWE: libc::c_int = 66;
@@ -242,6 +281,7 @@ impl Inheritance {
             personality: Some(unsafe { libc::personality(0xffff_ffff) }).filter(|p| *p >= 0),
             affinity: affinity(),
             timer_slack: timer_slack(),
+            memory: MemoryFlags::now(),
             confinement: Confinement::now(status),
         }
     }
@@ -307,6 +347,7 @@ impl Inheritance {
             || realtime_io
             || lowered_oom
             || self.cgroups != zygote.cgroups
+            || self.memory.differ(zygote.memory)
             || self.confinement != zygote.confinement
         {
             return Fit::NewZygote;
@@ -616,6 +657,39 @@ mod tests {
                 now.confinement
             );
         }
+    }
+
+    #[test]
+    fn other_address_space_flags_need_a_new_zygote_and_unknown_ones_do_not() {
+        let then = Inheritance::now();
+        assert!(
+            then.memory.thp_disable.is_some(),
+            "PR_GET_THP_DISABLE: {:?}",
+            then.memory
+        );
+        let with = |memory: MemoryFlags| Inheritance {
+            memory,
+            ..then.clone()
+        };
+        let flip = |v: Option<i32>| Some(v.unwrap_or(0) ^ 1);
+        for memory in [
+            MemoryFlags {
+                thp_disable: flip(then.memory.thp_disable),
+                ..then.memory
+            },
+            MemoryFlags {
+                memory_merge: flip(then.memory.memory_merge),
+                ..then.memory
+            },
+        ] {
+            let now = with(memory);
+            assert_eq!(now.fit(Some(&then)), Fit::NewZygote, "{memory:?}");
+        }
+        let unknown = with(MemoryFlags {
+            thp_disable: None,
+            memory_merge: None,
+        });
+        assert_eq!(unknown.fit(Some(&then)), Fit::Carry(Inherited::default()));
     }
 
     #[test]
