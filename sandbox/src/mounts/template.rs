@@ -970,6 +970,20 @@ mod tests {
             Some(2 * FIRST_BACK_OFF),
             "not built again after it"
         );
+        // Each later failure doubles it, up to its cap, where it stays.
+        let mut want = 2 * FIRST_BACK_OFF;
+        for _ in 0..12 {
+            BUILDS_REFUSED
+                .lock(|| {})
+                .get_mut(&key)
+                .expect("recorded")
+                .retry_at = std::time::Instant::now();
+            assert!(copy(key, &ops, &[], ViewSource::Copied).is_none());
+            want = (want * 2).min(MAX_BACK_OFF);
+            assert_eq!(back_off(), Some(want), "after a failure past the back-off");
+        }
+        assert_eq!(want, MAX_BACK_OFF, "the loop reached the cap");
+        BUILDS_REFUSED.lock(|| {}).remove(&key);
     }
 
     /// Plans a template cannot hold build per run, with the reason; roots inside the private
