@@ -249,6 +249,25 @@ struct Refused {
 const FIRST_BACK_OFF: std::time::Duration = std::time::Duration::from_secs(1);
 const MAX_BACK_OFF: std::time::Duration = std::time::Duration::from_secs(600);
 
+impl Refused {
+    /// The record of a failure for `why` that follows `last` (the previous failure's, if no
+    /// attempt succeeded since): its back-off is [`FIRST_BACK_OFF`], or `last`'s doubled up to
+    /// [`MAX_BACK_OFF`].
+    fn after(last: Option<&Refused>, why: String) -> Refused {
+        let back_off = last.map_or(FIRST_BACK_OFF, |r| (r.back_off * 2).min(MAX_BACK_OFF));
+        Refused {
+            why,
+            back_off,
+            retry_at: std::time::Instant::now() + back_off,
+        }
+    }
+
+    /// Whether an attempt made now must wait for the back-off.
+    fn waits(&self) -> bool {
+        std::time::Instant::now() < self.retry_at
+    }
+}
+
 /// Whether the runs of a prepared strict policy are lent a namespace that holds its view
 /// ([`ViewSource::Leased`], [`crate::runner::Prepared::view_lease`]), as far as its runs found
 /// out so far.
@@ -329,8 +348,7 @@ impl Template {
             return idle;
         }
         let refused = || self.refused.lock().unwrap_or_else(|e| e.into_inner());
-        let now = std::time::Instant::now();
-        if refused().as_ref().is_some_and(|r| now < r.retry_at) {
+        if refused().as_ref().is_some_and(Refused::waits) {
             return None;
         }
         // Made without the lock held: runs that start together make theirs side by side.
@@ -342,14 +360,7 @@ impl Template {
                 Some(ns)
             }
             Err(why) => {
-                let back_off = refused
-                    .as_ref()
-                    .map_or(FIRST_BACK_OFF, |r| (r.back_off * 2).min(MAX_BACK_OFF));
-                *refused = Some(Refused {
-                    why,
-                    back_off,
-                    retry_at: std::time::Instant::now() + back_off,
-                });
+                *refused = Some(Refused::after(refused.as_ref(), why));
                 None
             }
         }
@@ -456,8 +467,7 @@ static BUILDS_REFUSED: PerProcess<HashMap<u64, Refused>> = PerProcess::new();
 /// back-off ago (1 s, doubled at each failure up to 10 minutes), or when this build fails.
 fn build_after_back_off(key: u64, ops: &[MountOp]) -> Option<Template> {
     let refused = || BUILDS_REFUSED.lock(|| {});
-    let now = std::time::Instant::now();
-    if refused().get(&key).is_some_and(|r| now < r.retry_at) {
+    if refused().get(&key).is_some_and(Refused::waits) {
         return None;
     }
     let built = build(ops);
@@ -468,17 +478,8 @@ fn build_after_back_off(key: u64, ops: &[MountOp]) -> Option<Template> {
             Some(t)
         }
         Err(why) => {
-            let back_off = refused
-                .get(&key)
-                .map_or(FIRST_BACK_OFF, |r| (r.back_off * 2).min(MAX_BACK_OFF));
-            refused.insert(
-                key,
-                Refused {
-                    why,
-                    back_off,
-                    retry_at: std::time::Instant::now() + back_off,
-                },
-            );
+            let failed = Refused::after(refused.get(&key), why);
+            refused.insert(key, failed);
             None
         }
     }
