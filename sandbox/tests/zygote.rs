@@ -214,6 +214,10 @@ const CASES: &[(&str, Case)] = &[
         memory_flags_get_a_new_zygote,
     ),
     (
+        "a_run_after_the_agent_disabled_speculative_store_bypass_has_it_disabled",
+        speculation_mitigation_follows_the_agent,
+    ),
+    (
         "a_one_shot_caller_forks_its_zygote_only_while_it_is_small",
         one_shot_fork_only_while_small,
     ),
@@ -2347,6 +2351,54 @@ fn memory_flags_get_a_new_zygote(dir: &Path) -> Result<(), String> {
     };
     answers_as_a_plain_child(dir, script, want, old)?;
     strict_prints(dir, script, want, "address space flags")
+}
+
+/// An agent that turns speculative store bypass off for its thread after its zygote started
+/// (`PR_SET_SPECULATION_CTRL`, a Spectre v4 mitigation that its plain children keep across
+/// `execve`): its next command runs mitigated too, through a new zygote. Turned off only until
+/// the next `execve` (`PR_SPEC_DISABLE_NOEXEC`), a plain child's program runs without it, and
+/// so does the command, through the same zygote (no new one at each run). Skipped on a CPU or
+/// kernel where the thread cannot choose (not affected, or the mitigation fixed at boot).
+fn speculation_mitigation_follows_the_agent(dir: &Path) -> Result<(), String> {
+    const PR_SET_SPECULATION_CTRL: libc::c_int = 53;
+    const PR_SPEC_STORE_BYPASS: libc::c_ulong = 0;
+    const PR_SPEC_DISABLE: libc::c_ulong = 1 << 2;
+    const PR_SPEC_DISABLE_NOEXEC: libc::c_ulong = 1 << 4;
+    let script = "grep -h Speculation_Store_Bypass /proc/self/status | tr -s '\\t ' ' '";
+    let (vulnerable, mitigated) = (
+        "Speculation_Store_Bypass: thread vulnerable",
+        "Speculation_Store_Bypass: thread mitigated",
+    );
+    if unconfined_output(script)? != vulnerable {
+        eprintln!("skipped: this CPU or kernel lets no thread choose speculative store bypass");
+        return Ok(());
+    }
+    check(
+        "before, the command's store bypass is a plain child's",
+        output_of(dir, script)? == vulnerable,
+    )?;
+    let z = zygote_pid()?;
+    let set = |value: libc::c_ulong| -> Result<(), String> {
+        // SAFETY: prctl with integer arguments, on this case process's only thread.
+        let r = unsafe { libc::prctl(PR_SET_SPECULATION_CTRL, PR_SPEC_STORE_BYPASS, value, 0, 0) };
+        if r != 0 {
+            return Err(format!(
+                "PR_SET_SPECULATION_CTRL({value}): {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        Ok(())
+    };
+    set(PR_SPEC_DISABLE_NOEXEC)?;
+    check(
+        "turned off until the next execve: a plain child's program is not mitigated",
+        unconfined_output(script)? == vulnerable,
+    )?;
+    check("nor is the command", output_of(dir, script)? == vulnerable)?;
+    check("the same zygote serves", zygote_pid()? == z)?;
+    set(PR_SPEC_DISABLE)?;
+    answers_as_a_plain_child(dir, script, mitigated, z)?;
+    strict_prints(dir, script, mitigated, "store bypass")
 }
 
 /// An agent under a seccomp filter whose own `/proc` is closed to it (a Landlock domain that

@@ -1,15 +1,16 @@
 //! What a command inherits from the process that starts it and the agent may change between
 //! runs: its umask, its resource limits, its scheduling policy, nice value, CPU affinity and I/O
-//! priority, its timer slack, its OOM score adjustment, its personality, its cgroups, its
-//! address space's flags (transparent huge pages disabled, memory merging), and what confines
-//! it (seccomp filters, namespaces, root directory).
+//! priority, its timer slack, its OOM score adjustment, its personality, its cgroups, the
+//! flags an `execve` keeps (transparent huge pages disabled, memory merging, speculation
+//! mitigations), and what confines it (seccomp filters, namespaces, root directory).
 //!
 //! A strict run's child is cloned from the agent's calling thread at the time of the run, so
 //! it has the agent's values of that moment. A hardened command is forked from the zygote,
 //! which has the agent's values of the time it started. So the client takes the agent's
 //! values at each run ([`Inheritance::now`]: 16 `getrlimit`, `sched_getscheduler`,
 //! `getpriority`, `sched_getaffinity`, `ioprio_get`, `personality`, `PR_GET_TIMERSLACK`,
-//! `PR_GET_MDWE`, `PR_GET_THP_DISABLE`, `PR_GET_MEMORY_MERGE`, a `statx`
+//! `PR_GET_MDWE`, `PR_GET_THP_DISABLE`, `PR_GET_MEMORY_MERGE`, two
+//! `PR_GET_SPECULATION_CTRL`, a `statx`
 //! of `/`, two `readlinkat` in the thread's `/proc` `ns` directory and one read of each of its
 //! `status`, `cgroup` and `oom_score_adj` files, all kept open: 26.0 µs in a release loop,
 //! where the same loop without the confinement's reads gave 21.4 at the same hour (and 2.3 of
@@ -23,10 +24,8 @@
 //!   the limits at its start, the limits just before the policy's own, [`crate::child`]);
 //! * another confinement (a seccomp filter added, another mount namespace, root directory,
 //!   network namespace or pid namespace for children, memory-deny-write-execute:
-//!   [`Confinement`]), another cgroup (the agent moved itself), other address-space flags
-//!   ([`MemoryFlags`]: G shares the zygote's address space until its `execve`, so it cannot set
-//!   them for one run without setting them for the zygote and every run in flight), a hard
-//!   limit the agent raised
+//!   [`Confinement`]), another cgroup (the agent moved itself), other flags that an `execve`
+//!   keeps ([`KeptFlags`]), a hard limit the agent raised
 //!   above the zygote's, a nice value or OOM score adjustment it lowered below the zygote's, or a
 //!   policy or I/O priority G could only take with a privilege (leaving `SCHED_IDLE`, taking a
 //!   real-time policy or a higher real-time priority than the zygote's, the real-time I/O
@@ -96,9 +95,8 @@ pub(super) struct Inheritance {
     /// value only: the default a `PR_SET_TIMERSLACK(0)` returns to stays the zygote's, which
     /// the kernel fixes when a thread is created.
     timer_slack: Option<u64>,
-    /// The process's address-space flags that its children and the programs they start
-    /// inherit: see [`MemoryFlags`].
-    memory: MemoryFlags,
+    /// Flags that its children and the programs they start keep: see [`KeptFlags`].
+    kept: KeptFlags,
     /// The thread's CPU affinity, as the words of a `cpu_set_t`; `None` on a host whose CPU
     /// numbers do not fit one (then the zygote's stands).
     affinity: Option<Vec<u64>>,
@@ -194,36 +192,71 @@ fn namespaces() -> Option<[u64; 2]> {
     Some(ids)
 }
 
-/// Flags of the process's address space that a forked child keeps and `execve` carries to the
-/// program it starts, as a plain child of the agent would have them: `PR_SET_THP_DISABLE`
-/// (no transparent huge pages, which a latency-sensitive or memory-tight agent sets) and
-/// `PR_SET_MEMORY_MERGE` (every mapping offered to the kernel's same-page merging, Linux 6.4).
-/// Neither takes a privilege, and an agent may set either at any time. Each is `None` when the
-/// kernel does not know it (then the zygote's stands). A difference needs a new zygote (see the
-/// module docs); memory-deny-write-execute, also a flag of the address space, is compared with
-/// the confinement ([`Confinement::mdwe`]).
+/// Flags that a forked child keeps and its `execve` carries to the program it starts, as a
+/// plain child of the agent would have them, and that an agent may set at any time without a
+/// privilege. A difference needs a new zygote (see the module docs), started from the agent as
+/// it is then: it has them as the agent's plain children do.
+/// * Two of the address space: `PR_SET_THP_DISABLE` (no transparent huge pages, which a
+///   latency-sensitive or memory-tight agent sets) and `PR_SET_MEMORY_MERGE` (every mapping
+///   offered to the kernel's same-page merging, Linux 6.4). G shares Z's address space until
+///   its `execve`, so it could not set them for one run without setting them for Z and every
+///   run in flight. Memory-deny-write-execute, also of the address space, is compared with
+///   the confinement ([`Confinement::mdwe`]).
+/// * Two of the thread, the speculation mitigations it asked for (`PR_SET_SPECULATION_CTRL`):
+///   speculative store bypass and indirect branch speculation disabled. An agent that turned
+///   one off for its thread would otherwise have its commands run without it. As a program
+///   started by the thread would have them: one disabled only until the next `execve`
+///   (`PR_SPEC_DISABLE_NOEXEC`) counts as enabled, which its programs are.
+///
+/// Each is `None` when the kernel does not say (then the zygote's stands).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-struct MemoryFlags {
+struct KeptFlags {
     thp_disable: Option<i32>,
     memory_merge: Option<i32>,
+    store_bypass: Option<i32>,
+    indirect_branch: Option<i32>,
 }
 
-impl MemoryFlags {
-    fn now() -> MemoryFlags {
+/// `PR_GET_SPECULATION_CTRL`'s features and answer bits (Linux's uapi `prctl.h`; libc has them
+/// for some architectures only).
+const PR_SPEC_STORE_BYPASS: libc::c_ulong = 0;
+const PR_SPEC_INDIRECT_BRANCH: libc::c_ulong = 1;
+const PR_SPEC_PRCTL: i32 = 1;
+const PR_SPEC_ENABLE: i32 = 1 << 1;
+const PR_SPEC_DISABLE_NOEXEC: i32 = 1 << 4;
+
+impl KeptFlags {
+    fn now() -> KeptFlags {
         const PR_GET_MEMORY_MERGE: libc::c_int = 68;
+        const PR_GET_SPECULATION_CTRL: libc::c_int = 52;
         // SAFETY: queries with integer arguments.
-        let get = |option| Some(unsafe { libc::prctl(option, 0, 0, 0, 0) }).filter(|v| *v >= 0);
-        MemoryFlags {
-            thp_disable: get(libc::PR_GET_THP_DISABLE),
-            memory_merge: get(PR_GET_MEMORY_MERGE),
+        let get = |option, arg: libc::c_ulong| {
+            Some(unsafe { libc::prctl(option, arg, 0, 0, 0) }).filter(|v| *v >= 0)
+        };
+        let speculation = |feature| {
+            get(PR_GET_SPECULATION_CTRL, feature).map(|v| {
+                if v & PR_SPEC_DISABLE_NOEXEC != 0 {
+                    PR_SPEC_PRCTL | PR_SPEC_ENABLE
+                } else {
+                    v
+                }
+            })
+        };
+        KeptFlags {
+            thp_disable: get(libc::PR_GET_THP_DISABLE, 0),
+            memory_merge: get(PR_GET_MEMORY_MERGE, 0),
+            store_bypass: speculation(PR_SPEC_STORE_BYPASS),
+            indirect_branch: speculation(PR_SPEC_INDIRECT_BRANCH),
         }
     }
 
     /// Whether a process that holds `zygote` would start programs with other flags; an
     /// unknown value on either side leaves the zygote's.
-    fn differ(self, zygote: MemoryFlags) -> bool {
+    fn differ(self, zygote: KeptFlags) -> bool {
         changed(self.thp_disable, zygote.thp_disable).is_some()
             || changed(self.memory_merge, zygote.memory_merge).is_some()
+            || changed(self.store_bypass, zygote.store_bypass).is_some()
+            || changed(self.indirect_branch, zygote.indirect_branch).is_some()
     }
 }
 
@@ -281,7 +314,7 @@ impl Inheritance {
             personality: Some(unsafe { libc::personality(0xffff_ffff) }).filter(|p| *p >= 0),
             affinity: affinity(),
             timer_slack: timer_slack(),
-            memory: MemoryFlags::now(),
+            kept: KeptFlags::now(),
             confinement: Confinement::now(status),
         }
     }
@@ -347,7 +380,7 @@ impl Inheritance {
             || realtime_io
             || lowered_oom
             || self.cgroups != zygote.cgroups
-            || self.memory.differ(zygote.memory)
+            || self.kept.differ(zygote.kept)
             || self.confinement != zygote.confinement
         {
             return Fit::NewZygote;
@@ -660,34 +693,45 @@ mod tests {
     }
 
     #[test]
-    fn other_address_space_flags_need_a_new_zygote_and_unknown_ones_do_not() {
+    fn other_flags_an_execve_keeps_need_a_new_zygote_and_unknown_ones_do_not() {
         let then = Inheritance::now();
         assert!(
-            then.memory.thp_disable.is_some(),
+            then.kept.thp_disable.is_some(),
             "PR_GET_THP_DISABLE: {:?}",
-            then.memory
+            then.kept
         );
-        let with = |memory: MemoryFlags| Inheritance {
-            memory,
+        let with = |kept: KeptFlags| Inheritance {
+            kept,
             ..then.clone()
         };
         let flip = |v: Option<i32>| Some(v.unwrap_or(0) ^ 1);
-        for memory in [
-            MemoryFlags {
-                thp_disable: flip(then.memory.thp_disable),
-                ..then.memory
+        let k = then.kept;
+        for kept in [
+            KeptFlags {
+                thp_disable: flip(k.thp_disable),
+                ..k
             },
-            MemoryFlags {
-                memory_merge: flip(then.memory.memory_merge),
-                ..then.memory
+            KeptFlags {
+                memory_merge: flip(k.memory_merge),
+                ..k
+            },
+            KeptFlags {
+                store_bypass: flip(k.store_bypass),
+                ..k
+            },
+            KeptFlags {
+                indirect_branch: flip(k.indirect_branch),
+                ..k
             },
         ] {
-            let now = with(memory);
-            assert_eq!(now.fit(Some(&then)), Fit::NewZygote, "{memory:?}");
+            let now = with(kept);
+            assert_eq!(now.fit(Some(&then)), Fit::NewZygote, "{kept:?}");
         }
-        let unknown = with(MemoryFlags {
+        let unknown = with(KeptFlags {
             thp_disable: None,
             memory_merge: None,
+            store_bypass: None,
+            indirect_branch: None,
         });
         assert_eq!(unknown.fit(Some(&then)), Fit::Carry(Inherited::default()));
     }
@@ -963,6 +1007,12 @@ mod tests {
         }
         let us = t.elapsed().as_secs_f64() * 1e6 / f64::from(rounds);
         println!("of which the timer slack: {us:.2} µs");
+        let t = std::time::Instant::now();
+        for _ in 0..rounds {
+            std::hint::black_box(KeptFlags::now());
+        }
+        let us = t.elapsed().as_secs_f64() * 1e6 / f64::from(rounds);
+        println!("of which the flags an execve keeps (four prctl): {us:.2} µs");
     }
 
     /// Runs `f` on a thread of its own, whose scheduling it may change.

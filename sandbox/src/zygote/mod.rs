@@ -111,9 +111,9 @@
 //!   a change G can follow travels with the run and G applies it; one it might lack the
 //!   privilege for (a raised hard limit, a lowered nice value or OOM score, leaving
 //!   `SCHED_IDLE`, taking real time or the real-time I/O class), another cgroup, or other
-//!   flags of the agent's address space (transparent huge pages disabled, memory merging: G
-//!   shares Z's address space until its `execve`) gets a new zygote, and the old one is
-//!   retired: it ends once the runs it received are over.
+//!   flags that an `execve` keeps (transparent huge pages disabled and memory merging, of the
+//!   address space G shares with Z until its `execve`; the thread's speculation mitigations)
+//!   gets a new zygote, and the old one is retired: it ends once the runs it received are over.
 //!
 //! A caller of one run ([`crate::runner::RunOptions::one_shot`], as `policy-sandbox run`) would
 //! pay the helper binary's start (its loading, relocation and runtime, about 1.6 plain spawns
