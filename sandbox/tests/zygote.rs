@@ -218,6 +218,10 @@ const CASES: &[(&str, Case)] = &[
         speculation_mitigation_follows_the_agent,
     ),
     (
+        "a_run_after_the_agent_bound_its_memory_to_numa_nodes_has_the_binding",
+        numa_policy_follows_the_agent,
+    ),
+    (
         "a_one_shot_caller_forks_its_zygote_only_while_it_is_small",
         one_shot_fork_only_while_small,
     ),
@@ -2357,11 +2361,13 @@ fn memory_flags_get_a_new_zygote(dir: &Path) -> Result<(), String> {
 /// (`PR_SET_SPECULATION_CTRL`, a Spectre v4 mitigation that its plain children keep across
 /// `execve`): its next command runs mitigated too, through a new zygote. Turned off only until
 /// the next `execve` (`PR_SPEC_DISABLE_NOEXEC`), a plain child's program runs without it, and
-/// so does the command, through the same zygote (no new one at each run). Skipped on a CPU or
-/// kernel where the thread cannot choose (not affected, or the mitigation fixed at boot).
+/// so does the command, through the same zygote (no new one at each run). Then the same for
+/// indirect branch speculation. Skipped on a CPU or kernel where the thread cannot choose (not
+/// affected, or the mitigation fixed at boot).
 fn speculation_mitigation_follows_the_agent(dir: &Path) -> Result<(), String> {
     const PR_SET_SPECULATION_CTRL: libc::c_int = 53;
     const PR_SPEC_STORE_BYPASS: libc::c_ulong = 0;
+    const PR_SPEC_INDIRECT_BRANCH: libc::c_ulong = 1;
     const PR_SPEC_DISABLE: libc::c_ulong = 1 << 2;
     const PR_SPEC_DISABLE_NOEXEC: libc::c_ulong = 1 << 4;
     let script = "grep -h Speculation_Store_Bypass /proc/self/status | tr -s '\\t ' ' '";
@@ -2398,7 +2404,69 @@ fn speculation_mitigation_follows_the_agent(dir: &Path) -> Result<(), String> {
     check("the same zygote serves", zygote_pid()? == z)?;
     set(PR_SPEC_DISABLE)?;
     answers_as_a_plain_child(dir, script, mitigated, z)?;
-    strict_prints(dir, script, mitigated, "store bypass")
+    strict_prints(dir, script, mitigated, "store bypass")?;
+    // Indirect branch speculation, where the thread may choose it too.
+    let script = "grep -h SpeculationIndirectBranch /proc/self/status | tr -s '\\t ' ' '";
+    let before = unconfined_output(script)?;
+    if before != "SpeculationIndirectBranch: conditional enabled" {
+        eprintln!("note: indirect branch speculation is not the thread's choice here: {before:?}");
+        return Ok(());
+    }
+    let z = zygote_pid()?;
+    // SAFETY: prctl with integer arguments, on this case process's only thread.
+    let r = unsafe {
+        libc::prctl(
+            PR_SET_SPECULATION_CTRL,
+            PR_SPEC_INDIRECT_BRANCH,
+            PR_SPEC_DISABLE,
+            0,
+            0,
+        )
+    };
+    if r != 0 {
+        return Err(format!(
+            "PR_SET_SPECULATION_CTRL(indirect branch): {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    let disabled = "SpeculationIndirectBranch: conditional disabled";
+    answers_as_a_plain_child(dir, script, disabled, z)?;
+    strict_prints(dir, script, disabled, "indirect branch speculation")
+}
+
+/// An agent that binds its thread's memory to NUMA node 0 (`set_mempolicy`, as `numactl
+/// --membind=0` does for the program it starts) after its zygote started: a plain child's
+/// program keeps the binding across `execve`, and so does the next command, through a new
+/// zygote. The binding shows as the policy of the command's mappings in its `numa_maps`.
+fn numa_policy_follows_the_agent(dir: &Path) -> Result<(), String> {
+    if !Path::new("/proc/self/numa_maps").exists() {
+        eprintln!("skipped: this kernel has no NUMA memory policies (/proc/self/numa_maps)");
+        return Ok(());
+    }
+    let script = "head -n 1 /proc/self/numa_maps | cut -d ' ' -f 2";
+    check(
+        "before, the command's policy is a plain child's",
+        output_of(dir, script)? == "default" && unconfined_output(script)? == "default",
+    )?;
+    let z = zygote_pid()?;
+    let node0: libc::c_ulong = 1;
+    // SAFETY: set_mempolicy of this thread reads one word of node mask.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_set_mempolicy,
+            libc::MPOL_BIND,
+            &node0 as *const libc::c_ulong,
+            64 as libc::c_ulong,
+        )
+    };
+    if r != 0 {
+        return Err(format!(
+            "set_mempolicy(MPOL_BIND, node 0): {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    answers_as_a_plain_child(dir, script, "bind:0", z)?;
+    strict_prints(dir, script, "bind:0", "NUMA policy")
 }
 
 /// An agent under a seccomp filter whose own `/proc` is closed to it (a Landlock domain that

@@ -2,7 +2,7 @@
 //! runs: its umask, its resource limits, its scheduling policy, nice value, CPU affinity and I/O
 //! priority, its timer slack, its OOM score adjustment, its personality, its cgroups, the
 //! flags an `execve` keeps (transparent huge pages disabled, memory merging, speculation
-//! mitigations), and what confines it (seccomp filters, namespaces, root directory).
+//! mitigations, NUMA memory policy), and what confines it (seccomp filters, namespaces, root directory).
 //!
 //! A strict run's child is cloned from the agent's calling thread at the time of the run, so
 //! it has the agent's values of that moment. A hardened command is forked from the zygote,
@@ -10,7 +10,7 @@
 //! values at each run ([`Inheritance::now`]: 16 `getrlimit`, `sched_getscheduler`,
 //! `getpriority`, `sched_getaffinity`, `ioprio_get`, `personality`, `PR_GET_TIMERSLACK`,
 //! `PR_GET_MDWE`, `PR_GET_THP_DISABLE`, `PR_GET_MEMORY_MERGE`, two
-//! `PR_GET_SPECULATION_CTRL`, a `statx`
+//! `PR_GET_SPECULATION_CTRL`, `get_mempolicy`, a `statx`
 //! of `/`, two `readlinkat` in the thread's `/proc` `ns` directory and one read of each of its
 //! `status`, `cgroup` and `oom_score_adj` files, all kept open: 26.0 µs in a release loop,
 //! where the same loop without the confinement's reads gave 21.4 at the same hour (and 2.3 of
@@ -207,6 +207,8 @@ fn namespaces() -> Option<[u64; 2]> {
 ///   one off for its thread would otherwise have its commands run without it. As a program
 ///   started by the thread would have them: one disabled only until the next `execve`
 ///   (`PR_SPEC_DISABLE_NOEXEC`) counts as enabled, which its programs are.
+/// * The thread's NUMA memory policy (`set_mempolicy`, as `numactl --membind` sets it for
+///   the program it starts): its mode and nodes.
 ///
 /// Each is `None` when the kernel does not say (then the zygote's stands).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -215,6 +217,29 @@ struct KeptFlags {
     memory_merge: Option<i32>,
     store_bypass: Option<i32>,
     indirect_branch: Option<i32>,
+    numa_policy: Option<(i32, [u64; NODE_WORDS])>,
+}
+
+/// The words of a node mask that holds every node the kernel can number (1024, its
+/// `MAX_NUMNODES` at the largest `NODES_SHIFT`).
+const NODE_WORDS: usize = 16;
+
+/// The calling thread's NUMA memory policy: its mode (with its mode flags) and node mask.
+fn numa_policy() -> Option<(i32, [u64; NODE_WORDS])> {
+    let (mut mode, mut nodes) = (0 as libc::c_int, [0u64; NODE_WORDS]);
+    // SAFETY: get_mempolicy of the thread (no address, no flags) writes the mode and at most
+    // `64 * NODE_WORDS` bits of mask, which `nodes` holds.
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_get_mempolicy,
+            &mut mode as *mut libc::c_int,
+            nodes.as_mut_ptr(),
+            64 * NODE_WORDS as libc::c_ulong,
+            std::ptr::null_mut::<libc::c_void>(),
+            0 as libc::c_ulong,
+        )
+    };
+    (r == 0).then_some((mode, nodes))
 }
 
 /// `PR_GET_SPECULATION_CTRL`'s features and answer bits (Linux's uapi `prctl.h`; libc has them
@@ -247,6 +272,7 @@ impl KeptFlags {
             memory_merge: get(PR_GET_MEMORY_MERGE, 0),
             store_bypass: speculation(PR_SPEC_STORE_BYPASS),
             indirect_branch: speculation(PR_SPEC_INDIRECT_BRANCH),
+            numa_policy: numa_policy(),
         }
     }
 
@@ -257,6 +283,7 @@ impl KeptFlags {
             || changed(self.memory_merge, zygote.memory_merge).is_some()
             || changed(self.store_bypass, zygote.store_bypass).is_some()
             || changed(self.indirect_branch, zygote.indirect_branch).is_some()
+            || changed(self.numa_policy, zygote.numa_policy).is_some()
     }
 }
 
@@ -723,6 +750,10 @@ mod tests {
                 indirect_branch: flip(k.indirect_branch),
                 ..k
             },
+            KeptFlags {
+                numa_policy: Some((libc::MPOL_BIND, [1; NODE_WORDS])),
+                ..k
+            },
         ] {
             let now = with(kept);
             assert_eq!(now.fit(Some(&then)), Fit::NewZygote, "{kept:?}");
@@ -732,6 +763,7 @@ mod tests {
             memory_merge: None,
             store_bypass: None,
             indirect_branch: None,
+            numa_policy: None,
         });
         assert_eq!(unknown.fit(Some(&then)), Fit::Carry(Inherited::default()));
     }
@@ -1012,7 +1044,7 @@ mod tests {
             std::hint::black_box(KeptFlags::now());
         }
         let us = t.elapsed().as_secs_f64() * 1e6 / f64::from(rounds);
-        println!("of which the flags an execve keeps (four prctl): {us:.2} µs");
+        println!("of which the flags an execve keeps (four prctl, get_mempolicy): {us:.2} µs");
     }
 
     /// Runs `f` on a thread of its own, whose scheduling it may change.

@@ -112,7 +112,8 @@
 //!   privilege for (a raised hard limit, a lowered nice value or OOM score, leaving
 //!   `SCHED_IDLE`, taking real time or the real-time I/O class), another cgroup, or other
 //!   flags that an `execve` keeps (transparent huge pages disabled and memory merging, of the
-//!   address space G shares with Z until its `execve`; the thread's speculation mitigations)
+//!   address space G shares with Z until its `execve`; the thread's speculation mitigations
+//!   and NUMA memory policy)
 //!   gets a new zygote, and the old one is retired: it ends once the runs it received are over.
 //!
 //! A caller of one run ([`crate::runner::RunOptions::one_shot`], as `policy-sandbox run`) would
