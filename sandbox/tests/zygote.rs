@@ -2384,25 +2384,25 @@ fn speculation_mitigation_follows_the_agent(dir: &Path) -> Result<(), String> {
         output_of(dir, script)? == vulnerable,
     )?;
     let z = zygote_pid()?;
-    let set = |value: libc::c_ulong| -> Result<(), String> {
+    let set = |feature: libc::c_ulong, value: libc::c_ulong| -> Result<(), String> {
         // SAFETY: prctl with integer arguments, on this case process's only thread.
-        let r = unsafe { libc::prctl(PR_SET_SPECULATION_CTRL, PR_SPEC_STORE_BYPASS, value, 0, 0) };
+        let r = unsafe { libc::prctl(PR_SET_SPECULATION_CTRL, feature, value, 0, 0) };
         if r != 0 {
             return Err(format!(
-                "PR_SET_SPECULATION_CTRL({value}): {}",
+                "PR_SET_SPECULATION_CTRL({feature}, {value}): {}",
                 std::io::Error::last_os_error()
             ));
         }
         Ok(())
     };
-    set(PR_SPEC_DISABLE_NOEXEC)?;
+    set(PR_SPEC_STORE_BYPASS, PR_SPEC_DISABLE_NOEXEC)?;
     check(
         "turned off until the next execve: a plain child's program is not mitigated",
         unconfined_output(script)? == vulnerable,
     )?;
     check("nor is the command", output_of(dir, script)? == vulnerable)?;
     check("the same zygote serves", zygote_pid()? == z)?;
-    set(PR_SPEC_DISABLE)?;
+    set(PR_SPEC_STORE_BYPASS, PR_SPEC_DISABLE)?;
     answers_as_a_plain_child(dir, script, mitigated, z)?;
     strict_prints(dir, script, mitigated, "store bypass")?;
     // Indirect branch speculation, where the thread may choose it too.
@@ -2413,22 +2413,7 @@ fn speculation_mitigation_follows_the_agent(dir: &Path) -> Result<(), String> {
         return Ok(());
     }
     let z = zygote_pid()?;
-    // SAFETY: prctl with integer arguments, on this case process's only thread.
-    let r = unsafe {
-        libc::prctl(
-            PR_SET_SPECULATION_CTRL,
-            PR_SPEC_INDIRECT_BRANCH,
-            PR_SPEC_DISABLE,
-            0,
-            0,
-        )
-    };
-    if r != 0 {
-        return Err(format!(
-            "PR_SET_SPECULATION_CTRL(indirect branch): {}",
-            std::io::Error::last_os_error()
-        ));
-    }
+    set(PR_SPEC_INDIRECT_BRANCH, PR_SPEC_DISABLE)?;
     let disabled = "SpeculationIndirectBranch: conditional disabled";
     answers_as_a_plain_child(dir, script, disabled, z)?;
     strict_prints(dir, script, disabled, "indirect branch speculation")
