@@ -2419,11 +2419,13 @@ fn speculation_mitigation_follows_the_agent(dir: &Path) -> Result<(), String> {
     strict_prints(dir, script, disabled, "indirect branch speculation")
 }
 
-/// An agent that binds its thread's memory to NUMA node 0 (`set_mempolicy`, as `numactl
-/// --membind=0` does for the program it starts) after its zygote started: a plain child's
+/// An agent that binds its thread's memory to one NUMA node (`set_mempolicy`, as `numactl
+/// --membind` does for the program it starts) after its zygote started: a plain child's
 /// program keeps the binding across `execve`, and so does the next command, through a new
-/// zygote. The binding shows as the policy of the command's mappings in its `numa_maps`.
+/// zygote. The binding shows as the policy of the command's mappings in its `numa_maps`. The
+/// node is the lowest this thread may allocate on.
 fn numa_policy_follows_the_agent(dir: &Path) -> Result<(), String> {
+    const MPOL_F_MEMS_ALLOWED: libc::c_ulong = 1 << 2;
     if !Path::new("/proc/self/numa_maps").exists() {
         eprintln!("skipped: this kernel has no NUMA memory policies (/proc/self/numa_maps)");
         return Ok(());
@@ -2434,24 +2436,48 @@ fn numa_policy_follows_the_agent(dir: &Path) -> Result<(), String> {
         output_of(dir, script)? == "default" && unconfined_output(script)? == "default",
     )?;
     let z = zygote_pid()?;
-    let node0: libc::c_ulong = 1;
-    // SAFETY: set_mempolicy of this thread reads one word of node mask.
-    let r = unsafe {
-        libc::syscall(
-            libc::SYS_set_mempolicy,
-            libc::MPOL_BIND,
-            &node0 as *const libc::c_ulong,
-            64 as libc::c_ulong,
-        )
+    let syscall_result = |r: libc::c_long, what: &str| {
+        if r != 0 {
+            return Err(format!("{what}: {}", std::io::Error::last_os_error()));
+        }
+        Ok(())
     };
-    if r != 0 {
-        return Err(format!(
-            "set_mempolicy(MPOL_BIND, node 0): {}",
-            std::io::Error::last_os_error()
-        ));
-    }
-    answers_as_a_plain_child(dir, script, "bind:0", z)?;
-    strict_prints(dir, script, "bind:0", "NUMA policy")
+    let mut allowed = [0 as libc::c_ulong; 16];
+    // SAFETY: get_mempolicy writes at most 1024 bits of node mask, which `allowed` holds; the
+    // mode pointer may be null.
+    syscall_result(
+        unsafe {
+            libc::syscall(
+                libc::SYS_get_mempolicy,
+                std::ptr::null_mut::<libc::c_int>(),
+                allowed.as_mut_ptr(),
+                1024 as libc::c_ulong,
+                std::ptr::null_mut::<libc::c_void>(),
+                MPOL_F_MEMS_ALLOWED,
+            )
+        },
+        "get_mempolicy(MPOL_F_MEMS_ALLOWED)",
+    )?;
+    let node = (0..1024)
+        .find(|n| allowed[n / 64] & (1 << (n % 64)) != 0)
+        .ok_or("this thread may allocate on no node")?;
+    let mut only = [0 as libc::c_ulong; 16];
+    only[node / 64] = 1 << (node % 64);
+    // SAFETY: set_mempolicy of this thread reads 1024 bits of node mask from `only`.
+    syscall_result(
+        unsafe {
+            libc::syscall(
+                libc::SYS_set_mempolicy,
+                libc::MPOL_BIND,
+                only.as_ptr(),
+                1024 as libc::c_ulong,
+            )
+        },
+        &format!("set_mempolicy(MPOL_BIND, node {node})"),
+    )?;
+    let bound = format!("bind:{node}");
+    answers_as_a_plain_child(dir, script, &bound, z)?;
+    strict_prints(dir, script, &bound, "NUMA policy")
 }
 
 /// An agent under a seccomp filter whose own `/proc` is closed to it (a Landlock domain that
