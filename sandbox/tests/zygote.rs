@@ -2330,9 +2330,13 @@ fn memory_flags_get_a_new_zygote(dir: &Path) -> Result<(), String> {
     let script = "grep -h -e THP_enabled -e ksm_merge_any /proc/self/status /proc/self/ksm_stat \
         2>/dev/null | tr -s '\t ' ' '";
     let before = unconfined_output(script)?;
+    if !before.starts_with("THP_enabled: 1") {
+        eprintln!("skipped: this kernel shows no transparent huge pages to turn off: {before:?}");
+        return Ok(());
+    }
     check(
         &format!("before, the command's flags are a plain child's, {before:?}"),
-        output_of(dir, script)? == before && before.starts_with("THP_enabled: 1"),
+        output_of(dir, script)? == before,
     )?;
     let old = zygote_pid()?;
     // SAFETY: prctl with integer arguments.

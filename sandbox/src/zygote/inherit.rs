@@ -2,7 +2,8 @@
 //! runs: its umask, its resource limits, its scheduling policy, nice value, CPU affinity and I/O
 //! priority, its timer slack, its OOM score adjustment, its personality, its cgroups, the
 //! flags an `execve` keeps (transparent huge pages disabled, memory merging, speculation
-//! mitigations, NUMA memory policy), and what confines it (seccomp filters, namespaces, root directory).
+//! mitigations, NUMA memory policy), and what confines it (seccomp filters, namespaces, root
+//! directory).
 //!
 //! A strict run's child is cloned from the agent's calling thread at the time of the run, so
 //! it has the agent's values of that moment. A hardened command is forked from the zygote,
@@ -1025,26 +1026,27 @@ mod tests {
     #[ignore = "a measurement"]
     fn inheritance_cost() {
         let rounds = 20_000;
+        let per_call = |f: &dyn Fn()| {
+            let t = std::time::Instant::now();
+            for _ in 0..rounds {
+                f();
+            }
+            t.elapsed().as_secs_f64() * 1e6 / f64::from(rounds)
+        };
         // The thread's `/proc` files are opened at its first read.
         std::hint::black_box(Inheritance::now());
-        let t = std::time::Instant::now();
-        for _ in 0..rounds {
+        let all = per_call(&|| {
             std::hint::black_box(Inheritance::now());
-        }
-        let us = t.elapsed().as_secs_f64() * 1e6 / f64::from(rounds);
-        println!("Inheritance::now: {us:.1} µs per read ({rounds} reads)");
-        let t = std::time::Instant::now();
-        for _ in 0..rounds {
+        });
+        println!("Inheritance::now: {all:.1} µs per read ({rounds} reads)");
+        let slack = per_call(&|| {
             std::hint::black_box(timer_slack());
-        }
-        let us = t.elapsed().as_secs_f64() * 1e6 / f64::from(rounds);
-        println!("of which the timer slack: {us:.2} µs");
-        let t = std::time::Instant::now();
-        for _ in 0..rounds {
+        });
+        println!("of which the timer slack: {slack:.2} µs");
+        let kept = per_call(&|| {
             std::hint::black_box(KeptFlags::now());
-        }
-        let us = t.elapsed().as_secs_f64() * 1e6 / f64::from(rounds);
-        println!("of which the flags an execve keeps (four prctl, get_mempolicy): {us:.2} µs");
+        });
+        println!("of which the flags an execve keeps (four prctl, get_mempolicy): {kept:.2} µs");
     }
 
     /// Runs `f` on a thread of its own, whose scheduling it may change.
