@@ -222,6 +222,10 @@ const CASES: &[(&str, Case)] = &[
         numa_policy_follows_the_agent,
     ),
     (
+        "a_run_after_the_agent_left_its_session_is_in_the_new_one",
+        session_follows_the_agent,
+    ),
+    (
         "a_one_shot_caller_forks_its_zygote_only_while_it_is_small",
         one_shot_fork_only_while_small,
     ),
@@ -2482,6 +2486,30 @@ fn numa_policy_follows_the_agent(dir: &Path) -> Result<(), String> {
     let bound = format!("bind:{node}");
     answers_as_a_plain_child(dir, script, &bound, z)?;
     strict_prints(dir, script, &bound, "NUMA policy")
+}
+
+/// An agent that leaves its session after its zygote started (`setsid`, as a daemon detaching
+/// from its terminal does): a plain child's program is in the new session, and so is the next
+/// command, through a new zygote, not in the old session and under its controlling terminal.
+/// Not compared with a strict run: its command, in a pid namespace of its own, sees no session
+/// id from outside it.
+fn session_follows_the_agent(dir: &Path) -> Result<(), String> {
+    let script = "cut -d ' ' -f 6 /proc/self/stat";
+    // SAFETY: getsid of this process.
+    let old = unsafe { libc::getsid(0) };
+    check(
+        &format!("before, the command is in the agent's session {old}"),
+        output_of(dir, script)? == old.to_string() && unconfined_output(script)? == old.to_string(),
+    )?;
+    let z = zygote_pid()?;
+    // SAFETY: setsid of this case process, which leads no process group (its starter's is
+    // its own).
+    let new = unsafe { libc::setsid() };
+    if new < 0 {
+        return Err(format!("setsid: {}", std::io::Error::last_os_error()));
+    }
+    check(&format!("a new session {new}, not {old}"), new != old)?;
+    answers_as_a_plain_child(dir, script, &new.to_string(), z)
 }
 
 /// An agent under a seccomp filter whose own `/proc` is closed to it (a Landlock domain that

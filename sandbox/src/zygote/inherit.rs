@@ -2,8 +2,8 @@
 //! runs: its umask, its resource limits, its scheduling policy, nice value, CPU affinity and I/O
 //! priority, its timer slack, its OOM score adjustment, its personality, its cgroups, the
 //! flags an `execve` keeps (transparent huge pages disabled, memory merging, speculation
-//! mitigations, NUMA memory policy), and what confines it (seccomp filters, namespaces, root
-//! directory).
+//! mitigations, NUMA memory policy), its session, and what confines it (seccomp filters,
+//! namespaces, root directory).
 //!
 //! A strict run's child is cloned from the agent's calling thread at the time of the run, so
 //! it has the agent's values of that moment. A hardened command is forked from the zygote,
@@ -11,7 +11,7 @@
 //! values at each run ([`Inheritance::now`]: 16 `getrlimit`, `sched_getscheduler`,
 //! `getpriority`, `sched_getaffinity`, `ioprio_get`, `personality`, `PR_GET_TIMERSLACK`,
 //! `PR_GET_MDWE`, `PR_GET_THP_DISABLE`, `PR_GET_MEMORY_MERGE`, two
-//! `PR_GET_SPECULATION_CTRL`, `get_mempolicy`, a `statx`
+//! `PR_GET_SPECULATION_CTRL`, `get_mempolicy`, `getsid`, a `statx`
 //! of `/`, two `readlinkat` in the thread's `/proc` `ns` directory and one read of each of its
 //! `status`, `cgroup` and `oom_score_adj` files, all kept open: 26.0 µs in a release loop,
 //! where the same loop without the confinement's reads gave 21.4 at the same hour (and 2.3 of
@@ -26,9 +26,9 @@
 //! * another confinement (a seccomp filter added, another mount namespace, root directory,
 //!   network namespace or pid namespace for children, memory-deny-write-execute:
 //!   [`Confinement`]), another cgroup (the agent moved itself), other flags that an `execve`
-//!   keeps ([`KeptFlags`]), a hard limit the agent raised
-//!   above the zygote's, a nice value or OOM score adjustment it lowered below the zygote's, or a
-//!   policy or I/O priority G could only take with a privilege (leaving `SCHED_IDLE`, taking a
+//!   keeps ([`KeptFlags`]), another session (the agent called `setsid`), a hard limit the agent
+//!   raised above the zygote's, a nice value or OOM score adjustment it lowered below the
+//!   zygote's, or a policy or I/O priority G could only take with a privilege (leaving `SCHED_IDLE`, taking a
 //!   real-time policy or a higher real-time priority than the zygote's, the real-time I/O
 //!   class) needs a zygote that has them, since G may hold no privilege by then: the old one
 //!   is retired (it serves the runs in flight, then ends) and a new one starts, once per
@@ -104,6 +104,11 @@ pub(super) struct Inheritance {
     /// How far the thread is confined beyond its ids, which a child inherits and cannot leave:
     /// see [`Confinement`].
     confinement: Confinement,
+    /// The process's session (`getsid`), which a child stays in and so does the program it
+    /// starts: the command's controlling terminal and its hang-up are the session's. An agent
+    /// that left its session (`setsid`, a daemon detaching from its terminal) must not have
+    /// its commands in the old one. `None` when it cannot be read.
+    session: Option<libc::pid_t>,
 }
 
 /// What confines a thread's children besides its ids and its Landlock domain (which
@@ -344,6 +349,8 @@ impl Inheritance {
             timer_slack: timer_slack(),
             kept: KeptFlags::now(),
             confinement: Confinement::now(status),
+            // SAFETY: getsid of the calling process takes an integer.
+            session: Some(unsafe { libc::getsid(0) }).filter(|s| *s >= 0),
         }
     }
 
@@ -410,6 +417,7 @@ impl Inheritance {
             || self.cgroups != zygote.cgroups
             || self.kept.differ(zygote.kept)
             || self.confinement != zygote.confinement
+            || self.session != zygote.session
         {
             return Fit::NewZygote;
         }
@@ -718,6 +726,19 @@ mod tests {
                 now.confinement
             );
         }
+    }
+
+    #[test]
+    fn another_session_needs_a_new_zygote() {
+        let then = Inheritance::now();
+        // SAFETY: getsid of this process.
+        assert_eq!(then.session, Some(unsafe { libc::getsid(0) }));
+        let moved = Inheritance {
+            session: then.session.map(|s| s + 1),
+            ..then.clone()
+        };
+        assert_eq!(moved.fit(Some(&then)), Fit::NewZygote);
+        assert!(matches!(then.fit(Some(&then)), Fit::Carry(_)));
     }
 
     #[test]

@@ -51,7 +51,8 @@
 //! the group's id, so a reused pid is never hit; and again until the kernel answers `ESRCH`, since
 //! a fork racing the kill can add a member. On older kernels the fallback `kill(-pgid)` is used
 //! only while G is alive or an unreaped zombie (its pgid cannot be reused then). The command
-//! keeps the agent's session, so its controlling terminal is the one it had; its group is not
+//! keeps the agent's session (the one of the time of the run: after the agent's `setsid`, a new
+//! zygote in the new session serves it), so its controlling terminal is the one it had; its group is not
 //! the terminal's foreground group, so reading the terminal stops it (`SIGTTIN`) as it would
 //! any background job, and a terminal's Ctrl-C reaches the agent (and Z, which blocks it and
 //! ends the runs when the agent ends), not the command.
@@ -113,7 +114,7 @@
 //!   `SCHED_IDLE`, taking real time or the real-time I/O class), another cgroup, or other
 //!   flags that an `execve` keeps (transparent huge pages disabled and memory merging, of the
 //!   address space G shares with Z until its `execve`; the thread's speculation mitigations
-//!   and NUMA memory policy)
+//!   and NUMA memory policy), or another session
 //!   gets a new zygote, and the old one is retired: it ends once the runs it received are over.
 //!
 //! A caller of one run ([`crate::runner::RunOptions::one_shot`], as `policy-sandbox run`) would
