@@ -226,6 +226,10 @@ const CASES: &[(&str, Case)] = &[
         session_follows_the_agent,
     ),
     (
+        "a_run_after_the_agent_set_its_login_uid_is_audited_under_it",
+        login_uid_follows_the_agent,
+    ),
+    (
         "a_one_shot_caller_forks_its_zygote_only_while_it_is_small",
         one_shot_fork_only_while_small,
     ),
@@ -2510,6 +2514,31 @@ fn session_follows_the_agent(dir: &Path) -> Result<(), String> {
     }
     check(&format!("a new session {new}, not {old}"), new != old)?;
     answers_as_a_plain_child(dir, script, &new.to_string(), z)
+}
+
+/// A root agent that sets its audit login uid after its zygote started (as a login service
+/// does for the session it starts): a plain child's program keeps it, and the audit log
+/// records it as the `auid` of all that program does. The next command has it too, through a
+/// new zygote, not the unset one its zygote started with. Skipped where this process may not
+/// set it (it needs `CAP_AUDIT_CONTROL`, or the login uid is already set and immutable). Not
+/// compared with a strict run: its user namespace maps no login uid but its own.
+fn login_uid_follows_the_agent(dir: &Path) -> Result<(), String> {
+    let script = "cat /proc/self/loginuid";
+    let Ok(before) = unconfined_output(script) else {
+        eprintln!("skipped: this kernel has no audit login uid (/proc/self/loginuid)");
+        return Ok(());
+    };
+    check(
+        &format!("before, the command's login uid is a plain child's, {before:?}"),
+        output_of(dir, script)? == before,
+    )?;
+    let z = zygote_pid()?;
+    let uid = if before == "4242" { "4343" } else { "4242" };
+    if let Err(e) = std::fs::write("/proc/self/loginuid", uid) {
+        eprintln!("skipped: this process may not set its login uid: {e}");
+        return Ok(());
+    }
+    answers_as_a_plain_child(dir, script, uid, z)
 }
 
 /// An agent under a seccomp filter whose own `/proc` is closed to it (a Landlock domain that

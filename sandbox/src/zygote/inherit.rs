@@ -2,8 +2,8 @@
 //! runs: its umask, its resource limits, its scheduling policy, nice value, CPU affinity and I/O
 //! priority, its timer slack, its OOM score adjustment, its personality, its cgroups, the
 //! flags an `execve` keeps (transparent huge pages disabled, memory merging, speculation
-//! mitigations, NUMA memory policy), its session, and what confines it (seccomp filters,
-//! namespaces, root directory).
+//! mitigations, NUMA memory policy), its session and audit session, and what confines it
+//! (seccomp filters, namespaces, root directory).
 //!
 //! A strict run's child is cloned from the agent's calling thread at the time of the run, so
 //! it has the agent's values of that moment. A hardened command is forked from the zygote,
@@ -13,7 +13,8 @@
 //! `PR_GET_MDWE`, `PR_GET_THP_DISABLE`, `PR_GET_MEMORY_MERGE`, two
 //! `PR_GET_SPECULATION_CTRL`, `get_mempolicy`, `getsid`, a `statx`
 //! of `/`, two `readlinkat` in the thread's `/proc` `ns` directory and one read of each of its
-//! `status`, `cgroup` and `oom_score_adj` files, all kept open: 26.0 µs in a release loop,
+//! `status`, `cgroup`, `oom_score_adj` and `sessionid` files, all kept open: 26.0 µs in a release loop
+//! (before `getsid` and `sessionid` were added),
 //! where the same loop without the confinement's reads gave 21.4 at the same hour (and 2.3 of
 //! the confinement's cost was won back from the affinity's read); of that, about 7 for the
 //! limits, 7 for `status`, 3.5 for `cgroup`, 4.4 for the namespaces and 1.0 for the root)
@@ -26,7 +27,8 @@
 //! * another confinement (a seccomp filter added, another mount namespace, root directory,
 //!   network namespace or pid namespace for children, memory-deny-write-execute:
 //!   [`Confinement`]), another cgroup (the agent moved itself), other flags that an `execve`
-//!   keeps ([`KeptFlags`]), another session (the agent called `setsid`), a hard limit the agent
+//!   keeps ([`KeptFlags`]), another session (the agent called `setsid`) or audit session (it set
+//!   its login uid), a hard limit the agent
 //!   raised above the zygote's, a nice value or OOM score adjustment it lowered below the
 //!   zygote's, or a policy or I/O priority G could only take with a privilege (leaving `SCHED_IDLE`, taking a
 //!   real-time policy or a higher real-time priority than the zygote's, the real-time I/O
@@ -109,6 +111,11 @@ pub(super) struct Inheritance {
     /// that left its session (`setsid`, a daemon detaching from its terminal) must not have
     /// its commands in the old one. `None` when it cannot be read.
     session: Option<libc::pid_t>,
+    /// The process's audit session (`/proc/thread-self/sessionid`), which a child keeps with
+    /// its login uid: the `auid` and `ses` the audit log records for what the command does.
+    /// Every write of the login uid that changes it starts a new audit session, so this number
+    /// alone tells a change of either. `None` on a kernel without audit.
+    audit_session: Option<Vec<u8>>,
 }
 
 /// What confines a thread's children besides its ids and its Landlock domain (which
@@ -351,6 +358,7 @@ impl Inheritance {
             confinement: Confinement::now(status),
             // SAFETY: getsid of the calling process takes an integer.
             session: Some(unsafe { libc::getsid(0) }).filter(|s| *s >= 0),
+            audit_session: ProcFile::AuditSession.read(),
         }
     }
 
@@ -418,6 +426,7 @@ impl Inheritance {
             || self.kept.differ(zygote.kept)
             || self.confinement != zygote.confinement
             || self.session != zygote.session
+            || self.audit_session != zygote.audit_session
         {
             return Fit::NewZygote;
         }
@@ -594,6 +603,8 @@ enum ProcFile {
     OomScoreAdj,
     /// The directory `ns`, whose links name the thread's namespaces.
     Namespaces,
+    /// `sessionid`, the audit session, whole.
+    AuditSession,
 }
 
 /// Each thread's open `/proc/thread-self` entries ([`ProcFile`]) with the pid of the process
@@ -601,7 +612,7 @@ enum ProcFile {
 /// much as reading, so they stay open, close-on-exec, for the thread's life.
 struct ThreadProc {
     pid: u32,
-    files: [Option<std::fs::File>; 4],
+    files: [Option<std::fs::File>; 5],
 }
 
 thread_local! {
@@ -616,6 +627,7 @@ impl ProcFile {
             ProcFile::Cgroup => "/proc/thread-self/cgroup",
             ProcFile::OomScoreAdj => "/proc/thread-self/oom_score_adj",
             ProcFile::Namespaces => "/proc/thread-self/ns",
+            ProcFile::AuditSession => "/proc/thread-self/sessionid",
         }
     }
 
@@ -637,7 +649,7 @@ impl ProcFile {
             if cell.as_ref().is_none_or(|t| t.pid != pid) {
                 *cell = Some(ThreadProc {
                     pid,
-                    files: [None, None, None, None],
+                    files: Default::default(),
                 });
             }
             let slot = &mut cell.as_mut()?.files[self as usize];
@@ -729,7 +741,7 @@ mod tests {
     }
 
     #[test]
-    fn another_session_needs_a_new_zygote() {
+    fn another_session_or_audit_session_needs_a_new_zygote() {
         let then = Inheritance::now();
         // SAFETY: getsid of this process.
         assert_eq!(then.session, Some(unsafe { libc::getsid(0) }));
@@ -739,6 +751,14 @@ mod tests {
         };
         assert_eq!(moved.fit(Some(&then)), Fit::NewZygote);
         assert!(matches!(then.fit(Some(&then)), Fit::Carry(_)));
+        if let Ok(file) = std::fs::read("/proc/self/sessionid") {
+            assert_eq!(then.audit_session, Some(file));
+        }
+        let logged_in = Inheritance {
+            audit_session: Some(b"4242".to_vec()),
+            ..then.clone()
+        };
+        assert_eq!(logged_in.fit(Some(&then)), Fit::NewZygote);
     }
 
     #[test]
@@ -1068,6 +1088,12 @@ mod tests {
             std::hint::black_box(KeptFlags::now());
         });
         println!("of which the flags an execve keeps (four prctl, get_mempolicy): {kept:.2} µs");
+        let sessions = per_call(&|| {
+            // SAFETY: getsid of this process.
+            std::hint::black_box(unsafe { libc::getsid(0) });
+            std::hint::black_box(ProcFile::AuditSession.read());
+        });
+        println!("of which the session and audit session (getsid, sessionid): {sessions:.2} µs");
     }
 
     /// Runs `f` on a thread of its own, whose scheduling it may change.

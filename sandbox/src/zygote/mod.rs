@@ -114,7 +114,7 @@
 //!   `SCHED_IDLE`, taking real time or the real-time I/O class), another cgroup, or other
 //!   flags that an `execve` keeps (transparent huge pages disabled and memory merging, of the
 //!   address space G shares with Z until its `execve`; the thread's speculation mitigations
-//!   and NUMA memory policy), or another session
+//!   and NUMA memory policy), another session, or another audit login uid and session
 //!   gets a new zygote, and the old one is retired: it ends once the runs it received are over.
 //!
 //! A caller of one run ([`crate::runner::RunOptions::one_shot`], as `policy-sandbox run`) would
