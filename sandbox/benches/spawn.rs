@@ -1,6 +1,9 @@
 //! What confinement costs: spawning and waiting for `/bin/true`, side by side.
 //!
 //! * `plain`: `std::process::Command` (posix_spawn);
+//! * in the interleaved ratios only, `plain, output captured`: the same with its output captured
+//!   (`Command::output`), as `run` captures the command's; the hardened and strict lines also
+//!   give their ratio to it;
 //! * `hardened`: the runner's Landlock + seccomp profile, no namespaces (the command started and
 //!   supervised by the `policy-sandbox` zygote, started once per process: its start is measured
 //!   apart, as `hardened, first run in a process`);
@@ -70,6 +73,19 @@ fn plain() {
         .status()
         .expect("spawn /bin/true");
     assert!(status.success());
+}
+
+/// [`plain`] with its output captured (`Command::output`: two pipes, read to their end), as
+/// the runner's `run` captures its command's: the like-for-like baseline for a tool run. The
+/// issue's bars are against [`plain`]; this line shows how much of a sandboxed run's cost is
+/// the capture that any tool runner pays.
+fn plain_output() {
+    let out = Command::new(TRUE)
+        .env_clear()
+        .stdin(Stdio::null())
+        .output()
+        .expect("spawn /bin/true");
+    assert!(out.status.success());
 }
 
 fn fork_pre_exec() {
@@ -435,7 +451,7 @@ fn interleaved_ratios(rounds: usize) {
     let net_allow = Sandboxed::new(Profile::Strict, POLICY_NET_ALLOW).ok();
     let has_bwrap = bwrap_available();
     let (mut t_plain, mut t_hard, mut t_strict, mut t_bwrap) = Default::default();
-    let (mut t_exec_allow, mut t_net_allow) = Default::default();
+    let (mut t_exec_allow, mut t_net_allow, mut t_output) = Default::default();
     let sample = |times: &mut Times, v: Option<&Sandboxed>| {
         if let Some(v) = v {
             times.run(&|| v.spawn());
@@ -444,6 +460,7 @@ fn interleaved_ratios(rounds: usize) {
     let helper_before = HELPER_CPU.load(std::sync::atomic::Ordering::Relaxed);
     for _ in 0..rounds {
         Times::run(&mut t_plain, &plain);
+        Times::run(&mut t_output, &plain_output);
         sample(&mut t_hard, hardened.as_ref());
         sample(&mut t_strict, Some(&strict));
         if has_bwrap {
@@ -495,9 +512,19 @@ fn interleaved_ratios(rounds: usize) {
     let base = t_plain.us();
     println!("interleaved over {rounds} rounds (µs; wall: median, cpu: mean):");
     println!("  plain: wall {:.0}, cpu {:.0}", base.0, base.1);
+    let output = line(
+        "plain, output captured (Command::output, as run captures it)",
+        &mut t_output,
+        base,
+    );
     let t_hard: &mut Times = &mut t_hard;
     if !t_hard.is_empty() {
-        line("hardened (zygote running)", t_hard, base);
+        let hard = line("hardened (zygote running)", t_hard, base);
+        println!(
+            "    against plain with output captured: wall {:.2}, cpu {:.2}",
+            hard.0 / output.0,
+            hard.1 / output.1
+        );
         println!(
             "    of which in the helper processes (/bin/true, the zygote's share): \
              cpu {helper_per_run:.0} ({:.2}× plain)",
@@ -512,6 +539,11 @@ fn interleaved_ratios(rounds: usize) {
         );
     }
     let strict_us = line("strict", &mut t_strict, base);
+    println!(
+        "    against plain with output captured: wall {:.2}, cpu {:.2}",
+        strict_us.0 / output.0,
+        strict_us.1 / output.1
+    );
     let t_bwrap: &mut Times = &mut t_bwrap;
     if !t_bwrap.is_empty() {
         let bwrap_us = line("bwrap", t_bwrap, base);

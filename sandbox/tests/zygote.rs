@@ -230,6 +230,10 @@ const CASES: &[(&str, Case)] = &[
         login_uid_follows_the_agent,
     ),
     (
+        "a_run_whose_group_cannot_be_emptied_ends_after_the_drain_limit_and_its_scratch_is_not_reused",
+        undrained_group_taints_its_scratch,
+    ),
+    (
         "a_one_shot_caller_forks_its_zygote_only_while_it_is_small",
         one_shot_fork_only_while_small,
     ),
@@ -2539,6 +2543,82 @@ fn login_uid_follows_the_agent(dir: &Path) -> Result<(), String> {
         return Ok(());
     }
     answers_as_a_plain_child(dir, script, uid, z)
+}
+
+/// A run whose process group keeps a member after its command ended: the command's
+/// background child is traced by this process (root), so once the group kill reaches it, it
+/// stays a zombie that only its tracer may reap, and the zygote cannot empty the group. The
+/// run is reported all the same, after the zygote's drain limit (2 s), not never; and since
+/// the zygote could not see every process of the run gone, the run's scratch directory is not
+/// lent again: the next run gets another. The control: runs that drained share one. Skipped
+/// where this process may not trace the command (not root, or Yama forbids it).
+fn undrained_group_taints_its_scratch(dir: &Path) -> Result<(), String> {
+    let tmpdir = "echo $TMPDIR";
+    let first = output_of(dir, tmpdir)?;
+    check(
+        &format!("runs that drained share one scratch directory ({first})"),
+        output_of(dir, tmpdir)? == first,
+    )?;
+    let (pid_file, go) = (dir.join("pid"), dir.join("go"));
+    let script = format!(
+        "sleep 30 & echo $! > {pid}; while [ ! -e {go} ]; do sleep 0.02; done; echo $TMPDIR",
+        pid = pid_file.display(),
+        go = go.display()
+    );
+    let (tx, rx) = std::sync::mpsc::channel();
+    let runner = {
+        let dir = dir.to_path_buf();
+        std::thread::spawn(move || {
+            let _ = tx.send(run_sh(&dir, &script).map_err(|e| e.to_string()));
+        })
+    };
+    let start = Instant::now();
+    while std::fs::read_to_string(&pid_file).map_or(true, |p| !p.ends_with('\n')) {
+        if start.elapsed() > Duration::from_secs(10) {
+            return Err("the command never wrote its child's pid".into());
+        }
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    let child: libc::pid_t = std::fs::read_to_string(&pid_file)
+        .map_err(|e| e.to_string())?
+        .trim()
+        .parse()
+        .map_err(|e| format!("the child's pid: {e}"))?;
+    // SAFETY: PTRACE_SEIZE of a process by its pid, with no options.
+    let seized = unsafe { libc::ptrace(libc::PTRACE_SEIZE, child, 0, 0) } == 0;
+    let why = std::io::Error::last_os_error();
+    std::fs::write(&go, "").map_err(|e| e.to_string())?;
+    let ended = Instant::now();
+    let out = rx
+        .recv_timeout(Duration::from_secs(20))
+        .map_err(|_| "the run never ended".to_string())?;
+    let took = ended.elapsed();
+    runner.join().map_err(|_| "the run's thread panicked")?;
+    if !seized {
+        eprintln!("skipped: this process may not trace the command's child: {why}");
+        return Ok(());
+    }
+    let out = out?;
+    let used = String::from_utf8_lossy(&out.stdout).trim().to_string();
+    check(
+        &format!(
+            "the run succeeded and ended after the drain limit: {took:?}, exit {:?}, TMPDIR {used}",
+            out.code
+        ),
+        out.success() && used == first && took >= Duration::from_millis(1900),
+    )?;
+    let mut status = 0;
+    // SAFETY: reaping our tracee, which the group kill ended.
+    let reaped = unsafe { libc::waitpid(child, &mut status, libc::__WALL) };
+    check(
+        &format!("the traced child was killed by the group kill: {reaped} {status:#x}"),
+        reaped == child && libc::WIFSIGNALED(status) && libc::WTERMSIG(status) == libc::SIGKILL,
+    )?;
+    let next = output_of(dir, tmpdir)?;
+    check(
+        &format!("the next run has another scratch directory ({next} after {first})"),
+        next != first,
+    )
 }
 
 /// An agent under a seccomp filter whose own `/proc` is closed to it (a Landlock domain that
