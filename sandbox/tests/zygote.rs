@@ -1955,6 +1955,16 @@ fn symlink_script(dir: &Path) -> String {
     )
 }
 
+/// Before the agent changes anything: the command prints `before`, what a plain child printed
+/// (`what` names it); returns the zygote that served it.
+fn before_the_change(dir: &Path, script: &str, before: &str, what: &str) -> Result<u32, String> {
+    check(
+        &format!("before, the command's {what} is a plain child's, {before:?}"),
+        output_of(dir, script)? == before,
+    )?;
+    zygote_pid()
+}
+
 /// Checks that the command's answer to `script` is a plain child's, `want`, and that a new
 /// zygote (not `old`) gave it.
 fn answers_as_a_plain_child(dir: &Path, script: &str, want: &str, old: u32) -> Result<(), String> {
@@ -2346,11 +2356,7 @@ fn memory_flags_get_a_new_zygote(dir: &Path) -> Result<(), String> {
         eprintln!("skipped: this kernel shows no transparent huge pages to turn off: {before:?}");
         return Ok(());
     }
-    check(
-        &format!("before, the command's flags are a plain child's, {before:?}"),
-        output_of(dir, script)? == before,
-    )?;
-    let old = zygote_pid()?;
+    let old = before_the_change(dir, script, &before, "flags")?;
     // SAFETY: prctl with integer arguments.
     if unsafe { libc::prctl(libc::PR_SET_THP_DISABLE, 1, 0, 0, 0) } != 0 {
         return Err(format!(
@@ -2532,11 +2538,7 @@ fn login_uid_follows_the_agent(dir: &Path) -> Result<(), String> {
         eprintln!("skipped: this kernel has no audit login uid (/proc/self/loginuid)");
         return Ok(());
     };
-    check(
-        &format!("before, the command's login uid is a plain child's, {before:?}"),
-        output_of(dir, script)? == before,
-    )?;
-    let z = zygote_pid()?;
+    let z = before_the_change(dir, script, &before, "login uid")?;
     let uid = if before == "4242" { "4343" } else { "4242" };
     if let Err(e) = std::fs::write("/proc/self/loginuid", uid) {
         eprintln!("skipped: this process may not set its login uid: {e}");
