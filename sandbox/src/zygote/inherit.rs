@@ -613,6 +613,10 @@ enum ProcFile {
 struct ThreadProc {
     pid: u32,
     files: [Option<std::fs::File>; 5],
+    /// Entries this kernel does not have, not asked for again at every run: only `sessionid`
+    /// (a kernel without audit), and only where the thread's `status` opened, so that a
+    /// thread that had no `/proc` at first still sees one mounted later.
+    absent: [bool; 5],
 }
 
 thread_local! {
@@ -650,14 +654,30 @@ impl ProcFile {
                 *cell = Some(ThreadProc {
                     pid,
                     files: Default::default(),
+                    absent: [false; 5],
                 });
             }
-            let slot = &mut cell.as_mut()?.files[self as usize];
-            if slot.is_none() {
-                *slot = std::fs::File::open(self.path()).ok();
+            let thread = cell.as_mut()?;
+            let at = self as usize;
+            if thread.files[at].is_none() && !thread.absent[at] {
+                match std::fs::File::open(self.path()) {
+                    Ok(file) => thread.files[at] = Some(file),
+                    Err(e) => {
+                        let status_open = thread.files[ProcFile::Status as usize].is_some();
+                        thread.absent[at] = self.absent_for_good(&e, status_open);
+                    }
+                }
             }
-            slot.as_ref().map(|f| f.as_raw_fd())
+            thread.files[at].as_ref().map(|f| f.as_raw_fd())
         })
+    }
+
+    /// Whether an open that failed with `error` tells that this kernel has no such entry, for
+    /// the thread's life (see [`ThreadProc`]'s `absent`).
+    fn absent_for_good(self, error: &std::io::Error, status_open: bool) -> bool {
+        matches!(self, ProcFile::AuditSession)
+            && error.kind() == std::io::ErrorKind::NotFound
+            && status_open
     }
 
     /// Its current text (from its start: `/proc` makes it anew at each read from offset 0);
@@ -737,6 +757,19 @@ mod tests {
                 "{:?}",
                 now.confinement
             );
+        }
+    }
+
+    #[test]
+    fn only_a_missing_audit_session_beside_a_readable_status_is_not_asked_for_again() {
+        let missing = std::io::Error::from_raw_os_error(libc::ENOENT);
+        let denied = std::io::Error::from_raw_os_error(libc::EACCES);
+        assert!(ProcFile::AuditSession.absent_for_good(&missing, true));
+        // No /proc at all (yet): asked again at the next run.
+        assert!(!ProcFile::AuditSession.absent_for_good(&missing, false));
+        assert!(!ProcFile::AuditSession.absent_for_good(&denied, true));
+        for other in [ProcFile::Status, ProcFile::Cgroup, ProcFile::OomScoreAdj] {
+            assert!(!other.absent_for_good(&missing, true));
         }
     }
 
