@@ -1,48 +1,44 @@
-//! What a command inherits from the process that starts it and the agent may change between
-//! runs: its umask, its resource limits, its scheduling policy, nice value, CPU affinity and I/O
-//! priority, its timer slack, its OOM score adjustment, its personality, its cgroups, the
-//! flags an `execve` keeps (transparent huge pages disabled, memory merging, speculation
-//! mitigations, NUMA memory policy), its session and audit session, and what confines it
-//! (seccomp filters, namespaces, root directory).
+//! What a command inherits from the process that starts it and the agent may change between runs:
+//! its umask, its resource limits, its scheduling policy, nice value, CPU affinity and I/O
+//! priority, its timer slack, its OOM score adjustment, its personality, its cgroups, the flags an
+//! `execve` keeps (transparent huge pages disabled, memory merging, speculation mitigations, NUMA
+//! memory policy), its session and audit session, and what confines it (seccomp filters,
+//! namespaces, root directory).
 //!
-//! A strict run's child is cloned from the agent's calling thread at the time of the run, so
-//! it has the agent's values of that moment. A hardened command is forked from the zygote,
-//! which has the agent's values of the time it started. So the client takes the agent's
-//! values at each run ([`Inheritance::now`]: 16 `getrlimit`, `sched_getscheduler`,
-//! `getpriority`, `sched_getaffinity`, `ioprio_get`, `personality`, `PR_GET_TIMERSLACK`,
-//! `PR_GET_MDWE`, `PR_GET_THP_DISABLE`, `PR_GET_MEMORY_MERGE`, two
-//! `PR_GET_SPECULATION_CTRL`, `get_mempolicy`, `getsid`, a `statx`
-//! of `/`, two `readlinkat` in the thread's `/proc` `ns` directory and one read of each of its
-//! `status`, `cgroup`, `oom_score_adj` and `sessionid` files, all kept open: 26.0 µs in a release loop
-//! (before `getsid` and `sessionid` were added),
-//! where the same loop without the confinement's reads gave 21.4 at the same hour (and 2.3 of
-//! the confinement's cost was won back from the affinity's read); of that, about 7 for the
-//! limits, 7 for `status`, 3.5 for `cgroup`, 4.4 for the namespaces and 1.0 for the root)
-//! and compares them with what its zygote holds ([`Inheritance::of_new_zygote`]):
-//! * a different umask, scheduling policy, CPU affinity, I/O priority, timer slack or
-//!   personality, a higher
-//!   nice value or OOM score adjustment, or soft or hard limits the zygote's G can reach by
-//!   lowering, travel with the run ([`crate::request::Inherited`]) and G applies them (all but
+//! A strict run's child is cloned from the agent's calling thread at the time of the run, so it has
+//! the agent's values of that moment. A hardened command is forked from the zygote, which has the
+//! agent's values of the time it started. So the client takes the agent's values at each run
+//! ([`Inheritance::now`]: 16 `getrlimit`, `sched_getscheduler`, `getpriority`, `sched_getaffinity`,
+//! `ioprio_get`, `personality`, `PR_GET_TIMERSLACK`, `PR_GET_MDWE`, `PR_GET_THP_DISABLE`,
+//! `PR_GET_MEMORY_MERGE`, two `PR_GET_SPECULATION_CTRL`, `get_mempolicy`, `getsid`, a `statx` of
+//! `/`, two `readlinkat` in the thread's `/proc` `ns` directory and one read of each of its
+//! `status`, `cgroup`, `oom_score_adj` and `sessionid` files, all kept open: 26.0 µs in a release
+//! loop (before `getsid` and `sessionid`, which add 1.2–1.4 µs, were added), where the same loop
+//! without the confinement's reads gave 21.4 at the same hour (and 2.3 of the confinement's cost
+//! was won back from the affinity's read); of that, about 7 for the limits, 7 for `status`, 3.5 for
+//! `cgroup`, 4.4 for the namespaces and 1.0 for the root) and compares them with what its zygote
+//! holds ([`Inheritance::of_new_zygote`]):
+//! * a different umask, scheduling policy, CPU affinity, I/O priority, timer slack or personality,
+//!   a higher nice value or OOM score adjustment, or soft or hard limits the zygote's G can reach
+//!   by lowering, travel with the run ([`crate::request::Inherited`]) and G applies them (all but
 //!   the limits at its start, the limits just before the policy's own, [`crate::child`]);
-//! * another confinement (a seccomp filter added, another mount namespace, root directory,
-//!   network namespace or pid namespace for children, memory-deny-write-execute:
-//!   [`Confinement`]), another cgroup (the agent moved itself), other flags that an `execve`
-//!   keeps ([`KeptFlags`]), another session (the agent called `setsid`) or audit session (it set
-//!   its login uid), a hard limit the agent
-//!   raised above the zygote's, a nice value or OOM score adjustment it lowered below the
-//!   zygote's, or a policy or I/O priority G could only take with a privilege (leaving `SCHED_IDLE`, taking a
-//!   real-time policy or a higher real-time priority than the zygote's, the real-time I/O
-//!   class) needs a zygote that has them, since G may hold no privilege by then: the old one
-//!   is retired (it serves the runs in flight, then ends) and a new one starts, once per
-//!   change. Moving G into the agent's cgroups on every run would cost a cgroup migration
-//!   per run instead.
+//! * another confinement (a seccomp filter added, another mount namespace, root directory, network
+//!   namespace or pid namespace for children, memory-deny-write-execute: [`Confinement`]), another
+//!   cgroup (the agent moved itself), other flags that an `execve` keeps ([`KeptFlags`]), another
+//!   session (the agent called `setsid`) or audit session (it set its login uid), a hard limit the
+//!   agent raised above the zygote's, a nice value or OOM score adjustment it lowered below the
+//!   zygote's, or a policy or I/O priority G could only take with a privilege (leaving
+//!   `SCHED_IDLE`, taking a real-time policy or a higher real-time priority than the zygote's, the
+//!   real-time I/O class) needs a zygote that has them, since G may hold no privilege by then: the
+//!   old one is retired (it serves the runs in flight, then ends) and a new one starts, once per
+//!   change. Moving G into the agent's cgroups on every run would cost a cgroup migration per run
+//!   instead.
 //!
-//! The values taken are those a child forked from the calling thread would start with, which
-//! is what a strict run's `clone` gives its child: under `SCHED_RESET_ON_FORK` a real-time or
-//! deadline policy becomes `SCHED_OTHER` and a negative nice value 0 (the kernel's
-//! `sched_fork`). A thread under `SCHED_DEADLINE` without that flag cannot fork at all
-//! (`EAGAIN`): its hardened runs are refused at the scheduling step, as its strict runs and
-//! plain spawns fail.
+//! The values taken are those a child forked from the calling thread would start with, which is
+//! what a strict run's `clone` gives its child: under `SCHED_RESET_ON_FORK` a real-time or deadline
+//! policy becomes `SCHED_OTHER` and a negative nice value 0 (the kernel's `sched_fork`). A thread
+//! under `SCHED_DEADLINE` without that flag cannot fork at all (`EAGAIN`): its hardened runs are
+//! refused at the scheduling step, as its strict runs and plain spawns fail.
 
 use std::os::fd::{AsRawFd, RawFd};
 

@@ -52,9 +52,9 @@
 //! a fork racing the kill can add a member. On older kernels the fallback `kill(-pgid)` is used
 //! only while G is alive or an unreaped zombie (its pgid cannot be reused then). The command
 //! keeps the agent's session (the one of the time of the run: after the agent's `setsid`, a new
-//! zygote in the new session serves it), so its controlling terminal is the one it had; its group is not
-//! the terminal's foreground group, so reading the terminal stops it (`SIGTTIN`) as it would
-//! any background job, and a terminal's Ctrl-C reaches the agent (and Z, which blocks it and
+//! zygote in the new session serves it), so its controlling terminal is the one it had; its
+//! group is not the terminal's foreground group, so reading the terminal stops it (`SIGTTIN`) as
+//! it would any background job, and a terminal's Ctrl-C reaches the agent (and Z, which blocks it and
 //! ends the runs when the agent ends), not the command.
 //!
 //! Lifetime and failure, each tested in `tests/zygote.rs`:
