@@ -161,19 +161,28 @@ impl Scratch {
     /// Whether its path still names the directory it was made as (not a link, not another
     /// directory renamed into its place).
     pub(crate) fn in_place(&self) -> bool {
-        crate::fingerprint::lstat(&self.c_path).is_ok_and(|st| {
-            st.st_mode & libc::S_IFMT == libc::S_IFDIR
-                && (st.st_dev, st.st_ino) == (self.dev, self.ino)
-        })
+        self.mode_in_place().is_some()
     }
 
-    /// Removes everything in it, through its descriptor, and gives it back its mode 0700.
-    /// Nothing is followed: links are removed as links, directories are opened with
-    /// `O_NOFOLLOW` relative to their parent's descriptor, and unreadable ones (mode 000) are
-    /// made readable through their own descriptor first.
-    pub(crate) fn empty(&self) -> std::io::Result<()> {
+    /// Its permission bits, read with [`Scratch::in_place`]'s check; `None` where that check
+    /// fails.
+    pub(crate) fn mode_in_place(&self) -> Option<u32> {
+        let st = crate::fingerprint::lstat(&self.c_path).ok()?;
+        (st.st_mode & libc::S_IFMT == libc::S_IFDIR
+            && (st.st_dev, st.st_ino) == (self.dev, self.ino))
+            .then_some(st.st_mode & 0o7777)
+    }
+
+    /// Removes everything in it, through its descriptor, and gives it back its mode 0700
+    /// unless `mode` (what [`Scratch::mode_in_place`] just read; `None`: unknown) says it has
+    /// it: a `chmod` changes the inode's ctime, which the file system journals and the slot's
+    /// fingerprint watch reports, and a run seldom changes the mode. Nothing is followed: links
+    /// are removed as links, directories are opened with `O_NOFOLLOW` relative to their
+    /// parent's descriptor, and unreadable ones (mode 000) are made readable through their own
+    /// descriptor first.
+    pub(crate) fn empty(&self, mode: Option<u32>) -> std::io::Result<()> {
         // SAFETY: fchmod on our own descriptor.
-        if unsafe { libc::fchmod(self.fd.as_raw_fd(), 0o700) } != 0 {
+        if mode != Some(0o700) && unsafe { libc::fchmod(self.fd.as_raw_fd(), 0o700) } != 0 {
             return Err(errno());
         }
         empty_dir(self.fd.as_fd(), MAX_DEPTH)
@@ -182,7 +191,8 @@ impl Scratch {
     /// Empties and removes it when its path still names it; otherwise leaves whatever is at
     /// the path alone.
     pub(crate) fn remove(self) {
-        if self.in_place() && self.empty().is_ok() {
+        let mode = self.mode_in_place();
+        if mode.is_some() && self.empty(mode).is_ok() {
             // SAFETY: a NUL-terminated path; it names our directory (checked just above).
             unsafe { libc::rmdir(self.c_path.as_ptr()) };
         }
@@ -406,7 +416,7 @@ mod tests {
         std::fs::write(p.join("locked/f"), b"2").unwrap();
         std::fs::set_permissions(p.join("locked"), std::fs::Permissions::from_mode(0o000)).unwrap();
         std::fs::set_permissions(p, std::fs::Permissions::from_mode(0o500)).unwrap();
-        s.empty().unwrap();
+        s.empty(s.mode_in_place()).unwrap();
         assert_eq!(std::fs::read_dir(p).unwrap().count(), 0);
         assert!(victim.path().join("keep").exists());
         assert!(s.in_place());

@@ -140,8 +140,10 @@ impl Drop for Lease {
             return;
         }
         let clean = self.reusable
-            && slot.scratch.in_place()
-            && slot.scratch.empty().is_ok()
+            && slot
+                .scratch
+                .mode_in_place()
+                .is_some_and(|mode| slot.scratch.empty(Some(mode)).is_ok())
             && slot.scratch.in_place();
         if !clean {
             slot.scratch.remove();

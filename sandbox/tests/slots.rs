@@ -57,6 +57,10 @@ const CASES: &[(&str, Case)] = &[
         tmpdir_is_emptied,
     ),
     (
+        "a_scratch_directory_opened_to_everyone_during_a_run_is_lent_again_only_as_its_owners",
+        tmpdir_mode_is_reset,
+    ),
+    (
         "a_scratch_directory_swapped_for_a_symlink_leaves_the_victim_untouched",
         scratch_swapped_for_a_symlink,
     ),
@@ -503,6 +507,64 @@ fn tmpdir_is_emptied(dir: &Path) -> Result<(), String> {
         ),
         second.success() && lines == [stdout(&first)],
     )
+}
+
+/// A scratch directory whose mode changed during a run (to 1777, open to every local user,
+/// or to 0) is handed back as it was made: the next run of the policy gets the same directory,
+/// empty and with mode 0700, where no other user can have put anything meanwhile. The mode is
+/// changed from outside, by this process: a root runner's command may not `chmod` at all, and
+/// another runner's may, in its own scratch directory.
+fn tmpdir_mode_is_reset(dir: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = canonical(dir);
+    let p = policy(&format!(
+        r#"{{"fs": {{"write": ["{}/**"]}}}}"#,
+        dir.display()
+    ));
+    let first = sh(&p, "stat -c %a $TMPDIR; echo $TMPDIR")?;
+    let mut lines = stdout(&first)
+        .lines()
+        .map(str::to_string)
+        .collect::<Vec<_>>();
+    check(
+        &format!("run 1's TMPDIR is its owner's alone: {}", show(&first)),
+        first.success() && lines.first().map(String::as_str) == Some("700"),
+    )?;
+    let tmpdir = lines.pop().unwrap_or_default();
+    for mode in [0o1777, 0] {
+        let (go, left) = (dir.join("go"), dir.join("left"));
+        let _ = (std::fs::remove_file(&go), std::fs::remove_file(&left));
+        let script = format!(
+            "echo x > $TMPDIR/f && echo > {left} && while [ ! -e {go} ]; do sleep 0.02; done",
+            left = left.display(),
+            go = go.display()
+        );
+        let run = {
+            let p = p.clone();
+            std::thread::spawn(move || sh(&p, &script))
+        };
+        let start = std::time::Instant::now();
+        while !left.exists() && start.elapsed() < std::time::Duration::from_secs(20) {
+            std::thread::sleep(std::time::Duration::from_millis(20));
+        }
+        std::fs::set_permissions(&tmpdir, std::fs::Permissions::from_mode(mode))
+            .map_err(|e| format!("chmod {mode:o} {tmpdir}: {e}"))?;
+        std::fs::write(&go, "").map_err(|e| e.to_string())?;
+        let ran = run.join().map_err(|_| "the run's thread panicked")??;
+        check(
+            &format!("the run under mode {mode:o} ended: {}", show(&ran)),
+            ran.success(),
+        )?;
+        let next = sh(&p, "stat -c %a $TMPDIR; ls -A $TMPDIR; echo $TMPDIR")?;
+        check(
+            &format!(
+                "after mode {mode:o}, the next run has it back, 700 and empty: {}",
+                show(&next)
+            ),
+            next.success() && stdout(&next) == format!("700\n{tmpdir}"),
+        )?;
+    }
+    Ok(())
 }
 
 /// The agent runs a policy with `TMPDIR=a`, then with `TMPDIR=b`, then with `a` again, which

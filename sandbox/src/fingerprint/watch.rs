@@ -24,7 +24,7 @@
 //! the paths again first, so that a watch left on a replaced inode is moved to the new one),
 //! except a change of attributes only (`IN_ATTRIB`: it moves no entry, so every watch still
 //! stands), after which only the paths it concerns are looked at again: a slot's return resets
-//! its scratch directory's mode every run.
+//! its scratch directory's mode after a run that changed it.
 //!
 //! Watches are added top-down, before anything is recorded: a path replaced after its watch was
 //! added, or after its parent's, shows as an event on its parent's watch, so a watch that landed
