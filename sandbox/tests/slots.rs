@@ -484,6 +484,24 @@ fn plan_of_another_mount_namespace(dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// Starts `script` under `p` on a thread of its own, and returns once the script has made
+/// `marker` (or after 20 s).
+fn started(
+    p: &ToolPolicy,
+    script: String,
+    marker: &Path,
+) -> std::thread::JoinHandle<Result<RunOutput, String>> {
+    let run = {
+        let p = p.clone();
+        std::thread::spawn(move || sh(&p, &script))
+    };
+    let start = std::time::Instant::now();
+    while !marker.exists() && start.elapsed() < std::time::Duration::from_secs(20) {
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    run
+}
+
 /// What a run leaves in its `$TMPDIR` (a file, a tree, a link) is gone when the next run of
 /// the same policy gets the same directory back.
 fn tmpdir_is_emptied(dir: &Path) -> Result<(), String> {
@@ -539,14 +557,7 @@ fn tmpdir_mode_is_reset(dir: &Path) -> Result<(), String> {
             left = left.display(),
             go = go.display()
         );
-        let run = {
-            let p = p.clone();
-            std::thread::spawn(move || sh(&p, &script))
-        };
-        let start = std::time::Instant::now();
-        while !left.exists() && start.elapsed() < std::time::Duration::from_secs(20) {
-            std::thread::sleep(std::time::Duration::from_millis(20));
-        }
+        let run = started(&p, script, &left);
         std::fs::set_permissions(&tmpdir, std::fs::Permissions::from_mode(mode))
             .map_err(|e| format!("chmod {mode:o} {tmpdir}: {e}"))?;
         std::fs::write(&go, "").map_err(|e| e.to_string())?;
@@ -689,14 +700,7 @@ fn run_end_not_seen(dir: &Path) -> Result<(), String> {
     let zygote = sandbox::zygote::running(Path::new(HELPER)).ok_or("no zygote")?;
     let marker = dir.join("started");
     let script = format!("echo $TMPDIR > {}; sleep 30", marker.display());
-    let long = {
-        let p = p.clone();
-        std::thread::spawn(move || sh(&p, &script))
-    };
-    let start = std::time::Instant::now();
-    while !marker.exists() && start.elapsed() < std::time::Duration::from_secs(20) {
-        std::thread::sleep(std::time::Duration::from_millis(20));
-    }
+    let long = started(&p, script, &marker);
     let used = std::fs::read_to_string(&marker).map_err(|e| e.to_string())?;
     check(
         &format!("the long run had the slot ({used})"),
