@@ -99,6 +99,14 @@ pub fn in_new_process(case_var: &str, dir_var: &str, name: &str) -> Result<(), S
         .output()
         .map_err(|e| e.to_string())?;
     if out.status.success() {
+        // A case that skipped itself, or a part of itself, printed why on its stderr, which a
+        // passing case's output would otherwise hide.
+        for line in String::from_utf8_lossy(&out.stderr)
+            .lines()
+            .filter(|l| l.starts_with("skipped") || l.starts_with("note:"))
+        {
+            println!("{name}: {line}");
+        }
         Ok(())
     } else {
         Err(format!(
