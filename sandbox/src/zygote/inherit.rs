@@ -608,11 +608,20 @@ enum ProcFile {
 /// much as reading, so they stay open, close-on-exec, for the thread's life.
 struct ThreadProc {
     pid: u32,
-    files: [Option<std::fs::File>; 5],
-    /// Entries this kernel does not have, not asked for again at every run: only `sessionid`
-    /// (a kernel without audit), and only where the thread's `status` opened, so that a
-    /// thread that had no `/proc` at first still sees one mounted later.
-    absent: [bool; 5],
+    files: [Entry; 5],
+}
+
+/// One of a thread's `/proc` entries.
+#[derive(Default)]
+enum Entry {
+    /// Not opened yet, or its last open failed: opened at the next read.
+    #[default]
+    Unopened,
+    Open(std::fs::File),
+    /// This kernel does not have it, so it is not asked for again at every run: only
+    /// `sessionid` (a kernel without audit), and only where the thread's `status` opened, so
+    /// that a thread that had no `/proc` at first still sees one mounted later.
+    Absent,
 }
 
 thread_local! {
@@ -650,26 +659,26 @@ impl ProcFile {
                 *cell = Some(ThreadProc {
                     pid,
                     files: Default::default(),
-                    absent: [false; 5],
                 });
             }
-            let thread = cell.as_mut()?;
-            let at = self as usize;
-            if thread.files[at].is_none() && !thread.absent[at] {
-                match std::fs::File::open(self.path()) {
-                    Ok(file) => thread.files[at] = Some(file),
-                    Err(e) => {
-                        let status_open = thread.files[ProcFile::Status as usize].is_some();
-                        thread.absent[at] = self.absent_for_good(&e, status_open);
-                    }
-                }
+            let files = &mut cell.as_mut()?.files;
+            if matches!(files[self as usize], Entry::Unopened) {
+                let status_open = matches!(files[ProcFile::Status as usize], Entry::Open(_));
+                files[self as usize] = match std::fs::File::open(self.path()) {
+                    Ok(file) => Entry::Open(file),
+                    Err(e) if self.absent_for_good(&e, status_open) => Entry::Absent,
+                    Err(_) => Entry::Unopened,
+                };
             }
-            thread.files[at].as_ref().map(|f| f.as_raw_fd())
+            match &files[self as usize] {
+                Entry::Open(file) => Some(file.as_raw_fd()),
+                _ => None,
+            }
         })
     }
 
     /// Whether an open that failed with `error` tells that this kernel has no such entry, for
-    /// the thread's life (see [`ThreadProc`]'s `absent`).
+    /// the thread's life ([`Entry::Absent`]).
     fn absent_for_good(self, error: &std::io::Error, status_open: bool) -> bool {
         matches!(self, ProcFile::AuditSession)
             && error.kind() == std::io::ErrorKind::NotFound
