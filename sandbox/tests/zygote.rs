@@ -214,6 +214,10 @@ const CASES: &[(&str, Case)] = &[
         memory_flags_get_a_new_zygote,
     ),
     (
+        "a_run_after_the_agent_narrowed_its_core_dump_filter_has_it_through_a_new_zygote",
+        dump_filter_follows_the_agent,
+    ),
+    (
         "a_run_after_the_agent_disabled_speculative_store_bypass_has_it_disabled",
         speculation_mitigation_follows_the_agent,
     ),
@@ -2377,6 +2381,27 @@ fn memory_flags_get_a_new_zygote(dir: &Path) -> Result<(), String> {
     };
     answers_as_a_plain_child(dir, script, want, old)?;
     strict_prints(dir, script, want, "address space flags")
+}
+
+/// An agent that narrows its core dump filter (`/proc/self/coredump_filter`, which mappings a
+/// core dump holds) after its zygote started: the filter belongs to the address space, which a
+/// plain child keeps and its `execve` carries into the program's, so the next command has it as
+/// a plain child and a strict run's command do, through a new zygote.
+fn dump_filter_follows_the_agent(dir: &Path) -> Result<(), String> {
+    let script = "cat /proc/self/coredump_filter";
+    let before = unconfined_output(script)?;
+    let Ok(filter) = u32::from_str_radix(&before, 16) else {
+        eprintln!("skipped: this kernel shows no core dump filter: {before:?}");
+        return Ok(());
+    };
+    let old = before_the_change(dir, script, &before, "core dump filter")?;
+    // Leave out anonymous shared memory, or take it in where the filter had left it out.
+    let narrowed = filter ^ 0x2;
+    std::fs::write("/proc/self/coredump_filter", format!("{narrowed:#x}"))
+        .map_err(|e| format!("writing /proc/self/coredump_filter: {e}"))?;
+    let want = format!("{narrowed:08x}");
+    answers_as_a_plain_child(dir, script, &want, old)?;
+    strict_prints(dir, script, &want, "core dump filter")
 }
 
 /// An agent that turns speculative store bypass off for its thread after its zygote started

@@ -1,9 +1,9 @@
 //! What a command inherits from the process that starts it and the agent may change between runs:
 //! its umask, its resource limits, its scheduling policy, nice value, CPU affinity and I/O
 //! priority, its timer slack, its OOM score adjustment, its personality, its cgroups, the flags an
-//! `execve` keeps (transparent huge pages disabled, memory merging, speculation mitigations, NUMA
-//! memory policy), its session and audit session, and what confines it (seccomp filters,
-//! namespaces, root directory).
+//! `execve` keeps (transparent huge pages disabled, memory merging, the core dump filter,
+//! speculation mitigations, NUMA memory policy), its session and audit session, and what confines
+//! it (seccomp filters, namespaces, root directory).
 //!
 //! A strict run's child is cloned from the agent's calling thread at the time of the run, so it has
 //! the agent's values of that moment. A hardened command is forked from the zygote, which has the
@@ -12,8 +12,9 @@
 //! `ioprio_get`, `personality`, `PR_GET_TIMERSLACK`, `PR_GET_MDWE`, `PR_GET_THP_DISABLE`,
 //! `PR_GET_MEMORY_MERGE`, two `PR_GET_SPECULATION_CTRL`, `get_mempolicy`, `getsid`, a `statx` of
 //! `/`, two `readlinkat` in the thread's `/proc` `ns` directory and one read of each of its
-//! `status`, `cgroup`, `oom_score_adj` and `sessionid` files, all kept open: 26.0 µs in a release
-//! loop (before `getsid` and `sessionid`, which add 1.2–1.4 µs, were added), where the same loop
+//! `status`, `cgroup`, `oom_score_adj` and `sessionid` files and of the process's
+//! `coredump_filter`, all kept open: 26.0 µs in a release loop (before `getsid`, `sessionid` and
+//! `coredump_filter`, which add 1.2–1.4 µs and about 1 µs, were added), where the same loop
 //! without the confinement's reads gave 21.4 at the same hour (and 2.3 of the confinement's cost
 //! was won back from the affinity's read); of that, about 7 for the limits, 7 for `status`, 3.5 for
 //! `cgroup`, 4.4 for the namespaces and 1.0 for the root) and compares them with what its zygote
@@ -205,12 +206,14 @@ fn namespaces() -> Option<[u64; 2]> {
 /// plain child of the agent would have them, and that an agent may set at any time without a
 /// privilege. A difference needs a new zygote (see the module docs), started from the agent as
 /// it is then: it has them as the agent's plain children do.
-/// * Two of the address space: `PR_SET_THP_DISABLE` (no transparent huge pages, which a
-///   latency-sensitive or memory-tight agent sets) and `PR_SET_MEMORY_MERGE` (every mapping
-///   offered to the kernel's same-page merging, Linux 6.4). G shares Z's address space until
-///   its `execve`, so it could not set them for one run without setting them for Z and every
-///   run in flight. Memory-deny-write-execute, also of the address space, is compared with
-///   the confinement ([`Confinement::mdwe`]).
+/// * Three of the address space: `PR_SET_THP_DISABLE` (no transparent huge pages, which a
+///   latency-sensitive or memory-tight agent sets), `PR_SET_MEMORY_MERGE` (every mapping
+///   offered to the kernel's same-page merging, Linux 6.4) and the core dump filter
+///   (`/proc/self/coredump_filter`: which mappings a core dump holds, which an agent narrows so
+///   that its programs' dumps leave out, say, the files they mapped). G shares Z's address
+///   space until its `execve`, so it could not set them for one run without setting them for
+///   Z and every run in flight. Memory-deny-write-execute, also of the address space, is
+///   compared with the confinement ([`Confinement::mdwe`]).
 /// * Two of the thread, the speculation mitigations it asked for (`PR_SET_SPECULATION_CTRL`):
 ///   speculative store bypass and indirect branch speculation disabled. An agent that turned
 ///   one off for its thread would otherwise have its commands run without it. As a program
@@ -224,6 +227,7 @@ fn namespaces() -> Option<[u64; 2]> {
 struct KeptFlags {
     thp_disable: Option<i32>,
     memory_merge: Option<i32>,
+    dump_filter: Option<u32>,
     store_bypass: Option<i32>,
     indirect_branch: Option<i32>,
     numa_policy: Option<(i32, [u64; NODE_WORDS])>,
@@ -279,6 +283,9 @@ impl KeptFlags {
         KeptFlags {
             thp_disable: get(libc::PR_GET_THP_DISABLE, 0),
             memory_merge: get(PR_GET_MEMORY_MERGE, 0),
+            dump_filter: ProcFile::DumpFilter.read().and_then(|text| {
+                u32::from_str_radix(std::str::from_utf8(&text).ok()?.trim(), 16).ok()
+            }),
             store_bypass: speculation(PR_SPEC_STORE_BYPASS),
             indirect_branch: speculation(PR_SPEC_INDIRECT_BRANCH),
             numa_policy: numa_policy(),
@@ -290,6 +297,7 @@ impl KeptFlags {
     fn differ(self, zygote: KeptFlags) -> bool {
         changed(self.thp_disable, zygote.thp_disable).is_some()
             || changed(self.memory_merge, zygote.memory_merge).is_some()
+            || changed(self.dump_filter, zygote.dump_filter).is_some()
             || changed(self.store_bypass, zygote.store_bypass).is_some()
             || changed(self.indirect_branch, zygote.indirect_branch).is_some()
             || changed(self.numa_policy, zygote.numa_policy).is_some()
@@ -601,6 +609,8 @@ enum ProcFile {
     Namespaces,
     /// `sessionid`, the audit session, whole.
     AuditSession,
+    /// The process's `coredump_filter` (of its address space; no thread has one of its own).
+    DumpFilter,
 }
 
 /// Each thread's open `/proc/thread-self` entries ([`ProcFile`]) with the pid of the process
@@ -608,7 +618,7 @@ enum ProcFile {
 /// much as reading, so they stay open, close-on-exec, for the thread's life.
 struct ThreadProc {
     pid: u32,
-    files: [Entry; 5],
+    files: [Entry; 6],
 }
 
 /// One of a thread's `/proc` entries.
@@ -619,8 +629,9 @@ enum Entry {
     Unopened,
     Open(std::fs::File),
     /// This kernel does not have it, so it is not asked for again at every run: only
-    /// `sessionid` (a kernel without audit), and only where the thread's `status` opened, so
-    /// that a thread that had no `/proc` at first still sees one mounted later.
+    /// `sessionid` (a kernel without audit) and `coredump_filter` (one without ELF core
+    /// dumps), and only where the thread's `status` opened, so that a thread that had no
+    /// `/proc` at first still sees one mounted later.
     Absent,
 }
 
@@ -637,6 +648,7 @@ impl ProcFile {
             ProcFile::OomScoreAdj => "/proc/thread-self/oom_score_adj",
             ProcFile::Namespaces => "/proc/thread-self/ns",
             ProcFile::AuditSession => "/proc/thread-self/sessionid",
+            ProcFile::DumpFilter => "/proc/self/coredump_filter",
         }
     }
 
@@ -680,7 +692,7 @@ impl ProcFile {
     /// Whether an open that failed with `error` tells that this kernel has no such entry, for
     /// the thread's life ([`Entry::Absent`]).
     fn absent_for_good(self, error: &std::io::Error, status_open: bool) -> bool {
-        matches!(self, ProcFile::AuditSession)
+        matches!(self, ProcFile::AuditSession | ProcFile::DumpFilter)
             && error.kind() == std::io::ErrorKind::NotFound
             && status_open
     }
@@ -766,13 +778,16 @@ mod tests {
     }
 
     #[test]
-    fn only_a_missing_audit_session_beside_a_readable_status_is_not_asked_for_again() {
+    fn only_a_missing_audit_session_or_dump_filter_beside_a_readable_status_is_not_asked_for_again()
+    {
         let missing = std::io::Error::from_raw_os_error(libc::ENOENT);
         let denied = std::io::Error::from_raw_os_error(libc::EACCES);
-        assert!(ProcFile::AuditSession.absent_for_good(&missing, true));
-        // No /proc at all (yet): asked again at the next run.
-        assert!(!ProcFile::AuditSession.absent_for_good(&missing, false));
-        assert!(!ProcFile::AuditSession.absent_for_good(&denied, true));
+        for optional in [ProcFile::AuditSession, ProcFile::DumpFilter] {
+            assert!(optional.absent_for_good(&missing, true));
+            // No /proc at all (yet): asked again at the next run.
+            assert!(!optional.absent_for_good(&missing, false));
+            assert!(!optional.absent_for_good(&denied, true));
+        }
         for other in [ProcFile::Status, ProcFile::Cgroup, ProcFile::OomScoreAdj] {
             assert!(!other.absent_for_good(&missing, true));
         }
@@ -803,8 +818,8 @@ mod tests {
     fn other_flags_an_execve_keeps_need_a_new_zygote_and_unknown_ones_do_not() {
         let then = Inheritance::now();
         assert!(
-            then.kept.thp_disable.is_some(),
-            "PR_GET_THP_DISABLE: {:?}",
+            then.kept.thp_disable.is_some() && then.kept.dump_filter.is_some(),
+            "PR_GET_THP_DISABLE and coredump_filter: {:?}",
             then.kept
         );
         let with = |kept: KeptFlags| Inheritance {
@@ -820,6 +835,10 @@ mod tests {
             },
             KeptFlags {
                 memory_merge: flip(k.memory_merge),
+                ..k
+            },
+            KeptFlags {
+                dump_filter: Some(k.dump_filter.unwrap_or(0) ^ 1),
                 ..k
             },
             KeptFlags {
@@ -841,6 +860,7 @@ mod tests {
         let unknown = with(KeptFlags {
             thp_disable: None,
             memory_merge: None,
+            dump_filter: None,
             store_bypass: None,
             indirect_branch: None,
             numa_policy: None,
@@ -1125,7 +1145,14 @@ mod tests {
         let kept = per_call(&|| {
             std::hint::black_box(KeptFlags::now());
         });
-        println!("of which the flags an execve keeps (four prctl, get_mempolicy): {kept:.2} µs");
+        println!(
+            "of which the flags an execve keeps (four prctl, get_mempolicy, coredump_filter): \
+             {kept:.2} µs"
+        );
+        let dump_filter = per_call(&|| {
+            std::hint::black_box(ProcFile::DumpFilter.read());
+        });
+        println!("  of which the core dump filter: {dump_filter:.2} µs");
         let sessions = per_call(&|| {
             // SAFETY: getsid of this process.
             std::hint::black_box(unsafe { libc::getsid(0) });
