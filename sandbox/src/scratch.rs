@@ -41,6 +41,84 @@ pub(crate) struct Scratch {
     ino: u64,
     /// The (device, inode) of the directory it was made in.
     base: (u64, u64),
+    /// What it carried besides its entries and mode when it was made.
+    marks: Marks,
+}
+
+/// What a run can change on its scratch directory besides its entries and its mode, which
+/// [`Scratch::empty`] resets: its extended attributes (`user.*` data, ACLs; names and values)
+/// and its inode flags (`chattr`). A directory carries none of a run when it has what it had
+/// when it was made ([`Scratch::as_made`]). Its timestamps are left out: emptying it changes
+/// them anyway, and setting them back would be a journaled write per run.
+#[derive(Debug, PartialEq, Eq)]
+struct Marks {
+    /// Each name (with its NUL) and its value's length and bytes; `None` when they could not
+    /// be read, which never matches.
+    xattrs: Option<Vec<u8>>,
+    /// `FS_IOC_GETFLAGS`; `None` on a file system without inode flags.
+    flags: Option<libc::c_int>,
+}
+
+impl Marks {
+    fn of(dir: BorrowedFd<'_>) -> Marks {
+        let mut flags: libc::c_int = 0;
+        // SAFETY: FS_IOC_GETFLAGS writes one int through the pointer.
+        let got = unsafe { libc::ioctl(dir.as_raw_fd(), libc::FS_IOC_GETFLAGS, &mut flags) };
+        Marks {
+            xattrs: xattrs(dir),
+            flags: (got == 0).then_some(flags),
+        }
+    }
+
+    /// Whether a directory that carries `self` carries what it carried when it was made.
+    fn matches(&self, made: &Marks) -> bool {
+        self.xattrs.is_some() && self == made
+    }
+}
+
+/// Reads a size-then-fill `*xattr` call into a buffer, growing it while the text grows between
+/// the two calls (`ERANGE`); `Ok(empty)` where the file system has no extended attributes.
+fn read_sized(call: &dyn Fn(*mut libc::c_void, usize) -> isize) -> std::io::Result<Vec<u8>> {
+    loop {
+        let size = call(std::ptr::null_mut(), 0);
+        if size < 0 {
+            let e = errno();
+            return match e.raw_os_error() {
+                Some(libc::ENOTSUP) => Ok(Vec::new()),
+                _ => Err(e),
+            };
+        }
+        if size == 0 {
+            return Ok(Vec::new());
+        }
+        let mut bytes = vec![0u8; size as usize];
+        let n = call(bytes.as_mut_ptr().cast(), bytes.len());
+        if n >= 0 {
+            bytes.truncate(n as usize);
+            return Ok(bytes);
+        }
+        if errno().raw_os_error() != Some(libc::ERANGE) {
+            return Err(errno());
+        }
+    }
+}
+
+/// Every extended attribute of `dir` that the caller may read: each name with its NUL, then
+/// its value's length (8 bytes) and bytes. One `flistxattr` where it has none.
+fn xattrs(dir: BorrowedFd<'_>) -> Option<Vec<u8>> {
+    let fd = dir.as_raw_fd();
+    // SAFETY: flistxattr and fgetxattr write at most `len` bytes to `buf`, or nothing when it
+    // is null with a length of 0.
+    let names = read_sized(&|buf, len| unsafe { libc::flistxattr(fd, buf.cast(), len) }).ok()?;
+    let mut all = names.clone();
+    for name in names.split_inclusive(|b| *b == 0) {
+        let name = CStr::from_bytes_with_nul(name).ok()?;
+        let value =
+            read_sized(&|buf, len| unsafe { libc::fgetxattr(fd, name.as_ptr(), buf, len) }).ok()?;
+        all.extend((value.len() as u64).to_le_bytes());
+        all.extend(value);
+    }
+    Some(all)
 }
 
 /// The (device, inode) of the temporary directory the environment names now (`$TMPDIR`, else
@@ -119,6 +197,7 @@ impl Scratch {
             })();
             return match made {
                 Ok((fd, dev, ino, base)) => {
+                    let marks = Marks::of(fd.as_fd());
                     let scratch = Scratch {
                         path,
                         c_path,
@@ -126,6 +205,7 @@ impl Scratch {
                         dev,
                         ino,
                         base,
+                        marks,
                     };
                     // Another process's sweep can take it between the mkdir and the lock, as
                     // a stale one: then its path names nothing (or something else) by now.
@@ -171,6 +251,14 @@ impl Scratch {
         (st.st_mode & libc::S_IFMT == libc::S_IFDIR
             && (st.st_dev, st.st_ino) == (self.dev, self.ino))
             .then_some(st.st_mode & 0o7777)
+    }
+
+    /// Whether it carries no extended attribute or inode flag that it did not have when it was
+    /// made ([`Marks`]): otherwise a run could leave data in it (`setfattr`), a default ACL for
+    /// the next run's files, or a flag, which emptying it would not remove. One `flistxattr`
+    /// and one `ioctl` where it has no attributes.
+    pub(crate) fn as_made(&self) -> bool {
+        Marks::of(self.fd.as_fd()).matches(&self.marks)
     }
 
     /// Removes everything in it, through its descriptor, and gives it back its mode 0700

@@ -22,8 +22,9 @@
 //!   run only after its process group is empty, or after giving up on it, which it says, see
 //!   [`crate::zygote`]). The directory is emptied through its descriptor ([`Scratch::empty`])
 //!   and checked to be still at its path after that; otherwise, or after a run whose end was
-//!   not seen (the helper lost, the backstop's kill, a group that did not empty), the slot is
-//!   dropped and never reused, and nothing that replaced its directory is followed.
+//!   not seen (the helper lost, the backstop's kill, a group that did not empty), or that
+//!   changed the directory's extended attributes or inode flags ([`Scratch::as_made`]), the
+//!   slot is dropped and never reused, and nothing that replaced its directory is followed.
 //! * **Bounds**: at most [`PER_POLICY`] free slots per policy and [`TOTAL`] in all, the least
 //!   recently used dropped first (descriptors closed, directory removed). Runs beyond them at
 //!   the same time get slots of their own that are dropped after the run.
@@ -140,6 +141,7 @@ impl Drop for Lease {
             return;
         }
         let clean = self.reusable
+            && slot.scratch.as_made()
             && slot
                 .scratch
                 .mode_in_place()

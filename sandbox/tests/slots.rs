@@ -61,6 +61,10 @@ const CASES: &[(&str, Case)] = &[
         tmpdir_mode_is_reset,
     ),
     (
+        "a_scratch_directory_given_an_attribute_or_a_flag_during_a_run_is_not_lent_again",
+        tmpdir_marks_drop_the_slot,
+    ),
+    (
         "a_scratch_directory_swapped_for_a_symlink_leaves_the_victim_untouched",
         scratch_swapped_for_a_symlink,
     ),
@@ -574,6 +578,138 @@ fn tmpdir_mode_is_reset(dir: &Path) -> Result<(), String> {
             ),
             next.success() && stdout(&next) == format!("700\n{tmpdir}"),
         )?;
+    }
+    Ok(())
+}
+
+/// A mark left on the scratch directory itself, which emptying it does not remove: an extended
+/// attribute (`user.left`, data a later run could read back) or an inode flag (`chattr +d`).
+#[derive(Clone, Copy, Debug)]
+enum Mark {
+    Xattr,
+    NoDumpFlag,
+}
+
+impl Mark {
+    /// Puts it on `dir`; `Ok(false)` where the file system has no such mark.
+    fn put(self, dir: &Path) -> Result<bool, String> {
+        let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes())
+            .map_err(|e| e.to_string())?;
+        let failed = |what: &str| {
+            let e = std::io::Error::last_os_error();
+            match e.raw_os_error() {
+                Some(libc::ENOTSUP | libc::ENOTTY) => Ok(false),
+                _ => Err(format!("{what} on {}: {e}", dir.display())),
+            }
+        };
+        match self {
+            Mark::Xattr => {
+                let value = b"secret of run 1";
+                // SAFETY: a NUL-terminated path and name, and a value of the length given.
+                let r = unsafe {
+                    libc::setxattr(
+                        c.as_ptr(),
+                        c"user.left".as_ptr(),
+                        value.as_ptr().cast(),
+                        value.len(),
+                        0,
+                    )
+                };
+                if r != 0 {
+                    return failed("setxattr user.left");
+                }
+            }
+            Mark::NoDumpFlag => {
+                let file = std::fs::File::open(dir).map_err(|e| e.to_string())?;
+                let fd = std::os::fd::AsRawFd::as_raw_fd(&file);
+                let mut flags: libc::c_int = 0;
+                // SAFETY: FS_IOC_GETFLAGS and SETFLAGS read or write one int.
+                if unsafe { libc::ioctl(fd, libc::FS_IOC_GETFLAGS, &mut flags) } != 0 {
+                    return failed("FS_IOC_GETFLAGS");
+                }
+                flags |= 0x40; // FS_NODUMP_FL
+                               // SAFETY: as above.
+                if unsafe { libc::ioctl(fd, libc::FS_IOC_SETFLAGS, &flags) } != 0 {
+                    return failed("FS_IOC_SETFLAGS");
+                }
+            }
+        }
+        Ok(true)
+    }
+
+    /// Whether `dir` carries it.
+    fn on(self, dir: &Path) -> bool {
+        let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()) else {
+            return false;
+        };
+        match self {
+            // SAFETY: a NUL-terminated path and name; a null buffer of length 0 asks the size.
+            Mark::Xattr => unsafe {
+                libc::getxattr(c.as_ptr(), c"user.left".as_ptr(), std::ptr::null_mut(), 0) >= 0
+            },
+            Mark::NoDumpFlag => std::fs::File::open(dir).is_ok_and(|file| {
+                let mut flags: libc::c_int = 0;
+                // SAFETY: FS_IOC_GETFLAGS writes one int.
+                let r = unsafe {
+                    libc::ioctl(
+                        std::os::fd::AsRawFd::as_raw_fd(&file),
+                        libc::FS_IOC_GETFLAGS,
+                        &mut flags,
+                    )
+                };
+                r == 0 && flags & 0x40 != 0
+            }),
+        }
+    }
+}
+
+/// A run during which the scratch directory itself got an extended attribute (data that a
+/// later run could read back) or an inode flag, which emptying it does not take away: its slot
+/// is dropped, so the next run of the policy gets a new directory without the mark, and the
+/// marked one is removed. A run that leaves no mark gets the same directory back (the
+/// control). The marks are put from outside, by this process, as in the mode case above.
+fn tmpdir_marks_drop_the_slot(dir: &Path) -> Result<(), String> {
+    let dir = canonical(dir);
+    let p = policy(&format!(
+        r#"{{"fs": {{"write": ["{}/**"]}}}}"#,
+        dir.display()
+    ));
+    let tmpdir_of = |p: &ToolPolicy| -> Result<String, String> {
+        let out = sh(p, "echo $TMPDIR")?;
+        check(&format!("a run: {}", show(&out)), out.success())?;
+        Ok(stdout(&out))
+    };
+    let mut tmpdir = tmpdir_of(&p)?;
+    check(
+        "control: a run that leaves no mark gets the same directory back",
+        tmpdir_of(&p)? == tmpdir,
+    )?;
+    for mark in [Mark::Xattr, Mark::NoDumpFlag] {
+        let (go, left) = (dir.join("go"), dir.join("left"));
+        let _ = (std::fs::remove_file(&go), std::fs::remove_file(&left));
+        let script = format!(
+            "echo > {left} && while [ ! -e {go} ]; do sleep 0.02; done",
+            left = left.display(),
+            go = go.display()
+        );
+        let run = started(&p, script, &left);
+        let put = mark.put(Path::new(&tmpdir));
+        std::fs::write(&go, "").map_err(|e| e.to_string())?;
+        let ran = run.join().map_err(|_| "the run's thread panicked")??;
+        check(&format!("the run ended: {}", show(&ran)), ran.success())?;
+        if !put? {
+            eprintln!("skipped {mark:?}: the file system of {tmpdir} has no such mark");
+            continue;
+        }
+        let next = tmpdir_of(&p)?;
+        check(
+            &format!(
+                "after {mark:?}, the next run gets another directory ({next}, not {tmpdir}), \
+                 without the mark, and the marked one is gone"
+            ),
+            next != tmpdir && !mark.on(Path::new(&next)) && !Path::new(&tmpdir).exists(),
+        )?;
+        tmpdir = next;
     }
     Ok(())
 }
