@@ -55,9 +55,16 @@ struct Marks {
     /// Each name (with its NUL) and its value's length and bytes; `None` when they could not
     /// be read, which never matches.
     xattrs: Option<Vec<u8>>,
-    /// `FS_IOC_GETFLAGS`; `None` on a file system without inode flags.
+    /// `FS_IOC_GETFLAGS` without [`LAYOUT_FLAGS`]; `None` on a file system without inode
+    /// flags.
     flags: Option<libc::c_int>,
 }
+
+/// Inode flags the file system sets by itself as a directory grows, and keeps after it is
+/// emptied: a run that made many entries (ext4 indexes a directory beyond one block) has
+/// left nothing a later run could read or be changed by. `FS_INDEX_FL`, `FS_EXTENT_FL`,
+/// `FS_HUGE_FILE_FL`, `FS_INLINE_DATA_FL`.
+const LAYOUT_FLAGS: libc::c_int = 0x0000_1000 | 0x0008_0000 | 0x0004_0000 | 0x1000_0000;
 
 impl Marks {
     fn of(dir: BorrowedFd<'_>) -> Marks {
@@ -66,7 +73,7 @@ impl Marks {
         let got = unsafe { libc::ioctl(dir.as_raw_fd(), libc::FS_IOC_GETFLAGS, &mut flags) };
         Marks {
             xattrs: xattrs(dir),
-            flags: (got == 0).then_some(flags),
+            flags: (got == 0).then_some(flags & !LAYOUT_FLAGS),
         }
     }
 
