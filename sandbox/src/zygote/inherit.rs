@@ -40,6 +40,14 @@
 //! policy becomes `SCHED_OTHER` and a negative nice value 0 (the kernel's `sched_fork`). A thread
 //! under `SCHED_DEADLINE` without that flag cannot fork at all (`EAGAIN`): its hardened runs are
 //! refused at the scheduling step, as its strict runs and plain spawns fail.
+//!
+//! Not compared, each for its reason: the UTS, cgroup and time namespaces the agent may give its
+//! children (they change what a command reads, its host name, cgroup paths and clocks, not
+//! what it may reach, and each would cost a `readlinkat` per run); the IPC namespace (the
+//! hardened command may use neither System V IPC nor message queues); ignored signals and the
+//! signal mask (both profiles start the command with neither); a timestamp counter the thread
+//! disabled (`PR_SET_TSC`), which a thread cannot hold and still read the clock where the
+//! kernel's clock source is the TSC: the run's own first clock read faults.
 
 use std::os::fd::{AsRawFd, RawFd};
 
