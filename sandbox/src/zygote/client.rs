@@ -560,6 +560,9 @@ fn fork_serving(control: &OwnedFd, null: &OwnedFd) -> std::io::Result<libc::pid_
         libc::sigemptyset(&mut empty);
         libc::sigprocmask(libc::SIG_SETMASK, &empty, std::ptr::null_mut());
     }
+    // The caller's panic hook is the caller's code too (a crash reporter, say): a panic in the
+    // child must not run it. The hook is per process, so this one is the child's alone.
+    std::panic::set_hook(Box::new(|_| {}));
     let _ = std::panic::catch_unwind(|| crate::zygote::serve());
     // SAFETY: ends the child without running the caller's exit handlers.
     unsafe { libc::_exit(crate::child::REFUSED_EXIT) }
