@@ -506,6 +506,28 @@ fn started(
     run
 }
 
+/// Runs `first` under `p`, then `change` in this process while the run waits, then lets the
+/// run end: what `change` returned, and the run.
+fn during_a_run<T>(
+    p: &ToolPolicy,
+    dir: &Path,
+    first: &str,
+    change: impl FnOnce() -> T,
+) -> Result<(T, RunOutput), String> {
+    let (go, left) = (dir.join("go"), dir.join("left"));
+    let _ = (std::fs::remove_file(&go), std::fs::remove_file(&left));
+    let script = format!(
+        "{first}echo > {left} && while [ ! -e {go} ]; do sleep 0.02; done",
+        left = left.display(),
+        go = go.display()
+    );
+    let run = started(p, script, &left);
+    let changed = change();
+    std::fs::write(&go, "").map_err(|e| e.to_string())?;
+    let ran = run.join().map_err(|_| "the run's thread panicked")??;
+    Ok((changed, ran))
+}
+
 /// What a run leaves in its `$TMPDIR` (a file, a tree, a link) is gone when the next run of
 /// the same policy gets the same directory back.
 fn tmpdir_is_emptied(dir: &Path) -> Result<(), String> {
@@ -554,18 +576,10 @@ fn tmpdir_mode_is_reset(dir: &Path) -> Result<(), String> {
     )?;
     let tmpdir = lines.pop().unwrap_or_default();
     for mode in [0o1777, 0] {
-        let (go, left) = (dir.join("go"), dir.join("left"));
-        let _ = (std::fs::remove_file(&go), std::fs::remove_file(&left));
-        let script = format!(
-            "echo x > $TMPDIR/f && echo > {left} && while [ ! -e {go} ]; do sleep 0.02; done",
-            left = left.display(),
-            go = go.display()
-        );
-        let run = started(&p, script, &left);
-        std::fs::set_permissions(&tmpdir, std::fs::Permissions::from_mode(mode))
-            .map_err(|e| format!("chmod {mode:o} {tmpdir}: {e}"))?;
-        std::fs::write(&go, "").map_err(|e| e.to_string())?;
-        let ran = run.join().map_err(|_| "the run's thread panicked")??;
+        let (changed, ran) = during_a_run(&p, &dir, "echo x > $TMPDIR/f && ", || {
+            std::fs::set_permissions(&tmpdir, std::fs::Permissions::from_mode(mode))
+        })?;
+        changed.map_err(|e| format!("chmod {mode:o} {tmpdir}: {e}"))?;
         check(
             &format!("the run under mode {mode:o} ended: {}", show(&ran)),
             ran.success(),
@@ -695,17 +709,7 @@ fn tmpdir_marks_drop_the_slot(dir: &Path) -> Result<(), String> {
         tmpdir_of(&p)? == tmpdir,
     )?;
     for mark in [Mark::Xattr, Mark::NoDumpFlag] {
-        let (go, left) = (dir.join("go"), dir.join("left"));
-        let _ = (std::fs::remove_file(&go), std::fs::remove_file(&left));
-        let script = format!(
-            "echo > {left} && while [ ! -e {go} ]; do sleep 0.02; done",
-            left = left.display(),
-            go = go.display()
-        );
-        let run = started(&p, script, &left);
-        let put = mark.put(Path::new(&tmpdir));
-        std::fs::write(&go, "").map_err(|e| e.to_string())?;
-        let ran = run.join().map_err(|_| "the run's thread panicked")??;
+        let (put, ran) = during_a_run(&p, &dir, "", || mark.put(Path::new(&tmpdir)))?;
         check(&format!("the run ended: {}", show(&ran)), ran.success())?;
         if !put? {
             eprintln!("skipped {mark:?}: the file system of {tmpdir} has no such mark");
