@@ -65,6 +65,10 @@ const CASES: &[(&str, Case)] = &[
         tmpdir_marks_drop_the_slot,
     ),
     (
+        "data_a_command_left_in_an_attribute_of_its_scratch_directory_is_not_the_next_runs",
+        tmpdir_attribute_from_inside,
+    ),
+    (
         "a_scratch_directory_swapped_for_a_symlink_leaves_the_victim_untouched",
         scratch_swapped_for_a_symlink,
     ),
@@ -688,11 +692,6 @@ fn tmpdir_marks_drop_the_slot(dir: &Path) -> Result<(), String> {
         r#"{{"fs": {{"write": ["{}/**"]}}}}"#,
         dir.display()
     ));
-    let tmpdir_of = |p: &ToolPolicy| -> Result<String, String> {
-        let out = sh(p, "echo $TMPDIR")?;
-        check(&format!("a run: {}", show(&out)), out.success())?;
-        Ok(stdout(&out))
-    };
     let mut tmpdir = tmpdir_of(&p)?;
     // Enough entries that ext4 indexes the directory, a flag of its own it keeps when emptied.
     let many = sh(
@@ -726,6 +725,65 @@ fn tmpdir_marks_drop_the_slot(dir: &Path) -> Result<(), String> {
         tmpdir = next;
     }
     Ok(())
+}
+
+/// The attack of the case above, made by the command itself: a runner that is not root, with
+/// a write root, lets its command set attributes on files its uid owns, its own scratch
+/// directory included. Run 1 stores data in a `user.*` attribute of its `$TMPDIR` (and shows it
+/// stored: the control); run 2 of the same policy sees another directory, without it. As uid
+/// 65534 when this is root; skipped without `python3`, whose `os.setxattr` makes the call.
+fn tmpdir_attribute_from_inside(dir: &Path) -> Result<(), String> {
+    if !Path::new("/usr/bin/python3").exists() {
+        eprintln!("skipped: no /usr/bin/python3 to set an attribute from inside the run");
+        return Ok(());
+    }
+    let dir = canonical(dir);
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } == 0 {
+        std::os::unix::fs::chown(&dir, Some(65534), Some(65534)).map_err(|e| e.to_string())?;
+        // SAFETY: this case process is single-threaded; every id dropped at once.
+        let dropped = unsafe {
+            libc::setgroups(0, std::ptr::null()) == 0
+                && libc::setresgid(65534, 65534, 65534) == 0
+                && libc::setresuid(65534, 65534, 65534) == 0
+        };
+        check("dropped root for uid 65534", dropped)?;
+    }
+    let p = policy(&format!(
+        r#"{{"fs": {{"write": ["{}/**"]}}}}"#,
+        dir.display()
+    ));
+    let script = |set: bool| {
+        format!(
+            "/usr/bin/python3 -c \"import os; d = os.environ['TMPDIR']; {}print(d); \
+             print(sorted(os.listxattr(d)))\"",
+            if set {
+                "os.setxattr(d, 'user.left', b'data of run 1'); "
+            } else {
+                ""
+            }
+        )
+    };
+    let first = sh(&p, &script(true))?;
+    let lines: Vec<String> = stdout(&first).lines().map(str::to_string).collect();
+    check(
+        &format!(
+            "run 1 stores data in an attribute of its TMPDIR: {}",
+            show(&first)
+        ),
+        first.success() && lines.len() == 2 && lines[1] == "['user.left']",
+    )?;
+    let second = sh(&p, &script(false))?;
+    check(
+        &format!(
+            "run 2 has another TMPDIR than {}, without the attribute: {}",
+            lines[0],
+            show(&second)
+        ),
+        second.success()
+            && !stdout(&second).starts_with(&format!("{}\n", lines[0]))
+            && stdout(&second).ends_with("\n[]"),
+    )
 }
 
 /// The agent runs a policy with `TMPDIR=a`, then with `TMPDIR=b`, then with `a` again, which
