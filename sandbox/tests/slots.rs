@@ -65,7 +65,7 @@ const CASES: &[(&str, Case)] = &[
         tmpdir_marks_drop_the_slot,
     ),
     (
-        "data_a_command_left_in_an_attribute_of_its_scratch_directory_is_not_the_next_runs",
+        "a_mark_a_command_left_on_its_scratch_directory_is_not_the_next_runs",
         tmpdir_attribute_from_inside,
     ),
     (
@@ -729,9 +729,10 @@ fn tmpdir_marks_drop_the_slot(dir: &Path) -> Result<(), String> {
 
 /// The attack of the case above, made by the command itself: a runner that is not root, with
 /// a write root, lets its command set attributes on files its uid owns, its own scratch
-/// directory included. Run 1 stores data in a `user.*` attribute of its `$TMPDIR` (and shows it
-/// stored: the control); run 2 of the same policy sees another directory, without it. As uid
-/// 65534 when this is root; skipped without `python3`, whose `os.setxattr` makes the call.
+/// directory included. Run 1 stores data in a `user.*` attribute of its `$TMPDIR`, or sets its
+/// no-dump flag (and shows the mark: the control); run 2 of the same policy sees another
+/// directory, without it. As uid 65534 when this is root; skipped without `python3`, which
+/// makes the calls ([`MARK_PY`]).
 fn tmpdir_attribute_from_inside(dir: &Path) -> Result<(), String> {
     if !Path::new("/usr/bin/python3").exists() {
         eprintln!("skipped: no /usr/bin/python3 to set an attribute from inside the run");
@@ -753,38 +754,64 @@ fn tmpdir_attribute_from_inside(dir: &Path) -> Result<(), String> {
         r#"{{"fs": {{"write": ["{}/**"]}}}}"#,
         dir.display()
     ));
-    let script = |set: bool| {
-        format!(
-            "/usr/bin/python3 -c \"import os; d = os.environ['TMPDIR']; {}print(d); \
-             print(sorted(os.listxattr(d)))\"",
-            if set {
-                "os.setxattr(d, 'user.left', b'data of run 1'); "
-            } else {
-                ""
-            }
-        )
-    };
-    let first = sh(&p, &script(true))?;
-    let lines: Vec<String> = stdout(&first).lines().map(str::to_string).collect();
-    check(
-        &format!(
-            "run 1 stores data in an attribute of its TMPDIR: {}",
-            show(&first)
-        ),
-        first.success() && lines.len() == 2 && lines[1] == "['user.left']",
-    )?;
-    let second = sh(&p, &script(false))?;
-    check(
-        &format!(
-            "run 2 has another TMPDIR than {}, without the attribute: {}",
-            lines[0],
-            show(&second)
-        ),
-        second.success()
-            && !stdout(&second).starts_with(&format!("{}\n", lines[0]))
-            && stdout(&second).ends_with("\n[]"),
-    )
+    let marker = dir.join("mark.py");
+    std::fs::write(&marker, MARK_PY).map_err(|e| e.to_string())?;
+    let script = |mark: &str| format!("/usr/bin/python3 {} {mark}", marker.display());
+    for (mark, stored) in [("xattr", "['user.left'] False"), ("nodump", "[] True")] {
+        let first = sh(&p, &script(mark))?;
+        let lines: Vec<String> = stdout(&first).lines().map(str::to_string).collect();
+        if mark == "nodump" && stdout(&first) == "refused" {
+            eprintln!("note: the command may not set an inode flag on its TMPDIR here");
+            continue;
+        }
+        check(
+            &format!(
+                "run 1 leaves a mark ({mark}) on its TMPDIR: {}",
+                show(&first)
+            ),
+            first.success() && lines.len() == 2 && lines[1] == stored,
+        )?;
+        let second = sh(&p, &script("none"))?;
+        check(
+            &format!(
+                "run 2 has another TMPDIR than {}, without the mark: {}",
+                lines[0],
+                show(&second)
+            ),
+            second.success()
+                && !stdout(&second).starts_with(&format!("{}\n", lines[0]))
+                && stdout(&second).ends_with("\n[] False"),
+        )?;
+    }
+    Ok(())
 }
+
+/// Marks the run's `$TMPDIR` as its argument says (`xattr`, `nodump` or `none`), then prints
+/// the directory and its marks: its attribute names and whether its no-dump flag is set.
+/// Prints `refused` alone when the kernel refused the flag.
+const MARK_PY: &str = r#"
+import fcntl, os, struct, sys
+d = os.environ["TMPDIR"]
+def flags():
+    fd = os.open(d, os.O_RDONLY)
+    try:
+        return struct.unpack("i", fcntl.ioctl(fd, 0x80086601, b"\0" * 4))[0]
+    finally:
+        os.close(fd)
+if sys.argv[1] == "xattr":
+    os.setxattr(d, "user.left", b"data of run 1")
+elif sys.argv[1] == "nodump":
+    fd = os.open(d, os.O_RDONLY)
+    try:
+        fcntl.ioctl(fd, 0x40086602, struct.pack("i", flags() | 0x40))
+    except OSError:
+        print("refused")
+        sys.exit(0)
+    finally:
+        os.close(fd)
+print(d)
+print(sorted(os.listxattr(d)), bool(flags() & 0x40))
+"#;
 
 /// The agent runs a policy with `TMPDIR=a`, then with `TMPDIR=b`, then with `a` again, which
 /// it then replaces by another directory at the same path: each run's scratch directory is in
