@@ -66,7 +66,7 @@ const CASES: &[(&str, Case)] = &[
     ),
     (
         "a_mark_a_command_left_on_its_scratch_directory_is_not_the_next_runs",
-        tmpdir_attribute_from_inside,
+        tmpdir_marks_from_inside,
     ),
     (
         "a_scratch_directory_swapped_for_a_symlink_leaves_the_victim_untouched",
@@ -600,6 +600,9 @@ fn tmpdir_mode_is_reset(dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// The inode flag `chattr +d` sets (no dump), one a directory's owner may set.
+const FS_NODUMP_FL: libc::c_int = 0x40;
+
 /// A mark left on the scratch directory itself, which emptying it does not remove: an extended
 /// attribute (`user.left`, data a later run could read back) or an inode flag (`chattr +d`).
 #[derive(Clone, Copy, Debug)]
@@ -645,39 +648,14 @@ impl Mark {
                 if unsafe { libc::ioctl(fd, libc::FS_IOC_GETFLAGS, &mut flags) } != 0 {
                     return failed("FS_IOC_GETFLAGS");
                 }
-                flags |= 0x40; // FS_NODUMP_FL
-                               // SAFETY: as above.
+                flags |= FS_NODUMP_FL;
+                // SAFETY: as above.
                 if unsafe { libc::ioctl(fd, libc::FS_IOC_SETFLAGS, &flags) } != 0 {
                     return failed("FS_IOC_SETFLAGS");
                 }
             }
         }
         Ok(true)
-    }
-
-    /// Whether `dir` carries it.
-    fn on(self, dir: &Path) -> bool {
-        let Ok(c) = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()) else {
-            return false;
-        };
-        match self {
-            // SAFETY: a NUL-terminated path and name; a null buffer of length 0 asks the size.
-            Mark::Xattr => unsafe {
-                libc::getxattr(c.as_ptr(), c"user.left".as_ptr(), std::ptr::null_mut(), 0) >= 0
-            },
-            Mark::NoDumpFlag => std::fs::File::open(dir).is_ok_and(|file| {
-                let mut flags: libc::c_int = 0;
-                // SAFETY: FS_IOC_GETFLAGS writes one int.
-                let r = unsafe {
-                    libc::ioctl(
-                        std::os::fd::AsRawFd::as_raw_fd(&file),
-                        libc::FS_IOC_GETFLAGS,
-                        &mut flags,
-                    )
-                };
-                r == 0 && flags & 0x40 != 0
-            }),
-        }
     }
 }
 
@@ -717,10 +695,10 @@ fn tmpdir_marks_drop_the_slot(dir: &Path) -> Result<(), String> {
         let next = tmpdir_of(&p)?;
         check(
             &format!(
-                "after {mark:?}, the next run gets another directory ({next}, not {tmpdir}), \
-                 without the mark, and the marked one is gone"
+                "after {mark:?}, the next run gets a new directory ({next}, not {tmpdir}), and \
+                 the marked one is gone"
             ),
-            next != tmpdir && !mark.on(Path::new(&next)) && !Path::new(&tmpdir).exists(),
+            next != tmpdir && !Path::new(&tmpdir).exists(),
         )?;
         tmpdir = next;
     }
@@ -733,7 +711,7 @@ fn tmpdir_marks_drop_the_slot(dir: &Path) -> Result<(), String> {
 /// no-dump flag (and shows the mark: the control); run 2 of the same policy sees another
 /// directory, without it. As uid 65534 when this is root; skipped without `python3`, which
 /// makes the calls ([`MARK_PY`]).
-fn tmpdir_attribute_from_inside(dir: &Path) -> Result<(), String> {
+fn tmpdir_marks_from_inside(dir: &Path) -> Result<(), String> {
     if !Path::new("/usr/bin/python3").exists() {
         eprintln!("skipped: no /usr/bin/python3 to set an attribute from inside the run");
         return Ok(());
@@ -742,13 +720,7 @@ fn tmpdir_attribute_from_inside(dir: &Path) -> Result<(), String> {
     // SAFETY: geteuid cannot fail.
     if unsafe { libc::geteuid() } == 0 {
         std::os::unix::fs::chown(&dir, Some(65534), Some(65534)).map_err(|e| e.to_string())?;
-        // SAFETY: this case process is single-threaded; every id dropped at once.
-        let dropped = unsafe {
-            libc::setgroups(0, std::ptr::null()) == 0
-                && libc::setresgid(65534, 65534, 65534) == 0
-                && libc::setresuid(65534, 65534, 65534) == 0
-        };
-        check("dropped root for uid 65534", dropped)?;
+        cases::become_nobody()?;
     }
     let p = policy(&format!(
         r#"{{"fs": {{"write": ["{}/**"]}}}}"#,

@@ -733,13 +733,7 @@ fn dropped_root_gets_a_new_zygote(dir: &Path) -> Result<(), String> {
     };
     check("the first run is root's", id(dir)? == "0")?;
     let old = zygote_pid()?;
-    // SAFETY: this case process is single-threaded; dropping every id at once.
-    let dropped = unsafe {
-        libc::setgroups(0, std::ptr::null()) == 0
-            && libc::setresgid(65534, 65534, 65534) == 0
-            && libc::setresuid(65534, 65534, 65534) == 0
-    };
-    check("dropped root", dropped)?;
+    cases::become_nobody()?;
     let scratch = tempfile::tempdir().map_err(|e| e.to_string())?;
     check(
         "the run after dropping root is 65534's",

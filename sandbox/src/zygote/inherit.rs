@@ -13,12 +13,9 @@
 //! `PR_GET_MEMORY_MERGE`, two `PR_GET_SPECULATION_CTRL`, `get_mempolicy`, `getsid`, a `statx` of
 //! `/`, two `readlinkat` in the thread's `/proc` `ns` directory and one read of each of its
 //! `status`, `cgroup`, `oom_score_adj` and `sessionid` files and of the process's
-//! `coredump_filter`, all kept open: 26.0 µs in a release loop (before `getsid`, `sessionid` and
-//! `coredump_filter`, which add 1.2–1.4 µs and about 1 µs, were added), where the same loop
-//! without the confinement's reads gave 21.4 at the same hour (and 2.3 of the confinement's cost
-//! was won back from the affinity's read); of that, about 7 for the limits, 7 for `status`, 3.5 for
-//! `cgroup`, 4.4 for the namespaces and 1.0 for the root) and compares them with what its zygote
-//! holds ([`Inheritance::of_new_zygote`]):
+//! `coredump_filter`, all kept open: 26 to 45 µs of the agent's CPU per run, by machine, which
+//! `inheritance_cost`, an ignored test run with `--release`, prints with some of its parts) and
+//! compares them with what its zygote holds ([`Inheritance::of_new_zygote`]):
 //! * a different umask, scheduling policy, CPU affinity, I/O priority, timer slack or personality,
 //!   a higher nice value or OOM score adjustment, or soft or hard limits the zygote's G can reach
 //!   by lowering, travel with the run ([`crate::request::Inherited`]) and G applies them (all but

@@ -54,8 +54,8 @@
 //! keeps the agent's session (the one of the time of the run: after the agent's `setsid`, a new
 //! zygote in the new session serves it), so its controlling terminal is the one it had; its
 //! group is not the terminal's foreground group, so reading the terminal stops it (`SIGTTIN`) as
-//! it would any background job, and a terminal's Ctrl-C reaches the agent (and Z, which blocks it and
-//! ends the runs when the agent ends), not the command.
+//! it would any background job, and a terminal's Ctrl-C reaches the agent (and Z, which blocks
+//! it and ends the runs when the agent ends), not the command.
 //!
 //! Lifetime and failure, each tested in `tests/zygote.rs`:
 //! * Z ends at end-of-file on its control socket, i.e. when the agent process is gone (its
@@ -107,15 +107,15 @@
 //!   new processes in a namespace whose init ended), as after any first child's end.
 //! * The command starts with the agent's umask, resource limits, scheduling policy, nice
 //!   value, CPU affinity, I/O priority, timer slack, OOM score adjustment, personality and
-//!   cgroups of the
-//!   time of the run, as a strict run's would, not those of the zygote's start (`inherit`):
-//!   a change G can follow travels with the run and G applies it; one it might lack the
-//!   privilege for (a raised hard limit, a lowered nice value or OOM score, leaving
-//!   `SCHED_IDLE`, taking real time or the real-time I/O class), another cgroup, or other
-//!   flags that an `execve` keeps (transparent huge pages disabled and memory merging, of the
-//!   address space G shares with Z until its `execve`; the thread's speculation mitigations
-//!   and NUMA memory policy), another session, or another audit login uid and session
-//!   gets a new zygote, and the old one is retired: it ends once the runs it received are over.
+//!   cgroups of the time of the run, as a strict run's would, not those of the zygote's start
+//!   (`inherit`): a change G can follow travels with the run and G applies it; one it might
+//!   lack the privilege for (a raised hard limit, a lowered nice value or OOM score, leaving
+//!   `SCHED_IDLE`, taking real time or the real-time I/O class), another cgroup, other flags
+//!   that an `execve` keeps (transparent huge pages disabled, memory merging and the core dump
+//!   filter, of the address space G shares with Z until its `execve`; the thread's speculation
+//!   mitigations and NUMA memory policy), another session, or another audit login uid and
+//!   session gets a new zygote, and the old one is retired: it ends once the runs it received
+//!   are over.
 //!
 //! A caller of one run ([`crate::runner::RunOptions::one_shot`], as `policy-sandbox run`) would
 //! pay the helper binary's start (its loading, relocation and runtime, about 1.6 plain spawns

@@ -135,6 +135,25 @@ pub fn main_one_process_each(
 }
 
 /// `Err(what)` unless `ok`: a case's failed expectation.
+/// Drops this case process's every id to uid and gid 65534 (nobody), with no supplementary
+/// group: the unprivileged runner of the cases that need one. The case process must be
+/// single-threaded, and root.
+pub fn become_nobody() -> Result<(), String> {
+    // SAFETY: id changes of this single-threaded process, every one at once.
+    let dropped = unsafe {
+        libc::setgroups(0, std::ptr::null()) == 0
+            && libc::setresgid(65534, 65534, 65534) == 0
+            && libc::setresuid(65534, 65534, 65534) == 0
+    };
+    check(
+        &format!(
+            "dropping root for uid 65534: {}",
+            std::io::Error::last_os_error()
+        ),
+        dropped,
+    )
+}
+
 pub fn check(what: &str, ok: bool) -> Result<(), String> {
     if ok {
         Ok(())
