@@ -229,6 +229,10 @@ pub(crate) struct ExecImage {
     /// Set by the zygote when it runs under `filter` itself ([`crate::zygote`], one zygote per
     /// program): the command inherits it and installs only the tail.
     pub(crate) filter_inherited: std::cell::Cell<bool>,
+    /// Set by the zygote when it also runs under `tail`, sealed with its own secret: the
+    /// command's process installs nothing, and these are the registers that carry that secret
+    /// ([`crate::seccomp::secret_registers`]).
+    pub(crate) tail_inherited: std::cell::Cell<Option<[u64; 3]>>,
 }
 
 impl ExecImage {
@@ -271,6 +275,7 @@ impl ExecImage {
             filter: crate::seccomp::unpack(&req.filters.program),
             tail: crate::seccomp::unpack(&req.filters.tail),
             filter_inherited: std::cell::Cell::new(false),
+            tail_inherited: std::cell::Cell::new(None),
         })
     }
 }
@@ -547,14 +552,16 @@ pub(crate) fn confine_view_and_exec(
     }
 }
 
-/// The longest tail [`install_filters`] seals on its stack (it has at most 38 instructions).
+/// The longest tail [`install_filters`] seals on its stack (it has at most 41 instructions).
 const MAX_TAIL: usize = 64;
 
 /// Installs what the process does not already run under: the program unless it was
-/// inherited, then the tail if there is one, sealed with a secret drawn here when the request
-/// asks ([`crate::seccomp::seal`]). Returns the `execve` listener, which belongs to the tail
-/// when there is one ([`crate::seccomp::Filters`]), and the registers the
-/// command's `execve` must carry. Allocates nothing on success.
+/// inherited, then the tail if there is one and it was not inherited, sealed with a secret
+/// drawn here ([`crate::seccomp::seal`]; an unsealed tail would admit `setpgid` and `execve`
+/// with those registers zero). Returns the `execve` listener, which belongs to the tail when
+/// there is one ([`crate::seccomp::Filters`]), and the registers the command's `execve` must
+/// carry: this tail's secret, or the zygote's for a tail inherited. Allocates nothing on
+/// success.
 fn install_filters(
     image: &ExecImage,
     req: &Request,
@@ -571,14 +578,22 @@ fn install_filters(
              please report it with the policy)",
         ));
     }
+    if let Some(registers) = image.tail_inherited.get() {
+        // A tail that needs a listener is never held by the zygote: each run needs its own.
+        if !inherited || !split || exec_notify {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                "a seccomp tail inherited without its program, or by a run that needs an exec \
+                 listener (a bug in toolpolicy's sandbox; please report it with the policy)",
+            ));
+        }
+        return Ok((None, Some(registers)));
+    }
     if !inherited {
         let listener = crate::seccomp::install(&image.filter, exec_notify && !split)?;
         if !split {
             return Ok((listener, None));
         }
-    }
-    if !req.exec_secret {
-        return Ok((crate::seccomp::install(&image.tail, exec_notify)?, None));
     }
     let refused = |what: &str| std::io::Error::new(std::io::ErrorKind::InvalidInput, what);
     let n = image.tail.len();

@@ -643,6 +643,38 @@ fn the_default_profile_is_strict() {
     }
 }
 
+/// The hardened zygote runs under the commands' tail, whose `setpgid` needs the zygote's
+/// secret (its G makes the command's group with it): no guess lets a descendant of the command
+/// leave the group, which is how a run's end finds everything the command started; zeros (an
+/// unsealed tail's) least of all, under exec = deny and exec = allow (a tail without exec
+/// rules, which the zygote seals all the same).
+#[test]
+fn no_guessed_secret_lets_a_descendant_leave_the_hardened_commands_group() {
+    for registers in [
+        ["0", "0", "0"],
+        ["18446744073709551615", "1", "0"],
+        ["1", "2", "3"],
+    ] {
+        for exec in ["deny", "allow"] {
+            escape_in(
+                &[Profile::Hardened],
+                &format!(
+                    "leave the command's process group, setpgid with r10, r8, r9 = \
+                     {registers:?} under exec = {exec}"
+                ),
+                |s| {
+                    let mut argv = vec!["setpgid-regs"];
+                    argv.extend(registers);
+                    let policy = s
+                        .base_policy()
+                        .replace("exec = \"deny\"", &format!("exec = \"{exec}\""));
+                    Some(Attempt::new(&argv, policy))
+                },
+            );
+        }
+    }
+}
+
 #[test]
 fn exec_allow_list_admits_exactly_the_listed_programs() {
     // Under an exec list the command is checked like any program: the probe is listed too.

@@ -625,11 +625,11 @@ fn killed_during_a_run(dir: &Path) -> Result<(), String> {
 fn confine_self_ends_the_zygote(dir: &Path) -> Result<(), String> {
     echo(dir, "before")?;
     let old = zygote_pid()?;
-    // Unconfined but for the one program it serves (the commands' shared filter, see
-    // `each_program_gets_a_zygote_that_runs_under_it`).
+    // Unconfined but for the filter of the runs it serves (their shared program and their
+    // tail, see `each_program_gets_a_zygote_that_runs_under_it`).
     check(
-        "the first zygote runs under its program only",
-        status_field(old, "Seccomp_filters:").as_deref() == Some("1"),
+        "the first zygote runs under its runs' program and tail only",
+        status_field(old, "Seccomp_filters:").as_deref() == Some("2"),
     )?;
     let tmp = std::env::temp_dir();
     let policy = ToolPolicy::from_json_str(
@@ -667,10 +667,10 @@ fn confine_self_ends_the_zygote(dir: &Path) -> Result<(), String> {
         zygote_pid()? == new,
     )?;
     check(
-        "the new zygote inherited the confinement, and runs under its program too",
+        "the new zygote inherited the confinement, and runs under its runs' program and tail too",
         new != old
             && status_field(new, "Seccomp:").as_deref() == Some("2")
-            && status_field(new, "Seccomp_filters:").as_deref() == Some("2")
+            && status_field(new, "Seccomp_filters:").as_deref() == Some("3")
             && status_field(new, "NoNewPrivs:").as_deref() == Some("1"),
     )
 }
@@ -1097,7 +1097,7 @@ fn command_cannot_signal_its_helpers(dir: &Path) -> Result<(), String> {
 }
 
 /// What a hardened command says about itself: its parent, its number of seccomp filters, and
-/// whether `setsid` was refused (by its tail, the one filter it installs itself).
+/// whether `setsid` was refused (by its tail).
 fn command_view(policy: &ToolPolicy) -> Result<String, String> {
     // `$$` is the command itself (`sh`), not the `grep` it starts.
     let script = "grep -E '^(PPid|Seccomp_filters):' /proc/$$/status | tr -d '\t'; \
@@ -1108,23 +1108,23 @@ fn command_view(policy: &ToolPolicy) -> Result<String, String> {
     Ok(text)
 }
 
-/// The hardened filter's shared program is installed once, by the zygote of that program, on
-/// itself: each command is the zygote's child under two filters (the program it inherited and
-/// the tail it installed, which refuses `setsid`). The same policy's runs share the zygote; a
-/// policy whose program differs gets a zygote of its own, under its own program, and the
-/// first one keeps serving.
+/// The hardened filter is installed once, by the zygote of that program and tail, on itself:
+/// each command is the zygote's child under the same two filters (the shared program, and the
+/// tail, which refuses `setsid`), inherited, not installed per run. The same policy's runs
+/// share the zygote; a policy whose program differs gets a zygote of its own, under its own
+/// filters, and the first one keeps serving.
 fn zygote_per_program(dir: &Path) -> Result<(), String> {
     let writing = policy_writing(dir);
     let view = command_view(&writing)?;
     let z = zygote_pid()?;
-    let under_one = |pid: u32| {
-        status_field(pid, "Seccomp_filters:").as_deref() == Some("1")
+    let under_both = |pid: u32| {
+        status_field(pid, "Seccomp_filters:").as_deref() == Some("2")
             && status_field(pid, "NoNewPrivs:").as_deref() == Some("1")
     };
     let expected = |z: u32| format!("PPid:{z}\nSeccomp_filters:2\nsetsid=refused\n");
     check(
         &format!("the command's view {view:?} of zygote {z}"),
-        view == expected(z) && under_one(z),
+        view == expected(z) && under_both(z),
     )?;
     let again = command_view(&writing)?;
     check(
@@ -1144,7 +1144,7 @@ fn zygote_per_program(dir: &Path) -> Result<(), String> {
     let z2 = zygote_pid()?;
     check(
         &format!("another program, zygote {z2} beside {z}: {other:?}"),
-        z2 != z && other == expected(z2) && under_one(z2) && !gone(z),
+        z2 != z && other == expected(z2) && under_both(z2) && !gone(z),
     )?;
     let back = command_view(&writing)?;
     check(

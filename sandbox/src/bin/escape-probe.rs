@@ -82,6 +82,9 @@ actions:
                                   fork+execve PROG with R10, R8, R9 in the registers execve
                                   does not read; succeeds if it exits with CODE
   exec-memfd CODE SRC [ARGS...]   copy SRC into a memfd and execveat it; succeeds on exit CODE
+  setpgid-regs R10 R8 R9          a forked child calls setpgid(0, 0) with R10, R8, R9 in the
+                                  registers setpgid does not read; succeeds if it then leads a
+                                  process group of its own
   io-uring                        io_uring_setup (an unfiltered path around seccomp)
   orphan PATH MS                  leave a detached grandchild that writes PATH after MS ms
   sibling PATH MS                 leave a child of the probe's parent (clone CLONE_PARENT)
@@ -173,6 +176,7 @@ fn run(action: &str, args: &[String]) -> Outcome {
                 arg(4)?,
                 &args[5..],
             ),
+            "setpgid-regs" => setpgid_regs([parse(arg(0)?)?, parse(arg(1)?)?, parse(arg(2)?)?]),
             "copy-exec" => copy_exec(arg(0)?, arg(1)?, parse(arg(2)?)?, arg(3)?, &args[4..]),
             "exec-memfd" => exec_memfd(parse(arg(0)?)?, arg(1)?, &args[2..]),
             "io-uring" => io_uring(),
@@ -675,6 +679,44 @@ fn exec_regs(expect: i32, registers: [u64; 3], prog: &str, args: &[String]) -> O
         // SAFETY: argv/envp are NULL-terminated arrays of valid C strings.
         unsafe { sandbox::seccomp::execve_sealed(path.as_ptr(), argv, envp, registers) };
     })
+}
+
+/// A forked child tries to leave the probe's process group: `setpgid(0, 0)` with `registers`
+/// where the hardened tail looks for its secret. It exits 0 once it leads a group of its own,
+/// or with the call's errno.
+fn setpgid_regs(registers: [u64; 3]) -> Outcome {
+    // SAFETY: the child makes system calls only, then _exit.
+    let pid = unsafe { libc::fork() };
+    if pid == -1 {
+        return Outcome::Error(format!("fork: {}", Error::last_os_error()));
+    }
+    if pid == 0 {
+        // SAFETY: system calls with integer arguments.
+        unsafe {
+            let r = sandbox::seccomp::setpgid_sealed(registers);
+            let code = if r == 0 && libc::getpgid(0) == libc::getpid() {
+                0
+            } else if r == 0 {
+                125
+            } else {
+                *libc::__errno_location()
+            };
+            libc::_exit(code);
+        }
+    }
+    let mut status = 0;
+    // SAFETY: waiting for our own child.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    match libc::WEXITSTATUS(status) {
+        0 if libc::WIFEXITED(status) => {
+            Outcome::Succeeded("a child left the group and leads its own".into())
+        }
+        125 => Outcome::Error("setpgid returned 0 but the child leads no group".into()),
+        errno => Outcome::Blocked {
+            errno,
+            detail: "setpgid(0, 0) in a forked child".into(),
+        },
+    }
 }
 
 fn exec_memfd(expect: i32, src: &str, args: &[String]) -> Outcome {

@@ -12,7 +12,7 @@ use std::time::Duration;
 use super::inherit::{Fit, Inheritance};
 use super::START_TIMEOUT;
 use super::{errno, kill_group, Group, CONTROL_FD, ENDED, ENDED_LEN, FLOOR, RETIRE, RUN};
-use super::{INLINE_MAX, PROGRAM, RUN_INLINE};
+use super::{INLINE_MAX, PROGRAM, RUN_INLINE, TAIL};
 use crate::per_process::PerProcess;
 use crate::runner::RunError;
 use crate::spawn::{FileActions, Running, Stdio, Streams, Supervisor, Waited};
@@ -76,11 +76,20 @@ impl Inspect {
     }
 }
 
-/// Which zygote serves a run: the helper binary and the seccomp program the zygote runs
-/// under (empty: none, for the bench's floor). The hardened profile's options make few
-/// programs (today four: the network denied or allowed, metadata writes refused or not), so
-/// an agent keeps a zygote for each program it has used.
-type Key = (PathBuf, Vec<u64>);
+/// Which zygote serves a run: the helper binary and what the zygote runs under
+/// ([`RunsUnder`]). The hardened profile's options make few programs and tails (the network
+/// denied or allowed, metadata writes refused or not, exec denied or not), so an agent keeps a
+/// zygote for each pair it has used.
+type Key = (PathBuf, RunsUnder);
+
+/// The seccomp program a zygote runs under (empty: none, for the bench's floor), and the tail
+/// it holds for its commands (empty: each command installs its own, sealed with a secret of
+/// its run; always so for a tail that needs a listener, which is one per run).
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+struct RunsUnder {
+    program: Vec<u64>,
+    tail: Vec<u64>,
+}
 
 /// What a zygote inherits from the agent and keeps, whatever the agent becomes later: its
 /// user, group and supplementary group ids, NO_NEW_PRIVS and seccomp mode. A run from an agent
@@ -325,11 +334,11 @@ const KILL_RUN_LIMIT: Duration = Duration::from_millis(200);
 /// ([`Fit::NewZygote`]: the old one is retired, its runs go on).
 fn current(
     helper: &Path,
-    program: &[u64],
+    under: &RunsUnder,
     agent: &Inheritance,
     origin: Origin,
 ) -> Result<(Arc<Zygote>, crate::request::Inherited), RunError> {
-    let key: Key = (helper.to_path_buf(), program.to_vec());
+    let key: Key = (helper.to_path_buf(), under.clone());
     let mut reg = registry();
     reg.retired.retain(|z| {
         let alive = z.alive();
@@ -359,7 +368,7 @@ fn current(
     // Another thread that changes the agent's umask, limits or cgroups while a zygote starts
     // leaves it unknown what that one holds: it is not used.
     for _ in 0..3 {
-        let z = Arc::new(start(helper, program, origin).map_err(|e| {
+        let z = Arc::new(start(helper, under, origin).map_err(|e| {
             RunError::Helper(format!(
                 "starting the sandbox helper {}: {e}{}",
                 helper.display(),
@@ -385,8 +394,8 @@ fn current(
 
 /// Forgets `z` and reaps it, when it is still the registered one (otherwise whoever took it
 /// out did).
-fn forget(helper: &Path, program: &[u64], z: &Arc<Zygote>) {
-    let key: Key = (helper.to_path_buf(), program.to_vec());
+fn forget(helper: &Path, under: &RunsUnder, z: &Arc<Zygote>) {
+    let key: Key = (helper.to_path_buf(), under.clone());
     let mut reg = registry();
     if reg.live.get(&key).is_some_and(|r| Arc::ptr_eq(r, z)) {
         reg.live.remove(&key);
@@ -398,7 +407,7 @@ fn forget(helper: &Path, program: &[u64], z: &Arc<Zygote>) {
 /// Starts `helper SUBCOMMAND` with its control socket on [`CONTROL_FD`] (or, for
 /// [`Origin::Fork`] from a process of one thread, a fork of this process that serves the
 /// same), and sends it the seccomp program to run under ([`PROGRAM`]) when there is one.
-fn start(helper: &Path, program: &[u64], origin: Origin) -> std::io::Result<Zygote> {
+fn start(helper: &Path, under: &RunsUnder, origin: Origin) -> std::io::Result<Zygote> {
     close_controls_at_fork();
     let before = Inheritance::now();
     let (ours, theirs) = crate::fdpass::socketpair(libc::SOCK_SEQPACKET)?;
@@ -446,11 +455,14 @@ fn start(helper: &Path, program: &[u64], origin: Origin) -> std::io::Result<Zygo
         started: std::time::Instant::now(),
         domain_check: Inspect::first_allowed(pid),
     };
-    if !program.is_empty() {
-        let words: Vec<u8> = program.iter().flat_map(|w| w.to_le_bytes()).collect();
-        // A zygote that cannot take it (gone, or refused by the kernel) serves runs whose
-        // commands install the whole program themselves.
-        let _ = crate::fdpass::send_msg(z.control.as_fd(), &[&PROGRAM[..], &words].concat(), &[]);
+    // A zygote that cannot take either (gone, or refused by the kernel) serves runs whose
+    // commands install the whole program, or the tail, themselves.
+    for (kind, words) in [(PROGRAM, &under.program), (TAIL, &under.tail)] {
+        if words.is_empty() || under.program.is_empty() {
+            continue;
+        }
+        let bytes: Vec<u8> = words.iter().flat_map(|w| w.to_le_bytes()).collect();
+        let _ = crate::fdpass::send_msg(z.control.as_fd(), &[&kind[..], &bytes].concat(), &[]);
     }
     Ok(z)
 }
@@ -613,20 +625,29 @@ pub(crate) fn spawn(
     // leaves it out (about 150 numbers less to encode and parse per run).
     // Only a split filter has a shared part a zygote can hold; a whole one stays in the
     // request (and its zygote runs unfiltered).
-    let program = if request.filters.tail.is_empty() {
-        Vec::new()
+    let under = if request.filters.tail.is_empty() {
+        RunsUnder::default()
     } else {
-        std::mem::take(&mut request.filters.program)
+        RunsUnder {
+            program: std::mem::take(&mut request.filters.program),
+            // The zygote holds the tail too, sealed with its own secret, so that no command's
+            // process loads one: unless the run needs a listener, which is one per run.
+            tail: if request.exec_notify {
+                Vec::new()
+            } else {
+                request.filters.tail.clone()
+            },
+        }
     };
     for _ in 0..2 {
-        let (z, inherited) = current(helper, &program, &agent, origin)?;
+        let (z, inherited) = current(helper, &under, &agent, origin)?;
         request.parent_pid = z.pid;
         request.inherited = inherited;
         let bytes = serde_json::to_vec(&*request)
             .map_err(|e| RunError::Refused(format!("encoding the spawn request: {e}")))?;
         match try_spawn(&z, stdio, RUN, &bytes, ruleset)? {
             Some(running) => return Ok(running),
-            None => forget(helper, &program, &z),
+            None => forget(helper, &under, &z),
         }
     }
     Err(RunError::Helper(format!(
@@ -820,7 +841,12 @@ pub(crate) fn read_report(report: BorrowedFd<'_>) -> Option<(i32, Duration, bool
 /// The helper could not be started, or the round trip did not end in G's refusal.
 #[doc(hidden)]
 pub fn floor_round_trip(helper: &Path) -> Result<Duration, RunError> {
-    let (z, _) = current(helper, &[], &Inheritance::now(), Origin::Exec)?;
+    let (z, _) = current(
+        helper,
+        &RunsUnder::default(),
+        &Inheritance::now(),
+        Origin::Exec,
+    )?;
     let running = try_spawn(&z, Stdio::Capture, FLOOR, b"", None)?
         .ok_or_else(|| RunError::Helper("the zygote ended".into()))?;
     let collected = running.collect(None, None);

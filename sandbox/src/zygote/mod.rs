@@ -12,17 +12,24 @@
 //! allow cache; the bench's floor puts it at 0.13–0.17 × a plain spawn). A filter is shared,
 //! not copied, by every process forked under it. So Z installs the policy's program
 //! ([`crate::seccomp::Filters::program`]) on itself once, as its first message (`PROGRAM`)
-//! tells it, and each G inherits it and installs only the tail of a few instructions
-//! ([`crate::seccomp::Filters::tail`]). The registry keys zygotes by helper and program (the
-//! profile's options make few programs, today four), and the requests leave the program out. Z's own system calls pass the program: it makes no namespace, mount, ptrace or
-//! metadata change, its sockets are unix pairs, and it sets no other process's limits. A
-//! kernel that refuses the program leaves Z unfiltered, and its commands install the whole
-//! filter themselves.
+//! tells it, and then, as its second (`TAIL`), the tail of a few instructions
+//! ([`crate::seccomp::Filters::tail`]), sealed with a secret Z draws once: loading even that
+//! tail per run cost about 0.05 × a plain spawn (`sandbox/PERFORMANCE.md`). Each G inherits
+//! both and installs nothing; it passes Z's secret to its `setpgid` and to the command's
+//! `execve`. A tail that needs a listener (one per run: an interpreter chain's relays,
+//! supervised `connect`) is not sent, and each G installs it, sealed with a secret of its
+//! run. The registry keys zygotes by helper, program and tail (the profile's options make
+//! few), and the requests leave the program out. Z's own system calls pass both: it makes no
+//! namespace, mount, ptrace or metadata change, its sockets are unix pairs, it sets no other
+//! process's limits, and it calls neither `setsid`, `setpgid` nor `execve`. A kernel that
+//! refuses the program leaves Z unfiltered, and its commands install the whole filter
+//! themselves.
 //!
 //! ```text
 //! agent ──posix_spawn of the helper, at the first hardened run of a program (a one-shot
 //!   caller of one thread: fork, see below)──▶ Z: child subreaper,
-//!   NO_NEW_PRIVS and the program (its first message), single-threaded poll loop over its
+//!   NO_NEW_PRIVS, the program and the tail sealed with Z's secret (its first two messages),
+//!   single-threaded poll loop over its
 //!   control socket (SOCK_SEQPACKET), a SIGCHLD signalfd, the request pipes of runs about to
 //!   start and the exec-notification listeners of runs in flight, with the nearest deadline of
 //!   all runs as its timeout
@@ -30,12 +37,12 @@
 //!   socket──▶ Z; a request over 60 KiB comes on a pipe of its own instead, which Z reads as
 //!   it comes
 //!   Z parses it and builds the program's image, then ──clone(CLONE_VM), own stack──▶ G:
-//!   parent-death signal, new process group (setpgid(0, 0), same session), G's own pidfd on
-//!   the run socket (before anything can run), the agent's umask, cgroups → capabilities
-//!   dropped → NO_NEW_PRIVS → Landlock → rlimits (the agent's, then the policy's) → the
-//!   seccomp tail (setpgid and setsid refused; under exec = deny, only its own `execve`,
-//!   sealed with the run's secret, see [`crate::seccomp::Filters`]) → execve
-//!   ([`crate::child`])
+//!   parent-death signal, new process group (setpgid(0, 0) with Z's secret, same session),
+//!   G's own pidfd on the run socket (before anything can run), the agent's umask, cgroups →
+//!   capabilities dropped → NO_NEW_PRIVS → Landlock → rlimits (the agent's, then the
+//!   policy's) → (only where Z holds no tail: the tail, sealed with the run's secret) →
+//!   execve with the secret, the one the tail admits under exec = deny (see
+//!   [`crate::seccomp::Filters`]; [`crate::child`])
 //!   Z waits for that execve (nsclone's hand-off: system calls only), then answers the exec
 //!   notifications of an interpreter chain's relays, if it has any, kills G's group at the
 //!   timeout, reaps G (wait4), kills the group until it is empty, reaping the orphans the kernel
@@ -44,8 +51,9 @@
 //! ```
 //!
 //! The hardened profile has no pid namespace, so the command's process group is what finds
-//! everything it started: the command cannot leave it (its seccomp filter refuses `setpgid`
-//! and `setsid`, [`crate::seccomp::GROUP_CHANGES`]), and an orphan it leaves becomes Z's child
+//! everything it started: the command cannot leave it (its seccomp filter refuses `setsid`,
+//! and `setpgid` without the secret, [`crate::seccomp::GROUP_CHANGES`]), and an orphan it
+//! leaves becomes Z's child
 //! (Z is a child subreaper), whose run `getpgid` on the zombie tells. The group is killed through
 //! G's pidfd (`pidfd_send_signal` with `PIDFD_SIGNAL_PROCESS_GROUP`, Linux 6.9): the pidfd pins
 //! the group's id, so a reused pid is never hit; and again until the kernel answers `ESRCH`, since
@@ -175,6 +183,11 @@ const INLINE_MAX: usize = 60 * 1024;
 /// itself; every G it forks inherits it, and installs only its tail
 /// ([`crate::seccomp::Filters::tail`]) when its request's program is the same.
 const PROGRAM: &[u8; 4] = b"ZPG1";
+/// The zygote's second message when its runs' tails need no listener: this, then the tail's
+/// words, unsealed. A zygote that runs under the program seals the tail with a secret it
+/// draws once and installs it on itself too; every G it forks then installs nothing, and
+/// passes that secret to its `setpgid` and `execve` ([`crate::seccomp::Filters::tail`]).
+const TAIL: &[u8; 4] = b"ZTL1";
 /// The bench's floor ([`floor_round_trip`]): a run without a request, whose G ends right after
 /// its start.
 const FLOOR: &[u8; 4] = b"ZFL2";

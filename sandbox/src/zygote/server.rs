@@ -16,7 +16,7 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, FromRawFd, OwnedFd, RawFd};
 use std::time::{Duration, Instant};
 
 use super::{errno, kill_group, thread_cpu, Group, CONTROL_FD, ENDED, ENDED_LEN};
-use super::{FLOOR, INLINE_MAX, MAX_REQUEST, PROGRAM, RETIRE, RUN, RUN_FDS, RUN_INLINE};
+use super::{FLOOR, INLINE_MAX, MAX_REQUEST, PROGRAM, RETIRE, RUN, RUN_FDS, RUN_INLINE, TAIL};
 use crate::child::{io_refusal, ExecImage, Reporter, REFUSED_EXIT};
 use crate::nsclone::Stack;
 use crate::plan::Profile;
@@ -198,6 +198,17 @@ pub(crate) fn serve() -> ! {
                             .collect();
                         held.installed = run_under(&words);
                         held.words = Some(words);
+                    }
+                }
+                Ok((n, fds)) if n >= 4 && fds.is_empty() && &message[..4] == TAIL => {
+                    // Only right after the program Z runs under, before any run.
+                    if !served && held.installed && held.tail.is_none() && (n - 4) % 8 == 0 {
+                        let words: Vec<u64> = message[4..n]
+                            .chunks_exact(8)
+                            .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")))
+                            .collect();
+                        held.sealed = run_under_tail(&words);
+                        held.tail = Some(words);
                     }
                 }
                 Ok((n, fds)) if n >= 4 => {
@@ -407,6 +418,9 @@ struct Start<'a> {
     fds: [RawFd; 7],
     report: RawFd,
     zygote: libc::pid_t,
+    /// The registers of the tail Z runs under ([`Held::sealed`]), which G's `setpgid` must
+    /// carry.
+    sealed: Option<[u64; 3]>,
 }
 
 /// Parses the run's request, starts G (see the module documentation), waits for its
@@ -415,11 +429,15 @@ struct Start<'a> {
 type Starter<'a> = (&'a Stack, &'a Held);
 
 /// The seccomp program this zygote serves ([`super::PROGRAM`]): its words, which the runs'
-/// requests leave out, and whether Z runs under it (unless the kernel refused).
+/// requests leave out, and whether Z runs under it (unless the kernel refused); and the tail
+/// it holds ([`super::TAIL`]): its words, unsealed, and the registers of the secret Z sealed
+/// its own copy with, once Z runs under it.
 #[derive(Default)]
 struct Held {
     words: Option<Vec<u64>>,
     installed: bool,
+    tail: Option<Vec<u64>>,
+    sealed: Option<[u64; 3]>,
 }
 
 fn start_run(
@@ -484,9 +502,21 @@ fn start_run(
         };
         // G runs under Z's program from its start: it installs only the tail, and only when
         // the request's program is that one (otherwise the whole filter, itself).
-        image
-            .filter_inherited
-            .set(split && held.installed && held.words.as_ref() == Some(&req.filters.program));
+        let inherited =
+            split && held.installed && held.words.as_ref() == Some(&req.filters.program);
+        image.filter_inherited.set(inherited);
+        if let Some(registers) = held.sealed {
+            // G runs under Z's tail whatever the request says, so the request must have that
+            // tail, and no listener of its own (one per run, which Z's tail cannot have).
+            if !inherited || req.exec_notify || held.tail.as_ref() != Some(&req.filters.tail) {
+                return bad_request(
+                    "the run's seccomp tail is not the one this zygote runs under (a bug in \
+                     toolpolicy's sandbox; please report it with the policy)"
+                        .into(),
+                );
+            }
+            image.tail_inherited.set(Some(registers));
+        }
         Some((req, image))
     };
     drop(bytes);
@@ -539,6 +569,7 @@ fn start_run(
         report: report.as_raw_fd(),
         // SAFETY: getpid takes nothing.
         zygote: unsafe { libc::getpid() },
+        sealed: held.sealed,
     };
     let mut pidfd: RawFd = -1;
     // SAFETY: G runs `g_main` on its own stack with `start`, which outlives the hand-off below;
@@ -610,6 +641,20 @@ fn run_under(program: &[u64]) -> bool {
     crate::seccomp::install(&crate::seccomp::unpack(program), false).is_ok()
 }
 
+/// Seals `tail` with a secret drawn once for this zygote and installs it on Z, under the
+/// program ([`run_under`]); the secret's registers, or `None` when it could not (then each G
+/// installs its own tail, sealed with a secret of its run). Z's own system calls pass it: it
+/// calls neither `setsid`, `setpgid` nor `execve`.
+fn run_under_tail(tail: &[u64]) -> Option<[u64; 3]> {
+    let mut tail = crate::seccomp::unpack(tail);
+    let secret = crate::seccomp::draw_secret().ok()?;
+    if !crate::seccomp::seal(&mut tail, &secret) {
+        return None;
+    }
+    crate::seccomp::install(&tail, false).ok()?;
+    Some(crate::seccomp::secret_registers(&secret))
+}
+
 /// G's entry on its own stack. Never returns: it executes the command, or reports and exits.
 extern "C" fn g_main(arg: *mut libc::c_void) -> libc::c_int {
     // SAFETY: `arg` is the Start that `start_run` keeps alive until the hand-off ends.
@@ -645,7 +690,12 @@ fn become_g(start: &Start<'_>) -> ! {
         }
         // Z kills the run's group, so G must lead one before anything runs: never the
         // agent's, which it would otherwise be in.
-        if libc::setpgid(0, 0) != 0 {
+        let grouped = match start.sealed {
+            // Z's tail admits G's setpgid by Z's secret (the command never learns it).
+            Some(registers) => crate::seccomp::setpgid_sealed(registers),
+            None => libc::setpgid(0, 0) as libc::c_long,
+        };
+        if grouped != 0 {
             refuse("a process group for the command");
         }
         let own = libc::syscall(libc::SYS_pidfd_open, libc::getpid(), 0) as RawFd;
