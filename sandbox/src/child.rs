@@ -227,7 +227,7 @@ pub(crate) struct ExecImage {
     /// [`crate::seccomp::Filters::tail`], unpacked.
     tail: Vec<libc::sock_filter>,
     /// Set by the zygote when it runs under `filter` itself ([`crate::zygote`], one zygote per
-    /// program): the command inherits it and installs only the tail.
+    /// program and tail): the command inherits it and installs at most the tail.
     pub(crate) filter_inherited: std::cell::Cell<bool>,
     /// Set by the zygote when it also runs under `tail`, sealed with its own secret: the
     /// command's process installs nothing, and these are the registers that carry that secret

@@ -686,8 +686,9 @@ impl Plan {
                     if strict {
                         "seccomp user-notify (only the first execve)"
                     } else {
-                        "seccomp (only the command's own execve, which carries a per-run secret \
-                         in its unused registers; the interpreter chain's relays by user-notify)"
+                        "seccomp (only the command's own execve, which carries its tail's \
+                         secret in its unused registers; the interpreter chain's relays by \
+                         user-notify)"
                     },
                     "landlock-execute",
                     "noexec",

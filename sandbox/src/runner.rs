@@ -687,7 +687,7 @@ fn build(
         relay_execs: !chain.relays.is_empty(),
     })
     .map_err(RunError::Refused)?;
-    // Hardened, exec = deny: the command's own execve passes its tail by the run's secret, and
+    // Hardened, exec = deny: the command's own execve passes its tail by the tail's secret, and
     // only the relays' execs need the supervisor ([`seccomp::Filters`]).
     let exec_secret = !strict && plan.exec == ExecPlan::Deny;
 

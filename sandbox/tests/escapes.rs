@@ -452,7 +452,7 @@ fn exec_deny_holds_against_shells_loader_and_copies() {
             s.base_policy(),
         ))
     });
-    // The hardened command's own execve passes its filter by a per-run secret in the three
+    // The hardened command's own execve passes its filter by the tail's secret in the three
     // registers execve does not read: no guess passes, zeros (an unsealed filter's) least
     // of all. The target is the probe itself, which Landlock lets the command execute (only
     // the filter stands in the way); without arguments it prints its usage and exits 2.

@@ -1,4 +1,4 @@
-//! The hardened command's own `execve` carries the run's secret in `r10`, `r8` and `r9`, the
+//! The hardened command's own `execve` carries the tail's secret in `r10`, `r8` and `r9`, the
 //! registers `execve` does not read (`sandbox::seccomp::seal`). The secret stays out of the
 //! command's reach only if the new program starts with those registers cleared: one that read
 //! them at its entry point could execute again, admitted by its own filter. The x86_64 kernel

@@ -672,7 +672,7 @@ fn exec(expect: i32, prog: &str, args: &[String]) -> Outcome {
 }
 
 /// `execve` with chosen values in the three registers it does not read (`r10`, `r8`, `r9`),
-/// where the hardened command's own `execve` carries its run's secret.
+/// where the hardened command's own `execve` carries the tail's secret.
 fn exec_regs(expect: i32, registers: [u64; 3], prog: &str, args: &[String]) -> Outcome {
     let path = cstr(prog);
     run_child(expect, prog, args, |argv, envp| {

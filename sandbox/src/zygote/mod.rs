@@ -180,7 +180,7 @@ const RUN_INLINE: &[u8; 4] = b"ZRI1";
 const INLINE_MAX: usize = 60 * 1024;
 /// The zygote's first message when it serves one seccomp program: this, then the program's
 /// words (`u64`, little-endian). The zygote sets NO_NEW_PRIVS and installs the program on
-/// itself; every G it forks inherits it, and installs only its tail
+/// itself; every G it forks inherits it, and installs at most its tail
 /// ([`crate::seccomp::Filters::tail`]) when its request's program is the same.
 const PROGRAM: &[u8; 4] = b"ZPG1";
 /// The zygote's second message when its runs' tails need no listener: this, then the tail's

@@ -500,7 +500,7 @@ fn start_run(
             Ok(i) => i,
             Err(e) => return bad_request(e),
         };
-        // G runs under Z's program from its start: it installs only the tail, and only when
+        // G runs under Z's program from its start: it installs at most the tail, and only when
         // the request's program is that one (otherwise the whole filter, itself).
         let inherited =
             split && held.installed && held.words.as_ref() == Some(&req.filters.program);
