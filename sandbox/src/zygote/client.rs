@@ -631,11 +631,12 @@ pub(crate) fn spawn(
         RunsUnder {
             program: std::mem::take(&mut request.filters.program),
             // The zygote holds the tail too, sealed with its own secret, so that no command's
-            // process loads one: unless the run needs a listener, which is one per run.
+            // process loads one, and the request leaves it out: unless the run needs a
+            // listener, which is one per run.
             tail: if request.exec_notify {
                 Vec::new()
             } else {
-                request.filters.tail.clone()
+                std::mem::take(&mut request.filters.tail)
             },
         }
     };

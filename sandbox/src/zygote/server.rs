@@ -201,13 +201,14 @@ pub(crate) fn serve() -> ! {
                     }
                 }
                 Ok((n, fds)) if n >= 4 && fds.is_empty() && &message[..4] == TAIL => {
-                    // Only right after the program Z runs under, before any run.
-                    if !served && held.installed && held.tail.is_none() && (n - 4) % 8 == 0 {
+                    // Only right after the program, before any run. Kept even where Z could not
+                    // run under the program: the requests leave the tail out all the same.
+                    if !served && held.words.is_some() && held.tail.is_none() && (n - 4) % 8 == 0 {
                         let words: Vec<u64> = message[4..n]
                             .chunks_exact(8)
                             .map(|w| u64::from_le_bytes(w.try_into().expect("8 bytes")))
                             .collect();
-                        held.sealed = run_under_tail(&words);
+                        held.sealed = held.installed.then(|| run_under_tail(&words)).flatten();
                         held.tail = Some(words);
                     }
                 }
@@ -482,20 +483,29 @@ fn start_run(
         if req.profile != Profile::Hardened {
             return bad_request("the zygote serves the hardened profile only (strict runs are spawned directly); is the helper from another version?".into());
         }
-        let split = !req.filters.tail.is_empty();
-        if split && req.filters.program.is_empty() {
-            // The client leaves out the program its zygote was started with.
-            match &held.words {
-                Some(words) => req.filters.program = words.clone(),
-                None => {
+        // The client leaves out the program its zygote was started with (only a split
+        // filter's), and the tail too when the zygote holds one.
+        if req.filters.program.is_empty() {
+            let held_tail = held.tail.as_ref().filter(|_| req.filters.tail.is_empty());
+            match (&held.words, held_tail) {
+                (Some(words), Some(tail)) => {
+                    req.filters.program = words.clone();
+                    req.filters.tail = tail.clone();
+                }
+                (Some(words), None) if !req.filters.tail.is_empty() => {
+                    req.filters.program = words.clone()
+                }
+                _ => {
                     return bad_request(
-                        "the run's request leaves out its seccomp program and this zygote holds \
-                         none (a bug in toolpolicy's sandbox; please report it with the policy)"
+                        "the run's request leaves out its seccomp program or tail and this \
+                         zygote holds none (a bug in toolpolicy's sandbox; please report it \
+                         with the policy)"
                             .into(),
                     )
                 }
             }
         }
+        let split = !req.filters.tail.is_empty();
         let image = match ExecImage::new(&req) {
             Ok(i) => i,
             Err(e) => return bad_request(e),
