@@ -406,7 +406,8 @@ fn forget(helper: &Path, under: &RunsUnder, z: &Arc<Zygote>) {
 
 /// Starts `helper SUBCOMMAND` with its control socket on [`CONTROL_FD`] (or, for
 /// [`Origin::Fork`] from a process of one thread, a fork of this process that serves the
-/// same), and sends it the seccomp program to run under ([`PROGRAM`]) when there is one.
+/// same), and sends it the seccomp program to run under ([`PROGRAM`]) when there is one, then
+/// the tail to hold for its commands ([`TAIL`]) when there is one.
 fn start(helper: &Path, under: &RunsUnder, origin: Origin) -> std::io::Result<Zygote> {
     close_controls_at_fork();
     let before = Inheritance::now();
