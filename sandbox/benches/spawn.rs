@@ -1140,6 +1140,14 @@ mod floors {
                 namespaces | libc::CLONE_NEWNET,
                 make(Work::Nothing),
             ),
+            // What the IPC namespace alone costs (its sysctl tables and the message-queue
+            // file system's internal mount): the hardened profile refuses SysV IPC and message
+            // queues by seccomp instead.
+            (
+                "+ user, mount, pid namespaces (no IPC namespace)",
+                namespaces & !libc::CLONE_NEWIPC,
+                make(Work::Nothing),
+            ),
             (BINDS_1, namespaces, make(binds(1))),
             (BINDS_500, namespaces, make(binds(super::MANY_ROOTS))),
             (
