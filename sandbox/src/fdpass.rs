@@ -226,6 +226,11 @@ pub(crate) fn send_one(channel: BorrowedFd<'_>, fd: BorrowedFd<'_>) -> io::Resul
     }
 }
 
+/// Whether `payload` is the header [`send_one`] sends with its one descriptor.
+pub(crate) fn is_one_fd_header(payload: &[u8]) -> bool {
+    payload.len() == 12 && &payload[..4] == MAGIC && payload[4..8] == 1u32.to_le_bytes()
+}
+
 /// Receives what [`send_one`] sent, without allocating: the strict spawn's parent calls it
 /// while its child still shares its memory.
 ///

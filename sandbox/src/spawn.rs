@@ -15,6 +15,7 @@ use std::time::{Duration, Instant};
 
 use crate::nsclone::StdioFds;
 use crate::request::{Request, Status};
+use crate::zygote::Report;
 
 /// What to do with the command's standard streams.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -135,9 +136,9 @@ impl Streams {
 
 /// Who supervises the command, and what the collecting loop must do for it.
 pub(crate) enum Supervisor {
-    /// The hardened zygote: it reports on the status channel and enforces the timeout
-    /// itself; the caller only keeps a backstop.
-    Zygote { status_r: OwnedFd },
+    /// The hardened zygote: it reports on the run's socket ([`Waited::Zygote`]) and enforces
+    /// the timeout itself; the caller only keeps a backstop.
+    Zygote,
     /// The strict child is the command itself: the caller enforces the timeout, refuses later
     /// exec attempts, and turns the wait status into the final record.
     Direct {
@@ -157,8 +158,13 @@ pub(crate) enum Waited {
         pidfd: Option<OwnedFd>,
     },
     /// The hardened command's process G, the zygote's child: its process group is killed
-    /// through its pidfd; its wait status comes as the zygote's report on the run's socket.
-    Zygote { leader: OwnedFd, report: OwnedFd },
+    /// through its pidfd; its wait status comes as the zygote's report on the run's socket,
+    /// after the run's status records (gathered in `records`).
+    Zygote {
+        leader: OwnedFd,
+        report: OwnedFd,
+        records: Vec<u8>,
+    },
 }
 
 pub(crate) struct Running {
@@ -271,10 +277,10 @@ impl Running {
     /// One poll loop in the calling thread serves stdout, stderr, the status channel, the
     /// exec-notification listener and the child's pidfd: no thread is started per run.
     pub fn collect(mut self, cap: Option<u64>, backstop: Option<Duration>) -> Collected {
-        let (status_r, mut listener, mut supervision, mut records, direct_deadline, mut timed_out) =
+        let (direct, mut listener, mut supervision, mut records, direct_deadline, mut timed_out) =
             match self.supervisor {
-                Supervisor::Zygote { status_r } => (
-                    Some(status_r),
+                Supervisor::Zygote => (
+                    false,
                     None,
                     crate::supervisor::Supervision::default(),
                     Vec::new(),
@@ -287,16 +293,11 @@ impl Running {
                     supervision,
                     timed_out,
                     deadline,
-                } => (None, listener, supervision, records, deadline, timed_out),
+                } => (true, listener, supervision, records, deadline, timed_out),
             };
-        let direct = status_r.is_none();
         let has_out = self.stdout_r.is_some();
         let mut sinks: Vec<Sink> = Vec::with_capacity(3);
-        for (fd, cap) in [
-            (self.stdout_r.take(), cap),
-            (self.stderr_r.take(), cap),
-            (status_r, None),
-        ] {
+        for (fd, cap) in [(self.stdout_r.take(), cap), (self.stderr_r.take(), cap)] {
             if let Some(fd) = fd {
                 // SAFETY: setting O_NONBLOCK on our own pipe end.
                 unsafe { libc::fcntl(fd.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) };
@@ -439,8 +440,8 @@ impl Running {
             },
         };
         let mut statuses: Vec<Status> = Vec::new();
-        if !direct {
-            records = sinks.pop().expect("status channel").buf;
+        if let Waited::Zygote { records: said, .. } = &mut self.waited {
+            records = std::mem::take(said);
         }
         statuses.extend(
             String::from_utf8_lossy(&records)
@@ -533,8 +534,9 @@ impl Waited {
         }
     }
 
-    /// Whether it ended (`block`: wait until it does).
-    fn ended(&self, block: bool) -> Ended {
+    /// Whether it ended (`block`: wait until it does). A status record the zygote's run sent
+    /// first is kept for [`Running::collect`].
+    fn ended(&mut self, block: bool) -> Ended {
         match self {
             Waited::Child { pid, pidfd } => {
                 let pidfd = pidfd.as_ref().map(|p| p.as_fd());
@@ -552,17 +554,38 @@ impl Waited {
                     Reaped::Lost(why) => Ended::StatusLost(why),
                 }
             }
-            Waited::Zygote { leader, report } => match crate::zygote::read_report(report.as_fd()) {
-                Some((status, cpu, drained)) => Ended::Status {
-                    status,
-                    cpu: Some(cpu),
-                    drained,
-                },
-                None => {
-                    // The zygote died during the run: G died with it (parent-death signal),
-                    // and what G left is this caller's to kill.
-                    crate::zygote::kill_run(leader.as_fd());
-                    Ended::Lost
+            Waited::Zygote {
+                leader,
+                report,
+                records,
+            } => loop {
+                match crate::zygote::read_report(report.as_fd()) {
+                    Report::Ended {
+                        status,
+                        cpu,
+                        drained,
+                        record,
+                    } => {
+                        records.extend_from_slice(&record);
+                        break Ended::Status {
+                            status,
+                            cpu: Some(cpu),
+                            drained,
+                        };
+                    }
+                    Report::Record(record) => {
+                        records.extend_from_slice(&record);
+                        if !block {
+                            break Ended::Not;
+                        }
+                    }
+                    // Only one pidfd comes, before this loop: another is not the zygote's.
+                    Report::Started(_) | Report::Lost => {
+                        // The zygote died during the run: G died with it (parent-death
+                        // signal), and what G left is this caller's to kill.
+                        crate::zygote::kill_run(leader.as_fd());
+                        break Ended::Lost;
+                    }
                 }
             },
         }

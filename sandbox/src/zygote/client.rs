@@ -12,7 +12,7 @@ use std::time::Duration;
 use super::inherit::{Fit, Inheritance};
 use super::START_TIMEOUT;
 use super::{errno, kill_group, Group, CONTROL_FD, ENDED, ENDED_LEN, FLOOR, RETIRE, RUN};
-use super::{INLINE_MAX, PROGRAM, RUN_INLINE, TAIL};
+use super::{INLINE_MAX, MAX_RECORD, PROGRAM, RUN_INLINE, TAIL};
 use crate::per_process::PerProcess;
 use crate::runner::RunError;
 use crate::spawn::{FileActions, Running, Stdio, Streams, Supervisor, Waited};
@@ -678,7 +678,6 @@ fn try_spawn(
         let (r, w) = crate::spawn::pipe().map_err(|e| refuse("request pipe", e))?;
         (Some(r), Some(w))
     };
-    let (status_r, status_w) = crate::spawn::pipe().map_err(|e| refuse("status pipe", e))?;
     let (report, theirs) = crate::fdpass::socketpair(libc::SOCK_SEQPACKET)
         .map_err(|e| refuse("the run's socket", e))?;
     let inherited;
@@ -695,7 +694,7 @@ fn try_spawn(
     };
     let mut fds = stdio_fds.to_vec();
     fds.extend(req_r.as_ref().map(|r| r.as_fd()));
-    fds.extend([status_w.as_fd(), theirs.as_fd()]);
+    fds.push(theirs.as_fd());
     fds.extend(ruleset);
     let sent = if inline {
         crate::fdpass::send_msg(z.control.as_fd(), &[&RUN_INLINE[..], bytes].concat(), &fds)
@@ -703,7 +702,7 @@ fn try_spawn(
         crate::fdpass::send_msg(z.control.as_fd(), kind, &fds)
     };
     drop(fds);
-    drop((req_r, status_w, theirs, streams.child));
+    drop((req_r, theirs, streams.child));
     if let Err(e) = sent {
         if !z.alive() || matches!(e.raw_os_error(), Some(libc::EPIPE | libc::ECONNRESET)) {
             return Ok(None);
@@ -717,13 +716,20 @@ fn try_spawn(
     };
     let leader = match wait_started(report.as_fd()) {
         Ok(t) => t,
-        Err(_) if !z.alive() => return Ok(None),
-        Err(e) => {
-            // Z refused the request before starting G (its reason is on the status channel),
-            // or could not start G.
-            if let Some(refused) = refusal(status_r) {
-                return Err(refused);
-            }
+        // Z refused the request before starting G, or G refused before it sent its pidfd:
+        // the reason is the run's first message.
+        Err(Unstarted::Said(records)) => {
+            return Err(refusal(&records).unwrap_or_else(|| {
+                RunError::Helper(format!(
+                    "the sandbox helper (zygote, pid {}) did not start the run, nothing ran: \
+                     it said {:?}",
+                    z.pid,
+                    String::from_utf8_lossy(&records)
+                ))
+            }))
+        }
+        Err(Unstarted::Failed(_)) if !z.alive() => return Ok(None),
+        Err(Unstarted::Failed(e)) => {
             // A retired Z may end before it reads a run sent to it meanwhile; no pidfd came,
             // so nothing ran.
             if z.retired.load(Ordering::Acquire) {
@@ -739,21 +745,21 @@ fn try_spawn(
         }
     };
     Ok(Some(Running {
-        waited: Waited::Zygote { leader, report },
-        supervisor: Supervisor::Zygote { status_r },
+        waited: Waited::Zygote {
+            leader,
+            report,
+            records: Vec::new(),
+        },
+        supervisor: Supervisor::Zygote,
         stdout_r: streams.stdout_r,
         stderr_r: streams.stderr_r,
     }))
 }
 
-/// The refusal Z wrote on the status channel of a run it did not start, before it closed the
-/// run's socket. Read without blocking: nothing else is waited for.
-fn refusal(status_r: OwnedFd) -> Option<RunError> {
-    // SAFETY: setting O_NONBLOCK on our own pipe end.
-    unsafe { libc::fcntl(status_r.as_raw_fd(), libc::F_SETFL, libc::O_NONBLOCK) };
-    let mut bytes = Vec::new();
-    let _ = std::io::Read::read_to_end(&mut std::fs::File::from(status_r), &mut bytes);
-    String::from_utf8_lossy(&bytes)
+/// The refusal among a run's status records (JSON lines): Z's, of a run it did not start, or
+/// G's, before it sent its pidfd.
+fn refusal(records: &[u8]) -> Option<RunError> {
+    String::from_utf8_lossy(records)
         .lines()
         .find_map(|l| match serde_json::from_str(l) {
             Ok(crate::request::Status::Refused(why)) => Some(RunError::Refused(why)),
@@ -762,8 +768,16 @@ fn refusal(status_r: OwnedFd) -> Option<RunError> {
         })
 }
 
+/// Why no pidfd came ([`wait_started`]).
+enum Unstarted {
+    /// The run's first message was a status record: a refusal.
+    Said(Vec<u8>),
+    /// The socket ended, timed out or failed.
+    Failed(std::io::Error),
+}
+
 /// Waits (bounded) for G's pidfd on the run's socket.
-fn wait_started(report: BorrowedFd<'_>) -> std::io::Result<OwnedFd> {
+fn wait_started(report: BorrowedFd<'_>) -> Result<OwnedFd, Unstarted> {
     let mut p = libc::pollfd {
         fd: report.as_raw_fd(),
         events: libc::POLLIN,
@@ -773,16 +787,22 @@ fn wait_started(report: BorrowedFd<'_>) -> std::io::Result<OwnedFd> {
         // SAFETY: one valid pollfd.
         let n = unsafe { libc::poll(&mut p, 1, START_TIMEOUT.as_millis() as i32) };
         if n > 0 {
-            return crate::fdpass::recv_one(report);
+            return match read_report(report) {
+                Report::Started(pidfd) => Ok(pidfd),
+                Report::Record(record) => Err(Unstarted::Said(record)),
+                Report::Ended { .. } | Report::Lost => Err(Unstarted::Failed(
+                    std::io::Error::from(std::io::ErrorKind::UnexpectedEof),
+                )),
+            };
         }
         if n == 0 {
-            return Err(std::io::Error::new(
+            return Err(Unstarted::Failed(std::io::Error::new(
                 std::io::ErrorKind::TimedOut,
                 format!("no answer within {START_TIMEOUT:?}"),
-            ));
+            )));
         }
         if errno().kind() != std::io::ErrorKind::Interrupted {
-            return Err(errno());
+            return Err(Unstarted::Failed(errno()));
         }
     }
 }
@@ -806,31 +826,55 @@ fn inherit_stdio() -> std::io::Result<[OwnedFd; 3]> {
     Ok([one(0)?, one(1)?, one(2)?])
 }
 
-/// Reads Z's report of G's end: G's wait status, the CPU time of G, of the run's orphans and
-/// Z's own for the run, and whether every process of the run was gone. `None`: Z closed the
-/// socket without one (it died).
-pub(crate) fn read_report(report: BorrowedFd<'_>) -> Option<(i32, Duration, bool)> {
-    let mut record = [0u8; ENDED_LEN];
-    let n = loop {
-        // SAFETY: receiving into a local buffer.
-        let n = unsafe { libc::recv(report.as_raw_fd(), record.as_mut_ptr().cast(), ENDED_LEN, 0) };
-        if n < 0 && errno().kind() == std::io::ErrorKind::Interrupted {
-            continue;
+/// One message of a run's socket ([`read_report`]).
+pub(crate) enum Report {
+    /// G's pidfd, the run's first message once G started.
+    Started(OwnedFd),
+    /// A status record (a JSON line): Z's refusal before G, or G's before its `execve`.
+    Record(Vec<u8>),
+    /// Z's report of G's end: G's wait status, the CPU time of G, of the run's orphans and Z's
+    /// own for the run, whether every process of the run was gone, and the run's final status
+    /// record.
+    Ended {
+        status: i32,
+        cpu: Duration,
+        drained: bool,
+        record: Vec<u8>,
+    },
+    /// The socket ended without Z's report (Z died), or failed.
+    Lost,
+}
+
+/// Reads the next message of a run's socket, waiting for it.
+pub(crate) fn read_report(report: BorrowedFd<'_>) -> Report {
+    let mut payload = [0u8; MAX_RECORD];
+    let (n, mut fds) = loop {
+        match crate::fdpass::recv_msg(report, &mut payload, 1) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            Err(_) => return Report::Lost,
+            Ok(received) => break received,
         }
-        break n;
     };
-    if n != ENDED_LEN as isize || &record[..4] != ENDED {
-        return None;
+    let message = &payload[..n];
+    if let Some(fd) = fds.pop() {
+        return match crate::fdpass::is_one_fd_header(message) {
+            true => Report::Started(fd),
+            false => Report::Lost,
+        };
     }
-    let status = i32::from_le_bytes(record[4..8].try_into().ok()?);
-    let t = u64::from_le_bytes(record[8..16].try_into().ok()?);
-    let z = u64::from_le_bytes(record[16..24].try_into().ok()?);
-    let drained = record[24] == 1;
-    Some((
-        status,
-        Duration::from_nanos(t) + Duration::from_nanos(z),
-        drained,
-    ))
+    if n == 0 {
+        return Report::Lost;
+    }
+    if n < ENDED_LEN || &message[..4] != ENDED {
+        return Report::Record(message.to_vec());
+    }
+    let word = |at: usize| u64::from_le_bytes(message[at..at + 8].try_into().expect("8 bytes"));
+    Report::Ended {
+        status: i32::from_le_bytes(message[4..8].try_into().expect("4 bytes")),
+        cpu: Duration::from_nanos(word(8)) + Duration::from_nanos(word(16)),
+        drained: message[24] == 1,
+        record: message[ENDED_LEN..].to_vec(),
+    }
 }
 
 /// The floor of a hardened run's helper side, for the spawn bench: one run without a request,

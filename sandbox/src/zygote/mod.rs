@@ -29,13 +29,11 @@
 //! agent ──posix_spawn of the helper, at the first hardened run of a program (a one-shot
 //!   caller of one thread: fork, see below)──▶ Z: child subreaper,
 //!   NO_NEW_PRIVS, the program and the tail sealed with Z's secret (its first two messages),
-//!   single-threaded poll loop over its
-//!   control socket (SOCK_SEQPACKET), a SIGCHLD signalfd, the request pipes of runs about to
-//!   start and the exec-notification listeners of runs in flight, with the nearest deadline of
-//!   all runs as its timeout
-//! per run: agent ──one message: the request (JSON), stdin, stdout, stderr, status pipe, run
-//!   socket──▶ Z; a request over 60 KiB comes on a pipe of its own instead, which Z reads as
-//!   it comes
+//!   single-threaded poll loop over its control socket (SOCK_SEQPACKET), a SIGCHLD signalfd,
+//!   the request pipes of runs about to start and the exec-notification listeners of runs in
+//!   flight, with the nearest deadline of all runs as its timeout
+//! per run: agent ──one message: the request (JSON), stdin, stdout, stderr, run socket──▶ Z;
+//!   a request over 60 KiB comes on a pipe of its own instead, which Z reads as it comes
 //!   Z parses it and builds the program's image, then ──clone(CLONE_VM), own stack──▶ G:
 //!   parent-death signal, new process group (setpgid(0, 0) with Z's secret, same session),
 //!   G's own pidfd on the run socket (before anything can run), the agent's umask, cgroups →
@@ -46,8 +44,9 @@
 //!   Z waits for that execve (nsclone's hand-off: system calls only), then answers the exec
 //!   notifications of an interpreter chain's relays, if it has any, kills G's group at the
 //!   timeout, reaps G (wait4), kills the group until it is empty, reaping the orphans the kernel
-//!   hands it (telling their run by their process group), then writes the final status and
-//!   sends the CPU time on the run socket, and closes it
+//!   hands it (telling their run by their process group), then sends the CPU time and the
+//!   final status on the run socket (which carries every status record of the run: Z's refusal
+//!   before G, G's before its `execve`), and closes it
 //! ```
 //!
 //! The hardened profile has no pid namespace, so the command's process group is what finds
@@ -161,21 +160,21 @@ use std::os::fd::{AsRawFd, BorrowedFd, RawFd};
 use std::time::Duration;
 
 pub use client::{floor_round_trip, running, shut_down};
-pub(crate) use client::{kill_run, read_report, spawn, Origin};
+pub(crate) use client::{kill_run, read_report, spawn, Origin, Report};
 pub(crate) use server::serve;
 
 /// Z's control socket.
 const CONTROL_FD: RawFd = 3;
 /// A run's message whose request comes on a pipe (the fourth descriptor): this payload with
-/// six descriptors ([`RUN_FDS`]), or seven: the seventh is the run's prepared Landlock ruleset
+/// five descriptors ([`RUN_FDS`]), or six: the sixth is the run's prepared Landlock ruleset
 /// ([`crate::slots`]), which G gets as [`crate::request::RULESET_FD`]. For requests larger
 /// than [`INLINE_MAX`].
-const RUN: &[u8; 4] = b"ZRN2";
-/// A run's message whose request (JSON) follows the kind in the message itself, with five
-/// descriptors (no request pipe), or six with the ruleset. Against [`RUN`], each run makes one
+const RUN: &[u8; 4] = b"ZRN3";
+/// A run's message whose request (JSON) follows the kind in the message itself, with four
+/// descriptors (no request pipe), or five with the ruleset. Against [`RUN`], each run makes one
 /// pipe fewer, and the zygote makes four system calls fewer (the pipe's reads to its end,
 /// `O_NONBLOCK`, its close) and no second pass of its loop for the request.
-const RUN_INLINE: &[u8; 4] = b"ZRI1";
+const RUN_INLINE: &[u8; 4] = b"ZRI2";
 /// The largest request that travels in its run's message ([`RUN_INLINE`]).
 const INLINE_MAX: usize = 60 * 1024;
 /// The zygote's first message when it serves one seccomp program: this, then the program's
@@ -190,17 +189,24 @@ const PROGRAM: &[u8; 4] = b"ZPG1";
 const TAIL: &[u8; 4] = b"ZTL1";
 /// The bench's floor ([`floor_round_trip`]): a run without a request, whose G ends right after
 /// its start.
-const FLOOR: &[u8; 4] = b"ZFL2";
+const FLOOR: &[u8; 4] = b"ZFL3";
 /// The agent started another zygote (see [`inherit`]): this one ends once the runs it
 /// received are over. No descriptor.
 const RETIRE: &[u8; 4] = b"ZRT1";
-/// stdin, stdout, stderr, request (read end), status (write end), the run's socket.
-const RUN_FDS: usize = 6;
+/// stdin, stdout, stderr, request (read end), the run's socket. The run's status records
+/// travel on that socket: one message each ([`crate::child::Reporter`]), from Z before it
+/// starts G, from G before its `execve`, and Z's final one inside [`ENDED`]; a pipe of their
+/// own cost each run a pipe made, passed and closed.
+const RUN_FDS: usize = 5;
 /// Z's report of G's end: this, G's wait status (`i32`), the CPU of G and of the run's orphans,
 /// and Z's CPU for the run (`u64` nanoseconds), little-endian, then whether the run's group was
-/// empty (one byte, 1 or 0).
-const ENDED: &[u8; 4] = b"ZEN3";
+/// empty (one byte, 1 or 0); then the run's final status record (a JSON line).
+const ENDED: &[u8; 4] = b"ZEN4";
+/// The length of [`ENDED`]'s fixed part.
 const ENDED_LEN: usize = 4 + 4 + 8 + 8 + 1;
+/// The longest status record a client reads from a run's socket; a longer one is cut short
+/// and read as a refusal of its own.
+const MAX_RECORD: usize = 16 * 1024;
 /// How long a live zygote may take to start G before the run is refused.
 const START_TIMEOUT: Duration = Duration::from_secs(10);
 /// The largest request the zygote reads.

@@ -31,7 +31,7 @@ const NOTIFY_FD: RawFd = STATUS_FD + 1;
 /// A run whose request is still arriving (its pipe's read end is the key), or that came whole
 /// in its message.
 struct Pending {
-    /// stdin, stdout, stderr, the status channel.
+    /// stdin, stdout, stderr.
     channels: Vec<OwnedFd>,
     /// The request pipe, for a request too large for the message ([`super::INLINE_MAX`]).
     request: Option<OwnedFd>,
@@ -53,9 +53,8 @@ const DRAIN_POLL: Duration = Duration::from_millis(5);
 struct Run {
     /// G's pidfd: the run's process group, for as long as it has a member.
     pidfd: OwnedFd,
+    /// The run's socket: its status records, and Z's report at its end.
     report: OwnedFd,
-    /// The status channel's write end, for the final record.
-    status: OwnedFd,
     listener: Option<OwnedFd>,
     supervision: Supervision,
     deadline: Option<Instant>,
@@ -354,12 +353,11 @@ fn receive_run(
     meter: &mut Meter,
 ) {
     let mut fds = fds.into_iter();
-    let mut channels: Vec<OwnedFd> = fds.by_ref().take(3).collect();
+    let channels: Vec<OwnedFd> = fds.by_ref().take(3).collect();
     let request = match brought {
         Brought::Piped | Brought::Floor => fds.next(),
         Brought::Inline(_) => None,
     };
-    channels.extend(fds.next());
     let Some(report) = fds.next() else { return };
     let ruleset = fds.next();
     let mut run = Pending {
@@ -414,8 +412,8 @@ fn read_request(fd: RawFd, pending: &mut HashMap<RawFd, Pending>) -> Option<Pend
 struct Start<'a> {
     /// `None` for the bench's floor.
     work: Option<(&'a Request, &'a ExecImage)>,
-    /// stdin, stdout, stderr, the status channel, the hand-off pipe's write end, the
-    /// notification channel (or -1), the prepared ruleset (or -1).
+    /// stdin, stdout, stderr, the status channel (the run's socket), the hand-off pipe's write
+    /// end, the notification channel (or -1), the prepared ruleset (or -1).
     fds: [RawFd; 7],
     report: RawFd,
     zygote: libc::pid_t,
@@ -456,7 +454,7 @@ fn start_run(
         floor,
     } = run;
     drop(request);
-    let status = Reporter(channels[3].as_raw_fd());
+    let status = Reporter(report.as_raw_fd());
     let refuse = |why: Refusal| {
         // Before G exists: the client reads it once the run's socket closes without a pidfd.
         status.report(&Status::SetUp(why));
@@ -571,7 +569,7 @@ fn start_run(
             channels[0].as_raw_fd(),
             channels[1].as_raw_fd(),
             channels[2].as_raw_fd(),
-            channels[3].as_raw_fd(),
+            report.as_raw_fd(),
             done_w.as_raw_fd(),
             pair.as_ref().map_or(-1, |(_, g)| g.as_raw_fd()),
             ruleset.as_ref().map_or(-1, |r| r.as_raw_fd()),
@@ -617,14 +615,11 @@ fn start_run(
     // `start` stays in place (and in use) to here, past the end of the hand-off.
     std::hint::black_box(&start);
     drop((done_r, notify, parsed, ruleset));
-    let mut channels = channels;
-    let status = channels.pop().expect("four channels");
     drop(channels);
     let mut run = Run {
         // SAFETY: CLONE_PIDFD stored a new descriptor that we own.
         pidfd: unsafe { OwnedFd::from_raw_fd(pidfd) },
         report,
-        status,
         listener: handed.listener,
         supervision,
         deadline,
@@ -864,8 +859,8 @@ fn finish_drained(runs: &mut HashMap<libc::pid_t, Run>, meter: &mut Meter) {
     }
 }
 
-/// The run's final status record (the command's exit, as its wait status says), then Z's
-/// report of the CPU time on the run's socket, which closes with it.
+/// Z's report on the run's socket, which closes with it: the CPU time, then the run's final
+/// status record (the command's exit, as its wait status says), in one message.
 fn report(run: Run) {
     let status = run.ended.unwrap_or(0);
     let (code, signal) = if libc::WIFEXITED(status) {
@@ -873,18 +868,20 @@ fn report(run: Run) {
     } else {
         (None, Some(libc::WTERMSIG(status)))
     };
-    crate::child::Reporter(run.status.as_raw_fd()).report(&Status::Exited {
+    let mut record = Vec::with_capacity(ENDED_LEN + 64);
+    record.extend_from_slice(ENDED);
+    record.extend_from_slice(&status.to_le_bytes());
+    record.extend_from_slice(&(run.used.as_nanos() as u64).to_le_bytes());
+    record.extend_from_slice(&(run.cpu.as_nanos() as u64).to_le_bytes());
+    record.push(u8::from(run.drained));
+    let exited = Status::Exited {
         code,
         signal,
         timed_out: run.timed_out,
-    });
-    drop(run.status);
-    let mut record = [0u8; ENDED_LEN];
-    record[..4].copy_from_slice(ENDED);
-    record[4..8].copy_from_slice(&status.to_le_bytes());
-    record[8..16].copy_from_slice(&(run.used.as_nanos() as u64).to_le_bytes());
-    record[16..24].copy_from_slice(&(run.cpu.as_nanos() as u64).to_le_bytes());
-    record[24] = u8::from(run.drained);
+    };
+    // Serializing a record of integers and flags cannot fail.
+    let _ = serde_json::to_writer(&mut record, &exited);
+    record.push(b'\n');
     // SAFETY: sending a local buffer; a client that is gone only loses the report.
     unsafe {
         libc::send(
