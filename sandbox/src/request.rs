@@ -2,7 +2,9 @@
 //!
 //! The strict profile's child reads the [`Request`] in the caller's memory; the hardened
 //! profile's zygote receives it as JSON in the run's message (on a pipe of its own when it is
-//! larger than 60 KiB), and its G reads it in the zygote's memory. Both report on a status channel (JSON lines of [`Status`]).
+//! larger than 60 KiB), and its G reads it in the zygote's memory. Both report on a status
+//! channel (JSON lines of [`Status`]): the strict child on a pipe, the hardened G and its
+//! zygote on the run's socket, one record per message.
 
 use std::path::PathBuf;
 
@@ -14,7 +16,8 @@ use crate::mounts::MountOp;
 use crate::plan::Profile;
 use crate::seccomp::Filters;
 
-/// The hardened G's status channel: JSON lines of [`Status`].
+/// The hardened G's status channel, the run's socket: JSON lines of [`Status`], one per
+/// message.
 pub const STATUS_FD: i32 = 4;
 /// Where the hardened G holds the run's prepared Landlock ruleset, when the run came with one
 /// ([`Request::ruleset_fd`]); above G's other channels.

@@ -274,8 +274,9 @@ impl Running {
     /// Waits for the end, reading output with `cap`. The hardened command's group is killed at
     /// `backstop` (the zygote enforces the timeout); the strict child at the policy's timeout.
     ///
-    /// One poll loop in the calling thread serves stdout, stderr, the status channel, the
-    /// exec-notification listener and the child's pidfd: no thread is started per run.
+    /// One poll loop in the calling thread serves stdout, stderr, the exec-notification
+    /// listener and the child's pidfd (the hardened run's socket, which also brings its status
+    /// records): no thread is started per run.
     pub fn collect(mut self, cap: Option<u64>, backstop: Option<Duration>) -> Collected {
         let (direct, mut listener, mut supervision, mut records, direct_deadline, mut timed_out) =
             match self.supervisor {

@@ -415,7 +415,6 @@ struct Start<'a> {
     /// stdin, stdout, stderr, the status channel (the run's socket), the hand-off pipe's write
     /// end, the notification channel (or -1), the prepared ruleset (or -1).
     fds: [RawFd; 7],
-    report: RawFd,
     zygote: libc::pid_t,
     /// The registers of the tail Z runs under ([`Held::sealed`]), which G's `setpgid` must
     /// carry.
@@ -574,7 +573,6 @@ fn start_run(
             pair.as_ref().map_or(-1, |(_, g)| g.as_raw_fd()),
             ruleset.as_ref().map_or(-1, |r| r.as_raw_fd()),
         ],
-        report: report.as_raw_fd(),
         // SAFETY: getpid takes nothing.
         zygote: unsafe { libc::getpid() },
         sealed: held.sealed,
@@ -677,10 +675,10 @@ extern "C" fn g_main(arg: *mut libc::c_void) -> libc::c_int {
 static IGNORED: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// In G: the parent-death signal, the default action of every signal Z ignores, a process
-/// group of its own, its pidfd to the client (before
-/// anything can run, so that a zygote that dies earlier started nothing), stdio on 0-2, the
-/// status channel on [`STATUS_FD`], the hand-off pipe on [`DONE_FD`], the notification
-/// channel on [`NOTIFY_FD`], nothing else; then [`crate::child::start_hardened`].
+/// group of its own, its pidfd to the client on the run's socket (before anything can run, so
+/// that a zygote that dies earlier started nothing), stdio on 0-2, the run's socket as the
+/// status channel on [`STATUS_FD`], the hand-off pipe on [`DONE_FD`], the notification channel
+/// on [`NOTIFY_FD`], nothing else; then [`crate::child::start_hardened`].
 fn become_g(start: &Start<'_>) -> ! {
     let refuse = |what: &str| Reporter(start.fds[3]).fail(Refusal::last_os(SetUpStep::Start, what));
     // SAFETY: prctl, process group, pidfd and descriptor calls on our own process.
@@ -708,7 +706,7 @@ fn become_g(start: &Start<'_>) -> ! {
             refuse("pidfd_open");
         }
         let sent = crate::fdpass::send_one(
-            BorrowedFd::borrow_raw(start.report),
+            BorrowedFd::borrow_raw(start.fds[3]),
             BorrowedFd::borrow_raw(own),
         );
         libc::close(own);
