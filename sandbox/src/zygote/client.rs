@@ -851,6 +851,17 @@ pub(crate) fn read_report(report: BorrowedFd<'_>) -> Report {
     let (n, mut fds) = loop {
         match crate::fdpass::recv_msg(report, &mut payload, 1) {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            // A message cut short (a record longer than `MAX_RECORD`, or more descriptors than
+            // one): only a failure sends a record before Z's end report, so it stands for one.
+            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
+                let said = crate::request::Status::Refused(format!(
+                    "the sandbox helper's report of the run was cut short ({e}): it refused \
+                     the run, for a reason longer than {MAX_RECORD} bytes"
+                ));
+                let mut record = serde_json::to_vec(&said).unwrap_or_default();
+                record.push(b'\n');
+                return Report::Record(record);
+            }
             Err(_) => return Report::Lost,
             Ok(received) => break received,
         }
@@ -912,6 +923,63 @@ pub fn floor_round_trip(helper: &Path) -> Result<Duration, RunError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Each message of a run's socket reads as what it is: G's pidfd, a status record (a
+    /// refusal in place of one too long to read whole), Z's end report with the final record,
+    /// and the end of the socket.
+    #[test]
+    fn a_runs_socket_brings_the_pidfd_records_and_the_end_report() {
+        let (z, agent) = crate::fdpass::socketpair(libc::SOCK_SEQPACKET).unwrap();
+        let send = |bytes: &[u8]| {
+            // SAFETY: sending a live buffer on our socket.
+            let n = unsafe { libc::send(z.as_raw_fd(), bytes.as_ptr().cast(), bytes.len(), 0) };
+            assert_eq!(n, bytes.len() as isize);
+        };
+        let (pipe_r, _pipe_w) = crate::spawn::pipe().unwrap();
+        crate::fdpass::send_one(z.as_fd(), pipe_r.as_fd()).unwrap();
+        assert!(matches!(read_report(agent.as_fd()), Report::Started(_)));
+        send(b"{\"refused\":\"no\"}\n");
+        match read_report(agent.as_fd()) {
+            Report::Record(r) => {
+                assert!(matches!(refusal(&r), Some(RunError::Refused(w)) if w == "no"))
+            }
+            _ => panic!("a record"),
+        }
+        let long = format!("{{\"refused\":\"{}\"}}\n", "x".repeat(MAX_RECORD));
+        send(long.as_bytes());
+        match read_report(agent.as_fd()) {
+            Report::Record(r) => assert!(
+                matches!(refusal(&r), Some(RunError::Refused(w)) if w.contains("cut short")),
+                "{}",
+                String::from_utf8_lossy(&r)
+            ),
+            _ => panic!("a record standing for the one cut short"),
+        }
+        let mut end = ENDED.to_vec();
+        end.extend_from_slice(&7i32.to_le_bytes());
+        end.extend_from_slice(&1_000u64.to_le_bytes());
+        end.extend_from_slice(&2_000u64.to_le_bytes());
+        end.push(1);
+        end.extend_from_slice(b"{\"exited\":{\"code\":0}}\n");
+        send(&end);
+        match read_report(agent.as_fd()) {
+            Report::Ended {
+                status,
+                cpu,
+                drained,
+                record,
+            } => {
+                assert_eq!(
+                    (status, cpu, drained),
+                    (7, Duration::from_nanos(3_000), true)
+                );
+                assert_eq!(record, b"{\"exited\":{\"code\":0}}\n");
+            }
+            _ => panic!("the end report"),
+        }
+        drop(z);
+        assert!(matches!(read_report(agent.as_fd()), Report::Lost));
+    }
 
     /// A `/proc/PID/stat` line with `threads` and `rss` pages, and a command name that holds
     /// the separators a naive parser would split on.
