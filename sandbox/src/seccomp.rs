@@ -126,7 +126,7 @@ pub struct FilterOptions {
 /// instructions: `setsid` refused, `setpgid` admitted only with the secret below, and with
 /// `exec_notify` the rule of exec = deny. The zygote of that program installs both on itself
 /// at its start, and every command it forks inherits them ([`crate::zygote`]); where the
-/// tail needs a listener (one per run: an interpreter chain's relays, supervised `connect`),
+/// tail needs a listener (one per run: an interpreter chain's relays, `relay_execs`),
 /// the zygote holds the program only and each command installs the tail itself, once it has
 /// made its process group. The kernel runs both and keeps the stronger verdict (kill, then
 /// errno, then notify, then allow), so the pair decides every call as one program with all

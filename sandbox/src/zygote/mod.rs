@@ -16,8 +16,8 @@
 //! ([`crate::seccomp::Filters::tail`]), sealed with a secret Z draws once: loading even that
 //! tail per run cost about 0.05 × a plain spawn (`sandbox/PERFORMANCE.md`). Each G inherits
 //! both and installs nothing; it passes Z's secret to its `setpgid` and to the command's
-//! `execve`. A tail that needs a listener (one per run: an interpreter chain's relays,
-//! supervised `connect`) is not sent, and each G installs it, sealed with a secret of its
+//! `execve`. A tail that needs a listener (one per run: an interpreter chain's relays, whose
+//! later `execve` calls Z answers) is not sent, and each G installs it, sealed with a secret of its
 //! run. The registry keys zygotes by helper, program and tail (the profile's options make
 //! few), and the requests leave the program out. Z's own system calls pass both: it makes no
 //! namespace, mount, ptrace or metadata change, its sockets are unix pairs, it sets no other
@@ -52,8 +52,8 @@
 //! The hardened profile has no pid namespace, so the command's process group is what finds
 //! everything it started: the command cannot leave it (its seccomp filter refuses `setsid`,
 //! and `setpgid` without the secret, [`crate::seccomp::GROUP_CHANGES`]), and an orphan it
-//! leaves becomes Z's child
-//! (Z is a child subreaper), whose run `getpgid` on the zombie tells. The group is killed through
+//! leaves becomes Z's child (Z is a child subreaper), whose run `getpgid` on the zombie tells.
+//! The group is killed through
 //! G's pidfd (`pidfd_send_signal` with `PIDFD_SIGNAL_PROCESS_GROUP`, Linux 6.9): the pidfd pins
 //! the group's id, so a reused pid is never hit; and again until the kernel answers `ESRCH`, since
 //! a fork racing the kill can add a member. On older kernels the fallback `kill(-pgid)` is used
