@@ -114,6 +114,10 @@ const CASES: &[(&str, Case)] = &[
         request_on_a_pipe,
     ),
     (
+        "a_request_the_zygote_refuses_comes_back_as_its_refusal_and_it_serves_on",
+        request_refused_by_the_zygote,
+    ),
+    (
         "a_run_after_the_agent_changed_its_umask_has_the_new_one",
         umask_follows_the_agent,
     ),
@@ -1151,6 +1155,30 @@ fn zygote_per_program(dir: &Path) -> Result<(), String> {
         &format!("the first policy again, through its zygote: {back:?}"),
         back == expected(z),
     )
+}
+
+/// A request the zygote refuses before it starts the command's process (an argument holding a
+/// NUL byte, which no `execve` can pass): the refusal is the run's first message on its socket,
+/// and the agent returns it, typed, with nothing run; the zygote serves the next run.
+fn request_refused_by_the_zygote(dir: &Path) -> Result<(), String> {
+    echo(dir, "before")?;
+    let z = zygote_pid()?;
+    let marker = dir.join("ran");
+    let argv: Vec<OsString> = vec![
+        "/bin/sh".into(),
+        "-c".into(),
+        format!("echo ran > {}", marker.display()).into(),
+        std::os::unix::ffi::OsStringExt::from_vec(b"a\0b".to_vec()),
+    ];
+    let result = run(&policy_writing(dir), &argv, &hardened());
+    check(
+        &format!("the zygote's refusal: {result:?}"),
+        matches!(&result, Err(RunError::SetUp(r))
+            if r.step == SetUpStep::Request && r.to_string().contains("NUL")),
+    )?;
+    check("nothing ran", !marker.exists())?;
+    echo(dir, "after")?;
+    check("the same zygote serves on", zygote_pid()? == z)
 }
 
 /// A run's request travels in its message up to 60 KiB and on a pipe of its own beyond: two
