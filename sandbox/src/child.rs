@@ -578,15 +578,9 @@ fn install_filters(
              please report it with the policy)",
         ));
     }
+    // The zygote sets it only for a request whose program and tail are the ones it runs
+    // under, without a listener (`zygote::server::start_run` refuses any other).
     if let Some(registers) = image.tail_inherited.get() {
-        // A tail that needs a listener is never held by the zygote: each run needs its own.
-        if !inherited || !split || exec_notify {
-            return Err(std::io::Error::new(
-                std::io::ErrorKind::InvalidInput,
-                "a seccomp tail inherited without its program, or by a run that needs an exec \
-                 listener (a bug in toolpolicy's sandbox; please report it with the policy)",
-            ));
-        }
         return Ok((None, Some(registers)));
     }
     if !inherited {

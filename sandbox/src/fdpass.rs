@@ -248,10 +248,7 @@ pub(crate) fn recv_one(channel: BorrowedFd<'_>) -> io::Result<OwnedFd> {
             received.get_or_insert(fd);
         })
     };
-    let well_formed = n == payload.len()
-        && &payload[..4] == MAGIC
-        && payload[4..8] == 1u32.to_le_bytes()
-        && msg.msg_flags & libc::MSG_CTRUNC == 0;
+    let well_formed = is_one_fd_header(&payload[..n]) && msg.msg_flags & libc::MSG_CTRUNC == 0;
     match received {
         Some(fd) if well_formed => Ok(fd),
         _ if n == 0 => Err(io::Error::from(io::ErrorKind::UnexpectedEof)),

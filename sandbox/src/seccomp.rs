@@ -462,7 +462,6 @@ pub fn setpgid_sealed([r10, r8, r9]: [u64; 3]) -> libc::c_long {
 /// apart by number again.
 fn tail(exec_notify: bool, relay_execs: bool) -> Result<Vec<u64>, String> {
     const CHECK: usize = 0;
-    const REFUSED: usize = 1;
     let jeq = |nr: libc::c_long, t: Target| Op::Jump {
         cmp: Cmp::Eq,
         k: nr as u32,
@@ -500,9 +499,9 @@ fn tail(exec_notify: bool, relay_execs: bool) -> Result<Vec<u64>, String> {
         cmp: Cmp::Eq,
         k: 0,
         t: Target::Ret(Verdict::Allow),
-        f: Target::Label(REFUSED),
+        f: Target::Next,
     });
-    ops.push(Op::Label(REFUSED));
+    // Refused: EPERM, or for an `execve` with relays, the supervisor.
     if later == Verdict::Eperm {
         ops.push(Op::Always(Target::Ret(Verdict::Eperm)));
     } else {
@@ -593,15 +592,13 @@ fn argument_rules(options: FilterOptions) -> Result<BTreeMap<i64, Vec<SeccompRul
     Ok(rules)
 }
 
-/// The syscalls refused with `EPERM` whatever their arguments, for these options.
+/// The syscalls refused with `EPERM` whatever their arguments, for these options (never
+/// `keep_process_group`'s: [`compile`] puts those in the tail, [`GROUP_CHANGES`]).
 fn denied(options: FilterOptions) -> Vec<libc::c_long> {
     let mut out = DENIED.to_vec();
     if options.shares_host_namespaces {
         out.extend_from_slice(SYSV_IPC);
         out.extend_from_slice(POSIX_MQUEUE);
-    }
-    if options.keep_process_group {
-        out.extend_from_slice(GROUP_CHANGES);
     }
     if options.deny_metadata_writes {
         out.extend_from_slice(METADATA_WRITES);
