@@ -36,7 +36,7 @@
 //! `execve` through and serves the listener to the end, and the same with that `execve` sealed
 //! by a per-run secret instead; with what the real 1-root strict run costs above those floors;
 //! and the leased floor in a view held in a user namespace of its own, the design an
-//! unprivileged runner's template would need),
+//! unprivileged runner's template takes, `sandbox/src/mounts/held.rs`),
 //! interleaved with plain spawns in the same way; and, for 500 declared roots,
 //! the floors of a strict view prepared once per policy (a bind tree cloned per run in one call,
 //! a Landlock ruleset built once) beside the real 1- and 500-root strict runs, with the cost
@@ -617,6 +617,78 @@ fn interleaved_roots(rounds: usize) {
     }
 }
 
+/// Declared roots, 1 against [`MANY_ROOTS`], for a strict runner without `CAP_SYS_ADMIN` over
+/// its mount namespace (its template held in a user namespace it makes,
+/// `sandbox/src/mounts/held.rs`): in a forked child that is root in a user namespace of its
+/// own but still in the host's mount namespace, as a test's unprivileged runner is.
+fn interleaved_roots_held(rounds: usize) {
+    let tree = RootTree::new();
+    // SAFETY: the child runs only this function's code, then exits without unwinding.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        eprintln!(
+            "skipped the held-template roots: fork: {}",
+            std::io::Error::last_os_error()
+        );
+        return;
+    }
+    if pid > 0 {
+        // SAFETY: reaping our own child.
+        unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
+        return;
+    }
+    // SAFETY: getters without pointers; unshare in this one-threaded child.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let entered = unsafe { libc::unshare(libc::CLONE_NEWUSER) } == 0
+        && [
+            ("setgroups", "deny".to_string()),
+            ("uid_map", format!("0 {uid} 1")),
+            ("gid_map", format!("0 {gid} 1")),
+        ]
+        .iter()
+        .all(|(file, map)| std::fs::write(format!("/proc/self/{file}"), map).is_ok());
+    let pair = match (
+        entered,
+        Sandboxed::new(Profile::Strict, &tree.policy(1)),
+        Sandboxed::new(Profile::Strict, &tree.policy(MANY_ROOTS)),
+    ) {
+        (false, _, _) => Err("no user namespace of its own".to_string()),
+        (true, Ok(one), Ok(many)) => Ok((one, many)),
+        (true, Err(why), _) | (true, _, Err(why)) => Err(why),
+    };
+    match pair {
+        Err(why) => eprintln!("skipped the held-template roots: {why}"),
+        Ok((one, many)) => {
+            let (mut t_one, mut t_many, mut t_plain) = Default::default();
+            for _ in 0..rounds {
+                Times::run(&mut t_plain, &plain);
+                Times::run(&mut t_one, &|| one.spawn());
+                Times::run(&mut t_many, &|| many.spawn());
+            }
+            let base = t_plain.us();
+            println!(
+                "declared read roots, strict runner without CAP_SYS_ADMIN over its mounts \
+                 (held template), interleaved over {rounds} rounds (µs):"
+            );
+            println!("  plain: wall {:.0}, cpu {:.0}", base.0, base.1);
+            let a = line("strict held, 1 root", &mut t_one, base);
+            let b = line(
+                &format!("strict held, {MANY_ROOTS} roots"),
+                &mut t_many,
+                base,
+            );
+            println!(
+                "  strict held: {MANY_ROOTS} roots / 1 root: wall {:.2}, cpu {:.2}",
+                b.0 / a.0,
+                b.1 / a.1
+            );
+        }
+    }
+    let _ = std::io::Write::flush(&mut std::io::stdout());
+    // SAFETY: ends the forked child without running the parent's exit handlers.
+    unsafe { libc::_exit(0) }
+}
+
 fn main() {
     become_subreaper();
     benches();
@@ -625,6 +697,7 @@ fn main() {
     if std::env::args().any(|a| a == "--bench") {
         interleaved_ratios(200);
         interleaved_roots(100);
+        interleaved_roots_held(100);
         floors::print(200);
         hardened_floors(200);
     }
@@ -1333,7 +1406,7 @@ mod floors {
         execve sealed (the same, but the command's execve admitted by a per-run secret in a \
         second filter, as the hardened command's is, so the caller waits as a vfork caller does)";
     const HELD: &str = "all of strict's per-run mechanisms in a view held in a user namespace \
-        of its own (an unprivileged runner's design, not built: a first child joins that user \
+        of its own (an unprivileged runner's design, mounts/held.rs: a first child joins that user \
         namespace and the view and makes the pid and IPC namespaces, a second, its parent's \
         child, does the rest)";
     const BARE: &str = "clone(VM|VFORK) + execve";

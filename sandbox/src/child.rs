@@ -297,6 +297,16 @@ pub(crate) fn write_id_maps(
     euid: libc::uid_t,
     egid: libc::gid_t,
 ) -> Result<(), String> {
+    write_maps(proc_self, (1000, euid), (1000, egid))
+}
+
+/// Denies `setgroups` and maps the uid `uid.0` inside to `uid.1` outside, and the gid likewise,
+/// in the user namespace of `proc_self` (a `/proc/<pid>` directory; `None`: this process's).
+pub(crate) fn write_maps(
+    proc_self: Option<&std::fs::File>,
+    uid: (libc::uid_t, libc::uid_t),
+    gid: (libc::gid_t, libc::gid_t),
+) -> Result<(), String> {
     use std::io::Write;
     use std::os::fd::{AsRawFd, FromRawFd};
     let dir = proc_self.map_or(libc::AT_FDCWD, |d| d.as_raw_fd());
@@ -307,8 +317,8 @@ pub(crate) fn write_id_maps(
     };
     let maps = [
         (c"setgroups", "deny".to_string()),
-        (c"uid_map", format!("1000 {euid} 1")),
-        (c"gid_map", format!("1000 {egid} 1")),
+        (c"uid_map", format!("{} {} 1", uid.0, uid.1)),
+        (c"gid_map", format!("{} {} 1", gid.0, gid.1)),
     ];
     for (file, content) in maps {
         let name = file.to_string_lossy();

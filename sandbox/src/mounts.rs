@@ -46,6 +46,7 @@ use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
+pub(crate) mod held;
 mod place;
 pub mod template;
 pub(crate) mod view_ns;

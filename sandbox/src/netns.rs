@@ -42,18 +42,25 @@
 //! owns its own network namespace too (without it, a thread that joined a leased namespace
 //! could not come back: a runner that is root in a container of its own, whose network
 //! namespace is the host's). Plans with an egress broker bring their loopback up inside the
-//! namespace, so they keep one of their own per run, as do unprivileged runners.
+//! namespace, so they keep one of their own per run.
+//!
+//! A runner without that capability whose plan's view template is held in a user namespace
+//! of its own ([`NetnsSource::Held`], `crate::mounts::held`) leases in the same way from a pool
+//! of that user namespace: a helper process in it makes each namespace, which it therefore
+//! owns, and the run's child, cloned in it, joins the namespace before it makes its own user
+//! namespace; the pool is the template's, and a namespace is given back with the same socket
+//! count check (`tests/netns_lease.rs` runs its checks for both kinds of runner).
 //!
 //! ```
 //! use sandbox::netns::{NetnsPerRunWhy, NetnsSource};
 //!
 //! // A plan with egress listeners owns its namespace: its child brings the loopback up.
 //! assert_eq!(
-//!     sandbox::netns::decide(true, true),
+//!     sandbox::netns::decide(true, true, false),
 //!     Some(NetnsSource::PerRun(NetnsPerRunWhy::Loopback))
 //! );
 //! // `net = allow`: no network namespace at all.
-//! assert_eq!(sandbox::netns::decide(false, false), None);
+//! assert_eq!(sandbox::netns::decide(false, false, false), None);
 //! ```
 
 use std::fs::File;
@@ -67,6 +74,12 @@ use crate::per_process::PerProcess;
 pub enum NetnsSource {
     /// Leased from the runner's pool of empty namespaces (see the module docs).
     Leased,
+    /// Leased in the same way from a pool of the user namespace that holds the plan's view
+    /// template, for a runner without `CAP_SYS_ADMIN` over its mounts
+    /// ([`crate::mounts::template::ViewBuild::HeldTemplate`]): the run's child joins it in that
+    /// user namespace, before it makes its own. A run that is lent no view namespace makes its
+    /// own network namespace.
+    Held,
     /// Created by the run's own `clone`, for the reason given.
     PerRun(NetnsPerRunWhy),
 }
@@ -94,14 +107,27 @@ pub enum NetnsPerRunWhy {
 ///
 /// ```
 /// // Every strict plan with a network namespace gets a source.
-/// assert!(sandbox::netns::decide(true, false).is_some());
+/// assert!(sandbox::netns::decide(true, false, false).is_some());
+/// // A plan whose view template is held in a user namespace leases from that namespace's pool.
+/// assert_eq!(
+///     sandbox::netns::decide(true, false, true),
+///     Some(sandbox::netns::NetnsSource::Held)
+/// );
 /// ```
-pub fn decide(netns: bool, loopback: bool) -> Option<NetnsSource> {
+///
+/// `held_view`: the plan's view template is held in a user namespace of the runner's
+/// ([`crate::mounts::template::ViewBuild::HeldTemplate`]).
+pub fn decide(netns: bool, loopback: bool, held_view: bool) -> Option<NetnsSource> {
     if !netns {
         return None;
     }
     if loopback {
         return Some(NetnsSource::PerRun(NetnsPerRunWhy::Loopback));
+    }
+    // The child joins in the held user namespace: the runner needs no capability of its own,
+    // and its calling thread never leaves its namespace.
+    if held_view {
+        return Some(NetnsSource::Held);
     }
     const CAP_SYS_ADMIN: u32 = 21;
     if !crate::child::has_effective_cap(CAP_SYS_ADMIN) {
@@ -147,7 +173,7 @@ fn may_come_home() -> bool {
 const IDLE_KEPT: usize = 16;
 
 /// An empty network namespace and its socket count.
-struct Empty {
+pub(crate) struct Empty {
     ns: OwnedFd,
     /// `/proc/thread-self/net/sockstat`, opened inside the namespace: reads show its sockets.
     sockstat: File,
@@ -218,9 +244,41 @@ fn make() -> std::io::Result<Empty> {
 }
 
 impl Empty {
+    /// Makes a namespace in the held user namespace `user`, which owns it
+    /// ([`NetnsSource::Held`]).
+    pub(crate) fn make_held(user: &crate::mounts::held::HeldUserNs) -> Result<Empty, String> {
+        let enter = crate::mounts::held::Enter::Join {
+            user: user.raw_fd(),
+            mnt: None,
+        };
+        crate::mounts::held::in_helper(enter, || {
+            let fail = |what: &str, e: std::io::Error| format!("{what} in a held namespace: {e}");
+            // SAFETY: a flag-only system call in the helper, a process of its own.
+            if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
+                return Err(fail(
+                    "unshare a network namespace",
+                    std::io::Error::last_os_error(),
+                ));
+            }
+            let ns = File::open("/proc/thread-self/ns/net").map_err(|e| fail("open it", e))?;
+            let sockstat = File::open("/proc/thread-self/net/sockstat")
+                .map_err(|e| fail("open its sockstat", e))?;
+            Ok(Empty {
+                ns: ns.into(),
+                sockstat,
+            })
+        })
+    }
+
+    /// The namespace's descriptor.
+    pub(crate) fn fd(&self) -> BorrowedFd<'_> {
+        use std::os::fd::AsFd;
+        self.ns.as_fd()
+    }
+
     /// Whether no socket lives in the namespace (the first line of `sockstat` is
     /// `sockets: used N`, counted per namespace).
-    fn is_empty(&self) -> bool {
+    pub(crate) fn is_empty(&self) -> bool {
         let mut buf = [0u8; 64];
         let Ok(n) = self.sockstat.read_at(&mut buf, 0) else {
             return false;
@@ -233,8 +291,7 @@ impl Empty {
 impl Lease {
     /// The namespace's descriptor.
     pub(crate) fn fd(&self) -> BorrowedFd<'_> {
-        use std::os::fd::AsFd;
-        self.empty.ns.as_fd()
+        self.empty.fd()
     }
 
     /// Returns the namespace to the pool if it holds no socket; closes it otherwise. Call
@@ -288,7 +345,7 @@ mod tests {
 
     /// Whether this process may lease (a root runner); says why not.
     fn leasing() -> bool {
-        let leased = decide(true, false) == Some(NetnsSource::Leased);
+        let leased = decide(true, false, false) == Some(NetnsSource::Leased);
         if !leased {
             eprintln!("skipped: leasing needs CAP_SYS_ADMIN (a root runner)");
         }

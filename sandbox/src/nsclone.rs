@@ -117,6 +117,12 @@ pub(crate) fn spawn(
         None
     };
     let stack = Stack::take().map_err(|e| io("child stack", e))?;
+    // A held view's child is cloned through a first child, on a stack of its own.
+    let held = view.and_then(|v| v.leased().then(|| v.held()).flatten());
+    let first_stack = match held {
+        Some(_) => Some(Stack::take().map_err(|e| io("child stack", e))?),
+        None => None,
+    };
     // SAFETY: getters without pointers.
     let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
     let leased_view = view.is_some_and(|v| v.leased());
@@ -165,17 +171,34 @@ pub(crate) fn spawn(
     if req.netns && !joined && child_joins.is_none() {
         flags |= libc::CLONE_NEWNET;
     }
-    // SAFETY: the child runs `entry` on its own stack with `context`, which outlives the
-    // hand-off below; from here until the hand-off ends this thread makes only system calls
-    // into stack buffers (see the module documentation).
-    let pid = unsafe {
-        libc::clone(
-            entry,
-            stack.top(),
-            flags,
-            (&context as *const ChildContext<'_>).cast_mut().cast(),
-            &mut pidfd as *mut RawFd,
-        )
+    let arg = (&context as *const ChildContext<'_>).cast_mut().cast();
+    let mut held_refused = None;
+    let pid = match (held, &first_stack) {
+        // A held view: cloned in the user namespace that owns it, through a first child that
+        // joins it (`crate::mounts::held`).
+        (Some(user), Some(first_stack)) => {
+            let unshare = flags & (libc::CLONE_NEWPID | libc::CLONE_NEWIPC | libc::CLONE_NEWNET);
+            // SAFETY: as for the `clone` below.
+            let cloned = unsafe {
+                crate::mounts::held::clone_run(
+                    user,
+                    unshare,
+                    entry,
+                    stack.top(),
+                    arg,
+                    &mut pidfd,
+                    first_stack,
+                )
+            };
+            cloned.unwrap_or_else(|e| {
+                held_refused = Some(e);
+                -1
+            })
+        }
+        // SAFETY: the child runs `entry` on its own stack with `context`, which outlives the
+        // hand-off below; from here until the hand-off ends this thread makes only system
+        // calls into stack buffers (see the module documentation).
+        _ => unsafe { libc::clone(entry, stack.top(), flags, arg, &mut pidfd as *mut RawFd) },
     };
     let home_again = match (&home, joined) {
         (Some(home), true) => home.back(),
@@ -199,7 +222,7 @@ pub(crate) fn spawn(
         );
     }
     if pid < 0 {
-        let err = std::io::Error::last_os_error();
+        let err = held_refused.unwrap_or_else(std::io::Error::last_os_error);
         restore_signals(&saved_mask);
         let cause =
             crate::hostcaps::seccomp_filter_note().unwrap_or("enable unprivileged user namespaces");
@@ -232,6 +255,9 @@ pub(crate) fn spawn(
     restore_signals(&saved_mask);
     // `context` stays in scope (and in place) to here, past the end of the hand-off.
     stack.give_back();
+    if let Some(first_stack) = first_stack {
+        first_stack.give_back();
+    }
     Ok(Spawned {
         pid,
         pidfd,
@@ -595,14 +621,14 @@ const SPARE_STACKS_KEPT: usize = 8;
 impl Stack {
     /// A spare stack, or a new one. `try_lock`, never `lock`: a process forked while another
     /// thread held the list would otherwise wait for good on its first strict spawn.
-    fn take() -> std::io::Result<Stack> {
+    pub(crate) fn take() -> std::io::Result<Stack> {
         let spare = SPARE_STACKS.try_lock().ok().and_then(|mut s| s.pop());
         spare.map_or_else(Stack::new, Ok)
     }
 
     /// Keeps the stack for a later spawn. Only after the hand-off: the child then executed
     /// the command (a new address space) or exited, so nothing runs on it any more.
-    fn give_back(self) {
+    pub(crate) fn give_back(self) {
         if let Ok(mut spare) = SPARE_STACKS.try_lock() {
             if spare.len() < SPARE_STACKS_KEPT {
                 spare.push(self);
@@ -648,7 +674,7 @@ impl Drop for Stack {
     }
 }
 
-fn block_all_signals() -> libc::sigset_t {
+pub(crate) fn block_all_signals() -> libc::sigset_t {
     // SAFETY: signal-set manipulation on local sets.
     unsafe {
         let mut all: libc::sigset_t = std::mem::zeroed();
@@ -659,7 +685,7 @@ fn block_all_signals() -> libc::sigset_t {
     }
 }
 
-fn restore_signals(mask: &libc::sigset_t) {
+pub(crate) fn restore_signals(mask: &libc::sigset_t) {
     // SAFETY: restoring a mask saved by block_all_signals.
     unsafe { libc::pthread_sigmask(libc::SIG_SETMASK, mask, std::ptr::null_mut()) };
 }

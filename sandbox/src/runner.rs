@@ -311,22 +311,61 @@ impl Prepared {
     pub fn view_lease(&self) -> Option<crate::mounts::template::ViewLease> {
         matches!(
             self.view,
-            Some(crate::mounts::template::ViewBuild::Template)
+            Some(
+                crate::mounts::template::ViewBuild::Template
+                    | crate::mounts::template::ViewBuild::HeldTemplate
+            )
         )
         .then(|| crate::mounts::template::lease_status(self.slot_key))
     }
 
-    /// Strict: whether each run's network namespace is leased from the runner's pool of empty
-    /// ones or made by the run (and why); `None` when the plan has none (`net = allow`) and
+    /// Strict: whether each run's network namespace is leased from a pool of empty ones (the
+    /// runner's, or that of the user namespace holding the plan's view template) or made by
+    /// the run (and why); `None` when the plan has none (`net = allow`) and
     /// for the hardened profile. A run with [`RunOptions::one_shot`] makes its own.
     pub fn netns_source(&self) -> Option<&crate::netns::NetnsSource> {
         self.netns.as_ref()
     }
 }
 
-/// Policy hash, profile, program, `PATH`, and the protected list in force (by address: see
-/// [`Prepared`]).
-type CacheKey = (String, Profile, PathBuf, Option<OsString>, usize);
+/// Policy hash, profile, program, `PATH`, the protected list in force (by address: see
+/// [`Prepared`]), and the process's [`Standing`].
+type CacheKey = (String, Profile, PathBuf, Option<OsString>, usize, Standing);
+
+/// What a prepared plan's decisions rest on beside the policy: the process's effective ids and,
+/// for a strict plan, its user namespace. Whether a strict view is built in a template held in
+/// a user namespace, and whether a network namespace is leased and how, turn on the
+/// capabilities the process holds; a process that changed its ids or entered a user namespace
+/// since (as an agent that drops root, or enters a container of its own) gets a plan made
+/// again, not one whose namespaces it can no longer join or come back from. A hardened plan
+/// makes no such decision (what it asks of the host is the process's, `HostSupport::cached`),
+/// so its runs do not read the namespace (about 2 µs).
+#[derive(Clone, Copy, Debug, Hash, PartialEq, Eq)]
+struct Standing {
+    euid: libc::uid_t,
+    egid: libc::gid_t,
+    /// The user namespace's inode; 0 for a hardened plan, or when it could not be read.
+    user_ns: u64,
+}
+
+impl Standing {
+    /// The calling thread's (a user namespace is the whole process's), for a plan of `profile`.
+    fn now(profile: Profile) -> Standing {
+        // SAFETY: getters without pointers.
+        let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        let user_ns = match profile {
+            Profile::Strict => {
+                crate::netns::namespace_inode(c"/proc/thread-self/ns/user", None).unwrap_or(0)
+            }
+            Profile::Hardened => 0,
+        };
+        Standing {
+            euid,
+            egid,
+            user_ns,
+        }
+    }
+}
 
 fn cache() -> &'static Mutex<HashMap<CacheKey, Arc<Prepared>>> {
     static CACHE: OnceLock<Mutex<HashMap<CacheKey, Arc<Prepared>>>> = OnceLock::new();
@@ -370,9 +409,11 @@ fn prepare_keyed(
 ) -> Result<Arc<Prepared>, RunError> {
     let protected = policy_runtime::protected::process_list();
     let protected_id = Arc::as_ptr(&protected) as usize;
-    let same = |(p, pr, prog, var, id): &RecentKey| {
+    let standing = Standing::now(profile);
+    let same = |(p, pr, prog, var, id, st): &RecentKey| {
         *pr == profile
             && *id == protected_id
+            && *st == standing
             && prog == program
             && var.as_deref() == path_var
             && p == policy
@@ -398,6 +439,7 @@ fn prepare_keyed(
         program.to_path_buf(),
         path_var.map(OsStr::to_os_string),
         protected_id,
+        standing,
     );
     let cached = cache()
         .lock()
@@ -425,6 +467,7 @@ fn prepare_keyed(
         program.to_path_buf(),
         path_var.map(OsStr::to_os_string),
         protected_id,
+        standing,
     );
     recent.push_front((entry, prepared.clone()));
     Ok(prepared)
@@ -433,7 +476,14 @@ fn prepare_keyed(
 /// How many prepared policies [`prepare_for`] finds by comparison before hashing.
 const RECENT: usize = 8;
 
-type RecentKey = (ToolPolicy, Profile, PathBuf, Option<OsString>, usize);
+type RecentKey = (
+    ToolPolicy,
+    Profile,
+    PathBuf,
+    Option<OsString>,
+    usize,
+    Standing,
+);
 
 fn recent() -> &'static Mutex<std::collections::VecDeque<(RecentKey, Arc<Prepared>)>> {
     static RECENT_LIST: Mutex<std::collections::VecDeque<(RecentKey, Arc<Prepared>)>> =
@@ -760,7 +810,8 @@ fn build(
     let netns = if once {
         crate::netns::decide_once(template.netns, template.loopback)
     } else {
-        crate::netns::decide(template.netns, template.loopback)
+        let held_view = matches!(view, Some(crate::mounts::template::ViewBuild::HeldTemplate));
+        crate::netns::decide(template.netns, template.loopback, held_view)
     };
     Ok(Prepared {
         plan: Arc::new(plan),
@@ -1190,13 +1241,24 @@ pub fn run(
     // The view's copy for this run, made here (a detached tree cannot be cloned from inside
     // the child's user namespace): closed after the run, or its leased namespace given back.
     let copy = match (&helper, &prepared.view) {
-        (None, Some(crate::mounts::template::ViewBuild::Template)) if !opts.one_shot => {
-            crate::mounts::template::copy(
-                prepared.slot_key,
-                &request.mounts,
-                &request.landlock.paths,
-                opts.view_source,
-            )
+        (None, Some(build)) if !opts.one_shot => {
+            use crate::mounts::template::ViewBuild;
+            let held = match build {
+                ViewBuild::Template => Some(false),
+                ViewBuild::HeldTemplate => Some(true),
+                ViewBuild::PerRun(_) => None,
+            };
+            held.and_then(|held| {
+                let net = prepared.netns == Some(crate::netns::NetnsSource::Held);
+                crate::mounts::template::copy(
+                    prepared.slot_key,
+                    &request.mounts,
+                    &request.landlock.paths,
+                    opts.view_source,
+                    held,
+                    net,
+                )
+            })
         }
         _ => None,
     };
@@ -1207,7 +1269,10 @@ pub fn run(
             child_end,
             timeout,
             copy.as_ref(),
-            netns.as_ref().map(|lease| lease.fd()),
+            netns
+                .as_ref()
+                .map(|lease| lease.fd())
+                .or_else(|| copy.as_ref().and_then(|c| c.netns())),
         )
         .map_err(RunError::Refused)?,
         Some(helper) => crate::zygote::spawn(

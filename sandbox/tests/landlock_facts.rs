@@ -17,7 +17,7 @@
 //! binds' common parent), applies in every clone.
 //!
 //! And one fact about procfs that a view held in a user namespace of its own rests on (the
-//! design an unprivileged runner's template would need, whose floor the spawn bench measures):
+//! design an unprivileged runner's template takes, `sandbox/src/mounts/held.rs`):
 //! a procfs is mounted in a user namespace only where one is already fully visible. A root
 //! pivoted into holds none, so its `/proc` mount is refused (`EPERM`) unless the host's
 //! `/proc` is bound there first, under it.

@@ -1,8 +1,10 @@
 //! The strict profile's leased network namespaces (`sandbox::netns`), against the real kernel:
-//! a root runner lends each `net = deny` run an empty namespace of its pool. Checked here: the
-//! run cannot configure it or reach the host through it, namespaces really are reused, and two
-//! runs at the same moment never share one (neither reaches the other's abstract socket, and
-//! both can take the same name).
+//! a root runner lends each `net = deny` run an empty namespace of its pool, and a runner
+//! without `CAP_SYS_ADMIN` over its mounts one of the user namespace that holds its view
+//! template (checked first, in a forked child that is root in a user namespace of its own but
+//! in the host's mount namespace). Checked here: the run cannot configure it or reach the host
+//! through it, namespaces really are reused, and two runs at the same moment never share one
+//! (neither reaches the other's abstract socket, and both can take the same name).
 //!
 //! One test function on purpose: runs of other tests in this binary would take namespaces
 //! from the same pool and blur which run had which.
@@ -19,7 +21,7 @@ mod common;
 use common::bait;
 #[path = "support/namespaces.rs"]
 mod namespaces;
-use namespaces::{inode_of, owner_of, pid_running};
+use namespaces::{inode_of, owner_of, parent_of, pid_running};
 
 const PROBE: &str = env!("CARGO_BIN_EXE_escape-probe");
 
@@ -91,20 +93,77 @@ fn strict_runs_lease_empty_namespaces_one_run_at_a_time() {
         eprintln!("skipped the leased-namespace checks: they need a root runner (not root here)");
         return;
     }
+    held_runner(&policy, dir.path());
     assert_eq!(prepared.netns_source(), Some(&NetnsSource::Leased));
+    leased_checks(&policy, dir.path(), Owner::Runner);
+}
+
+/// Who must own a run's leased network namespace.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Owner {
+    /// The runner's user namespace (a root runner's pool).
+    Runner,
+    /// The parent of the tool's user namespace, which is not the runner's: the user namespace
+    /// holding the plan's view template.
+    Held,
+}
+
+/// [`leased_checks`] for a runner that holds its view template in a user namespace: in a forked
+/// child (one thread: no other test runs in this binary) that is root in a user namespace of
+/// its own, without a mount namespace of its own.
+fn held_runner(policy: &ToolPolicy, dir: &Path) {
+    // SAFETY: the child runs the checks and leaves with `_exit`, never returning to libtest.
+    let pid = unsafe { libc::fork() };
+    assert!(pid >= 0, "fork: {}", std::io::Error::last_os_error());
+    if pid == 0 {
+        let checked = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            // SAFETY: getters, and unshare in this one-threaded child.
+            let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+            assert_eq!(
+                unsafe { libc::unshare(libc::CLONE_NEWUSER) },
+                0,
+                "unshare: {}",
+                std::io::Error::last_os_error()
+            );
+            for (file, map) in [
+                ("setgroups", "deny".to_string()),
+                ("uid_map", format!("0 {uid} 1")),
+                ("gid_map", format!("0 {gid} 1")),
+            ] {
+                std::fs::write(format!("/proc/self/{file}"), map).expect(file);
+            }
+            let prepared = sandbox::runner::prepare(policy, Profile::Strict, Path::new(PROBE))
+                .expect("prepare strict");
+            assert_eq!(prepared.netns_source(), Some(&NetnsSource::Held));
+            leased_checks(policy, dir, Owner::Held);
+        }));
+        // SAFETY: ends the forked child.
+        unsafe { libc::_exit(if checked.is_ok() { 0 } else { 101 }) };
+    }
+    let mut status = 0;
+    // SAFETY: reaping our own child.
+    unsafe { libc::waitpid(pid, &mut status, 0) };
+    assert!(
+        libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0,
+        "the held runner's checks failed (its panic is above): status {status:#x}"
+    );
+}
+
+/// What every leased namespace must hold to, for runs of `policy` (a write root in `dir`).
+fn leased_checks(policy: &ToolPolicy, dir: &Path, owner: Owner) {
     let host = std::fs::read_link("/proc/self/ns/net")
         .expect("own namespace")
         .display()
         .to_string();
 
     // A namespace of its own, not the host's; given back and lent again to the next run.
-    let first = probe(&policy, &["status"]);
+    let first = probe(policy, &["status"]);
     assert_ne!(
         net_ns_of(&first),
         host,
         "a strict net = deny run must not share the host's namespace"
     );
-    let second = probe(&policy, &["status"]);
+    let second = probe(policy, &["status"]);
     assert_eq!(
         net_cookie_of(&first),
         net_cookie_of(&second),
@@ -112,9 +171,9 @@ fn strict_runs_lease_empty_namespaces_one_run_at_a_time() {
     );
 
     // Nobody in the run can configure it: the namespace's owner is the runner's user namespace.
-    let line = probe(&policy, &["lo-up"]);
+    let line = probe(policy, &["lo-up"]);
     assert!(line.starts_with("BLOCKED lo-up: errno=1 EPERM"), "{line}");
-    let line = probe(&policy, &["raw-socket"]);
+    let line = probe(policy, &["raw-socket"]);
     assert!(
         line.starts_with("BLOCKED raw-socket: errno=1 EPERM"),
         "{line}"
@@ -126,19 +185,19 @@ fn strict_runs_lease_empty_namespaces_one_run_at_a_time() {
         "/proc/sys/net/ipv4/ip_forward",
         "/proc/sys/net/ipv4/ping_group_range",
     ] {
-        let line = probe(&policy, &["write", sysctl]);
+        let line = probe(policy, &["write", sysctl]);
         assert!(line.starts_with("BLOCKED write"), "{sysctl}: {line}");
     }
     // And nothing of the host answers through it.
     let (port, hits) = bait::tcp_listener(false);
     let before = hits.count();
-    let line = probe(&policy, &["tcp4", &port.to_string()]);
+    let line = probe(policy, &["tcp4", &port.to_string()]);
     assert!(line.starts_with("BLOCKED tcp4"), "{line}");
     hits.unchanged_since(before, "the host's TCP listener")
         .expect("no connection from the sandbox");
     let (port, hits) = bait::udp_echo(false);
     let before = hits.count();
-    let line = probe(&policy, &["udp4", &port.to_string()]);
+    let line = probe(policy, &["udp4", &port.to_string()]);
     assert!(line.starts_with("BLOCKED udp4"), "{line}");
     hits.unchanged_since(before, "the host's UDP echo")
         .expect("no datagram from the sandbox");
@@ -146,7 +205,8 @@ fn strict_runs_lease_empty_namespaces_one_run_at_a_time() {
     // Two runs at the same moment: A holds an abstract name; B cannot reach it and can take
     // the same name, because B was lent another namespace.
     let name = format!("toolpolicy-netns-lease-{}", std::process::id());
-    let ready = dir.path().join("ready");
+    // Each pass its own files: the held pass's are still there when the runner's starts.
+    let ready = dir.join(format!("ready-{owner:?}"));
     let holder = {
         let (policy, name, ready) = (policy.clone(), name.clone(), ready.clone());
         std::thread::spawn(move || {
@@ -173,20 +233,29 @@ fn strict_runs_lease_empty_namespaces_one_run_at_a_time() {
         own_user,
         "the tool has a user namespace of its own"
     );
+    let tool_user = Path::new(&format!("/proc/{pid}/ns/user")).to_path_buf();
+    let expected = match owner {
+        Owner::Runner => own_user,
+        Owner::Held => parent_of(&tool_user),
+    };
+    assert!(
+        owner == Owner::Runner || expected != own_user,
+        "a held user namespace is not the runner's"
+    );
     assert_eq!(
         owner_of(Path::new(&format!("/proc/{pid}/ns/net"))),
-        own_user,
-        "the leased namespace belongs to the runner's user namespace, over which the tool holds \
+        expected,
+        "the leased namespace belongs to the {owner:?} user namespace, over which the tool holds \
          no capability"
     );
-    let line = probe(&policy, &["unix-abstract", &name]);
+    let line = probe(policy, &["unix-abstract", &name]);
     assert!(
         line.starts_with("BLOCKED unix-abstract"),
         "a concurrent run reached another run's abstract socket: {line}"
     );
-    let ready_b = dir.path().join("ready-b");
+    let ready_b = dir.join(format!("ready-b-{owner:?}"));
     let line = probe(
-        &policy,
+        policy,
         &["abstract-hold", &name, &ready_b.display().to_string(), "0"],
     );
     assert!(

@@ -23,7 +23,7 @@ use std::process::ExitCode;
 
 use cases::{check, Case};
 use policy_runtime::ToolPolicy;
-use sandbox::mounts::template::{PerRunWhy, ViewBuild, ViewLease, ViewSource};
+use sandbox::mounts::template::{ViewBuild, ViewLease, ViewSource};
 use sandbox::netns::{NetnsPerRunWhy, NetnsSource};
 use sandbox::runner::{prepare, prepared_for, run, Prepared, RunOptions, RunOutput};
 use sandbox::Profile;
@@ -74,8 +74,12 @@ const CASES: &[(&str, Case)] = &[
         runner_in_a_user_namespace,
     ),
     (
-        "a_runner_in_a_user_namespace_that_does_not_own_its_mounts_builds_the_view_per_run",
+        "a_runner_in_a_user_namespace_that_does_not_own_its_mounts_holds_its_template_in_one_it_makes",
         runner_in_a_user_namespace_without_mounts,
+    ),
+    (
+        "a_runner_whose_uid_changed_holds_its_template_again_for_the_new_uid",
+        runner_that_changed_its_uid,
     ),
     (
         "a_mount_made_in_a_mount_namespace_the_runner_entered_since_is_in_the_next_run",
@@ -180,7 +184,10 @@ fn root_policy_with(access: &str, root: &Path, extra: &str) -> Result<ToolPolicy
             "the policy's view is copied from a template: {:?}",
             prepared.view_build()
         ),
-        prepared.view_build() == Some(&ViewBuild::Template),
+        matches!(
+            prepared.view_build(),
+            Some(ViewBuild::Template | ViewBuild::HeldTemplate)
+        ),
     )?;
     Ok(p)
 }
@@ -423,6 +430,11 @@ impl Seen {
     }
     fn user(&self) -> u64 {
         ino(&self.user)
+    }
+    /// The parent of the run's user namespace.
+    fn parent(&self) -> u64 {
+        let fd = std::os::fd::AsRawFd::as_raw_fd(&self.user);
+        namespaces::parent_of(Path::new(&format!("/proc/self/fd/{fd}")))
     }
     /// How many mounts the run's view held (the script's first line, from `MOUNTS`).
     fn mounts(&self) -> String {
@@ -779,30 +791,192 @@ fn runner_in_a_user_namespace(dir: &Path) -> Result<(), String> {
 }
 
 /// A runner that is root in a user namespace of its own but still in the host's mount
-/// namespace holds `CAP_SYS_ADMIN` in its user namespace, not over its mounts: its policy is
-/// built per run (said once, when it is prepared, not found out by a failed template build at
-/// every run), and its runs read their root.
+/// namespace holds `CAP_SYS_ADMIN` in its user namespace, not over its mounts, as an unprivileged
+/// runner does: its policy's template is held in a user namespace the runner makes for it
+/// (`sandbox/src/mounts/held.rs`), said once, when it is prepared. Its runs read their root
+/// (inside the private `/tmp`, so through the template's `/tmp` tree), are lent one view
+/// namespace one at a time, and the kernel names as that namespace's owner the held user
+/// namespace: neither the runner's nor the command's own, but the command's user namespace's
+/// parent, so the command holds no capability over any mount of its view. The runner's `/proc`,
+/// held beneath each run's own, is not what the run sees there: its pid 1 is its command.
 fn runner_in_a_user_namespace_without_mounts(dir: &Path) -> Result<(), String> {
+    use namespaces::inode_of;
     own_user_namespace(0)?;
+    // Not `case_root`: a private mount namespace would give the runner its mounts.
     let root = canonical(dir).join("root");
     std::fs::create_dir(&root).map_err(|e| e.to_string())?;
     marker(&root, "here")?;
-    let p = policy(&format!(
-        r#"{{"fs": {{"read": ["{}/**"]}}}}"#,
-        root.display()
-    ));
+    let p = root_policy_with("read", &root, r#", "limits": {"timeout_ms": 2000}"#)?;
     let prepared = prepare(&p, Profile::Strict, Path::new("/bin/sh")).map_err(|e| e.to_string())?;
     check(
         &format!(
-            "the policy's view is built per run: {:?}",
+            "the policy's template is held in a user namespace: {:?}",
             prepared.view_build()
         ),
-        prepared.view_build() == Some(&ViewBuild::PerRun(PerRunWhy::NotPrivileged)),
+        prepared.view_build() == Some(&ViewBuild::HeldTemplate),
     )?;
-    for _ in 0..2 {
-        reads(&p, &root, "here", "a run reads its root")?;
+    let script = format!(
+        "{MOUNTS}; cat {}/marker; echo; ls -a /tmp; tr '\\0' ' ' < /proc/1/cmdline",
+        root.display()
+    );
+    let leased = ViewSource::Leased;
+    let first = seen(&p, &format!("echo x > /tmp/x; {script}"), "0.3131", leased)?;
+    let lease = prepared_as_run(&p)?.view_lease();
+    check(
+        &format!("the runner lends held view namespaces: {lease:?}"),
+        lease == Some(ViewLease::Lending),
+    )?;
+    let runner = inode_of(Path::new("/proc/self/ns/user"));
+    let parent = first.parent();
+    check(
+        &format!(
+            "the run's mount and network namespaces belong to the held user namespace {} ({}): \
+             not the runner's {runner}, not the command's {}, but the latter's parent {parent}",
+            first.owner,
+            first.net_owner,
+            first.user()
+        ),
+        first.owner != runner
+            && first.owner != first.user()
+            && first.owner == parent
+            && first.net_owner == parent,
+    )?;
+    let lines = |s: &Seen| {
+        stdout(&s.out)
+            .lines()
+            .map(str::to_string)
+            .collect::<Vec<_>>()
+    };
+    check(
+        &format!(
+            "the run reads its root, and its /proc is its own (pid 1 is its shell): {}",
+            show(&first.out)
+        ),
+        lines(&first).iter().any(|l| l == "here")
+            && lines(&first)
+                .last()
+                .is_some_and(|l| l.starts_with("/bin/sh -c") && l.contains("sleep 0.3131")),
+    )?;
+    // The first run left /tmp/x: its namespace is closed, and the next run has another, with
+    // nothing of it. A tidy run's namespace is lent again.
+    let second = seen(&p, &script, "0.3132", leased)?;
+    let third = seen(&p, &script, "0.3133", leased)?;
+    check(
+        &format!(
+            "after a run that left a file, another namespace ({} then {}) without it, lent again to the next run ({}), with the same mounts ({}, {}, {}): {}",
+            first.mnt(),
+            second.mnt(),
+            third.mnt(),
+            first.mounts(),
+            second.mounts(),
+            third.mounts(),
+            show(&second.out)
+        ),
+        second.mnt() != first.mnt()
+            && third.mnt() == second.mnt()
+            && !lines(&second).iter().any(|l| l == "x")
+            && second.mounts() == first.mounts()
+            && third.mounts() == first.mounts()
+            && lines(&third).iter().any(|l| l == "here")
+            && lines(&third)
+                .last()
+                .is_some_and(|l| l.contains("sleep 0.3133")),
+    )?;
+    // Nothing beside the root shows, and the root is read-only.
+    std::fs::write(root.with_file_name("secret"), "secret").map_err(|e| e.to_string())?;
+    let tries = sh(
+        &p,
+        &format!(
+            "cat {dir}/secret; echo overwritten > {dir}/root/marker; cat {dir}/root/marker",
+            dir = canonical(dir).display()
+        ),
+    )?;
+    check(
+        &format!(
+            "a run neither reads beside its root nor writes in it: {}",
+            show(&tries)
+        ),
+        !stdout(&tries).contains("secret") && !stdout(&tries).contains("overwritten"),
+    )?;
+    // The root renamed away and made again: the next run sees the new one (the fingerprint
+    // is the runner's, not the helper's that built the template).
+    std::fs::rename(&root, root.with_file_name("old")).map_err(|e| e.to_string())?;
+    std::fs::create_dir(&root).map_err(|e| e.to_string())?;
+    marker(&root, "new")?;
+    reads(&p, &root, "new", "a run after the root was made again")?;
+    // A copied view is not the held template's: its runs build their view themselves.
+    let copied = sh_from(
+        &p,
+        &format!("cat {}/marker", root.display()),
+        ViewSource::Copied,
+    )?;
+    check(
+        &format!(
+            "a run asking for a copied view builds it and reads its root: {}",
+            show(&copied)
+        ),
+        stdout(&copied).contains("new"),
+    )
+}
+
+/// A runner without `CAP_SYS_ADMIN` whose effective uid changed since its policy's template
+/// was held in a user namespace (here the host's root as uid 65534, then as 65533): that
+/// namespace maps the old uid, and the runner holds no capability in it any more, so the
+/// template is made again for the new uid instead of the run being refused.
+fn runner_that_changed_its_uid(_dir: &Path) -> Result<(), String> {
+    use std::os::unix::fs::PermissionsExt;
+    // SAFETY: geteuid cannot fail.
+    if unsafe { libc::geteuid() } != 0 {
+        return Err("needs the host's root, to change its effective uid".into());
     }
-    Ok(())
+    // Readable by both uids: the case directory is root's own.
+    let base = tempfile::Builder::new()
+        .prefix("toolpolicy-held-uid-")
+        .tempdir_in("/tmp")
+        .map_err(|e| e.to_string())?;
+    let open = std::fs::Permissions::from_mode(0o755);
+    std::fs::set_permissions(base.path(), open.clone()).map_err(|e| e.to_string())?;
+    let root = canonical(base.path()).join("root");
+    std::fs::create_dir(&root).map_err(|e| e.to_string())?;
+    std::fs::set_permissions(&root, open).map_err(|e| e.to_string())?;
+    marker(&root, "here")?;
+    let p = root_policy("read", &root)?;
+    let as_uid = |uid: libc::uid_t| {
+        // SAFETY: setresuid with the saved uid kept at 0, so the case process can come back.
+        if unsafe { libc::setresuid(0, 0, 0) } != 0 || unsafe { libc::setresuid(uid, uid, 0) } != 0
+        {
+            return Err(format!(
+                "setresuid {uid}: {}",
+                std::io::Error::last_os_error()
+            ));
+        }
+        // A change of uid makes the process undumpable, its `/proc/self` root's; an
+        // unprivileged runner started as itself is dumpable, and writes its maps there.
+        // SAFETY: prctl without pointers.
+        unsafe { libc::prctl(libc::PR_SET_DUMPABLE, 1) };
+        Ok(())
+    };
+    as_uid(65534)?;
+    let prepared = prepared_as_run(&p)?;
+    check(
+        &format!("uid 65534's template is held: {:?}", prepared.view_build()),
+        prepared.view_build() == Some(&ViewBuild::HeldTemplate),
+    )?;
+    reads(&p, &root, "here", "a run as uid 65534 reads its root")?;
+    as_uid(65533)?;
+    let script = format!("cat {}/marker", root.display());
+    let after = seen(&p, &script, "0.3141", ViewSource::Leased)?;
+    let parent = after.parent();
+    as_uid(0)?;
+    check(
+        &format!(
+            "a run as uid 65533 reads its root in a held view namespace (owned by {}, its user \
+             namespace's parent {parent}), not in a view built per run: {}",
+            after.owner,
+            show(&after.out)
+        ),
+        stdout(&after.out).contains("here") && after.owner == parent,
+    )
 }
 
 /// Root with a marker in `root/sub`, and the policy reading `root` (through a template).

@@ -45,7 +45,9 @@
 //! `CLONE_PARENT` so that it is the caller's child, does what the leased floor's child does,
 //! and the first ends once it has executed. A procfs is mounted in a user namespace only
 //! where one is fully visible already, so the view binds the host's `/proc` under each run's
-//! own. The runner does not build this design; the floor measures what it would cost.
+//! own. The runner builds this design for a runner without `CAP_SYS_ADMIN` over its mounts
+//! (`sandbox/src/mounts/held.rs`, which also makes each run's scratch through a helper in the
+//! held namespaces); the floor measures the kernel's part of it.
 //!
 //! It needs root, as the runner's leased view does (other runners build their view per run,
 //! which the floor above the bare `clone` measures).
@@ -127,7 +129,7 @@ pub(crate) enum Variant {
     Sealed(Vec<libc::sock_filter>),
     /// Unsupervised, in a mount namespace that belongs to a user namespace built with it and
     /// held, as an unprivileged runner's template would have to be. Its runs are the design
-    /// that would serve one (not built in the runner): a first child joins that user namespace
+    /// that serves one (`sandbox/src/mounts/held.rs`): a first child joins that user namespace
     /// and the view, makes the pid and IPC namespaces, and starts the second as its parent's
     /// child (`CLONE_PARENT`), which does what a leased run's child does; the first ends once
     /// the second has executed ([`LeasedView::start_second`]).

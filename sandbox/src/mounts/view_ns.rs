@@ -42,6 +42,11 @@
 //! the view instead; a later run tries again after a back-off (1 s, doubled at each failure up
 //! to 10 minutes), and `Prepared::view_lease` says why (`tests/view_template.rs` runs a runner
 //! that is root in a user namespace of its own).
+//!
+//! A runner without `CAP_SYS_ADMIN` over its mount namespace makes its namespaces in the user
+//! namespace that holds its template ([`super::held`]), and binds its own `/proc` at `/proc`
+//! there, beneath each run's: in that user namespace a procfs may be mounted only where one is
+//! fully visible already, so nothing is tried when the namespace is made.
 
 use std::ffi::{CStr, CString, OsStr};
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
@@ -88,10 +93,24 @@ impl ViewNs {
     /// the module docs).
     pub(crate) fn make(tree: &std::fs::File, per_run: &[&Path]) -> Result<ViewNs, String> {
         std::thread::scope(|s| {
-            s.spawn(|| make_here(tree, per_run))
+            s.spawn(|| make_here(tree, per_run, ProcBeneath::Nothing))
                 .join()
                 .unwrap_or_else(|_| Err("the thread making a view namespace panicked".into()))
         })
+    }
+
+    /// [`ViewNs::make`] in the held user namespace `user` ([`super::held`]): the namespace
+    /// belongs to it, and holds the runner's `/proc` beneath each run's own.
+    pub(crate) fn make_held(
+        user: &super::held::HeldUserNs,
+        tree: &std::fs::File,
+        per_run: &[&Path],
+    ) -> Result<ViewNs, String> {
+        let enter = super::held::Enter::Join {
+            user: user.raw_fd(),
+            mnt: None,
+        };
+        super::held::in_helper(enter, || make_here(tree, per_run, ProcBeneath::Runners))
     }
 
     /// Whether the namespace is as it was made: its run needs copies of the template's `/tmp`
@@ -369,7 +388,22 @@ fn open_mount(path: &CStr) -> Result<std::fs::File, String> {
 }
 
 /// [`ViewNs::make`] on the thread that becomes the namespace's only member, and leaves it.
-fn make_here(tree: &std::fs::File, per_run: &[&Path]) -> Result<ViewNs, String> {
+/// What a view namespace holds at `/proc` beneath each run's own procfs.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum ProcBeneath {
+    /// The template's empty directory: a root runner's runs may mount a procfs on it, which
+    /// [`make_here`] tries once.
+    Nothing,
+    /// A recursive bind of the runner's `/proc`: in a held user namespace a procfs may be
+    /// mounted only where one is fully visible already (see [`super::held`]).
+    Runners,
+}
+
+fn make_here(
+    tree: &std::fs::File,
+    per_run: &[&Path],
+    beneath: ProcBeneath,
+) -> Result<ViewNs, String> {
     // SAFETY: unshare of this thread's own mount namespace (and filesystem context).
     if unsafe { libc::unshare(libc::CLONE_NEWNS) } != 0 {
         return Err(os_err("unshare a mount namespace".into()));
@@ -390,8 +424,18 @@ fn make_here(tree: &std::fs::File, per_run: &[&Path]) -> Result<ViewNs, String> 
     let copy = clone_tree(tree).map_err(|e| format!("copy the view template: {e}"))?;
     let staging = Path::new("/tmp");
     attach_tree(&copy, staging)?;
+    let proc = per_run.contains(&Path::new("/proc"));
+    if proc && beneath == ProcBeneath::Runners {
+        let runners = open_tree(
+            libc::AT_FDCWD,
+            c"/proc",
+            super::OPEN_TREE_CLONE | super::AT_RECURSIVE,
+        )
+        .map_err(|e| format!("bind the runner's /proc in a held view namespace: {e}"))?;
+        attach_tree(&runners, &staging.join("proc"))?;
+    }
     pivot(staging)?;
-    if per_run.contains(&Path::new("/proc")) {
+    if proc && beneath == ProcBeneath::Nothing {
         try_proc()?;
     }
     let mut pristine = Vec::with_capacity(per_run.len());

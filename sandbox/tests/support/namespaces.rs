@@ -44,3 +44,21 @@ pub fn owner_of(path: &Path) -> u64 {
     let owner = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
     owner.metadata().expect("fstat").ino()
 }
+
+/// The inode of the parent of the user namespace at `path` (`NS_GET_PARENT`).
+pub fn parent_of(path: &Path) -> u64 {
+    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
+    use std::os::unix::fs::MetadataExt;
+    const NS_GET_PARENT: libc::c_ulong = 0xb702;
+    let ns = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    // SAFETY: an ioctl without a pointer argument, on a descriptor we hold.
+    let fd = unsafe { libc::ioctl(ns.as_raw_fd(), NS_GET_PARENT) };
+    assert!(
+        fd >= 0,
+        "NS_GET_PARENT: {}",
+        std::io::Error::last_os_error()
+    );
+    // SAFETY: the ioctl returned a new descriptor that we own.
+    let parent = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+    parent.metadata().expect("fstat").ino()
+}
