@@ -5,8 +5,10 @@
 //! would after the roots changed on disk, and no run can change the template that later runs
 //! copy.
 //!
-//! Root only (building a template needs `CAP_SYS_ADMIN` over the caller's mount namespace);
-//! other users build the view per run, which every other strict test covers.
+//! Root only: most cases build a root runner's template, which needs `CAP_SYS_ADMIN` over the
+//! caller's mount namespace; the cases of runners without it (a template held in a user
+//! namespace of the runner's, `sandbox/src/mounts/held.rs`) get there from root, by entering a
+//! user namespace without a mount namespace, or by changing the effective uid.
 
 #[path = "support/cases.rs"]
 mod cases;
