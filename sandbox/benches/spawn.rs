@@ -617,6 +617,20 @@ fn interleaved_roots(rounds: usize) {
     }
 }
 
+/// Writes the maps of the new user namespace of `/proc/<pid>` (`self`: this process's): this
+/// process's uid and gid are root there. Whether all three writes succeeded.
+fn map_as_root(pid: &str) -> bool {
+    // SAFETY: getters without pointers.
+    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    [
+        ("setgroups", "deny".to_string()),
+        ("uid_map", format!("0 {uid} 1")),
+        ("gid_map", format!("0 {gid} 1")),
+    ]
+    .iter()
+    .all(|(file, map)| std::fs::write(format!("/proc/{pid}/{file}"), map).is_ok())
+}
+
 /// Declared roots, 1 against [`MANY_ROOTS`], for a strict runner without `CAP_SYS_ADMIN` over
 /// its mount namespace (its template held in a user namespace it makes,
 /// `sandbox/src/mounts/held.rs`): in a forked child that is root in a user namespace of its
@@ -637,16 +651,8 @@ fn interleaved_roots_held(rounds: usize) {
         unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
         return;
     }
-    // SAFETY: getters without pointers; unshare in this one-threaded child.
-    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
-    let entered = unsafe { libc::unshare(libc::CLONE_NEWUSER) } == 0
-        && [
-            ("setgroups", "deny".to_string()),
-            ("uid_map", format!("0 {uid} 1")),
-            ("gid_map", format!("0 {gid} 1")),
-        ]
-        .iter()
-        .all(|(file, map)| std::fs::write(format!("/proc/self/{file}"), map).is_ok());
+    // SAFETY: unshare in this one-threaded child.
+    let entered = unsafe { libc::unshare(libc::CLONE_NEWUSER) } == 0 && map_as_root("self");
     let pair = match (
         entered,
         Sandboxed::new(Profile::Strict, &tree.policy(1)),

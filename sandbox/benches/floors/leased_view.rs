@@ -700,16 +700,7 @@ fn build_namespace(
         let mut byte = [0u8; 1];
         // SAFETY: a byte from the helper once its user namespace exists.
         let unshared = unsafe { libc::read(up[0], byte.as_mut_ptr().cast(), 1) } == 1;
-        // SAFETY: getters without pointers.
-        let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
-        let mapped = unshared
-            && [
-                ("setgroups", "deny".to_string()),
-                ("uid_map", format!("0 {uid} 1")),
-                ("gid_map", format!("0 {gid} 1")),
-            ]
-            .iter()
-            .all(|(file, map)| std::fs::write(format!("/proc/{pid}/{file}"), map).is_ok());
+        let mapped = unshared && crate::map_as_root(&pid.to_string());
         // SAFETY: a byte to the helper: its maps are written (or, on failure, its pipe's end
         // comes, and it reports a failed set-up).
         if mapped {

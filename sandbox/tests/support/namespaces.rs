@@ -29,36 +29,23 @@ pub fn inode_of(path: &Path) -> u64 {
 
 /// The inode of the user namespace that owns the namespace at `path` (`NS_GET_USERNS`).
 pub fn owner_of(path: &Path) -> u64 {
-    use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
-    use std::os::unix::fs::MetadataExt;
-    const NS_GET_USERNS: libc::c_ulong = 0xb701;
-    let ns = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    // SAFETY: an ioctl without a pointer argument, on a descriptor we hold.
-    let fd = unsafe { libc::ioctl(ns.as_raw_fd(), NS_GET_USERNS) };
-    assert!(
-        fd >= 0,
-        "NS_GET_USERNS: {}",
-        std::io::Error::last_os_error()
-    );
-    // SAFETY: the ioctl returned a new descriptor that we own.
-    let owner = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
-    owner.metadata().expect("fstat").ino()
+    related(path, 0xb701, "NS_GET_USERNS")
 }
 
 /// The inode of the parent of the user namespace at `path` (`NS_GET_PARENT`).
 pub fn parent_of(path: &Path) -> u64 {
+    related(path, 0xb702, "NS_GET_PARENT")
+}
+
+/// The inode of the namespace the `ioctl` `request` (named `what`) gives for the one at `path`.
+fn related(path: &Path, request: libc::c_ulong, what: &str) -> u64 {
     use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
     use std::os::unix::fs::MetadataExt;
-    const NS_GET_PARENT: libc::c_ulong = 0xb702;
     let ns = std::fs::File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     // SAFETY: an ioctl without a pointer argument, on a descriptor we hold.
-    let fd = unsafe { libc::ioctl(ns.as_raw_fd(), NS_GET_PARENT) };
-    assert!(
-        fd >= 0,
-        "NS_GET_PARENT: {}",
-        std::io::Error::last_os_error()
-    );
+    let fd = unsafe { libc::ioctl(ns.as_raw_fd(), request) };
+    assert!(fd >= 0, "{what}: {}", std::io::Error::last_os_error());
     // SAFETY: the ioctl returned a new descriptor that we own.
-    let parent = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
-    parent.metadata().expect("fstat").ino()
+    let related = std::fs::File::from(unsafe { OwnedFd::from_raw_fd(fd) });
+    related.metadata().expect("fstat").ino()
 }
