@@ -422,6 +422,7 @@ struct Seen {
     /// network namespaces.
     mnt: std::fs::File,
     user: std::fs::File,
+    net: std::fs::File,
     owner: u64,
     net_owner: u64,
 }
@@ -432,6 +433,9 @@ impl Seen {
     }
     fn user(&self) -> u64 {
         ino(&self.user)
+    }
+    fn net(&self) -> u64 {
+        ino(&self.net)
     }
     /// The parent of the run's user namespace.
     fn parent(&self) -> u64 {
@@ -493,8 +497,9 @@ fn seen_with(
             if let Some(pid) = pid_running(marker) {
                 let ns = |kind: &str| PathBuf::from(format!("/proc/{pid}/ns/{kind}"));
                 let open = |kind: &str| std::fs::File::open(ns(kind)).ok();
-                if let (Some(mnt), Some(user)) = (open("mnt"), open("user")) {
-                    held = Some((mnt, user, owner_of(&ns("mnt")), owner_of(&ns("net"))));
+                if let (Some(mnt), Some(user), Some(net)) = (open("mnt"), open("user"), open("net"))
+                {
+                    held = Some((mnt, user, net, owner_of(&ns("mnt")), owner_of(&ns("net"))));
                 }
             }
             std::thread::sleep(std::time::Duration::from_millis(10));
@@ -502,12 +507,13 @@ fn seen_with(
         (run.join().expect("the run's thread"), held)
     });
     let out = out?;
-    let (mnt, user, owner, net_owner) =
+    let (mnt, user, net, owner, net_owner) =
         held.ok_or_else(|| format!("the run's process was not found: {}", show(&out)))?;
     Ok(Seen {
         out,
         mnt,
         user,
+        net,
         owner,
         net_owner,
     })
@@ -865,7 +871,8 @@ fn runner_in_a_user_namespace_without_mounts(dir: &Path) -> Result<(), String> {
     let third = seen(&p, &script, "0.3133", leased)?;
     check(
         &format!(
-            "after a run that left a file, another namespace ({} then {}) without it, lent again to the next run ({}), with the same mounts ({}, {}, {}): {}",
+            "after a run that left a file, another namespace ({} then {}) without it, lent \
+             again to the next run ({}), with the same mounts ({}, {}, {}): {}",
             first.mnt(),
             second.mnt(),
             third.mnt(),
@@ -883,6 +890,29 @@ fn runner_in_a_user_namespace_without_mounts(dir: &Path) -> Result<(), String> {
             && lines(&third)
                 .last()
                 .is_some_and(|l| l.contains("sleep 0.3133")),
+    )?;
+    // Two runs at once are lent two namespaces, each with a network namespace of its own.
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(|| seen(&p, MOUNTS, "0.8134", leased));
+        let b = s.spawn(|| {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            seen(&p, MOUNTS, "0.3135", leased)
+        });
+        (a.join().expect("run a"), b.join().expect("run b"))
+    });
+    let (a, b) = (a?, b?);
+    check(
+        &format!(
+            "two runs at once have two held view namespaces ({} and {}) and two network \
+             namespaces ({} and {}), all owned by the held user namespace",
+            a.mnt(),
+            b.mnt(),
+            a.net(),
+            b.net()
+        ),
+        a.mnt() != b.mnt()
+            && a.net() != b.net()
+            && [a.owner, b.owner, a.net_owner, b.net_owner] == [parent; 4],
     )?;
     // Nothing beside the root shows, and the root is read-only.
     std::fs::write(root.with_file_name("secret"), "secret").map_err(|e| e.to_string())?;

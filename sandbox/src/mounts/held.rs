@@ -22,8 +22,14 @@
 //! The command therefore holds no capability over any mount of its view (they belong to the
 //! held user namespace, an ancestor of its own), as a root runner's command holds none over its
 //! leased view. Under `net = deny` the run is lent an empty network namespace of the held user
-//! namespace too (`crate::netns`, `NetnsSource::Held`), which its child joins with the view. The held user namespace maps only the runner's own ids, which every run's user
-//! namespace maps again; it gives its members nothing the runner lacks outside it.
+//! namespace too (`crate::netns`, `NetnsSource::Held`), which its child joins with the view.
+//! The held user namespace maps only the runner's own ids, which every run's user namespace
+//! maps again; it gives its members nothing the runner lacks outside it.
+//!
+//! What it does not change: a process of the runner's uid outside the sandbox holds every
+//! capability in the held user namespace (the kernel gives them to its owner), as it holds them
+//! in each run's user namespace when the view is built per run, and as it may ptrace the runner
+//! itself; the runner's uid is the boundary, not the held namespace.
 //!
 //! A procfs is mounted in a user namespace that is not the initial one only where one is fully
 //! visible already, so a held view namespace binds the runner's `/proc` (recursively, as it
