@@ -94,12 +94,15 @@ pub enum ViewBuild {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum ViewSource {
     /// A mount namespace of the runner's that holds the view, lent to one run at a time
-    /// (`mounts/view_ns.rs`), whenever one can be made; otherwise [`ViewSource::Copied`].
+    /// (`mounts/view_ns.rs`), whenever one can be made; otherwise [`ViewSource::Copied`] (for
+    /// a [`ViewBuild::HeldTemplate`], whose tree the runner cannot copy, the run builds its
+    /// view itself).
     #[default]
     Leased,
     /// A copy of the template cloned per run into a mount namespace of the run's own: every
     /// mount of the run is freed when it ends, at the cost of cloning the view's mounts (about
-    /// 1.7 µs per declared root).
+    /// 1.7 µs per declared root). A [`ViewBuild::HeldTemplate`]'s runs build their view
+    /// themselves instead.
     Copied,
 }
 
@@ -307,8 +310,9 @@ pub enum ViewLease {
     /// Runs are lent a namespace (or will be, at the first that asks for one).
     Lending,
     /// The last namespace could not be made, for the reason given: runs copy the view into a
-    /// namespace of their own meanwhile ([`ViewSource::Copied`]), and a later run tries again
-    /// after a back-off (1 s, doubled at each failure up to 10 minutes).
+    /// namespace of their own meanwhile ([`ViewSource::Copied`]; a held template's build it
+    /// themselves), and a later run tries again after a back-off (1 s, doubled at each failure
+    /// up to 10 minutes).
     Refused(String),
 }
 
