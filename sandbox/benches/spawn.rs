@@ -617,11 +617,10 @@ fn interleaved_roots(rounds: usize) {
     }
 }
 
-/// Writes the maps of the new user namespace of `/proc/<pid>` (`self`: this process's): this
-/// process's uid and gid are root there. Whether all three writes succeeded.
-fn map_as_root(pid: &str) -> bool {
-    // SAFETY: getters without pointers.
-    let (uid, gid) = unsafe { (libc::geteuid(), libc::getegid()) };
+/// Writes the maps of the new user namespace of `/proc/<pid>` (`self`: this process's): `uid`
+/// and `gid`, read before that namespace was made (inside it, unmapped, they read as the
+/// overflow ids), are root there. Whether all three writes succeeded.
+fn map_as_root(pid: &str, (uid, gid): (libc::uid_t, libc::gid_t)) -> bool {
     [
         ("setgroups", "deny".to_string()),
         ("uid_map", format!("0 {uid} 1")),
@@ -651,8 +650,9 @@ fn interleaved_roots_held(rounds: usize) {
         unsafe { libc::waitpid(pid, std::ptr::null_mut(), 0) };
         return;
     }
-    // SAFETY: unshare in this one-threaded child.
-    let entered = unsafe { libc::unshare(libc::CLONE_NEWUSER) } == 0 && map_as_root("self");
+    // SAFETY: getters without pointers; unshare in this one-threaded child.
+    let ids = unsafe { (libc::geteuid(), libc::getegid()) };
+    let entered = unsafe { libc::unshare(libc::CLONE_NEWUSER) } == 0 && map_as_root("self", ids);
     let pair = match (
         entered,
         Sandboxed::new(Profile::Strict, &tree.policy(1)),

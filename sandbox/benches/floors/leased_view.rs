@@ -700,7 +700,9 @@ fn build_namespace(
         let mut byte = [0u8; 1];
         // SAFETY: a byte from the helper once its user namespace exists.
         let unshared = unsafe { libc::read(up[0], byte.as_mut_ptr().cast(), 1) } == 1;
-        let mapped = unshared && crate::map_as_root(&pid.to_string());
+        // SAFETY: getters without pointers.
+        let ids = unsafe { (libc::geteuid(), libc::getegid()) };
+        let mapped = unshared && crate::map_as_root(&pid.to_string(), ids);
         // SAFETY: a byte to the helper: its maps are written (or, on failure, its pipe's end
         // comes, and it reports a failed set-up).
         if mapped {
