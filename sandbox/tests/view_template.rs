@@ -613,15 +613,7 @@ fn leased_namespaces(dir: &Path) -> Result<(), String> {
         ),
         next.mnt() == after.mnt() && next.mounts() == first.mounts(),
     )?;
-    let (a, b) = std::thread::scope(|s| {
-        let a = s.spawn(|| seen(&p, MOUNTS, "0.8106", leased));
-        let b = s.spawn(|| {
-            std::thread::sleep(std::time::Duration::from_millis(300));
-            seen(&p, MOUNTS, "0.3107", leased)
-        });
-        (a.join().expect("run a"), b.join().expect("run b"))
-    });
-    let (a, b) = (a?, b?);
+    let (a, b) = two_at_once(&p, ["0.8106", "0.3107"])?;
     check(
         &format!(
             "two runs at once have two mount namespaces: {} and {}",
@@ -630,6 +622,20 @@ fn leased_namespaces(dir: &Path) -> Result<(), String> {
         ),
         a.mnt() != b.mnt(),
     )
+}
+
+/// Two leased runs of `MOUNTS` at once, the second started while the first runs: `markers`
+/// name them (the first's sleep outlasts the second's).
+fn two_at_once(p: &ToolPolicy, markers: [&str; 2]) -> Result<(Seen, Seen), String> {
+    let (a, b) = std::thread::scope(|s| {
+        let a = s.spawn(|| seen(p, MOUNTS, markers[0], ViewSource::Leased));
+        let b = s.spawn(|| {
+            std::thread::sleep(std::time::Duration::from_millis(300));
+            seen(p, MOUNTS, markers[1], ViewSource::Leased)
+        });
+        (a.join().expect("run a"), b.join().expect("run b"))
+    });
+    Ok((a?, b?))
 }
 
 /// `ViewSource::Copied`, the path a root runner takes when no leased namespace can be made:
@@ -892,15 +898,7 @@ fn runner_in_a_user_namespace_without_mounts(dir: &Path) -> Result<(), String> {
                 .is_some_and(|l| l.contains("sleep 0.3133")),
     )?;
     // Two runs at once are lent two namespaces, each with a network namespace of its own.
-    let (a, b) = std::thread::scope(|s| {
-        let a = s.spawn(|| seen(&p, MOUNTS, "0.8134", leased));
-        let b = s.spawn(|| {
-            std::thread::sleep(std::time::Duration::from_millis(300));
-            seen(&p, MOUNTS, "0.3135", leased)
-        });
-        (a.join().expect("run a"), b.join().expect("run b"))
-    });
-    let (a, b) = (a?, b?);
+    let (a, b) = two_at_once(&p, ["0.8134", "0.3135"])?;
     check(
         &format!(
             "two runs at once have two held view namespaces ({} and {}) and two network \
