@@ -952,7 +952,8 @@ fn runner_in_a_user_namespace_without_mounts(dir: &Path) -> Result<(), String> {
 /// A runner without `CAP_SYS_ADMIN` whose effective uid changed since its policy's template
 /// was held in a user namespace (here the host's root as uid 65534, then as 65533): that
 /// namespace maps the old uid, and the runner holds no capability in it any more, so the
-/// template is made again for the new uid instead of the run being refused.
+/// policy is prepared again for the new uid (prepared plans are keyed by the process's ids),
+/// with a template of its own, instead of the run falling back to a view built per run.
 fn runner_that_changed_its_uid(_dir: &Path) -> Result<(), String> {
     use std::os::unix::fs::PermissionsExt;
     // SAFETY: geteuid cannot fail.

@@ -158,16 +158,14 @@ where
         .unwrap_or_else(|| Err(format!("a held-namespace helper died {BUG}")))
 }
 
-/// The user namespace a runner holds its template's view in, and the effective ids it maps.
-pub(crate) struct HeldUserNs {
-    fd: OwnedFd,
-    ids: (libc::uid_t, libc::gid_t),
-}
+/// The user namespace a runner holds its template's view in. It maps the ids the runner had
+/// when it was made; a runner whose ids changed since gets another plan, and with it another
+/// template (`runner::Standing` keys prepared plans by them), so no check of its own is needed.
+pub(crate) struct HeldUserNs(OwnedFd);
 
 impl HeldUserNs {
-    /// In a helper made by [`in_helper`] with `Enter::New { euid, egid }`: the helper's user
-    /// namespace, which maps those ids.
-    pub(crate) fn here(euid: libc::uid_t, egid: libc::gid_t) -> Result<HeldUserNs, String> {
+    /// In a helper made by [`in_helper`] with [`Enter::New`]: the helper's user namespace.
+    pub(crate) fn here() -> Result<HeldUserNs, String> {
         // SAFETY: a C string; the new descriptor is owned below.
         let fd = unsafe {
             libc::open(
@@ -179,23 +177,11 @@ impl HeldUserNs {
             return Err(super::os_err("open the held user namespace".into()));
         }
         // SAFETY: a new descriptor owned here.
-        let fd = unsafe { OwnedFd::from_raw_fd(fd) };
-        Ok(HeldUserNs {
-            fd,
-            ids: (euid, egid),
-        })
+        Ok(HeldUserNs(unsafe { OwnedFd::from_raw_fd(fd) }))
     }
 
     pub(crate) fn raw_fd(&self) -> RawFd {
-        self.fd.as_raw_fd()
-    }
-
-    /// Whether the caller still has the effective ids the namespace maps: a runner that changed
-    /// them holds no capability in it any more (its owner is the old uid), and a run's own user
-    /// namespace would map ids it does not map.
-    pub(crate) fn serves_caller(&self) -> bool {
-        // SAFETY: getters without pointers.
-        self.ids == unsafe { (libc::geteuid(), libc::getegid()) }
+        self.0.as_raw_fd()
     }
 }
 

@@ -347,7 +347,6 @@ impl Template {
         self.root.is_some()
             && super::thread_root() == self.root
             && !self.mounts.changed()
-            && self.held.as_ref().is_none_or(HeldUserNs::serves_caller)
             && self.fingerprint.holds()
     }
 
@@ -409,12 +408,15 @@ impl Template {
     }
 }
 
+/// A run's copies of the template's `/tmp` entries, by their path in the view.
+pub(crate) type TmpCopies = Vec<(PathBuf, std::fs::File)>;
+
 /// One run's copy of a template, made in the caller before the child's `clone`; its
 /// descriptors are closed when this drops, after the run, unless it is given back.
 pub(crate) struct ViewCopy {
     pub(crate) root: CopyRoot,
     /// Copies of the entries of the template's `/tmp` tree, by their path in the view.
-    pub(crate) tmp: Vec<(PathBuf, std::fs::File)>,
+    pub(crate) tmp: TmpCopies,
     template: Arc<Template>,
     /// A held template's network namespace lent to the run with its view namespace.
     net: Option<crate::netns::Empty>,
@@ -613,12 +615,11 @@ pub(crate) fn copy(
 /// What one run takes from `template` beside its child's own work: the leased namespace
 /// `leased` with the run's scratch, or a copy of the whole tree; and the copies of the `/tmp`
 /// tree's entries the run attaches.
-#[allow(clippy::type_complexity)]
 fn own_side(
     template: &Template,
     ops: &[MountOp],
     leased: Option<ViewNs>,
-) -> Result<(CopyRoot, Vec<(PathBuf, std::fs::File)>), String> {
+) -> Result<(CopyRoot, TmpCopies), String> {
     let root = match leased {
         Some(ns) => {
             // The scratch is the caller's, so that it can see after the run whether the run
@@ -860,7 +861,7 @@ fn build_held(ops: &[MountOp]) -> Result<Template, String> {
     let mut sources = Sources::new();
     let (mut template, user) = super::held::in_helper(enter, || {
         let template = build_from(ops, mounts, thread_root, fingerprint, Some(&mut sources))?;
-        Ok((template, HeldUserNs::here(euid, egid)?))
+        Ok((template, HeldUserNs::here()?))
     })?;
     for (path, source) in sources {
         let meta = source
