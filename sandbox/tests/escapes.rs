@@ -6,6 +6,13 @@
 //! user (root on CI) and again as uid 65534 via `setpriv`. The strict profile must block every
 //! escape; the hardened profile must block it or refuse the policy, never let it through.
 //!
+//! `policy-sandbox run` is its process's only run and keeps nothing, while an agent's runs take
+//! what earlier runs gave back. So every escape is tried a third time, as the second run of a
+//! long-lived runner (`escape-runner`): a strict run in a view namespace and network namespace
+//! lent again, copied from a view template (root's, or for uid 65534 one held in a user
+//! namespace of the runner's own), a hardened run in a reused scratch slot, from the exec'd
+//! zygote. The test checks that the strict run's view came from a template.
+//!
 //! Missing kernel features print a reason and skip, unless `TOOLPOLICY_REQUIRE_KERNEL=1`.
 
 mod common;
@@ -535,24 +542,32 @@ fn no_new_privs_and_no_capabilities() {
         for profile in profiles.iter().copied() {
             let s = Scenario::new(user);
             let policy = s.policy("policy", &s.base_policy());
-            let report = probe(user, Mode::Sandboxed(&policy, profile), &["status"]);
-            let label = format!("status [as {}, {}]", user.name(), profile.name());
-            if profile == Profile::Hardened && report.refused() {
-                eprintln!("{label}: refused: {}", report.stderr.trim());
-                continue;
+            for (mode, lent) in [
+                (Mode::Sandboxed(&policy, profile), ""),
+                (Mode::Lent(&policy, profile), ", lent"),
+            ] {
+                let report = probe(user, mode, &["status"]);
+                let label = format!("status [as {}, {}{lent}]", user.name(), profile.name());
+                if profile == Profile::Hardened && report.refused() {
+                    eprintln!("{label}: refused: {}", report.stderr.trim());
+                    continue;
+                }
+                assert!(!report.refused(), "{label}: refused\n{report:?}");
+                if !lent.is_empty() {
+                    report.assert_lent(&label, profile);
+                }
+                assert_eq!(
+                    report.status_field("NoNewPrivs").as_deref(),
+                    Some("1"),
+                    "{label}: NoNewPrivs must be 1\n{report:?}"
+                );
+                assert_eq!(
+                    report.status_field("CapEff").as_deref(),
+                    Some("0000000000000000"),
+                    "{label}: CapEff must be 0\n{report:?}"
+                );
+                eprintln!("{label}: {}", report.result_line().unwrap_or_default());
             }
-            assert!(!report.refused(), "{label}: refused\n{report:?}");
-            assert_eq!(
-                report.status_field("NoNewPrivs").as_deref(),
-                Some("1"),
-                "{label}: NoNewPrivs must be 1\n{report:?}"
-            );
-            assert_eq!(
-                report.status_field("CapEff").as_deref(),
-                Some("0000000000000000"),
-                "{label}: CapEff must be 0\n{report:?}"
-            );
-            eprintln!("{label}: {}", report.result_line().unwrap_or_default());
         }
     }
 }
@@ -582,27 +597,32 @@ fn refused_policies_never_start_the_command() {
             ),
         ];
         for (what, profile, policy) in cases {
-            let label = format!("refused: {what} [as {}]", user.name());
             let policy = s.policy("refused", &policy);
-            let report = probe(user, Mode::Sandboxed(&policy, profile), &["write", &marker]);
-            assert!(
-                report.refused(),
-                "{label}: expected exit 125 and `refused:`\n{report:?}"
-            );
-            assert!(
-                !report.started(),
-                "{label}: the command started anyway\n{report:?}"
-            );
-            assert!(
-                absent(&marker)().is_ok(),
-                "{label}: the command ran: {marker} exists"
-            );
-            let reason = report
-                .stderr
-                .lines()
-                .find(|l| l.starts_with("refused:"))
-                .unwrap();
-            eprintln!("{label}: {reason}");
+            for (mode, lent) in [
+                (Mode::Sandboxed(&policy, profile), ""),
+                (Mode::Lent(&policy, profile), ", lent"),
+            ] {
+                let label = format!("refused: {what} [as {}{lent}]", user.name());
+                let report = probe(user, mode, &["write", &marker]);
+                assert!(
+                    report.refused(),
+                    "{label}: expected exit 125 and `refused:`\n{report:?}"
+                );
+                assert!(
+                    !report.started(),
+                    "{label}: the command started anyway\n{report:?}"
+                );
+                assert!(
+                    absent(&marker)().is_ok(),
+                    "{label}: the command ran: {marker} exists"
+                );
+                let reason = report
+                    .stderr
+                    .lines()
+                    .find(|l| l.starts_with("refused:"))
+                    .unwrap();
+                eprintln!("{label}: {reason}");
+            }
         }
     }
     assert_eq!(
@@ -738,19 +758,23 @@ fn no_process_outlives_the_run() {
                 .assert_succeeded("a process left behind");
             checks.push((format!("{way} [as {}, bare]", user.name()), bare_mark, true));
             for profile in profiles.iter().copied() {
-                let label = format!("{way} [as {}, {}]", user.name(), profile.name());
-                let mark = s.path(&format!("work/{way}-{}", profile.name()));
                 let policy = s.policy(profile.name(), &s.base_policy());
-                let report = probe(
-                    user,
-                    Mode::Sandboxed(&policy, profile),
-                    &[way, &mark, DELAY_MS],
-                );
-                assert!(
-                    report.started() && !report.refused(),
-                    "{label}: the probe did not run\n{report:?}"
-                );
-                checks.push((label, mark, false));
+                for (mode, lent) in [
+                    (Mode::Sandboxed(&policy, profile), ""),
+                    (Mode::Lent(&policy, profile), "-lent"),
+                ] {
+                    let label = format!("{way} [as {}, {}{lent}]", user.name(), profile.name());
+                    let mark = s.path(&format!("work/{way}-{}{lent}", profile.name()));
+                    let report = probe(user, mode, &[way, &mark, DELAY_MS]);
+                    assert!(
+                        report.started() && !report.refused(),
+                        "{label}: the probe did not run\n{report:?}"
+                    );
+                    if !lent.is_empty() {
+                        report.assert_lent(&label, profile);
+                    }
+                    checks.push((label, mark, false));
+                }
             }
         }
         scenarios.push(s);

@@ -133,6 +133,8 @@ pub struct Binaries {
     pub probe: PathBuf,
     /// The `policy-sandbox` binary.
     pub sandbox: PathBuf,
+    /// The `escape-runner` binary (a long-lived runner's second run).
+    pub runner: PathBuf,
 }
 
 /// Whether every directory above `path` is searchable and `path` itself readable and
@@ -156,11 +158,13 @@ pub fn binaries() -> &'static Binaries {
         let built = [
             env!("CARGO_BIN_EXE_escape-probe"),
             env!("CARGO_BIN_EXE_policy-sandbox"),
+            env!("CARGO_BIN_EXE_escape-runner"),
         ];
         if built.iter().all(|b| world_executable(Path::new(b))) {
             return Binaries {
                 probe: built[0].into(),
                 sandbox: built[1].into(),
+                runner: built[2].into(),
             };
         }
         let dir = COPIES.get_or_init(|| world_dir("escapes-bin").keep());
@@ -175,6 +179,7 @@ pub fn binaries() -> &'static Binaries {
         Binaries {
             probe: copy(built[0]),
             sandbox: copy(built[1]),
+            runner: copy(built[2]),
         }
     })
 }
@@ -385,6 +390,33 @@ impl Report {
         }
     }
 
+    /// Panics unless a strict run of [`Mode::Lent`] copied its view from a template (the
+    /// runner's, or one held in a user namespace of its own), so that the lent run tested
+    /// what an agent's runs get; prints where its namespaces came from.
+    pub fn assert_lent(&self, what: &str, profile: Profile) {
+        let line = self
+            .stderr
+            .lines()
+            .find_map(|l| l.strip_prefix("escape-runner: view="));
+        let Some(line) = line else {
+            assert!(
+                self.refused(),
+                "{what}: escape-runner did not say where its view came from\n{}",
+                self.describe()
+            );
+            return;
+        };
+        if profile == Profile::Strict {
+            let view = line.split_whitespace().next().unwrap_or_default();
+            assert!(
+                ["Template", "HeldTemplate"].contains(&view),
+                "{what}: the lent run built its view itself, so no lent view was tested\n{}",
+                self.describe()
+            );
+        }
+        eprintln!("{what}: view={line}");
+    }
+
     /// The value of `key=` in a `STATUS` line.
     pub fn status_field(&self, key: &str) -> Option<String> {
         let line = self.result_line()?.strip_prefix("STATUS ")?;
@@ -406,6 +438,9 @@ pub enum Mode<'a> {
     Sandboxed(&'a Path, Profile),
     /// Under `policy-sandbox run --policy FILE` with no `--profile` (must mean strict).
     SandboxedByDefault(&'a Path),
+    /// As the second run of a long-lived runner (`escape-runner --policy FILE --profile
+    /// PROFILE`), which gets the view, namespaces or scratch slot its first run gave back.
+    Lent(&'a Path, Profile),
 }
 
 /// Runs `escape-probe ARGS` as `user` in `mode`, with a hard timeout.
@@ -424,9 +459,14 @@ pub fn probe_argv(user: User, mode: Mode<'_>, args: &[&str]) -> Vec<String> {
             argv.extend(["/bin/sh", "-c", "\"$0\" \"$@\"; exit $?"].map(String::from));
             argv.push(probe);
         }
-        Mode::Sandboxed(policy, profile) => {
-            argv.push(bins.sandbox.to_str().unwrap().to_string());
-            argv.extend(["run", "--policy"].map(String::from));
+        Mode::Sandboxed(policy, profile) | Mode::Lent(policy, profile) => {
+            if let Mode::Lent(..) = mode {
+                argv.push(bins.runner.to_str().unwrap().to_string());
+                argv.push("--policy".into());
+            } else {
+                argv.push(bins.sandbox.to_str().unwrap().to_string());
+                argv.extend(["run", "--policy"].map(String::from));
+            }
             argv.push(policy.to_str().unwrap().to_string());
             argv.extend(["--profile", profile.name(), "--"].map(String::from));
             argv.push(probe);
@@ -508,7 +548,9 @@ pub fn wait_with_timeout(mut command: Command, limit: Duration) -> Report {
 }
 
 /// The whole check for one escape: for every user, the bare run must succeed, and every
-/// available profile must block it (strict) or block or refuse it (hardened).
+/// available profile must block it (strict) or block or refuse it (hardened), both in a
+/// process's only run (`policy-sandbox run`) and in a long-lived runner's second run
+/// ([`Mode::Lent`]).
 ///
 /// `setup` builds the bait for one user and returns the probe arguments, the policy text and a
 /// host-side check that the escape left no trace (run after every sandboxed attempt).
@@ -544,29 +586,43 @@ where
             let args = (attempt.args)();
             let args: Vec<&str> = args.iter().map(String::as_str).collect();
             probe(user, bare_mode, &args).assert_succeeded(&label);
-            (attempt.reset)();
-            let args = (attempt.args)();
-            let args: Vec<&str> = args.iter().map(String::as_str).collect();
             let policy = scenario.policy("policy", &attempt.policy);
-            let report = probe(user, Mode::Sandboxed(&policy, profile), &args);
-            match profile {
-                Profile::Strict => report.assert_blocked(&label),
-                Profile::Hardened => report.assert_blocked_or_refused(&label),
-            }
-            if let Err(trace) = (attempt.no_trace)() {
-                panic!("{label}: the probe reported no success, but the host shows one: {trace}");
-            }
-            eprintln!(
-                "{label}: {}",
-                if report.refused() {
-                    "refused".to_string()
-                } else {
-                    report
-                        .result_line()
-                        .unwrap_or("(killed before reporting)")
-                        .to_string()
+            for mode in [
+                Mode::Sandboxed(&policy, profile),
+                Mode::Lent(&policy, profile),
+            ] {
+                let label = match mode {
+                    Mode::Lent(..) => format!("{label}, lent"),
+                    _ => label.clone(),
+                };
+                (attempt.reset)();
+                let args = (attempt.args)();
+                let args: Vec<&str> = args.iter().map(String::as_str).collect();
+                let report = probe(user, mode, &args);
+                match profile {
+                    Profile::Strict => report.assert_blocked(&label),
+                    Profile::Hardened => report.assert_blocked_or_refused(&label),
                 }
-            );
+                if let Mode::Lent(..) = mode {
+                    report.assert_lent(&label, profile);
+                }
+                if let Err(trace) = (attempt.no_trace)() {
+                    panic!(
+                        "{label}: the probe reported no success, but the host shows one: {trace}"
+                    );
+                }
+                eprintln!(
+                    "{label}: {}",
+                    if report.refused() {
+                        "refused".to_string()
+                    } else {
+                        report
+                            .result_line()
+                            .unwrap_or("(killed before reporting)")
+                            .to_string()
+                    }
+                );
+            }
         }
     }
 }
