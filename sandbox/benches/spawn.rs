@@ -1267,10 +1267,11 @@ mod floors {
                 (HELD, filter, Variant::Held),
             ];
             for (name, filter, variant) in leased {
-                // A held view's first child makes the namespaces for its second.
+                // A held view's first child makes the pid namespace for its second; the IPC
+                // namespace is the view's.
                 let flags = match variant {
                     Variant::Held => 0,
-                    _ => libc::CLONE_NEWPID | libc::CLONE_NEWIPC,
+                    _ => libc::CLONE_NEWPID,
                 };
                 match LeasedView::build(outside, filter, abi, variant) {
                     Ok(view) => variants.push((name, flags, make(Work::Leased(view)))),

@@ -10,10 +10,10 @@
 //!   caller: waits for C's `execve` (answering the first exec notification), then supervises
 //!      the command: output, timeout (killing pid 1 ends the namespace), later exec attempts
 //! with a leased view (root runner, crate::mounts::view_ns):
-//! caller ──clone(CLONE_VM | CLONE_NEW{PID,IPC[,NET]})──▶ C
-//!   C: … → cgroups → setns(leased net), or lo up, egress listeners → setns(view) → the
-//!      previous run's mounts detached, its own made → unshare(CLONE_NEWUSER) → uid/gid maps
-//!      → working directory → …
+//! caller ──clone(CLONE_VM | CLONE_NEW{PID[,IPC: none lent][,NET]})──▶ C
+//!   C: … → cgroups → setns(leased net), or lo up, egress listeners → setns(view), and
+//!      setns(its IPC namespace, crate::ipcns) → the previous run's mounts detached, its own
+//!      made → unshare(CLONE_NEWUSER) → uid/gid maps → working directory → …
 //! ```
 //!
 //! **Why `CLONE_VM`.** A fork copies the caller's page tables, which costs about 35 ms per GiB
@@ -144,11 +144,11 @@ pub(crate) fn spawn(
         view,
         netns: child_joins,
     };
-    let mut flags = libc::CLONE_VM
-        | libc::CLONE_PIDFD
-        | libc::CLONE_NEWPID
-        | libc::CLONE_NEWIPC
-        | libc::SIGCHLD;
+    let mut flags = libc::CLONE_VM | libc::CLONE_PIDFD | libc::CLONE_NEWPID | libc::SIGCHLD;
+    // A leased view's child joins the IPC namespace lent with it (`crate::ipcns`).
+    if !view.is_some_and(|v| v.ipc_lent()) {
+        flags |= libc::CLONE_NEWIPC;
+    }
     // A leased view's child joins its mount namespace and makes its user namespace itself,
     // once its mounts are made (see `crate::mounts::view_ns`).
     if !leased_view {

@@ -4,11 +4,13 @@
 //!
 //! The view holds what the bench's 1-root strict policy sees: `/usr` and `/etc` read-only, the
 //! host's top-level links into `/usr` (or binds of those directories), the declared root, the
-//! five device nodes, and mount points for the per-run filesystems. Each run, in the child of
-//! a `vfork`-style `clone` into new pid and IPC namespaces:
+//! five device nodes, and mount points for the per-run filesystems, with an IPC namespace made
+//! beside it (the runner lends one with each view namespace, `sandbox/src/ipcns.rs`). Each
+//! run, in the child of a `vfork`-style `clone` into a new pid namespace:
 //!
-//! 1. joins the view (`setns`), detaches the previous run's `/proc`, devpts, `/dev/shm` and
-//!    `/tmp` (each detach waits for an RCU grace period, as the runner's do);
+//! 1. joins the view and its IPC namespace (`setns`), detaches the previous run's `/proc`,
+//!    devpts, `/dev/shm` and `/tmp` (each detach waits for an RCU grace period, as the
+//!    runner's do);
 //! 2. mounts a `/proc` for its pid namespace and a devpts instance, and makes a sized scratch
 //!    tmpfs whose `tmp` and `shm` directories it attaches at `/tmp` and `/dev/shm`;
 //! 3. makes its user namespace and writes its uid and gid maps;
@@ -41,7 +43,7 @@
 //! namespace belongs to a user namespace made with it and held, as a template of an
 //! unprivileged runner's would have to. A run's child cloned into a user namespace of its own
 //! could not join that view, so each run takes two children: the first joins the held user
-//! namespace and the view and makes the pid and IPC namespaces; the second, made with
+//! namespace and the view and makes the pid namespace; the second, made with
 //! `CLONE_PARENT` so that it is the caller's child, does what the leased floor's child does,
 //! and the first ends once it has executed. A procfs is mounted in a user namespace only
 //! where one is fully visible already, so the view binds the host's `/proc` under each run's
@@ -79,6 +81,8 @@ enum Step {
 /// A view namespace built once, and what each run's child does in it.
 pub(crate) struct LeasedView {
     ns: OwnedFd,
+    /// The IPC namespace made with the view, which each run's child joins.
+    ipc: OwnedFd,
     /// The directory the helper mounted the view's root on, in its namespace only.
     _root: tempfile::TempDir,
     /// The declared root the view binds.
@@ -130,7 +134,7 @@ pub(crate) enum Variant {
     /// Unsupervised, in a mount namespace that belongs to a user namespace built with it and
     /// held, as an unprivileged runner's template would have to be. Its runs are the design
     /// that serves one (`sandbox/src/mounts/held.rs`): a first child joins that user namespace
-    /// and the view, makes the pid and IPC namespaces, and starts the second as its parent's
+    /// and the view, makes the pid namespace, and starts the second as its parent's
     /// child (`CLONE_PARENT`), which does what a leased run's child does; the first ends once
     /// the second has executed ([`LeasedView::start_second`]).
     Held,
@@ -245,7 +249,7 @@ impl LeasedView {
                 writable: true,
             });
         }
-        let (ns, held_user) = build_namespace(&c(&base), &steps, hold_user)?;
+        let (ns, ipc, held_user) = build_namespace(&c(&base), &steps, hold_user)?;
         let held = match held_user {
             Some(user) => Some(Held {
                 user,
@@ -277,6 +281,7 @@ impl LeasedView {
         }
         Ok(LeasedView {
             ns,
+            ipc,
             _root: dir,
             _declared: declared,
             fresh: Cell::new(true),
@@ -314,7 +319,7 @@ impl LeasedView {
     }
 
     /// The first child of a held view's run: joins the held user namespace and the view,
-    /// makes the pid and IPC namespaces, and starts `entry(arg)` as its parent's child on the
+    /// makes the pid namespace, and starts `entry(arg)` as its parent's child on the
     /// held stack; returns once that second child has executed or ended.
     ///
     /// # Safety
@@ -332,7 +337,7 @@ impl LeasedView {
         unsafe {
             if libc::setns(held.user.as_raw_fd(), libc::CLONE_NEWUSER) != 0
                 || libc::setns(self.ns.as_raw_fd(), libc::CLONE_NEWNS) != 0
-                || libc::unshare(libc::CLONE_NEWPID | libc::CLONE_NEWIPC) != 0
+                || libc::unshare(libc::CLONE_NEWPID) != 0
             {
                 return false;
             }
@@ -438,7 +443,7 @@ impl LeasedView {
         }
     }
 
-    /// In the child, in its new pid and IPC namespaces; false on the first step that fails.
+    /// In the child, in its new pid namespace; false on the first step that fails.
     pub(crate) fn apply(&self) -> bool {
         // SAFETY: raw system calls on C strings, integers and descriptors owned here.
         unsafe {
@@ -452,6 +457,7 @@ impl LeasedView {
             };
             if proc_self < 0
                 || (self.held.is_none() && libc::setns(self.ns.as_raw_fd(), libc::CLONE_NEWNS) != 0)
+                || libc::setns(self.ipc.as_raw_fd(), libc::CLONE_NEWIPC) != 0
             {
                 return false;
             }
@@ -640,7 +646,7 @@ fn build_namespace(
     root: &CStr,
     steps: &[Step],
     hold_user: bool,
-) -> Result<(OwnedFd, Option<OwnedFd>), String> {
+) -> Result<(OwnedFd, OwnedFd, Option<OwnedFd>), String> {
     let (mut ready, mut up, mut down) = ([0; 2], [0; 2], [0; 2]);
     // SAFETY: pipe fills each array.
     if unsafe {
@@ -738,7 +744,7 @@ fn build_namespace(
             };
             open("mnt").and_then(|mnt| {
                 let user = if hold_user { Some(open("user")?) } else { None };
-                Ok((mnt, user))
+                Ok((mnt, open("ipc")?, user))
             })
         }
         [step, errno] => Err(format!(
@@ -763,7 +769,7 @@ fn describe(steps: &[Step], i: usize) -> String {
         Some(Step::Link { target, at }) => format!("symlink {at:?} -> {target:?}"),
         Some(Step::File(p)) => format!("create {p:?}"),
         Some(Step::Bind { from, at, .. }) => format!("bind {from:?} on {at:?}"),
-        None => "the private mount namespace, its tmpfs root or pivot_root".into(),
+        None => "the private mount and IPC namespaces, the tmpfs root or pivot_root".into(),
     }
 }
 
@@ -776,7 +782,7 @@ fn helper(root: &CStr, steps: &[Step]) -> Result<(), usize> {
     // SAFETY: raw system calls on the C strings of `steps` and constants, in the helper
     // process only (it changes its mount namespace and root).
     unsafe {
-        if libc::unshare(libc::CLONE_NEWNS) != 0
+        if libc::unshare(libc::CLONE_NEWNS | libc::CLONE_NEWIPC) != 0
             || libc::mount(
                 null,
                 c"/".as_ptr(),

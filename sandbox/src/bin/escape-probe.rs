@@ -100,6 +100,11 @@ actions:
   fill PATH MIB                   write MIB MiB into the file PATH (a tmpfs fills memory)
   memfd-fill MIB                  write MIB MiB into a memfd (shared memory, not address space)
   posix-shm NAME                  shm_open + mmap and sem_open + post/wait of /NAME (/dev/shm)
+  ipc-leave KIND NAME             create a System V shm segment, semaphore set or message queue
+                                  (KIND shm, sem, msg; key from NAME) or the POSIX message queue
+                                  /NAME (KIND mq), and leave it there
+  ipc-status NAME                 print the IPC namespace, how many System V objects it holds
+                                  and whether the POSIX message queue /NAME exists
   pty                             open a pty pair and pass a line through it
   lo-up                           bring the network namespace's loopback interface up
   raw-socket                      open a raw IPv4 socket (ICMP)
@@ -191,6 +196,8 @@ fn run(action: &str, args: &[String]) -> Outcome {
             "fill" => fill(arg(0)?, parse(arg(1)?)?),
             "memfd-fill" => memfd_fill(parse(arg(0)?)?),
             "posix-shm" => posix_shm(arg(0)?),
+            "ipc-leave" => ipc_leave(arg(0)?, arg(1)?),
+            "ipc-status" => ipc_status(arg(0)?),
             "pty" => pty(),
             "lo-up" => lo_up(),
             "raw-socket" => raw_socket(),
@@ -1198,6 +1205,79 @@ fn posix_shm(name: &str) -> Outcome {
         libc::sem_unlink(sem.as_ptr());
     }
     Outcome::Succeeded(format!("shared memory and a semaphore under /{name}"))
+}
+
+/// A System V key from `name`, the same in every run.
+fn sysv_key(name: &str) -> libc::key_t {
+    name.bytes()
+        .fold(0x7000_0000u32, |k, b| k.rotate_left(5) ^ u32::from(b)) as libc::key_t
+}
+
+fn ipc_leave(kind: &str, name: &str) -> Outcome {
+    let key = sysv_key(name);
+    let flags = libc::IPC_CREAT | 0o600;
+    // SAFETY: System V and POSIX IPC calls with integer arguments and a valid C string; the
+    // message queue's descriptor is closed, the object itself left on purpose.
+    let made = unsafe {
+        match kind {
+            "shm" => libc::shmget(key, 4096, flags),
+            "sem" => libc::semget(key, 1, flags),
+            "msg" => libc::msgget(key, flags),
+            "mq" => {
+                let path = CString::new(format!("/{name}")).unwrap();
+                let mq = libc::mq_open(
+                    path.as_ptr(),
+                    libc::O_CREAT | libc::O_RDWR,
+                    0o600 as libc::mode_t,
+                    std::ptr::null_mut::<libc::mq_attr>(),
+                );
+                if mq >= 0 {
+                    libc::mq_close(mq);
+                }
+                mq
+            }
+            other => return Outcome::Error(format!("unknown IPC kind {other}")),
+        }
+    };
+    if made < 0 {
+        return blocked(
+            Error::last_os_error(),
+            format!("create a {kind} object {name}"),
+        );
+    }
+    Outcome::Succeeded(format!("left a {kind} object {name} behind"))
+}
+
+fn ipc_status(name: &str) -> Outcome {
+    let objects: usize = ["shm", "sem", "msg"]
+        .iter()
+        .map(|kind| {
+            std::fs::read_to_string(format!("/proc/sysvipc/{kind}"))
+                .map_or(usize::MAX / 4, |text| {
+                    text.lines().count().saturating_sub(1)
+                })
+        })
+        .sum();
+    let path = CString::new(format!("/{name}")).unwrap();
+    // SAFETY: mq_open without O_CREAT on a valid C string; a descriptor found is closed.
+    let queue = unsafe {
+        let mq = libc::mq_open(path.as_ptr(), libc::O_RDONLY);
+        if mq >= 0 {
+            libc::mq_close(mq);
+            "present".to_string()
+        } else {
+            match Error::last_os_error().raw_os_error() {
+                Some(libc::ENOENT) => "absent".to_string(),
+                e => format!("unknown({e:?})"),
+            }
+        }
+    };
+    let ns = std::fs::read_link("/proc/self/ns/ipc")
+        .map(|p| p.display().to_string())
+        .unwrap_or_else(|e| format!("unknown({e})"));
+    Outcome::Status(format!(
+        "STATUS IpcNs={ns} SysvObjects={objects} Mq={queue}"
+    ))
 }
 
 fn pty() -> Outcome {

@@ -11,11 +11,11 @@
 //!
 //! ```text
 //! caller ──clone(CLONE_VM | CLONE_VFORK | CLONE_FILES)──▶ C1
-//!   C1: setns(held user namespace) → unshare(CLONE_NEW{PID,IPC[,NET: none lent]})
+//!   C1: setns(held user namespace) → unshare(CLONE_NEW{PID[,IPC][,NET]: those not lent})
 //!       ──clone(CLONE_VM | CLONE_PARENT | CLONE_PIDFD)──▶ C2, pid 1, the caller's child
 //!   C1 exits (the caller, suspended until then, reaps it); C2 goes on as a root runner's
-//!   child does with a leased view: [setns(lent network namespace)] → setns(view) → the
-//!   previous run's mounts detached, its own made → unshare(CLONE_NEWUSER), a user namespace
+//!   child does with a leased view: [setns(lent network namespace)] → setns(view and its IPC
+//!   namespace) → the previous run's mounts detached, its own made → unshare(CLONE_NEWUSER), a user namespace
 //!   inside the held one → maps → …
 //! ```
 //!

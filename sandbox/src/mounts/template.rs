@@ -353,8 +353,10 @@ impl Template {
     /// The descriptors this template may hold: one per bind, its trees and watch, and its
     /// idle namespaces.
     fn fds(&self) -> usize {
-        // An idle network namespace holds two: its own and its socket count's.
-        self.bound.len() + 4 + 3 * MAX_IDLE
+        // An idle view namespace holds six: its own, its IPC namespace's, that one's three
+        // `sysvipc` files and its message queues' file system; an idle network namespace two:
+        // its own and its socket count's.
+        self.bound.len() + 4 + 8 * MAX_IDLE
     }
 
     /// An empty network namespace of the held user namespace for one run: an idle one, or a
@@ -474,6 +476,12 @@ impl ViewCopy {
         matches!(self.root, CopyRoot::Namespace(..))
     }
 
+    /// Whether the run's child joins an IPC namespace lent with its view namespace
+    /// ([`crate::ipcns`]) instead of making one.
+    pub(crate) fn ipc_lent(&self) -> bool {
+        matches!(&self.root, CopyRoot::Namespace(ns, _) if ns.lends_ipc())
+    }
+
     /// The held user namespace the run's child is cloned in, for a template held in one
     /// ([`super::held`]).
     pub(crate) fn held(&self) -> Option<RawFd> {
@@ -504,7 +512,7 @@ impl ViewCopy {
         if let CopyRoot::Namespace(ns, scratch) = self.root {
             let left_nothing = scratch.as_ref().is_none_or(Scratch::left_empty);
             let mut idle = self.template.idle.lock().unwrap_or_else(|e| e.into_inner());
-            if ns.ready() && left_nothing && idle.len() < MAX_IDLE {
+            if ns.ready() && left_nothing && ns.ipc_left_empty() && idle.len() < MAX_IDLE {
                 idle.push(ns);
             }
         }
@@ -667,19 +675,46 @@ pub(super) fn clone_entry(dir: &std::fs::File, name: &CStr) -> std::io::Result<s
 /// A new detached tmpfs of `size` bytes with the mount attributes `attrs`, its root of mode
 /// `mode` (octal).
 pub(super) fn detached_tmpfs(size: u64, attrs: u64, mode: &CStr) -> Result<std::fs::File, String> {
-    let fail = |what: &str| format!("{what}: {}", std::io::Error::last_os_error());
+    let size = CString::new(size.to_string()).map_err(|_| "size".to_string())?;
+    detached_fs(
+        c"tmpfs",
+        &[(c"mode", mode), (c"size", size.as_c_str())],
+        attrs,
+    )
+    .map_err(|FsCallError { call, error }| format!("{call} a tmpfs: {error}"))
+}
+
+/// A system call of [`detached_fs`] that failed, and its error.
+#[derive(Debug)]
+pub(crate) struct FsCallError {
+    /// `fsopen`, `fsconfig` or `fsmount`.
+    pub(crate) call: &'static str,
+    pub(crate) error: std::io::Error,
+}
+
+/// A new detached mount of a file system of type `fs`, configured with the string `options`
+/// (key, value), with the mount attributes `attrs` (`ENODEV` from `fsopen`: the kernel has no
+/// such file system).
+pub(crate) fn detached_fs(
+    fs: &CStr,
+    options: &[(&CStr, &CStr)],
+    attrs: u64,
+) -> Result<std::fs::File, FsCallError> {
+    let fail = |call: &'static str| FsCallError {
+        call,
+        error: std::io::Error::last_os_error(),
+    };
     const FSCONFIG_SET_STRING: u32 = 1;
     const FSCONFIG_CMD_CREATE: u32 = 6;
     const FSMOUNT_CLOEXEC: u32 = 1;
     // SAFETY: fsopen with a C string; the context descriptor is owned here.
-    let context = unsafe { libc::syscall(libc::SYS_fsopen, c"tmpfs".as_ptr(), 1u32) };
+    let context = unsafe { libc::syscall(libc::SYS_fsopen, fs.as_ptr(), 1u32) };
     if context < 0 {
-        return Err(fail("fsopen tmpfs"));
+        return Err(fail("fsopen"));
     }
     // SAFETY: a new descriptor owned here.
     let context = unsafe { std::fs::File::from_raw_fd(context as i32) };
-    let size = CString::new(size.to_string()).map_err(|_| "size".to_string())?;
-    for (key, value) in [(c"mode", mode), (c"size", size.as_c_str())] {
+    for (key, value) in options {
         // SAFETY: fsconfig on our context with C strings.
         let rc = unsafe {
             libc::syscall(
@@ -692,7 +727,7 @@ pub(super) fn detached_tmpfs(size: u64, attrs: u64, mode: &CStr) -> Result<std::
             )
         };
         if rc != 0 {
-            return Err(fail("configure a tmpfs"));
+            return Err(fail("fsconfig"));
         }
     }
     // SAFETY: fsconfig on our context without pointers.
@@ -707,7 +742,7 @@ pub(super) fn detached_tmpfs(size: u64, attrs: u64, mode: &CStr) -> Result<std::
         )
     };
     if rc != 0 {
-        return Err(fail("create a tmpfs"));
+        return Err(fail("fsconfig"));
     }
     // SAFETY: fsmount of our configured context.
     let tree = unsafe {
@@ -719,7 +754,7 @@ pub(super) fn detached_tmpfs(size: u64, attrs: u64, mode: &CStr) -> Result<std::
         )
     };
     if tree < 0 {
-        return Err(fail("fsmount a tmpfs"));
+        return Err(fail("fsmount"));
     }
     // SAFETY: a new descriptor owned here.
     Ok(unsafe { std::fs::File::from_raw_fd(tree as i32) })

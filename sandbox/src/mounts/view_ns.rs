@@ -10,12 +10,13 @@
 //!    namespace, attaches a copy of the template there and pivots into it: the namespace's root
 //!    is the view, and it belongs to the caller's user namespace.
 //! 2. **Joined by the run's child before it leaves that user namespace.** The child is cloned
-//!    into new pid and IPC namespaces only, joins the leased namespace with `setns`, takes away
-//!    what the previous run mounted there ([`ViewNs::enter`]), mounts its own scratch, `/proc`
-//!    and devpts, and only then `unshare`s a user namespace of its own and writes its maps. The
-//!    command therefore holds no capability over any mount of its view: it cannot mount,
-//!    unmount or remount anything there, where a copy in its own namespace relied on the
-//!    mounts being locked and its capabilities dropped.
+//!    into a new pid namespace only, joins the leased namespace with `setns` (and the IPC
+//!    namespace made with it, [`crate::ipcns`], whose leftovers keep it from the pool too),
+//!    takes away what the previous run mounted there ([`ViewNs::enter`]), mounts its own
+//!    scratch, `/proc` and devpts, and only then `unshare`s a user namespace of its own and
+//!    writes its maps. The command therefore holds no capability over any mount of its view:
+//!    it cannot mount, unmount or remount anything there, where a copy in its own namespace
+//!    relied on the mounts being locked and its capabilities dropped.
 //! 3. **One run at a time, and nothing left behind.** The runner gives a namespace back only
 //!    after the run's pid 1 was reaped (the kernel ends every process of a pid namespace before
 //!    its init finishes exiting), its child made all its mounts, and the run left its scratch
@@ -85,6 +86,9 @@ pub(crate) struct ViewNs {
     /// its mounts; [`READY`]: the last run's child made all of them. Written by the child, which
     /// shares the caller's memory until `execve`.
     state: AtomicU8,
+    /// The IPC namespace lent with it ([`crate::ipcns`]); `None` when none could be made (each
+    /// run's child makes its own).
+    ipc: Option<crate::ipcns::IpcNs>,
 }
 
 impl ViewNs {
@@ -125,6 +129,18 @@ impl ViewNs {
         self.state.load(Ordering::Acquire) == READY
     }
 
+    /// Whether the namespace carries an IPC namespace, which its runs' children join (their
+    /// `clone` then makes none).
+    pub(crate) fn lends_ipc(&self) -> bool {
+        self.ipc.is_some()
+    }
+
+    /// Whether the last run left no System V object and no message queue in the IPC namespace
+    /// (true when there is none): only then may the namespace serve another run.
+    pub(crate) fn ipc_left_empty(&self) -> bool {
+        self.ipc.as_ref().is_none_or(crate::ipcns::IpcNs::is_empty)
+    }
+
     /// The namespace's descriptor (closed in the child with the template's, before `execve`).
     pub(crate) fn raw_fd(&self) -> RawFd {
         self.ns.as_raw_fd()
@@ -153,6 +169,12 @@ impl ViewNs {
         // SAFETY: setns on our own descriptor; the child does not share its filesystem context.
         if unsafe { libc::setns(self.ns.as_raw_fd(), libc::CLONE_NEWNS) } != 0 {
             return Err(os_err("join the view's mount namespace".into()));
+        }
+        if let Some(ipc) = &self.ipc {
+            // SAFETY: setns on a descriptor the namespace holds, in this child alone.
+            if unsafe { libc::setns(ipc.raw_fd(), libc::CLONE_NEWIPC) } != 0 {
+                return Err(os_err("join the view's IPC namespace".into()));
+            }
         }
         // The namespace's mount points exist: it was made with them.
         for op in ops {
@@ -420,6 +442,9 @@ fn make_here(
     }
     // SAFETY: a new descriptor owned here.
     let ns = unsafe { OwnedFd::from_raw_fd(fd) };
+    // Before the pivot, while the runner's `/proc` is still here to open the namespace's
+    // `sysvipc` files. Without it, each run's child makes its own.
+    let ipc = crate::ipcns::IpcNs::unshare_here().ok();
     make_private()?;
     let copy = clone_tree(tree).map_err(|e| format!("copy the view template: {e}"))?;
     let staging = Path::new("/tmp");
@@ -448,6 +473,7 @@ fn make_here(
         ns,
         pristine,
         state: AtomicU8::new(FRESH),
+        ipc,
     })
 }
 
