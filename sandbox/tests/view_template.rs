@@ -678,6 +678,14 @@ fn ipc_objects_never_reach_the_next_run(p: &ToolPolicy) -> Result<(), String> {
         &format!("a tidy run's IPC namespace is lent again: {first} then {again}"),
         !first.is_empty() && again == first,
     )?;
+    // Nor can a run change the IPC namespace's limits for the next: its `/proc` is read-only.
+    for limit in ["/proc/sys/kernel/shmmni", "/proc/sys/fs/mqueue/queues_max"] {
+        let (_, wrote) = ipc_status(p, &["write", limit])?;
+        check(
+            &format!("a run cannot change {limit}: {wrote}"),
+            wrote.starts_with("BLOCKED"),
+        )?;
+    }
     for kind in ["shm", "sem", "msg", "mq"] {
         let (_, left) = ipc_status(p, &["ipc-leave", kind, NAME])?;
         // A strict run may not make a POSIX message queue (`mq_open` answers `EACCES`); the
