@@ -912,11 +912,19 @@ fn environment_secrets_do_not_cross() {
                     "env = { allow = [\"LANG\", \"LC_*\"] }".to_string(),
                 ),
             ] {
-                let label = format!("{what} [as {}, {}]", user.name(), profile.name());
                 let policy = s.policy("env", &s.base_policy().replace("env = \"deny\"", &env));
-                let report = run(user, Mode::Sandboxed(&policy, profile));
-                report.assert_blocked(&label);
-                eprintln!("{label}: {}", report.result_line().unwrap_or_default());
+                for (mode, lent) in [
+                    (Mode::Sandboxed(&policy, profile), ""),
+                    (Mode::Lent(&policy, profile), ", lent"),
+                ] {
+                    let label = format!("{what} [as {}, {}{lent}]", user.name(), profile.name());
+                    let report = run(user, mode);
+                    report.assert_blocked(&label);
+                    if !lent.is_empty() {
+                        report.assert_lent(&label, profile);
+                    }
+                    eprintln!("{label}: {}", report.result_line().unwrap_or_default());
+                }
             }
         }
     }
