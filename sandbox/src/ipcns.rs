@@ -34,6 +34,8 @@ use std::fs::File;
 use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 use std::os::unix::fs::FileExt;
 
+use crate::mounts::template::{detached_fs, FsCall};
+
 /// An IPC namespace with what tells whether it holds anything.
 pub(crate) struct IpcNs {
     ns: OwnedFd,
@@ -63,7 +65,7 @@ impl IpcNs {
                 .map_err(|e| fail(&format!("open /proc/sysvipc/{kind}"), e))
         };
         let sysv = [open("shm")?, open("sem")?, open("msg")?];
-        let mqueue = match crate::mounts::template::detached_fs(c"mqueue", &[], 0) {
+        let mqueue = match detached_fs(c"mqueue", &[], 0) {
             Ok(fs) => {
                 let fs = OwnedFd::from(fs);
                 let empty = directory_size(&fs).ok_or_else(|| {
@@ -74,7 +76,9 @@ impl IpcNs {
                 })?;
                 Some((fs, empty))
             }
-            Err(e) if e.call == "fsopen" && e.error.raw_os_error() == Some(libc::ENODEV) => None,
+            Err(e) if e.call == FsCall::Open && e.error.raw_os_error() == Some(libc::ENODEV) => {
+                None
+            }
             Err(e) => {
                 return Err(fail(
                     &format!("{} its message-queue file system", e.call),

@@ -687,9 +687,32 @@ pub(super) fn detached_tmpfs(size: u64, attrs: u64, mode: &CStr) -> Result<std::
 /// A system call of [`detached_fs`] that failed, and its error.
 #[derive(Debug)]
 pub(crate) struct FsCallError {
-    /// `fsopen`, `fsconfig` or `fsmount`.
-    pub(crate) call: &'static str,
+    pub(crate) call: FsCall,
     pub(crate) error: std::io::Error,
+}
+
+/// The steps of [`detached_fs`].
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum FsCall {
+    /// `fsopen` (`ENODEV`: the kernel has no such file system).
+    Open,
+    /// `fsconfig` of an option.
+    Configure,
+    /// `fsconfig(FSCONFIG_CMD_CREATE)`.
+    Create,
+    /// `fsmount`.
+    Mount,
+}
+
+impl std::fmt::Display for FsCall {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            FsCall::Open => "fsopen",
+            FsCall::Configure => "configure",
+            FsCall::Create => "create",
+            FsCall::Mount => "fsmount",
+        })
+    }
 }
 
 /// A new detached mount of a file system of type `fs`, configured with the string `options`
@@ -700,7 +723,7 @@ pub(crate) fn detached_fs(
     options: &[(&CStr, &CStr)],
     attrs: u64,
 ) -> Result<std::fs::File, FsCallError> {
-    let fail = |call: &'static str| FsCallError {
+    let fail = |call: FsCall| FsCallError {
         call,
         error: std::io::Error::last_os_error(),
     };
@@ -710,7 +733,7 @@ pub(crate) fn detached_fs(
     // SAFETY: fsopen with a C string; the context descriptor is owned here.
     let context = unsafe { libc::syscall(libc::SYS_fsopen, fs.as_ptr(), 1u32) };
     if context < 0 {
-        return Err(fail("fsopen"));
+        return Err(fail(FsCall::Open));
     }
     // SAFETY: a new descriptor owned here.
     let context = unsafe { std::fs::File::from_raw_fd(context as i32) };
@@ -727,7 +750,7 @@ pub(crate) fn detached_fs(
             )
         };
         if rc != 0 {
-            return Err(fail("fsconfig"));
+            return Err(fail(FsCall::Configure));
         }
     }
     // SAFETY: fsconfig on our context without pointers.
@@ -742,7 +765,7 @@ pub(crate) fn detached_fs(
         )
     };
     if rc != 0 {
-        return Err(fail("fsconfig"));
+        return Err(fail(FsCall::Create));
     }
     // SAFETY: fsmount of our configured context.
     let tree = unsafe {
@@ -754,7 +777,7 @@ pub(crate) fn detached_fs(
         )
     };
     if tree < 0 {
-        return Err(fail("fsmount"));
+        return Err(fail(FsCall::Mount));
     }
     // SAFETY: a new descriptor owned here.
     Ok(unsafe { std::fs::File::from_raw_fd(tree as i32) })
