@@ -106,7 +106,7 @@ impl IpcNs {
             file.read_at(&mut buf, 0).is_ok_and(|n| {
                 // The heading line alone.
                 let text = &buf[..n];
-                n < buf.len() && text.iter().position(|b| *b == b'\n') == Some(n - 1)
+                n < buf.len() && text.iter().position(|b| *b == b'\n') == n.checked_sub(1)
             })
         });
         sysv_empty

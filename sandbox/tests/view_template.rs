@@ -645,9 +645,9 @@ fn leased_namespaces(dir: &Path) -> Result<(), String> {
     ipc_objects_never_reach_the_next_run(&p)
 }
 
-/// What a run's `escape-probe ipc-status` says: its IPC namespace, how many System V objects
-/// it holds, and whether the POSIX message queue of `NAME` exists.
-fn ipc_status(p: &ToolPolicy, action: &[&str]) -> Result<(String, String), String> {
+/// A run of `escape-probe ACTION...`: the IPC namespace its `ipc-status` names (empty for other
+/// actions), and its result line.
+fn probe_line(p: &ToolPolicy, action: &[&str]) -> Result<(String, String), String> {
     let probe = env!("CARGO_BIN_EXE_escape-probe");
     let argv: Vec<OsString> = std::iter::once(probe)
         .chain(action.iter().copied())
@@ -672,22 +672,22 @@ fn ipc_status(p: &ToolPolicy, action: &[&str]) -> Result<(String, String), Strin
 fn ipc_objects_never_reach_the_next_run(p: &ToolPolicy) -> Result<(), String> {
     const NAME: &str = "toolpolicy-left";
     let status = ["ipc-status", NAME];
-    let (first, _) = ipc_status(p, &status)?;
-    let (again, _) = ipc_status(p, &status)?;
+    let (first, _) = probe_line(p, &status)?;
+    let (again, _) = probe_line(p, &status)?;
     check(
         &format!("a tidy run's IPC namespace is lent again: {first} then {again}"),
         !first.is_empty() && again == first,
     )?;
     // Nor can a run change the IPC namespace's limits for the next: its `/proc` is read-only.
     for limit in ["/proc/sys/kernel/shmmni", "/proc/sys/fs/mqueue/queues_max"] {
-        let (_, wrote) = ipc_status(p, &["write", limit])?;
+        let (_, wrote) = probe_line(p, &["write", limit])?;
         check(
             &format!("a run cannot change {limit}: {wrote}"),
             wrote.starts_with("BLOCKED"),
         )?;
     }
     for kind in ["shm", "sem", "msg", "mq"] {
-        let (_, left) = ipc_status(p, &["ipc-leave", kind, NAME])?;
+        let (_, left) = probe_line(p, &["ipc-leave", kind, NAME])?;
         // A strict run may not make a POSIX message queue (`mq_open` answers `EACCES`); the
         // unit tests of `sandbox::ipcns` show one left behind keeps a namespace from the pool.
         if kind == "mq" && left.starts_with("BLOCKED") {
@@ -698,7 +698,7 @@ fn ipc_objects_never_reach_the_next_run(p: &ToolPolicy) -> Result<(), String> {
             &format!("a run leaves a {kind} object: {left}"),
             left.starts_with("SUCCEEDED"),
         )?;
-        let (_, next) = ipc_status(p, &status)?;
+        let (_, next) = probe_line(p, &status)?;
         check(
             &format!("the next run sees nothing of the {kind} object: {next}"),
             next.contains("SysvObjects=0 ") && next.ends_with("Mq=absent"),
