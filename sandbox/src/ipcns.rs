@@ -104,9 +104,9 @@ impl IpcNs {
         let mut buf = [0u8; 512];
         let sysv_empty = self.sysv.iter().all(|file| {
             file.read_at(&mut buf, 0).is_ok_and(|n| {
-                // The heading line alone.
+                // The heading line alone (an empty read is not one).
                 let text = &buf[..n];
-                n < buf.len() && text.iter().position(|b| *b == b'\n') == n.checked_sub(1)
+                n > 0 && n < buf.len() && text.iter().position(|b| *b == b'\n') == Some(n - 1)
             })
         });
         sysv_empty
