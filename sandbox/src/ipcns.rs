@@ -19,9 +19,12 @@
 //!   message queues. Before the view namespace is lent again, `/proc/sysvipc/shm`, `sem` and
 //!   `msg`, opened inside the IPC namespace, must list nothing, and the root of its
 //!   message-queue file system (a detached mount of it, made when the namespace is) must be
-//!   as large as it was then: the kernel counts each queue in that directory's size. Otherwise the view
-//!   namespace is closed with it. A segment still attached needs a live process, and the
-//!   namespace comes back only after the run's pid 1 was reaped, so there is none.
+//!   as large as it was then: the kernel counts each queue in that directory's size. Otherwise
+//!   the view namespace is closed with it. A segment still attached needs a live process, and
+//!   the namespace comes back only after the run's pid 1 was reaped, so there is none. A strict
+//!   tool's `mq_open` is answered `EACCES` (Landlock refuses the open: the queues live on an
+//!   internal mount that no rule reaches), yet the kernel made the queue first, so a run can
+//!   leave one (`tests/view_template.rs` leaves one of each kind).
 //!
 //! When any of this cannot be set up (no `/proc/sysvipc`, say), the view namespace carries no
 //! IPC namespace and each run's child makes its own, as before.
