@@ -55,14 +55,7 @@ impl IpcNs {
     /// namespace, and opens it with what checks it.
     pub(crate) fn unshare_here() -> Result<IpcNs, String> {
         let fail = |what: &str, e: std::io::Error| format!("{what}: {e}");
-        // SAFETY: a flag-only system call on this thread (or process) alone.
-        if unsafe { libc::unshare(libc::CLONE_NEWIPC) } != 0 {
-            return Err(fail(
-                "unshare an IPC namespace",
-                std::io::Error::last_os_error(),
-            ));
-        }
-        let ns = File::open("/proc/thread-self/ns/ipc").map_err(|e| fail("open it", e))?;
+        let ns = crate::netns::unshare_own(libc::CLONE_NEWIPC, "ipc")?;
         let open = |kind: &str| {
             File::open(format!("/proc/sysvipc/{kind}"))
                 .map_err(|e| fail(&format!("open /proc/sysvipc/{kind}"), e))
@@ -89,11 +82,7 @@ impl IpcNs {
                 ))
             }
         };
-        Ok(IpcNs {
-            ns: ns.into(),
-            sysv,
-            mqueue,
-        })
+        Ok(IpcNs { ns, sysv, mqueue })
     }
 
     /// The namespace's descriptor, for `setns`.

@@ -41,14 +41,14 @@
 //! root naming `/proc` or `/dev`, which strict replaces with its own, is refused. Under a root
 //! runner the view is built once per policy and its mount namespace belongs to the runner,
 //! lent to one run at a time, so the command holds no capability over any of its mounts
-//! (`mounts::template`, `mounts::view_ns`). Pid
-//! namespace, in which the command is pid 1 (the tree dies together, with the command, at the
-//! timeout, or with the caller); IPC namespace (lent with a leased view, and lent again only
-//! when the run left no System V object or message queue in it: `ipcns`); network namespace
-//! unless net = allow (loopback down for deny, the egress listeners for a host list; for deny under a root runner, an empty namespace leased
-//! from the runner's pool, which the run holds no capability over and no other run shares
-//! while it runs: [`netns`]); then capability drop, NO_NEW_PRIVS, Landlock (every
-//! right of the negotiated ABI, `HardRequirement`), rlimits and seccomp.
+//! (`mounts::template`, `mounts::view_ns`). Pid namespace, in which the command is pid 1 (the
+//! tree dies together, with the command, at the timeout, or with the caller); IPC namespace
+//! (lent with a leased view, and lent again only when the run left no System V object or
+//! message queue in it: `ipcns`); network namespace unless net = allow (loopback down for
+//! deny, the egress listeners for a host list; for deny under a root runner, an empty
+//! namespace leased from the runner's pool, which the run holds no capability over and no
+//! other run shares while it runs: [`netns`]); then capability drop, NO_NEW_PRIVS, Landlock
+//! (every right of the negotiated ABI, `HardRequirement`), rlimits and seccomp.
 //!
 //! **hardened** (only by name, for hosts without user namespaces): the same Landlock, seccomp,
 //! rlimits and NO_NEW_PRIVS, capabilities dropped for good (securebits), a private scratch

@@ -217,7 +217,7 @@ pub(crate) fn namespace_inode(
 ///
 /// Errors: the namespace could not be made (out of memory, the `user.max_net_namespaces`
 /// limit reached, no `CAP_SYS_ADMIN`).
-pub(crate) fn lease() -> std::io::Result<Lease> {
+pub(crate) fn lease() -> Result<Lease, String> {
     if let Some(empty) = POOL.lock(|| {}).pop() {
         return Ok(Lease { empty });
     }
@@ -226,24 +226,37 @@ pub(crate) fn lease() -> std::io::Result<Lease> {
 
 /// Makes a namespace on a thread of its own: `unshare(CLONE_NEWNET)` changes only the calling
 /// thread's namespace, and this one ends right after.
-fn make() -> std::io::Result<Empty> {
-    std::thread::spawn(|| -> std::io::Result<Empty> {
-        // SAFETY: a flag-only system call on this thread alone.
-        if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
-            return Err(std::io::Error::last_os_error());
-        }
-        let ns = File::open("/proc/thread-self/ns/net")?;
-        let sockstat = File::open("/proc/thread-self/net/sockstat")?;
-        Ok(Empty {
-            ns: ns.into(),
-            sockstat,
-        })
-    })
-    .join()
-    .unwrap_or_else(|_| Err(std::io::Error::other("the namespace's thread panicked")))
+fn make() -> Result<Empty, String> {
+    std::thread::spawn(Empty::unshare_here)
+        .join()
+        .unwrap_or_else(|_| Err("the network namespace's thread panicked".into()))
+}
+
+/// Moves the calling thread (or helper process), which must end soon after, into a new
+/// namespace of `flag` (`CLONE_NEWNET`, `CLONE_NEWIPC`) and opens it: `kind` names its link
+/// under `/proc/thread-self/ns`.
+pub(crate) fn unshare_own(flag: libc::c_int, kind: &str) -> Result<OwnedFd, String> {
+    // SAFETY: a flag-only system call on this thread (or process) alone.
+    if unsafe { libc::unshare(flag) } != 0 {
+        return Err(format!(
+            "unshare a {kind} namespace: {}",
+            std::io::Error::last_os_error()
+        ));
+    }
+    File::open(format!("/proc/thread-self/ns/{kind}"))
+        .map(OwnedFd::from)
+        .map_err(|e| format!("open the new {kind} namespace: {e}"))
 }
 
 impl Empty {
+    /// [`unshare_own`] of a network namespace, with its socket count.
+    fn unshare_here() -> Result<Empty, String> {
+        let ns = unshare_own(libc::CLONE_NEWNET, "net")?;
+        let sockstat = File::open("/proc/thread-self/net/sockstat")
+            .map_err(|e| format!("open the new network namespace's sockstat: {e}"))?;
+        Ok(Empty { ns, sockstat })
+    }
+
     /// Makes a namespace in the held user namespace `user`, which owns it
     /// ([`NetnsSource::Held`]).
     pub(crate) fn make_held(user: &crate::mounts::held::HeldUserNs) -> Result<Empty, String> {
@@ -252,21 +265,7 @@ impl Empty {
             mnt: None,
         };
         crate::mounts::held::in_helper(enter, || {
-            let fail = |what: &str, e: std::io::Error| format!("{what} in a held namespace: {e}");
-            // SAFETY: a flag-only system call in the helper, a process of its own.
-            if unsafe { libc::unshare(libc::CLONE_NEWNET) } != 0 {
-                return Err(fail(
-                    "unshare a network namespace",
-                    std::io::Error::last_os_error(),
-                ));
-            }
-            let ns = File::open("/proc/thread-self/ns/net").map_err(|e| fail("open it", e))?;
-            let sockstat = File::open("/proc/thread-self/net/sockstat")
-                .map_err(|e| fail("open its sockstat", e))?;
-            Ok(Empty {
-                ns: ns.into(),
-                sockstat,
-            })
+            Empty::unshare_here().map_err(|e| format!("{e} (in a held user namespace)"))
         })
     }
 

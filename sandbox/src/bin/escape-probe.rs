@@ -1272,15 +1272,18 @@ fn queue_state(name: &str) -> String {
 }
 
 fn ipc_status(name: &str) -> Outcome {
-    let objects: usize = ["shm", "sem", "msg"]
+    // Objects listed after each file's heading; `unknown` when a file cannot be read.
+    let counts: Option<Vec<usize>> = ["shm", "sem", "msg"]
         .iter()
         .map(|kind| {
             std::fs::read_to_string(format!("/proc/sysvipc/{kind}"))
-                .map_or(usize::MAX / 4, |text| {
-                    text.lines().count().saturating_sub(1)
-                })
+                .ok()
+                .map(|text| text.lines().count().saturating_sub(1))
         })
-        .sum();
+        .collect();
+    let objects = counts.map_or("unknown".to_string(), |c| {
+        c.iter().sum::<usize>().to_string()
+    });
     let queue = queue_state(name);
     let ns = std::fs::read_link("/proc/self/ns/ipc")
         .map(|p| p.display().to_string())

@@ -19,8 +19,8 @@
 //! escape-runner: view=HeldTemplate lease=Some(Lending) netns=Some(Held)
 //! ```
 //!
-//! Output and exit status are those of `policy-sandbox run`: CMD's own status, 125 with a
-//! `refused:` line when the sandbox refuses.
+//! Its exit status is that of `policy-sandbox run`: CMD's own, 125 with a `refused:` line when
+//! the sandbox refuses. CMD's output is captured and written out once the run has ended.
 
 use std::ffi::OsString;
 use std::io::Write;

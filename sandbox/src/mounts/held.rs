@@ -11,7 +11,7 @@
 //!
 //! ```text
 //! caller ──clone(CLONE_VM | CLONE_VFORK | CLONE_FILES)──▶ C1
-//!   C1: setns(held user namespace) → unshare(CLONE_NEW{PID[,IPC][,NET]: those not lent})
+//!   C1: setns(held user namespace) → unshare(CLONE_NEW{PID[,IPC][,NET]}: those not lent)
 //!       ──clone(CLONE_VM | CLONE_PARENT | CLONE_PIDFD)──▶ C2, pid 1, the caller's child
 //!   C1 exits (the caller, suspended until then, reaps it); C2 goes on as a root runner's
 //!   child does with a leased view: [setns(lent network namespace)] → setns(view and its IPC
