@@ -47,6 +47,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 pub(crate) mod held;
+mod lent_pts;
 mod place;
 pub mod template;
 pub(crate) mod view_ns;

@@ -143,6 +143,11 @@ fn a_pty_can_be_opened_in_strict() {
                     out.assert_succeeded(&format!("a pty {label}"));
                     // The sandbox's own devpts: its first pty, whatever the host has open.
                     assert!(out.stdout.contains("/dev/pts/0"), "{}", out.stdout);
+                    // And the devpts instance a lent view namespace holds, in a second run.
+                    let lent = probe(user, Mode::Lent(&policy, profile), &["pty"]);
+                    lent.assert_lent(&format!("a pty {label}, lent"), profile);
+                    lent.assert_succeeded(&format!("a pty {label}, lent"));
+                    assert!(lent.stdout.contains("/dev/pts/0"), "{}", lent.stdout);
                 }
                 Profile::Hardened => {
                     out.assert_blocked(&format!("hardened keeps the host's ptys closed {label}"));

@@ -642,7 +642,8 @@ fn leased_namespaces(dir: &Path) -> Result<(), String> {
         ),
         a.mnt() != b.mnt() && a.ipc() != b.ipc(),
     )?;
-    ipc_objects_never_reach_the_next_run(&p)
+    ipc_objects_never_reach_the_next_run(&p)?;
+    ptys_never_reach_the_next_run(&p, &root)
 }
 
 /// A run of `escape-probe ACTION...`: the IPC namespace its `ipc-status` names (empty for other
@@ -701,6 +702,115 @@ fn ipc_objects_never_reach_the_next_run(p: &ToolPolicy) -> Result<(), String> {
         )?;
     }
     Ok(())
+}
+
+/// The value of `key` (`Name=`) in a probe's status line (empty when missing).
+fn field(line: &str, key: &str) -> String {
+    line.split_whitespace()
+        .find_map(|f| f.strip_prefix(key))
+        .unwrap_or_default()
+        .to_string()
+}
+
+/// The devpts instance is lent with the view namespace: a tidy run's is lent again; after a run
+/// that changed the mode of `ptmx` or of `/dev/pts`, or passed a pty's master out of the run
+/// (here to this process, over a unix socket in a write root beside `root`), the next run has
+/// another instance, as mounted, listing `ptmx` alone.
+fn ptys_never_reach_the_next_run(p: &ToolPolicy, root: &Path) -> Result<(), String> {
+    let status = |p: &ToolPolicy| probe_line(p, &["pts-status"]).map(|(_, line)| line);
+    let as_mounted = |line: &str, first: &str| {
+        field(line, "Entries=") == "ptmx"
+            && field(line, "Root=") == field(first, "Root=")
+            && field(line, "Ptmx=") == field(first, "Ptmx=")
+    };
+    let first = status(p)?;
+    let again = status(p)?;
+    let mount = field(&first, "PtsMount=");
+    check(
+        &format!(
+            "a tidy run's devpts instance is lent again, listing ptmx alone: {first} then {again}"
+        ),
+        !mount.is_empty()
+            && mount != "unknown"
+            && again == first
+            && field(&first, "Entries=") == "ptmx"
+            && field(&first, "Ptmx=") == "666",
+    )?;
+    let mut last = first.clone();
+    for (path, mode) in [("/dev/pts/ptmx", "600"), ("/dev/pts", "700")] {
+        let (_, changed) = probe_line(p, &["chmod", mode, path])?;
+        let next = status(p)?;
+        check(
+            &format!(
+                "after a run that changed {path} ({changed}), the next run has another \
+                 instance, as mounted: {last} then {next}"
+            ),
+            changed.starts_with("SUCCEEDED")
+                && field(&next, "PtsMount=") != field(&last, "PtsMount=")
+                && as_mounted(&next, &first),
+        )?;
+        last = next;
+    }
+    // A pty whose master outlives the run, held by this process.
+    let pass_dir = root.with_file_name("pass");
+    std::fs::create_dir(&pass_dir).map_err(|e| e.to_string())?;
+    let socket = pass_dir.join("s");
+    let listener =
+        std::os::unix::net::UnixListener::bind(&socket).map_err(|e| format!("bind: {e}"))?;
+    let pass = root_policy_with("write", &pass_dir, r#", "net": "allow""#)?;
+    let before = status(&pass)?;
+    let (master, sent) = std::thread::scope(|s| {
+        let received = s.spawn(|| receive_fd(&listener));
+        let sent = probe_line(&pass, &["pty-pass", &socket.display().to_string()]);
+        if !sent.as_ref().is_ok_and(|(_, l)| l.starts_with("SUCCEEDED")) {
+            // Nothing came: let the receiver's accept return.
+            let _ = std::os::unix::net::UnixStream::connect(&socket);
+        }
+        (received.join().expect("the receiver"), sent)
+    });
+    let (_, sent) = sent?;
+    let master = master?;
+    let next = status(&pass)?;
+    check(
+        &format!(
+            "while this process holds the master of a pty a run passed out ({sent}), the next \
+             run has another instance, as mounted: {before} then {next}"
+        ),
+        sent.starts_with("SUCCEEDED")
+            && field(&next, "PtsMount=") != field(&before, "PtsMount=")
+            && as_mounted(&next, &first),
+    )?;
+    drop(master);
+    Ok(())
+}
+
+/// Accepts one connection on `listener` and receives the descriptor it sends (`SCM_RIGHTS`).
+fn receive_fd(listener: &std::os::unix::net::UnixListener) -> Result<std::os::fd::OwnedFd, String> {
+    use std::os::fd::{AsRawFd, FromRawFd};
+    let (stream, _) = listener.accept().map_err(|e| format!("accept: {e}"))?;
+    let mut byte = [0u8; 1];
+    let mut iov = libc::iovec {
+        iov_base: byte.as_mut_ptr().cast(),
+        iov_len: 1,
+    };
+    let mut control = [0u64; 4];
+    // SAFETY: a zeroed msghdr pointing at live buffers; CMSG_* within `control`.
+    unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = std::mem::size_of_val(&control);
+        if libc::recvmsg(stream.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC) < 1 {
+            return Err(format!("recvmsg: {}", std::io::Error::last_os_error()));
+        }
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        if cmsg.is_null() || (*cmsg).cmsg_type != libc::SCM_RIGHTS {
+            return Err("no descriptor came".into());
+        }
+        let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>());
+        Ok(std::os::fd::OwnedFd::from_raw_fd(fd))
+    }
 }
 
 /// Two leased runs of `MOUNTS` at once, the second started while the first runs: `markers`
@@ -998,6 +1108,7 @@ fn runner_in_a_user_namespace_without_mounts(dir: &Path) -> Result<(), String> {
             && [a.ipc_owner, b.ipc_owner] == [parent; 2],
     )?;
     ipc_objects_never_reach_the_next_run(&p)?;
+    ptys_never_reach_the_next_run(&p, &root)?;
     // Nothing beside the root shows, and the root is read-only.
     std::fs::write(root.with_file_name("secret"), "secret").map_err(|e| e.to_string())?;
     let tries = sh(

@@ -5,14 +5,14 @@
 //! The view holds what the bench's 1-root strict policy sees: `/usr` and `/etc` read-only, the
 //! host's top-level links into `/usr` (or binds of those directories), the declared root, the
 //! five device nodes, and mount points for the per-run filesystems, with an IPC namespace made
-//! beside it (the runner lends one with each view namespace, `sandbox/src/ipcns.rs`). Each
-//! run, in the child of a `vfork`-style `clone` into a new pid namespace:
+//! beside it and a devpts instance mounted in it (the runner lends both with each view
+//! namespace, `sandbox/src/ipcns.rs` and `sandbox/src/mounts/lent_pts.rs`). Each run, in the
+//! child of a `vfork`-style `clone` into a new pid namespace:
 //!
 //! 1. joins the view and its IPC namespace (`setns`), detaches the previous run's `/proc`,
-//!    devpts, `/dev/shm` and `/tmp` (each detach waits for an RCU grace period, as the
-//!    runner's do);
-//! 2. mounts a `/proc` for its pid namespace and a devpts instance, and makes a sized scratch
-//!    tmpfs whose `tmp` and `shm` directories it attaches at `/tmp` and `/dev/shm`;
+//!    `/dev/shm` and `/tmp` (each detach waits for an RCU grace period, as the runner's do);
+//! 2. mounts a `/proc` for its pid namespace, and makes a sized scratch tmpfs whose `tmp` and
+//!    `shm` directories it attaches at `/tmp` and `/dev/shm`;
 //! 3. makes its user namespace and writes its uid and gid maps;
 //! 4. empties its capability sets, sets NO_NEW_PRIVS, and enforces the Landlock rules of that
 //!    view and the strict seccomp filter. The rules of the view's lasting paths are made from
@@ -149,7 +149,7 @@ struct Sealed {
 }
 
 const DEVICES: [&str; 5] = ["null", "zero", "full", "random", "urandom"];
-const PER_RUN: [&CStr; 4] = [c"/proc", c"/dev/pts", c"/dev/shm", c"/tmp"];
+const PER_RUN: [&CStr; 3] = [c"/proc", c"/dev/shm", c"/tmp"];
 
 fn c(s: &str) -> CString {
     CString::new(s).expect("no NUL")
@@ -474,14 +474,7 @@ impl LeasedView {
                 c"proc".as_ptr(),
                 super::PROC_FLAGS,
                 std::ptr::null(),
-            ) == 0
-                && libc::mount(
-                    c"devpts".as_ptr(),
-                    c"/dev/pts".as_ptr(),
-                    c"devpts".as_ptr(),
-                    super::DEVPTS_FLAGS,
-                    super::DEVPTS_DATA.as_ptr().cast(),
-                ) == 0;
+            ) == 0;
             if !mounted || !scratch() {
                 return false;
             }
@@ -761,15 +754,17 @@ fn build_namespace(
     ns
 }
 
-/// The step of [`helper`] numbered `i` (past the last: the namespace's own set-up and
-/// `pivot_root`), for an error message.
+/// The step of [`helper`] numbered `i` (past the last: the namespace's own set-up, its
+/// `pivot_root` and its devpts instance), for an error message.
 fn describe(steps: &[Step], i: usize) -> String {
     match steps.get(i) {
         Some(Step::Dir(p)) => format!("mkdir {p:?}"),
         Some(Step::Link { target, at }) => format!("symlink {at:?} -> {target:?}"),
         Some(Step::File(p)) => format!("create {p:?}"),
         Some(Step::Bind { from, at, .. }) => format!("bind {from:?} on {at:?}"),
-        None => "the private mount and IPC namespaces, the tmpfs root or pivot_root".into(),
+        None => "the private mount and IPC namespaces, the tmpfs root, pivot_root or the devpts \
+             instance"
+            .into(),
     }
 }
 
@@ -828,7 +823,15 @@ fn helper(root: &CStr, steps: &[Step]) -> Result<(), usize> {
         let pivoted = libc::chdir(root.as_ptr()) == 0
             && libc::syscall(libc::SYS_pivot_root, c".".as_ptr(), c".".as_ptr()) == 0
             && libc::umount2(c".".as_ptr(), libc::MNT_DETACH) == 0
-            && libc::chdir(c"/".as_ptr()) == 0;
+            && libc::chdir(c"/".as_ptr()) == 0
+            // Lent with the view, as the runner's view namespaces lend theirs.
+            && libc::mount(
+                c"devpts".as_ptr(),
+                c"/dev/pts".as_ptr(),
+                c"devpts".as_ptr(),
+                super::DEVPTS_FLAGS,
+                super::DEVPTS_DATA.as_ptr().cast(),
+            ) == 0;
         if pivoted {
             Ok(())
         } else {

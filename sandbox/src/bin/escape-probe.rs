@@ -106,6 +106,9 @@ actions:
   ipc-status NAME                 print the IPC namespace, how many System V objects it holds
                                   and whether the POSIX message queue /NAME exists
   pty                             open a pty pair and pass a line through it
+  pty-pass SOCKET                 open a pty and send its master over the unix socket SOCKET
+  pts-status                      print /dev/pts's mount (unique id), its entries and the modes
+                                  of /dev/pts and /dev/pts/ptmx
   lo-up                           bring the network namespace's loopback interface up
   raw-socket                      open a raw IPv4 socket (ICMP)
   abstract-hold NAME READY SECS   bind and listen on @NAME, create the file READY, hold SECS s
@@ -199,6 +202,8 @@ fn run(action: &str, args: &[String]) -> Outcome {
             "ipc-leave" => ipc_leave(arg(0)?, arg(1)?),
             "ipc-status" => ipc_status(arg(0)?),
             "pty" => pty(),
+            "pty-pass" => pty_pass(arg(0)?),
+            "pts-status" => pts_status(),
             "lo-up" => lo_up(),
             "raw-socket" => raw_socket(),
             "abstract-hold" => abstract_hold(arg(0)?, arg(1)?, parse(arg(2)?)?),
@@ -1325,6 +1330,105 @@ fn pty() -> Outcome {
         }
         Outcome::Succeeded(format!("pty pair {shown}"))
     }
+}
+
+/// Opens a pty and sends its master over the unix socket at `path` (`SCM_RIGHTS`), so that
+/// it outlives the run.
+fn pty_pass(path: &str) -> Outcome {
+    let (addr, len) = match unix_address(path, false) {
+        Ok(a) => a,
+        Err(outcome) => return outcome,
+    };
+    // SAFETY: the pty calls get valid flags and buffers; descriptors are closed at exit.
+    let master = unsafe { libc::posix_openpt(libc::O_RDWR | libc::O_NOCTTY) };
+    if master < 0 {
+        return blocked(Error::last_os_error(), "posix_openpt (/dev/ptmx)");
+    }
+    // SAFETY: as above, on our own master.
+    if unsafe { libc::grantpt(master) != 0 || libc::unlockpt(master) != 0 } {
+        return blocked(Error::last_os_error(), "grantpt/unlockpt");
+    }
+    let mut name = [0 as libc::c_char; 128];
+    // SAFETY: a buffer of its size; then a C string the call wrote.
+    let shown = unsafe {
+        if libc::ptsname_r(master, name.as_mut_ptr(), name.len()) != 0 {
+            return blocked(Error::last_os_error(), "ptsname");
+        }
+        std::ffi::CStr::from_ptr(name.as_ptr())
+            .to_string_lossy()
+            .into_owned()
+    };
+    let sent = socket(libc::AF_UNIX, libc::SOCK_STREAM).and_then(|fd| {
+        // SAFETY: addr is a valid sockaddr_un of at least `len` bytes.
+        let ret = unsafe { libc::connect(fd.0, (&addr as *const libc::sockaddr_un).cast(), len) };
+        check(ret as libc::c_long)?;
+        send_fd(fd.0, master)
+    });
+    match sent {
+        Ok(()) => Outcome::Succeeded(format!("sent the master of {shown} to {path}")),
+        Err(e) => blocked(e, format!("connect to {path} and send a pty master")),
+    }
+}
+
+/// Sends `fd` over the connected unix socket `sock`, with one byte of data.
+fn send_fd(sock: libc::c_int, fd: libc::c_int) -> std::io::Result<()> {
+    let mut byte = [0u8; 1];
+    let mut iov = libc::iovec {
+        iov_base: byte.as_mut_ptr().cast(),
+        iov_len: 1,
+    };
+    // Room for one descriptor's control message, aligned as cmsghdr.
+    let mut control = [0u64; 4];
+    // SAFETY: a zeroed msghdr pointing at live buffers; CMSG_* within `control`.
+    unsafe {
+        let mut msg: libc::msghdr = std::mem::zeroed();
+        msg.msg_iov = &mut iov;
+        msg.msg_iovlen = 1;
+        msg.msg_control = control.as_mut_ptr().cast();
+        msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<libc::c_int>() as u32) as usize;
+        let cmsg = libc::CMSG_FIRSTHDR(&msg);
+        (*cmsg).cmsg_level = libc::SOL_SOCKET;
+        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
+        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<libc::c_int>() as u32) as usize;
+        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>(), fd);
+        check(libc::sendmsg(sock, &msg, 0) as libc::c_long).map(drop)
+    }
+}
+
+/// The run's devpts instance: its mount (the unique id, never reused), what it lists, and the
+/// modes of its root and of `ptmx`.
+fn pts_status() -> Outcome {
+    let mut entries: Vec<String> = match std::fs::read_dir("/dev/pts") {
+        Ok(dir) => dir
+            .filter_map(|e| e.ok())
+            .map(|e| e.file_name().to_string_lossy().into_owned())
+            .collect(),
+        Err(e) => return blocked(e, "list /dev/pts"),
+    };
+    entries.sort();
+    let mode = |path: &str| {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::symlink_metadata(path)
+            .map(|m| format!("{:o}", m.permissions().mode() & 0o7777))
+            .unwrap_or_else(|e| format!("unknown({e})"))
+    };
+    // SAFETY: statx fills a zeroed struct; a C string.
+    let mount = unsafe {
+        let mut stx: libc::statx = std::mem::zeroed();
+        // STATX_MNT_ID_UNIQUE (Linux 6.8).
+        let rc = libc::statx(libc::AT_FDCWD, c"/dev/pts".as_ptr(), 0, 0x4000, &mut stx);
+        if rc == 0 && stx.stx_mask & 0x4000 != 0 {
+            stx.stx_mnt_id.to_string()
+        } else {
+            "unknown".to_string()
+        }
+    };
+    Outcome::Status(format!(
+        "STATUS PtsMount={mount} Entries={} Root={} Ptmx={}",
+        entries.join(","),
+        mode("/dev/pts"),
+        mode("/dev/pts/ptmx")
+    ))
 }
 
 fn status() -> Outcome {

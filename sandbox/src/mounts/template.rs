@@ -8,8 +8,9 @@
 //! host links, the `/dev` tmpfs with its device binds and links, and the mount points of the
 //! per-run mounts. Each run is lent a mount namespace of the caller's whose root is a copy of
 //! that tree (`super::view_ns`, one run at a time): its child joins it, takes away the
-//! previous run's mounts and adds only what is its own: the scratch tmpfs (`/tmp`, `/dev/shm`),
-//! a fresh `/proc` and a devpts instance. Where no such namespace can be made, each run clones
+//! previous run's mounts and adds only what is its own: the scratch tmpfs (`/tmp`, `/dev/shm`)
+//! and a fresh `/proc` (the namespace's devpts instance is lent with it, `super::lent_pts`).
+//! Where no such namespace can be made, each run clones
 //! the whole tree in one `open_tree(OPEN_TREE_CLONE | AT_RECURSIVE)` call before its `clone`,
 //! and the child moves the copy into place in a namespace of its own
 //! ([`super::enter_copy`]).
@@ -353,9 +354,9 @@ impl Template {
     /// The descriptors this template may hold: one per bind, its trees and watch, and its
     /// idle namespaces.
     fn fds(&self) -> usize {
-        // An idle view namespace holds six: its own, its IPC namespace's, that one's three
-        // `sysvipc` files and its message queues' file system; an idle network namespace two:
-        // its own and its socket count's.
+        // An idle view namespace holds seven: its own, its IPC namespace's, that one's three
+        // `sysvipc` files and its message queues' file system, and its devpts instance's root;
+        // an idle network namespace two: its own and its socket count's.
         self.bound.len() + 4 + 8 * MAX_IDLE
     }
 
@@ -512,7 +513,7 @@ impl ViewCopy {
         if let CopyRoot::Namespace(ns, scratch) = self.root {
             let left_nothing = scratch.as_ref().is_none_or(Scratch::left_empty);
             let mut idle = self.template.idle.lock().unwrap_or_else(|e| e.into_inner());
-            if ns.ready() && left_nothing && ns.ipc_left_empty() && idle.len() < MAX_IDLE {
+            if ns.ready() && left_nothing && ns.lent_parts_left_empty() && idle.len() < MAX_IDLE {
                 idle.push(ns);
             }
         }

@@ -13,17 +13,19 @@
 //!    into a new pid namespace only, joins the leased namespace with `setns` (and the IPC
 //!    namespace made with it, [`crate::ipcns`], whose leftovers keep it from the pool too),
 //!    takes away what the previous run mounted there ([`ViewNs::enter`]), mounts its own
-//!    scratch, `/proc` and devpts, and only then `unshare`s a user namespace of its own and
-//!    writes its maps. The command therefore holds no capability over any mount of its view:
-//!    it cannot mount, unmount or remount anything there, where a copy in its own namespace
-//!    relied on the mounts being locked and its capabilities dropped.
+//!    scratch and `/proc` (the devpts instance at `/dev/pts` is the namespace's own, mounted
+//!    when it is made, [`super::lent_pts`]), and only then `unshare`s a user namespace of its
+//!    own and writes its maps. The command therefore holds no capability over any mount of its
+//!    view: it cannot mount, unmount or remount anything there, where a copy in its own
+//!    namespace relied on the mounts being locked and its capabilities dropped.
 //! 3. **One run at a time, and nothing left behind.** The runner gives a namespace back only
 //!    after the run's pid 1 was reaped (the kernel ends every process of a pid namespace before
 //!    its init finishes exiting), its child made all its mounts, and the run left its scratch
 //!    exactly as it was made (the caller makes each run's scratch tmpfs and compares its inode
-//!    and block counts after the run, [`Scratch`]); otherwise the namespace is closed, which
-//!    frees everything the run wrote at once. A namespace waiting in the pool therefore holds
-//!    no byte of an earlier run, only empty mounts, detached by the next run.
+//!    and block counts after the run, [`Scratch`]), and left its IPC namespace and devpts
+//!    instance empty and unchanged; otherwise the namespace is closed, which frees everything
+//!    the run wrote at once. A namespace waiting in the pool therefore holds no byte of an
+//!    earlier run, only empty mounts, detached by the next run.
 //! 4. **Roots inside the private `/tmp` are moved, not copied.** They hang below the run's own
 //!    `/tmp`; the next run attaches its `/tmp` beneath the previous one (`MOVE_MOUNT_BENEATH`),
 //!    moves each of the template's entries across, and only then detaches the old one.
@@ -55,6 +57,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU8, Ordering};
 
+use super::lent_pts::LentPts;
 use super::template::{clone_entry, detached_tmpfs, TmpEntry};
 use super::{
     attach_tree, clone_tree, cstr, make_private, mount_devpts, mount_proc, move_tree, open_tree,
@@ -89,6 +92,9 @@ pub(crate) struct ViewNs {
     /// The IPC namespace lent with it ([`crate::ipcns`]); `None` when none could be made (each
     /// run's child makes its own).
     ipc: Option<crate::ipcns::IpcNs>,
+    /// The devpts instance mounted in it ([`super::lent_pts`]); `None` when its runs mount
+    /// their own (no devpts in the view, or none could be mounted).
+    pts: Option<LentPts>,
 }
 
 impl ViewNs {
@@ -136,9 +142,11 @@ impl ViewNs {
     }
 
     /// Whether the last run left no System V object and no message queue in the IPC namespace
-    /// (true when there is none): only then may the namespace serve another run.
-    pub(crate) fn ipc_left_empty(&self) -> bool {
+    /// lent with it, and no pty or changed `ptmx` in its devpts instance (true of each it does
+    /// not lend): only then may the namespace serve another run.
+    pub(crate) fn lent_parts_left_empty(&self) -> bool {
         self.ipc.as_ref().is_none_or(crate::ipcns::IpcNs::is_empty)
+            && self.pts.as_ref().is_none_or(LentPts::is_empty)
     }
 
     /// The namespace's descriptor (closed in the child with the template's, before `execve`).
@@ -147,7 +155,8 @@ impl ViewNs {
     }
 
     /// In the run's child: joins the namespace, detaches what the previous run mounted and makes
-    /// this run's own mounts of `ops` (scratch, devpts, `/proc`). `copies`: this run's copies of
+    /// this run's own mounts of `ops` (scratch, `/proc`, and devpts unless the namespace lends
+    /// its own). `copies`: this run's copies of
     /// the template's `/tmp` entries, for a fresh namespace; `entries`: their names, under which
     /// a used namespace's previous run holds them, to be moved into this run's `/tmp`.
     pub(crate) fn enter(
@@ -183,6 +192,8 @@ impl ViewNs {
                     self.detach_all(c"/proc")?;
                     mount_proc(Path::new("/proc"))?;
                 }
+                // The namespace's own instance, given back empty, serves every run.
+                MountOp::Devpts if self.pts.is_some() => {}
                 MountOp::Devpts => {
                     self.detach_all(c"/dev/pts")?;
                     mount_devpts(Path::new("/dev/pts"))?;
@@ -469,11 +480,17 @@ fn make_here(
         let id = mount_id(&c)?;
         pristine.push((c, id));
     }
+    // Without it, each run's child mounts its own.
+    let pts = per_run
+        .contains(&Path::new("/dev/pts"))
+        .then(LentPts::mount_here)
+        .and_then(Result::ok);
     Ok(ViewNs {
         ns,
         pristine,
         state: AtomicU8::new(FRESH),
         ipc,
+        pts,
     })
 }
 
