@@ -1404,8 +1404,8 @@ mod floors {
         IPC namespaces, uid/gid maps, /proc, devpts, a scratch tmpfs, capabilities dropped, \
         seccomp, Landlock)";
     const LEASED: &str = "all of strict's per-run mechanisms in a leased view (the same in a view \
-        namespace built once: the previous run's /proc, devpts, /dev/shm and /tmp detached, the \
-        new ones mounted, then its user namespace)";
+        namespace built once, with its devpts instance and a scratch the runs keep: the previous \
+        run's /proc detached, the new one mounted, then its user namespace)";
     const SUPERVISED: &str = "all of strict's per-run mechanisms in a leased view, supervised \
         (the same with the runner's program for net = deny, exec = deny: its listener passed to \
         the caller, which lets the execve through and serves the listener until the end)";

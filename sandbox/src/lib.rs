@@ -32,15 +32,16 @@
 //! **strict** (the default): user namespace with inner uid 1000 (so the command holds no
 //! capability after `execve`), mount namespace with a tmpfs root holding only the read roots
 //! (read-only), write roots (read-write), a private `/tmp` and `/dev/shm` (one tmpfs of
-//! `limits.memory_bytes`, or 1 GiB: [`plan::scratch_bytes`]), a fresh read-only `/proc` (its
-//! global entries are the host's own), a curated `/dev`
-//! (the host's null, zero, full, random and urandom nodes, bound read-only: a root runner's
-//! tool would own them) with a devpts instance of its own (ptys work, the host's are invisible;
-//! a leased view's instance serves its runs one at a time, and only while no pty is open in it
-//! and its modes are as mounted) and nothing of
-//! `/run`, `/home`, `/root`, `/var` or `/sys`. A declared root always shows the host tree it
-//! names: a root holding `/tmp` shows the host's `/tmp` (then there is no private one), and a
-//! root naming `/proc` or `/dev`, which strict replaces with its own, is refused. Under a root
+//! `limits.memory_bytes`, or 1 GiB: [`plan::scratch_bytes`]; new for each run, or kept from a
+//! run of a leased view that never touched it, `mounts::view_ns`), a fresh read-only `/proc`
+//! (its global entries are the host's own), a curated `/dev` (the host's null, zero, full,
+//! random and urandom nodes, bound read-only: a root runner's tool would own them) with a
+//! devpts instance of its own (ptys work, the host's are invisible; a leased view's instance
+//! serves its runs one at a time, and only while no pty is open in it and its modes are as
+//! mounted) and nothing of `/run`, `/home`, `/root`, `/var` or `/sys`. A declared root always
+//! shows the host tree it names: a root holding `/tmp` shows the host's `/tmp` (then there is
+//! no private one), and a root naming `/proc` or `/dev`, which strict replaces with its own, is
+//! refused. Under a root
 //! runner the view is built once per policy and its mount namespace belongs to the runner,
 //! lent to one run at a time, so the command holds no capability over any of its mounts
 //! (`mounts::template`, `mounts::view_ns`). Pid namespace, in which the command is pid 1 (the

@@ -1257,6 +1257,7 @@ pub fn run(
                     opts.view_source,
                     held,
                     net,
+                    request.netns,
                 )
             })
         }

@@ -51,7 +51,7 @@ pub(crate) struct Scratch {
 /// when it was made ([`Scratch::as_made`]). Its timestamps are left out: emptying it changes
 /// them anyway, and setting them back would be a journaled write per run.
 #[derive(Debug, PartialEq, Eq)]
-struct Marks {
+pub(crate) struct Marks {
     /// Each name (with its NUL) and its value's length and bytes; `None` when they could not
     /// be read, which never matches.
     xattrs: Option<Vec<u8>>,
@@ -67,7 +67,7 @@ struct Marks {
 const LAYOUT_FLAGS: libc::c_int = 0x0000_1000 | 0x0008_0000 | 0x0004_0000 | 0x1000_0000;
 
 impl Marks {
-    fn of(dir: BorrowedFd<'_>) -> Marks {
+    pub(crate) fn of(dir: BorrowedFd<'_>) -> Marks {
         let mut flags: libc::c_int = 0;
         // SAFETY: FS_IOC_GETFLAGS writes one int through the pointer.
         let got = unsafe { libc::ioctl(dir.as_raw_fd(), libc::FS_IOC_GETFLAGS, &mut flags) };
@@ -78,7 +78,7 @@ impl Marks {
     }
 
     /// Whether a directory that carries `self` carries what it carried when it was made.
-    fn matches(&self, made: &Marks) -> bool {
+    pub(crate) fn matches(&self, made: &Marks) -> bool {
         self.xattrs.is_some() && self == made
     }
 }

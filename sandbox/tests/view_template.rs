@@ -643,7 +643,8 @@ fn leased_namespaces(dir: &Path) -> Result<(), String> {
         a.mnt() != b.mnt() && a.ipc() != b.ipc(),
     )?;
     ipc_objects_never_reach_the_next_run(&p)?;
-    ptys_never_reach_the_next_run(&p, &root)
+    ptys_never_reach_the_next_run(&p, &root)?;
+    scratch_is_kept_only_while_untouched(&p, &root)
 }
 
 /// A run of `escape-probe ACTION...`: the IPC namespace its `ipc-status` names (empty for other
@@ -781,6 +782,59 @@ fn ptys_never_reach_the_next_run(p: &ToolPolicy, root: &Path) -> Result<(), Stri
             && as_mounted(&next, &first),
     )?;
     drop(master);
+    Ok(())
+}
+
+/// A scratch no run touched is kept with its namespace, its mounts in place: a tidy run's
+/// `/tmp` and `/dev/shm` are the next run's. A run that touched it in a way the tool could see
+/// (a file made and removed in `/tmp` or `/dev/shm`, a listing, an unnamed file, an extended
+/// attribute, a mode, a time) is followed by a run with a new one, which is kept again. Under
+/// `net = "allow"` (a policy granting `root`), where the tool could pass a descriptor of its
+/// scratch to a host process, no scratch is kept.
+fn scratch_is_kept_only_while_untouched(p: &ToolPolicy, root: &Path) -> Result<(), String> {
+    let ids_of =
+        |p: &ToolPolicy| probe_line(p, &["mount-ids", "/tmp", "/dev/shm"]).map(|(_, line)| line);
+    let open = root_policy_with("read", root, r#", "net": "allow""#)?;
+    let (one, two) = (ids_of(&open)?, ids_of(&open)?);
+    check(
+        &format!("under net = allow, each run has a new scratch: {one} then {two}"),
+        field(&one, "/tmp=") != field(&two, "/tmp=") && !one.contains("unknown"),
+    )?;
+    let ids = || ids_of(p);
+    let first = ids()?;
+    let again = ids()?;
+    check(
+        &format!("a tidy run's scratch is the next run's: {first} then {again}"),
+        again == first && !first.contains("unknown"),
+    )?;
+    let mut last = again;
+    // Runs of one command, so of one template and one pool of namespaces.
+    let touches: [&[&str]; 7] = [
+        &["make-remove", "/tmp/x"],
+        &["make-remove", "/dev/shm/x"],
+        &["list-later", "/tmp"],
+        &["tmpfile", "/tmp"],
+        &["setxattr", "/tmp", "user.left", "78"],
+        &["chmod", "1770", "/dev/shm"],
+        &["utimes", "/tmp", "1000"],
+    ];
+    for touch in touches {
+        let (_, shown) = probe_line(p, touch)?;
+        let (what, done) = (touch.join(" "), shown.starts_with("SUCCEEDED"));
+        let next = ids()?;
+        let kept = ids()?;
+        let id = |line: &str, path: &str| field(line, &format!("{path}="));
+        check(
+            &format!(
+                "after a run that touched the scratch ({what}: {shown}), the next run has a new \
+                 one, kept for the run after it: {last}, then {next}, then {kept}"
+            ),
+            done && id(&next, "/tmp") != id(&last, "/tmp")
+                && id(&next, "/dev/shm") != id(&last, "/dev/shm")
+                && kept == next,
+        )?;
+        last = kept;
+    }
     Ok(())
 }
 
@@ -1109,6 +1163,7 @@ fn runner_in_a_user_namespace_without_mounts(dir: &Path) -> Result<(), String> {
     )?;
     ipc_objects_never_reach_the_next_run(&p)?;
     ptys_never_reach_the_next_run(&p, &root)?;
+    scratch_is_kept_only_while_untouched(&p, &root)?;
     // Nothing beside the root shows, and the root is read-only.
     std::fs::write(root.with_file_name("secret"), "secret").map_err(|e| e.to_string())?;
     let tries = sh(

@@ -9,10 +9,12 @@
 //! namespace, `sandbox/src/ipcns.rs` and `sandbox/src/mounts/lent_pts.rs`). Each run, in the
 //! child of a `vfork`-style `clone` into a new pid namespace:
 //!
-//! 1. joins the view and its IPC namespace (`setns`), detaches the previous run's `/proc`,
-//!    `/dev/shm` and `/tmp` (each detach waits for an RCU grace period, as the runner's do);
-//! 2. mounts a `/proc` for its pid namespace, and makes a sized scratch tmpfs whose `tmp` and
-//!    `shm` directories it attaches at `/tmp` and `/dev/shm`;
+//! 1. joins the view and its IPC namespace (`setns`), detaches the previous run's `/proc` (the
+//!    detach waits for an RCU grace period, as the runner's do);
+//! 2. mounts a `/proc` for its pid namespace; the first run in the namespace also makes a sized
+//!    scratch tmpfs whose `tmp` and `shm` directories it attaches at `/tmp` and `/dev/shm`,
+//!    which later runs keep, as the runner keeps a scratch that `/bin/true` never touches
+//!    (`sandbox/src/mounts/view_ns.rs`);
 //! 3. makes its user namespace and writes its uid and gid maps;
 //! 4. empties its capability sets, sets NO_NEW_PRIVS, and enforces the Landlock rules of that
 //!    view and the strict seccomp filter. The rules of the view's lasting paths are made from
@@ -149,7 +151,7 @@ struct Sealed {
 }
 
 const DEVICES: [&str; 5] = ["null", "zero", "full", "random", "urandom"];
-const PER_RUN: [&CStr; 3] = [c"/proc", c"/dev/shm", c"/tmp"];
+const PER_RUN: [&CStr; 1] = [c"/proc"];
 
 fn c(s: &str) -> CString {
     CString::new(s).expect("no NUL")
@@ -461,7 +463,8 @@ impl LeasedView {
             {
                 return false;
             }
-            if !self.fresh.replace(false) {
+            let fresh = self.fresh.replace(false);
+            if !fresh {
                 for target in PER_RUN {
                     if libc::umount2(target.as_ptr(), libc::MNT_DETACH) != 0 {
                         return false;
@@ -475,7 +478,7 @@ impl LeasedView {
                 super::PROC_FLAGS,
                 std::ptr::null(),
             ) == 0;
-            if !mounted || !scratch() {
+            if !mounted || (fresh && !scratch()) {
                 return false;
             }
             if libc::unshare(libc::CLONE_NEWUSER) != 0 {

@@ -109,6 +109,10 @@ actions:
   pty-pass SOCKET                 open a pty and send its master over the unix socket SOCKET
   pts-status                      print /dev/pts's mount (unique id), its entries and the modes
                                   of /dev/pts and /dev/pts/ptmx
+  mount-ids PATH...               print the unique id of the mount each PATH shows
+  tmpfile DIR                     make an unnamed file in DIR (O_TMPFILE) and print its inode
+  make-remove PATH                create the file PATH, write to it and remove it
+  list-later DIR                  wait 50 ms (past the clock's tick), then list DIR
   lo-up                           bring the network namespace's loopback interface up
   raw-socket                      open a raw IPv4 socket (ICMP)
   abstract-hold NAME READY SECS   bind and listen on @NAME, create the file READY, hold SECS s
@@ -204,6 +208,10 @@ fn run(action: &str, args: &[String]) -> Outcome {
             "pty" => pty(),
             "pty-pass" => pty_pass(arg(0)?),
             "pts-status" => pts_status(),
+            "mount-ids" => mount_ids(args),
+            "tmpfile" => tmpfile(arg(0)?),
+            "make-remove" => make_remove(arg(0)?),
+            "list-later" => list_later(arg(0)?),
             "lo-up" => lo_up(),
             "raw-socket" => raw_socket(),
             "abstract-hold" => abstract_hold(arg(0)?, arg(1)?, parse(arg(2)?)?),
@@ -1412,23 +1420,67 @@ fn pts_status() -> Outcome {
             .map(|m| format!("{:o}", m.permissions().mode() & 0o7777))
             .unwrap_or_else(|e| format!("unknown({e})"))
     };
-    // SAFETY: statx fills a zeroed struct; a C string.
-    let mount = unsafe {
-        let mut stx: libc::statx = std::mem::zeroed();
-        // STATX_MNT_ID_UNIQUE (Linux 6.8).
-        let rc = libc::statx(libc::AT_FDCWD, c"/dev/pts".as_ptr(), 0, 0x4000, &mut stx);
-        if rc == 0 && stx.stx_mask & 0x4000 != 0 {
-            stx.stx_mnt_id.to_string()
-        } else {
-            "unknown".to_string()
-        }
-    };
+    let mount = unique_mount_id("/dev/pts");
     Outcome::Status(format!(
         "STATUS PtsMount={mount} Entries={} Root={} Ptmx={}",
         entries.join(","),
         mode("/dev/pts"),
         mode("/dev/pts/ptmx")
     ))
+}
+
+/// The unique id (`STATX_MNT_ID_UNIQUE`, Linux 6.8; never reused) of the mount `path` shows,
+/// or `unknown`.
+fn unique_mount_id(path: &str) -> String {
+    let Ok(c) = std::ffi::CString::new(path) else {
+        return "unknown".into();
+    };
+    // SAFETY: statx fills a zeroed struct; a C string.
+    unsafe {
+        let mut stx: libc::statx = std::mem::zeroed();
+        let rc = libc::statx(libc::AT_FDCWD, c.as_ptr(), 0, 0x4000, &mut stx);
+        if rc == 0 && stx.stx_mask & 0x4000 != 0 {
+            stx.stx_mnt_id.to_string()
+        } else {
+            "unknown".to_string()
+        }
+    }
+}
+
+fn mount_ids(paths: &[String]) -> Outcome {
+    let shown: Vec<String> = paths
+        .iter()
+        .map(|p| format!("{p}={}", unique_mount_id(p)))
+        .collect();
+    Outcome::Status(format!("STATUS {}", shown.join(" ")))
+}
+
+fn tmpfile(dir: &str) -> Outcome {
+    use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+    let made = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .custom_flags(libc::O_TMPFILE)
+        .open(dir);
+    match made.and_then(|f| f.metadata()) {
+        Ok(meta) => Outcome::Succeeded(format!("an unnamed file in {dir}, inode {}", meta.ino())),
+        Err(e) => blocked(e, format!("open({dir}, O_TMPFILE)")),
+    }
+}
+
+fn make_remove(path: &str) -> Outcome {
+    match std::fs::write(path, b"x").and_then(|()| std::fs::remove_file(path)) {
+        Ok(()) => Outcome::Succeeded(format!("made and removed {path}")),
+        Err(e) => blocked(e, format!("make and remove {path}")),
+    }
+}
+
+fn list_later(dir: &str) -> Outcome {
+    std::thread::sleep(std::time::Duration::from_millis(50));
+    match std::fs::read_dir(dir).map(|entries| entries.count()) {
+        Ok(n) => Outcome::Succeeded(format!("listed {n} entries of {dir}")),
+        Err(e) => blocked(e, format!("list {dir}")),
+    }
 }
 
 fn status() -> Outcome {

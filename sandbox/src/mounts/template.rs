@@ -354,10 +354,11 @@ impl Template {
     /// The descriptors this template may hold: one per bind, its trees and watch, and its
     /// idle namespaces.
     fn fds(&self) -> usize {
-        // An idle view namespace holds seven: its own, its IPC namespace's, that one's three
-        // `sysvipc` files and its message queues' file system, and its devpts instance's root;
-        // an idle network namespace two: its own and its socket count's.
-        self.bound.len() + 4 + 8 * MAX_IDLE
+        // An idle view namespace holds up to ten: its own, its IPC namespace's, that one's
+        // three `sysvipc` files and its message queues' file system, its devpts instance's
+        // root, and a kept scratch's file system and two directories; an idle network
+        // namespace two: its own and its socket count's.
+        self.bound.len() + 4 + 12 * MAX_IDLE
     }
 
     /// An empty network namespace of the held user namespace for one run: an idle one, or a
@@ -423,6 +424,10 @@ pub(crate) struct ViewCopy {
     template: Arc<Template>,
     /// A held template's network namespace lent to the run with its view namespace.
     net: Option<crate::netns::Empty>,
+    /// Whether an untouched scratch may be kept for the next run: only where the tool's
+    /// network namespace is its own and its `connect` is supervised, so that no descriptor of
+    /// the scratch can have left the run (see [`ViewCopy::give_back`]).
+    keep_scratch: bool,
 }
 
 /// Where a run's view comes from.
@@ -498,6 +503,12 @@ impl ViewCopy {
     /// template if the run's child made all its mounts and the run left its scratch as it was
     /// made (see [`super::view_ns`]). Otherwise it is closed, and everything the run left in it
     /// is freed with it.
+    ///
+    /// A scratch the run never touched ([`Scratch::untouched`]) stays with the namespace, its
+    /// mounts in place, and the next run has it as a new one: where no process of the run is
+    /// left and none outside it holds a descriptor of it, which the tool could only have passed
+    /// out over a socket. So only runs whose network namespace is their own, with `connect`
+    /// supervised (`net = "deny"` or a host list: no host socket is reachable), keep theirs.
     pub(crate) fn give_back(self) {
         // As a root runner's leased network namespace: only with no socket left in it.
         if let Some(net) = self.net.filter(crate::netns::Empty::is_empty) {
@@ -510,10 +521,16 @@ impl ViewCopy {
                 idle.push(net);
             }
         }
-        if let CopyRoot::Namespace(ns, scratch) = self.root {
+        if let CopyRoot::Namespace(mut ns, scratch) = self.root {
             let left_nothing = scratch.as_ref().is_none_or(Scratch::left_empty);
             let mut idle = self.template.idle.lock().unwrap_or_else(|e| e.into_inner());
             if ns.ready() && left_nothing && ns.lent_parts_left_empty() && idle.len() < MAX_IDLE {
+                if let Some(scratch) = scratch
+                    .filter(|_| self.keep_scratch)
+                    .and_then(|mut s| s.untouched().then_some(s))
+                {
+                    ns.keep(scratch);
+                }
                 idle.push(ns);
             }
         }
@@ -565,6 +582,7 @@ pub(crate) fn copy(
     source: ViewSource,
     held: bool,
     net: bool,
+    keep_scratch: bool,
 ) -> Option<ViewCopy> {
     let mut templates = TEMPLATES.lock(|| {});
     let template = match templates.get(&key) {
@@ -618,6 +636,7 @@ pub(crate) fn copy(
         tmp,
         template,
         net,
+        keep_scratch,
     })
 }
 
@@ -630,21 +649,25 @@ fn own_side(
     leased: Option<ViewNs>,
 ) -> Result<(CopyRoot, TmpCopies), String> {
     let root = match leased {
-        Some(ns) => {
+        Some(mut ns) => {
             // The scratch is the caller's, so that it can see after the run whether the run
-            // left anything there (see `ViewCopy::give_back`).
-            let scratch = ops.iter().find_map(|op| match op {
-                MountOp::Scratch {
-                    size_bytes,
-                    tmp,
-                    exec,
-                } => Some(Scratch::make(
-                    *size_bytes,
-                    *tmp,
-                    *exec,
-                    &template.tmp_entries,
-                )),
-                _ => None,
+            // left anything there (see `ViewCopy::give_back`); one the last run never touched
+            // is still in place.
+            let kept = ns.take_kept().map(Ok);
+            let scratch = kept.or_else(|| {
+                ops.iter().find_map(|op| match op {
+                    MountOp::Scratch {
+                        size_bytes,
+                        tmp,
+                        exec,
+                    } => Some(Scratch::make(
+                        *size_bytes,
+                        *tmp,
+                        *exec,
+                        &template.tmp_entries,
+                    )),
+                    _ => None,
+                })
             });
             CopyRoot::Namespace(ns, scratch.transpose()?)
         }
@@ -1167,14 +1190,14 @@ mod tests {
         }];
         let key = u64::MAX - 0x7e57;
         let back_off = || BUILDS_REFUSED.lock(|| {}).get(&key).map(|r| r.back_off);
-        assert!(copy(key, &ops, &[], ViewSource::Copied, false, false).is_none());
+        assert!(copy(key, &ops, &[], ViewSource::Copied, false, false, false).is_none());
         assert_eq!(
             back_off(),
             Some(FIRST_BACK_OFF),
             "the first failure is recorded"
         );
         // Within the back-off: no build, so no second failure doubles it.
-        assert!(copy(key, &ops, &[], ViewSource::Copied, false, false).is_none());
+        assert!(copy(key, &ops, &[], ViewSource::Copied, false, false, false).is_none());
         assert_eq!(
             back_off(),
             Some(FIRST_BACK_OFF),
@@ -1187,7 +1210,7 @@ mod tests {
             .get_mut(&key)
             .expect("recorded")
             .retry_at = past;
-        assert!(copy(key, &ops, &[], ViewSource::Copied, false, false).is_none());
+        assert!(copy(key, &ops, &[], ViewSource::Copied, false, false, false).is_none());
         assert_eq!(
             back_off(),
             Some(2 * FIRST_BACK_OFF),
@@ -1201,7 +1224,7 @@ mod tests {
                 .get_mut(&key)
                 .expect("recorded")
                 .retry_at = std::time::Instant::now();
-            assert!(copy(key, &ops, &[], ViewSource::Copied, false, false).is_none());
+            assert!(copy(key, &ops, &[], ViewSource::Copied, false, false, false).is_none());
             want = (want * 2).min(MAX_BACK_OFF);
             assert_eq!(back_off(), Some(want), "after a failure past the back-off");
         }

@@ -32,6 +32,13 @@
 //! 5. **Never stale.** The pool belongs to one template: a template that no longer holds (a
 //!    root changed on disk, a host mount was made) is built again with an empty pool, and the
 //!    old one's namespaces close with it.
+//! 6. **A scratch no run touched is kept.** Where the tool's network is its own (no descriptor
+//!    of the scratch can have left the run), a scratch the run did not touch at all
+//!    ([`Scratch::untouched`]: nothing in it, its directories' modes, owners, times, extended
+//!    attributes and flags as made, no inode made since, not even an unnamed one) stays in the
+//!    namespace with its mounts, and the next run's child leaves them as they are: its `/tmp`
+//!    and `/dev/shm` are what a new scratch would be, and no tmpfs is made, mounted, detached
+//!    or torn down for it.
 //!
 //! What the previous run left is found by mount identity, not by trust: for each mount point of
 //! a per-run mount the namespace records, when it is made, which mount its path shows (the
@@ -95,6 +102,9 @@ pub(crate) struct ViewNs {
     /// The devpts instance mounted in it ([`super::lent_pts`]); `None` when its runs mount
     /// their own (no devpts in the view, or none could be mounted).
     pts: Option<LentPts>,
+    /// The scratch of the last run, kept because that run never touched it
+    /// ([`Scratch::untouched`]): its mounts are in place for the next run.
+    kept: Option<Scratch>,
 }
 
 impl ViewNs {
@@ -147,6 +157,17 @@ impl ViewNs {
     pub(crate) fn lent_parts_left_empty(&self) -> bool {
         self.ipc.as_ref().is_none_or(crate::ipcns::IpcNs::is_empty)
             && self.pts.as_ref().is_none_or(LentPts::is_empty)
+    }
+
+    /// Keeps `scratch`, whose mounts the last run left in place, for the next run.
+    pub(crate) fn keep(&mut self, mut scratch: Scratch) {
+        scratch.in_place = true;
+        self.kept = Some(scratch);
+    }
+
+    /// The scratch kept for this run ([`ViewNs::keep`]), if any.
+    pub(crate) fn take_kept(&mut self) -> Option<Scratch> {
+        self.kept.take()
     }
 
     /// The namespace's descriptor (closed in the child with the template's, before `execve`).
@@ -202,7 +223,15 @@ impl ViewNs {
             }
         }
         if let Some(scratch) = scratch {
-            if scratch.tmp {
+            if scratch.in_place {
+                // Kept from the run before, which left it untouched: its `/tmp` (with the
+                // template's entries below it) and `/dev/shm` are the mounts in place.
+                if !used {
+                    return Err(format!(
+                        "a scratch kept for a namespace no run has used {BUG}"
+                    ));
+                }
+            } else if scratch.tmp {
                 self.scratch_with_tmp(scratch, used, copies, entries)?;
             } else {
                 let shm = scratch.bind(c"")?;
@@ -277,11 +306,54 @@ impl ViewNs {
 /// its directories and the mount points of the template's `/tmp` entries, so that after the run
 /// it can tell whether the run left anything in it: a namespace is lent again only when it did
 /// not, and nothing a run wrote outlives the run in a namespace waiting in the pool.
+///
+/// A scratch the run never touched is kept with its namespace, its mounts in place, for the
+/// next run ([`Scratch::untouched`]), where the tool's network is its own (see
+/// [`crate::mounts::template::ViewCopy::give_back`]).
 pub(crate) struct Scratch {
     fs: std::fs::File,
     tmp: bool,
     /// Inodes and blocks in use once made.
     made: (u64, u64),
+    /// The directories the tool sees (`tmp` and `shm`, or the root), each with what it showed
+    /// when made.
+    visible: Vec<(OwnedFd, DirState)>,
+    /// The inode number the last [`probe_inode`] got: the file system numbers its inodes in
+    /// sequence, so the next probe gets the one after it unless the run made an inode.
+    probe: u64,
+    /// Whether this run's child finds the scratch's mounts in place: kept from the run before.
+    pub(crate) in_place: bool,
+}
+
+/// What a directory of the scratch shows besides its entries: a run that changed any of it
+/// (its mode, owner, times, extended attributes or inode flags) touched the scratch.
+#[derive(PartialEq, Eq)]
+struct DirState {
+    /// Mode, owner, group, links and size.
+    meta: (libc::mode_t, libc::uid_t, libc::gid_t, u64, i64),
+    /// Access, modification and change times (seconds, nanoseconds).
+    times: [(i64, i64); 3],
+    marks: crate::scratch::Marks,
+}
+
+impl DirState {
+    fn of(dir: &OwnedFd) -> Option<DirState> {
+        use std::os::fd::AsFd;
+        // SAFETY: fstat fills a zeroed struct for our descriptor.
+        let st = unsafe {
+            let mut st: libc::stat = std::mem::zeroed();
+            (libc::fstat(dir.as_raw_fd(), &mut st) == 0).then_some(st)?
+        };
+        Some(DirState {
+            meta: (st.st_mode, st.st_uid, st.st_gid, st.st_nlink, st.st_size),
+            times: [
+                (st.st_atime, st.st_atime_nsec),
+                (st.st_mtime, st.st_mtime_nsec),
+                (st.st_ctime, st.st_ctime_nsec),
+            ],
+            marks: crate::scratch::Marks::of(dir.as_fd()),
+        })
+    }
 }
 
 impl Scratch {
@@ -304,12 +376,56 @@ impl Scratch {
             mount_points_at(&fs, entries)?;
         }
         let made = usage(&fs)?;
-        Ok(Scratch { fs, tmp, made })
+        let names: &[&CStr] = if tmp { &[c"tmp", c"shm"] } else { &[c"."] };
+        let mut visible = Vec::with_capacity(names.len());
+        for name in names {
+            // SAFETY: openat relative to our own descriptor; the new descriptor is owned below.
+            let fd = unsafe {
+                libc::openat(
+                    fs.as_raw_fd(),
+                    name.as_ptr(),
+                    libc::O_RDONLY | libc::O_DIRECTORY | libc::O_CLOEXEC | libc::O_NOFOLLOW,
+                )
+            };
+            if fd < 0 {
+                return Err(os_err(format!("open the scratch's {name:?}")));
+            }
+            // SAFETY: a new descriptor owned here.
+            let fd = unsafe { OwnedFd::from_raw_fd(fd) };
+            let state = DirState::of(&fd).ok_or_else(|| os_err(format!("stat {name:?}")))?;
+            visible.push((fd, state));
+        }
+        let probe = probe_inode(&fs).ok_or_else(|| os_err("probe the scratch's inodes".into()))?;
+        Ok(Scratch {
+            fs,
+            tmp,
+            made,
+            visible,
+            probe,
+            in_place: false,
+        })
     }
 
     /// Whether the run left the scratch as it was made: no file, directory or byte more.
     pub(crate) fn left_empty(&self) -> bool {
         usage(&self.fs).is_ok_and(|now| now == self.made)
+    }
+
+    /// Whether the run did not touch the scratch at all, so that the next run may have it as
+    /// it is: nothing more in it, each directory the tool sees as it was (mode, owner, times,
+    /// extended attributes, inode flags), and no inode made since the last check, not even an
+    /// unnamed one (`O_TMPFILE`), whose number a later file's would reveal. One check makes
+    /// and frees an inode of its own, unseen by the tool.
+    pub(crate) fn untouched(&mut self) -> bool {
+        let same = self.left_empty()
+            && self
+                .visible
+                .iter()
+                .all(|(fd, made)| DirState::of(fd).is_some_and(|now| now == *made));
+        let probe = probe_inode(&self.fs);
+        let unmade = probe == self.probe.checked_add(1);
+        self.probe = probe.unwrap_or(0);
+        same && unmade
     }
 
     pub(crate) fn raw_fd(&self) -> RawFd {
@@ -362,6 +478,26 @@ fn mount_points_at(fs: &std::fs::File, entries: &[TmpEntry]) -> Result<(), Strin
         }
     }
     Ok(())
+}
+
+/// The inode number of an unnamed file made and closed at once in the root of `fs`.
+fn probe_inode(fs: &std::fs::File) -> Option<u64> {
+    // SAFETY: openat relative to our own descriptor; fstat into a zeroed struct; the new
+    // descriptor is owned below.
+    unsafe {
+        let fd = libc::openat(
+            fs.as_raw_fd(),
+            c".".as_ptr(),
+            libc::O_TMPFILE | libc::O_RDWR | libc::O_CLOEXEC,
+            0o600,
+        );
+        if fd < 0 {
+            return None;
+        }
+        let fd = OwnedFd::from_raw_fd(fd);
+        let mut st: libc::stat = std::mem::zeroed();
+        (libc::fstat(fd.as_raw_fd(), &mut st) == 0).then_some(st.st_ino)
+    }
 }
 
 /// Inodes and blocks in use on the filesystem of `fs`.
@@ -491,6 +627,7 @@ fn make_here(
         state: AtomicU8::new(FRESH),
         ipc,
         pts,
+        kept: None,
     })
 }
 
@@ -545,4 +682,125 @@ fn mount_id_at(dir: RawFd, path: &CStr, flags: libc::c_int) -> Result<u64, Strin
         ));
     }
     Ok(stx.stx_mnt_id)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A scratch with a private `/tmp`, or `None` (after saying why) where this process may
+    /// not make a file system (not root).
+    fn made() -> Option<Scratch> {
+        match Scratch::make(1 << 20, true, false, &[]) {
+            Ok(s) => Some(s),
+            // SAFETY: geteuid cannot fail.
+            Err(e) if unsafe { libc::geteuid() } != 0 => {
+                eprintln!("skipped: making a tmpfs needs root here: {e}");
+                None
+            }
+            Err(e) => panic!("root could not make a scratch: {e}"),
+        }
+    }
+
+    /// The scratch's visible directory `i` (0: `tmp`, 1: `shm`).
+    fn dir(s: &Scratch, i: usize) -> RawFd {
+        s.visible[i].0.as_raw_fd()
+    }
+
+    #[test]
+    fn a_scratch_stays_untouched_until_a_run_changes_anything_the_tool_sees() {
+        let Some(mut s) = made() else { return };
+        assert!(s.untouched(), "as made");
+        assert!(
+            s.untouched(),
+            "a second check (the probe's inode counts as its own)"
+        );
+        // Each change below, on a scratch of its own, is one a run could leave for the next.
+        type Change = fn(&Scratch);
+        let changes: [(&str, Change); 7] = [
+            ("a file made and removed in tmp", |s| {
+                // SAFETY: openat/unlinkat relative to our own descriptor, with C strings.
+                unsafe {
+                    let fd = libc::openat(
+                        dir(s, 0),
+                        c"x".as_ptr(),
+                        libc::O_CREAT | libc::O_WRONLY,
+                        0o600,
+                    );
+                    assert!(fd >= 0);
+                    libc::close(fd);
+                    assert_eq!(libc::unlinkat(dir(s, 0), c"x".as_ptr(), 0), 0);
+                }
+            }),
+            ("a file made and removed in shm", |s| {
+                // SAFETY: as above.
+                unsafe {
+                    let fd = libc::openat(
+                        dir(s, 1),
+                        c"x".as_ptr(),
+                        libc::O_CREAT | libc::O_WRONLY,
+                        0o600,
+                    );
+                    assert!(fd >= 0);
+                    libc::close(fd);
+                    assert_eq!(libc::unlinkat(dir(s, 1), c"x".as_ptr(), 0), 0);
+                }
+            }),
+            (
+                "an unnamed file (O_TMPFILE), which changes no directory",
+                |s| {
+                    // SAFETY: openat relative to our own descriptor; closed at once.
+                    unsafe {
+                        let fd = libc::openat(
+                            dir(s, 0),
+                            c".".as_ptr(),
+                            libc::O_TMPFILE | libc::O_RDWR,
+                            0o600,
+                        );
+                        assert!(fd >= 0, "{}", std::io::Error::last_os_error());
+                        libc::close(fd);
+                    }
+                },
+            ),
+            ("an extended attribute", |s| {
+                // SAFETY: fsetxattr on our own descriptor with a live buffer.
+                let rc = unsafe {
+                    libc::fsetxattr(dir(s, 0), c"user.left".as_ptr(), c"x".as_ptr().cast(), 1, 0)
+                };
+                assert_eq!(rc, 0, "{}", std::io::Error::last_os_error());
+            }),
+            ("a mode", |s| {
+                // SAFETY: fchmod on our own descriptor.
+                assert_eq!(unsafe { libc::fchmod(dir(s, 1), 0o1770) }, 0);
+            }),
+            ("a modification time", |s| {
+                let times = [
+                    libc::timespec {
+                        tv_sec: 0,
+                        tv_nsec: libc::UTIME_OMIT,
+                    },
+                    libc::timespec {
+                        tv_sec: 1000,
+                        tv_nsec: 0,
+                    },
+                ];
+                // SAFETY: futimens on our own descriptor with two timespecs.
+                assert_eq!(unsafe { libc::futimens(dir(s, 0), times.as_ptr()) }, 0);
+            }),
+            ("a listing, after the clock moved (its access time)", |s| {
+                std::thread::sleep(std::time::Duration::from_millis(20));
+                let mut buf = [0u64; 64];
+                // SAFETY: getdents64 into our own buffer, of its size in bytes.
+                let n = unsafe {
+                    libc::syscall(libc::SYS_getdents64, dir(s, 0), buf.as_mut_ptr(), 512)
+                };
+                assert!(n > 0);
+            }),
+        ];
+        for (what, change) in changes {
+            let Some(mut s) = made() else { return };
+            change(&s);
+            assert!(!s.untouched(), "{what} is seen");
+        }
+    }
 }
