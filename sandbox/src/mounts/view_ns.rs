@@ -104,7 +104,7 @@ pub(crate) struct ViewNs {
     pts: Option<LentPts>,
     /// The scratch of the last run, kept because that run never touched it
     /// ([`Scratch::untouched`]): its mounts are in place for the next run.
-    kept: Option<Scratch>,
+    kept: Option<Box<Scratch>>,
 }
 
 impl ViewNs {
@@ -162,12 +162,12 @@ impl ViewNs {
     /// Keeps `scratch`, whose mounts the last run left in place, for the next run.
     pub(crate) fn keep(&mut self, mut scratch: Scratch) {
         scratch.in_place = true;
-        self.kept = Some(scratch);
+        self.kept = Some(Box::new(scratch));
     }
 
     /// The scratch kept for this run ([`ViewNs::keep`]), if any.
     pub(crate) fn take_kept(&mut self) -> Option<Scratch> {
-        self.kept.take()
+        self.kept.take().map(|scratch| *scratch)
     }
 
     /// The namespace's descriptor (closed in the child with the template's, before `execve`).
