@@ -18,6 +18,10 @@ mod kernel;
 mod mounts;
 #[path = "support/namespaces.rs"]
 mod namespaces;
+// The runner's own descriptor passing, which `escape-probe pty-pass` sends with.
+#[path = "../src/fdpass.rs"]
+#[allow(dead_code, unused_imports)]
+mod fdpass;
 
 use std::ffi::OsString;
 use std::path::{Path, PathBuf};
@@ -838,33 +842,12 @@ fn scratch_is_kept_only_while_untouched(p: &ToolPolicy, root: &Path) -> Result<(
     Ok(())
 }
 
-/// Accepts one connection on `listener` and receives the descriptor it sends (`SCM_RIGHTS`).
+/// Accepts one connection on `listener` and receives the descriptor it sends (`SCM_RIGHTS`,
+/// by the runner's own descriptor passing, which `escape-probe pty-pass` sends with).
 fn receive_fd(listener: &std::os::unix::net::UnixListener) -> Result<std::os::fd::OwnedFd, String> {
-    use std::os::fd::{AsRawFd, FromRawFd};
+    use std::os::fd::AsFd;
     let (stream, _) = listener.accept().map_err(|e| format!("accept: {e}"))?;
-    let mut byte = [0u8; 1];
-    let mut iov = libc::iovec {
-        iov_base: byte.as_mut_ptr().cast(),
-        iov_len: 1,
-    };
-    let mut control = [0u64; 4];
-    // SAFETY: a zeroed msghdr pointing at live buffers; CMSG_* within `control`.
-    unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = std::mem::size_of_val(&control);
-        if libc::recvmsg(stream.as_raw_fd(), &mut msg, libc::MSG_CMSG_CLOEXEC) < 1 {
-            return Err(format!("recvmsg: {}", std::io::Error::last_os_error()));
-        }
-        let cmsg = libc::CMSG_FIRSTHDR(&msg);
-        if cmsg.is_null() || (*cmsg).cmsg_type != libc::SCM_RIGHTS {
-            return Err("no descriptor came".into());
-        }
-        let fd = std::ptr::read_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>());
-        Ok(std::os::fd::OwnedFd::from_raw_fd(fd))
-    }
+    fdpass::recv_one(stream.as_fd()).map_err(|e| format!("receive a descriptor: {e}"))
 }
 
 /// Two leased runs of `MOUNTS` at once, the second started while the first runs: `markers`

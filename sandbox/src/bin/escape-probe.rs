@@ -23,9 +23,14 @@
 
 #[path = "escape-probe/kernel_paths.rs"]
 mod kernel_paths;
+// The runner's own descriptor passing, for `pty-pass`.
+#[path = "../fdpass.rs"]
+#[allow(dead_code, unused_imports)]
+mod fdpass;
 
 use std::ffi::CString;
 use std::io::{Error, Read, Write};
+use std::os::fd::BorrowedFd;
 use std::os::unix::ffi::OsStrExt;
 use std::process::ExitCode;
 
@@ -1370,36 +1375,14 @@ fn pty_pass(path: &str) -> Outcome {
         // SAFETY: addr is a valid sockaddr_un of at least `len` bytes.
         let ret = unsafe { libc::connect(fd.0, (&addr as *const libc::sockaddr_un).cast(), len) };
         check(ret as libc::c_long)?;
-        send_fd(fd.0, master)
+        // SAFETY: both descriptors are open for the length of the call.
+        let (sock, master) =
+            unsafe { (BorrowedFd::borrow_raw(fd.0), BorrowedFd::borrow_raw(master)) };
+        fdpass::send_one(sock, master)
     });
     match sent {
         Ok(()) => Outcome::Succeeded(format!("sent the master of {shown} to {path}")),
         Err(e) => blocked(e, format!("connect to {path} and send a pty master")),
-    }
-}
-
-/// Sends `fd` over the connected unix socket `sock`, with one byte of data.
-fn send_fd(sock: libc::c_int, fd: libc::c_int) -> std::io::Result<()> {
-    let mut byte = [0u8; 1];
-    let mut iov = libc::iovec {
-        iov_base: byte.as_mut_ptr().cast(),
-        iov_len: 1,
-    };
-    // Room for one descriptor's control message, aligned as cmsghdr.
-    let mut control = [0u64; 4];
-    // SAFETY: a zeroed msghdr pointing at live buffers; CMSG_* within `control`.
-    unsafe {
-        let mut msg: libc::msghdr = std::mem::zeroed();
-        msg.msg_iov = &mut iov;
-        msg.msg_iovlen = 1;
-        msg.msg_control = control.as_mut_ptr().cast();
-        msg.msg_controllen = libc::CMSG_SPACE(std::mem::size_of::<libc::c_int>() as u32) as usize;
-        let cmsg = libc::CMSG_FIRSTHDR(&msg);
-        (*cmsg).cmsg_level = libc::SOL_SOCKET;
-        (*cmsg).cmsg_type = libc::SCM_RIGHTS;
-        (*cmsg).cmsg_len = libc::CMSG_LEN(std::mem::size_of::<libc::c_int>() as u32) as usize;
-        std::ptr::write_unaligned(libc::CMSG_DATA(cmsg).cast::<libc::c_int>(), fd);
-        check(libc::sendmsg(sock, &msg, 0) as libc::c_long).map(drop)
     }
 }
 

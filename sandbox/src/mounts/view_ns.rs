@@ -707,6 +707,17 @@ mod tests {
         s.visible[i].0.as_raw_fd()
     }
 
+    /// Makes the file `x` in the directory `at` and removes it.
+    fn made_and_removed(at: RawFd) {
+        // SAFETY: openat/unlinkat relative to our own descriptor, with C strings.
+        unsafe {
+            let fd = libc::openat(at, c"x".as_ptr(), libc::O_CREAT | libc::O_WRONLY, 0o600);
+            assert!(fd >= 0);
+            libc::close(fd);
+            assert_eq!(libc::unlinkat(at, c"x".as_ptr(), 0), 0);
+        }
+    }
+
     #[test]
     fn a_scratch_stays_untouched_until_a_run_changes_anything_the_tool_sees() {
         let Some(mut s) = made() else { return };
@@ -719,32 +730,10 @@ mod tests {
         type Change = fn(&Scratch);
         let changes: [(&str, Change); 7] = [
             ("a file made and removed in tmp", |s| {
-                // SAFETY: openat/unlinkat relative to our own descriptor, with C strings.
-                unsafe {
-                    let fd = libc::openat(
-                        dir(s, 0),
-                        c"x".as_ptr(),
-                        libc::O_CREAT | libc::O_WRONLY,
-                        0o600,
-                    );
-                    assert!(fd >= 0);
-                    libc::close(fd);
-                    assert_eq!(libc::unlinkat(dir(s, 0), c"x".as_ptr(), 0), 0);
-                }
+                made_and_removed(dir(s, 0))
             }),
             ("a file made and removed in shm", |s| {
-                // SAFETY: as above.
-                unsafe {
-                    let fd = libc::openat(
-                        dir(s, 1),
-                        c"x".as_ptr(),
-                        libc::O_CREAT | libc::O_WRONLY,
-                        0o600,
-                    );
-                    assert!(fd >= 0);
-                    libc::close(fd);
-                    assert_eq!(libc::unlinkat(dir(s, 1), c"x".as_ptr(), 0), 0);
-                }
+                made_and_removed(dir(s, 1))
             }),
             (
                 "an unnamed file (O_TMPFILE), which changes no directory",
