@@ -8,12 +8,12 @@
 //! host links, the `/dev` tmpfs with its device binds and links, and the mount points of the
 //! per-run mounts. Each run is lent a mount namespace of the caller's whose root is a copy of
 //! that tree (`super::view_ns`, one run at a time): its child joins it, takes away the
-//! previous run's mounts and adds only what is its own: the scratch tmpfs (`/tmp`, `/dev/shm`)
-//! and a fresh `/proc` (the namespace's devpts instance is lent with it, `super::lent_pts`).
-//! Where no such namespace can be made, each run clones
-//! the whole tree in one `open_tree(OPEN_TREE_CLONE | AT_RECURSIVE)` call before its `clone`,
-//! and the child moves the copy into place in a namespace of its own
-//! ([`super::enter_copy`]).
+//! previous run's mounts and adds only what is its own: the scratch tmpfs (`/tmp`, `/dev/shm`;
+//! or it keeps the last run's, which that run never touched, `super::view_ns`) and a fresh
+//! `/proc` (the namespace's devpts instance is lent with it, `super::lent_pts`). Where no such
+//! namespace can be made, each run clones the whole tree in one
+//! `open_tree(OPEN_TREE_CLONE | AT_RECURSIVE)` call before its `clone`, and the child moves the
+//! copy into place in a namespace of its own ([`super::enter_copy`]).
 //!
 //! **Never writable.** The template's own tmpfs superblocks are shared by every run's copy, so
 //! every one of its own mounts is read-only before the first copy is made, and a copy carries
@@ -523,14 +523,18 @@ impl ViewCopy {
         }
         if let CopyRoot::Namespace(mut ns, scratch) = self.root {
             let left_nothing = scratch.as_ref().is_none_or(Scratch::left_empty);
+            if !(ns.ready() && left_nothing && ns.lent_parts_left_empty()) {
+                return;
+            }
+            // Checked before the pool's lock is taken: other runs lease and give back meanwhile.
+            if let Some(scratch) = scratch
+                .filter(|_| self.keep_scratch)
+                .and_then(|mut s| s.untouched().then_some(s))
+            {
+                ns.keep(scratch);
+            }
             let mut idle = self.template.idle.lock().unwrap_or_else(|e| e.into_inner());
-            if ns.ready() && left_nothing && ns.lent_parts_left_empty() && idle.len() < MAX_IDLE {
-                if let Some(scratch) = scratch
-                    .filter(|_| self.keep_scratch)
-                    .and_then(|mut s| s.untouched().then_some(s))
-                {
-                    ns.keep(scratch);
-                }
+            if idle.len() < MAX_IDLE {
                 idle.push(ns);
             }
         }

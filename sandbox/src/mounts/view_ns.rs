@@ -319,8 +319,9 @@ pub(crate) struct Scratch {
     /// when made.
     visible: Vec<(OwnedFd, DirState)>,
     /// The inode number the last [`probe_inode`] got: the file system numbers its inodes in
-    /// sequence, so the next probe gets the one after it unless the run made an inode.
-    probe: u64,
+    /// sequence, so the next probe gets the one after it unless the run made an inode. `None`
+    /// when a probe failed: the scratch is then never kept.
+    probe: Option<u64>,
     /// Whether this run's child finds the scratch's mounts in place: kept from the run before.
     pub(crate) in_place: bool,
 }
@@ -395,7 +396,7 @@ impl Scratch {
             let state = DirState::of(&fd).ok_or_else(|| os_err(format!("stat {name:?}")))?;
             visible.push((fd, state));
         }
-        let probe = probe_inode(&fs).ok_or_else(|| os_err("probe the scratch's inodes".into()))?;
+        let probe = probe_inode(&fs);
         Ok(Scratch {
             fs,
             tmp,
@@ -423,8 +424,8 @@ impl Scratch {
                 .iter()
                 .all(|(fd, made)| DirState::of(fd).is_some_and(|now| now == *made));
         let probe = probe_inode(&self.fs);
-        let unmade = probe == self.probe.checked_add(1);
-        self.probe = probe.unwrap_or(0);
+        let unmade = probe.is_some() && probe == self.probe.and_then(|p| p.checked_add(1));
+        self.probe = probe;
         same && unmade
     }
 
