@@ -129,15 +129,7 @@ mod tests {
         let made = std::thread::spawn(IpcNs::unshare_here)
             .join()
             .expect("thread");
-        match made {
-            Ok(ipc) => Some(ipc),
-            // SAFETY: geteuid cannot fail.
-            Err(e) if unsafe { libc::geteuid() } != 0 => {
-                eprintln!("skipped: making an IPC namespace needs root here: {e}");
-                None
-            }
-            Err(e) => panic!("root could not make an IPC namespace: {e}"),
-        }
+        crate::test_kernel::made_as_root(made, "an IPC namespace")
     }
 
     /// Runs `make` on a thread that joined `ipc`; its objects stay in the namespace.

@@ -41,6 +41,7 @@
 //! other runner, and of plans a template cannot hold.
 
 use std::ffi::CString;
+use std::os::fd::RawFd;
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 
@@ -265,6 +266,70 @@ pub(crate) fn thread_root() -> Option<(u64, u64, u64)> {
 
 fn cstr(p: &Path) -> Result<CString, String> {
     CString::new(p.as_os_str().as_bytes()).map_err(|_| format!("path {} has a NUL", p.display()))
+}
+
+/// What `stat` shows of an inode that a run may change and so leave to the next run of a lent
+/// namespace ([`lent_pts`], [`view_ns`]'s scratch): its mode, owner, group, links and size, and
+/// its modification and change times (seconds, nanoseconds). Its access time is left to each
+/// caller: a listing moves it.
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+struct InodeStamp {
+    meta: (libc::mode_t, libc::uid_t, libc::gid_t, u64, i64),
+    times: [(i64, i64); 2],
+}
+
+impl InodeStamp {
+    /// The stamp of `name` under the directory `dir` (`c""` with `AT_EMPTY_PATH`: `dir`
+    /// itself), links not followed, and its access time.
+    fn at(
+        dir: RawFd,
+        name: &std::ffi::CStr,
+        flags: libc::c_int,
+    ) -> Option<(InodeStamp, (i64, i64))> {
+        // SAFETY: fstatat fills a zeroed struct, from a descriptor and a C string.
+        let st = unsafe {
+            let mut st: libc::stat = std::mem::zeroed();
+            let flags = flags | libc::AT_SYMLINK_NOFOLLOW;
+            (libc::fstatat(dir, name.as_ptr(), &mut st, flags) == 0).then_some(st)?
+        };
+        let stamp = InodeStamp {
+            meta: (st.st_mode, st.st_uid, st.st_gid, st.st_nlink, st.st_size),
+            times: [
+                (st.st_mtime, st.st_mtime_nsec),
+                (st.st_ctime, st.st_ctime_nsec),
+            ],
+        };
+        Some((stamp, (st.st_atime, st.st_atime_nsec)))
+    }
+}
+
+/// For tests of what a run may leave: sets the modification time of `name` under `dir` (`c""`:
+/// `dir` itself) to `seconds`, its access time left as it is.
+#[cfg(test)]
+fn set_mtime_at(dir: RawFd, name: &std::ffi::CStr, seconds: i64) {
+    let times = [
+        libc::timespec {
+            tv_sec: 0,
+            tv_nsec: libc::UTIME_OMIT,
+        },
+        libc::timespec {
+            tv_sec: seconds,
+            tv_nsec: 0,
+        },
+    ];
+    let flags = if name.is_empty() {
+        libc::AT_EMPTY_PATH
+    } else {
+        0
+    };
+    // SAFETY: utimensat with a descriptor, a C string and two timespecs.
+    let rc = unsafe { libc::utimensat(dir, name.as_ptr(), times.as_ptr(), flags) };
+    assert_eq!(
+        rc,
+        0,
+        "utimensat {name:?}: {}",
+        std::io::Error::last_os_error()
+    );
 }
 
 fn os_err(what: String) -> String {

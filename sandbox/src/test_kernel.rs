@@ -9,3 +9,17 @@ pub(crate) fn missing(reason: &str) {
     }
     eprintln!("skipped: {reason}");
 }
+
+/// What `made` made, for a test that needs root to make it: `None` (after saying why) when
+/// this process is not root, and a failed test when root could not make `what`.
+pub(crate) fn made_as_root<T>(made: Result<T, String>, what: &str) -> Option<T> {
+    match made {
+        Ok(made) => Some(made),
+        // SAFETY: geteuid cannot fail.
+        Err(e) if unsafe { libc::geteuid() } != 0 => {
+            eprintln!("skipped: making {what} needs root here: {e}");
+            None
+        }
+        Err(e) => panic!("root could not make {what}: {e}"),
+    }
+}

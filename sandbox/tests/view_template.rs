@@ -685,13 +685,13 @@ fn ipc_objects_never_reach_the_next_run(p: &ToolPolicy) -> Result<(), String> {
         !first.is_empty() && again == first,
     )?;
     // Nor can a run change the IPC namespace's limits for the next: its `/proc` is read-only.
-    for limit in ["/proc/sys/kernel/shmmni", "/proc/sys/fs/mqueue/queues_max"] {
-        let (_, wrote) = probe_line(p, &["write", limit])?;
-        check(
-            &format!("a run cannot change {limit}: {wrote}"),
-            wrote.starts_with("BLOCKED"),
-        )?;
-    }
+    each_blocked(
+        p,
+        &[
+            &["write", "/proc/sys/kernel/shmmni"],
+            &["write", "/proc/sys/fs/mqueue/queues_max"],
+        ],
+    )?;
     for kind in ["shm", "sem", "msg", "mq"] {
         // Landlock answers a strict run's `mq_open` with `EACCES`, but only once the queue
         // is made: the probe says whether it was.
@@ -709,6 +709,18 @@ fn ipc_objects_never_reach_the_next_run(p: &ToolPolicy) -> Result<(), String> {
     Ok(())
 }
 
+/// Checks that each of `actions`, a run of `escape-probe ACTION...` under `p`, is blocked.
+fn each_blocked(p: &ToolPolicy, actions: &[&[&str]]) -> Result<(), String> {
+    for action in actions {
+        let (_, line) = probe_line(p, action)?;
+        check(
+            &format!("a run cannot `{}`: {line}", action.join(" ")),
+            line.starts_with("BLOCKED"),
+        )?;
+    }
+    Ok(())
+}
+
 /// The value of `key` (`Name=`) in a probe's status line (empty when missing).
 fn field(line: &str, key: &str) -> String {
     line.split_whitespace()
@@ -717,10 +729,12 @@ fn field(line: &str, key: &str) -> String {
         .to_string()
 }
 
-/// The devpts instance is lent with the view namespace: a tidy run's is lent again; after a run
-/// that changed the mode of `ptmx` or of `/dev/pts`, or passed a pty's master out of the run
-/// (here to this process, over a unix socket in a write root beside `root`), the next run has
-/// another instance, as mounted, listing `ptmx` alone.
+/// The devpts instance is lent with the view namespace: a tidy run's is lent again, also after
+/// a run that opened and closed a pty (the next run's pty is `/dev/pts/0` again), and no run
+/// can mount over it; after a run that changed the mode of `ptmx` or of `/dev/pts` or the time
+/// of `ptmx`, or passed a pty's master out of the run (here to this process, over a unix socket
+/// in a write root beside `root`), the next run has another instance, as mounted, listing
+/// `ptmx` alone.
 fn ptys_never_reach_the_next_run(p: &ToolPolicy, root: &Path) -> Result<(), String> {
     let status = |p: &ToolPolicy| probe_line(p, &["pts-status"]).map(|(_, line)| line);
     let as_mounted = |line: &str, first: &str| {
@@ -741,13 +755,28 @@ fn ptys_never_reach_the_next_run(p: &ToolPolicy, root: &Path) -> Result<(), Stri
             && field(&first, "Entries=") == "ptmx"
             && field(&first, "Ptmx=") == "666",
     )?;
+    for _ in 0..2 {
+        let (_, pty) = probe_line(p, &["pty"])?;
+        let after = status(p)?;
+        check(
+            &format!("a run with a pty ({pty}) leaves the instance to the next: {after}"),
+            pty.contains("/dev/pts/0") && after == first,
+        )?;
+    }
+    each_blocked(p, &[&["mount-tmpfs", "/dev/pts"], &["mount-tmpfs", "/tmp"]])?;
     let mut last = first.clone();
-    for (path, mode) in [("/dev/pts/ptmx", "600"), ("/dev/pts", "700")] {
-        let (_, changed) = probe_line(p, &["chmod", mode, path])?;
+    let changes: [&[&str]; 3] = [
+        &["chmod", "600", "/dev/pts/ptmx"],
+        &["chmod", "700", "/dev/pts"],
+        &["utimes", "/dev/pts/ptmx", "1000"],
+    ];
+    for change in changes {
+        let path = change.join(" ");
+        let (_, changed) = probe_line(p, change)?;
         let next = status(p)?;
         check(
             &format!(
-                "after a run that changed {path} ({changed}), the next run has another \
+                "after a run that did `{path}` ({changed}), the next run has another \
                  instance, as mounted: {last} then {next}"
             ),
             changed.starts_with("SUCCEEDED")

@@ -15,8 +15,8 @@
 //!       ──clone(CLONE_VM | CLONE_PARENT | CLONE_PIDFD)──▶ C2, pid 1, the caller's child
 //!   C1 exits (the caller, suspended until then, reaps it); C2 goes on as a root runner's
 //!   child does with a leased view: [setns(lent network namespace)] → setns(view and its IPC
-//!   namespace) → the previous run's mounts detached, its own made → unshare(CLONE_NEWUSER), a user namespace
-//!   inside the held one → maps → …
+//!   namespace) → the previous run's mounts detached, its own made → unshare(CLONE_NEWUSER),
+//!   a user namespace inside the held one → maps → …
 //! ```
 //!
 //! The command therefore holds no capability over any mount of its view (they belong to the

@@ -15,9 +15,11 @@
 //!   run: a pty whose master a process outside the run still holds (the tool may have passed it
 //!   out over a unix socket), which shows as a node beside `ptmx`, and the metadata of `ptmx`
 //!   and of the root, which the tool may own (a root runner's tool is the owner of both). Before
-//!   the view namespace is lent again, its root must list `ptmx` alone, and the mode, owner and
-//!   group of the root and of `ptmx` must be as they were when it was mounted. Otherwise the
-//!   view namespace is closed with it.
+//!   the view namespace is lent again, its root must list `ptmx` alone, and the mode, owner,
+//!   group, links, size, modification and change times of the root and of `ptmx` must be as
+//!   they were when it was mounted (a time set with `utimensat` could carry data to the next
+//!   run; a pty made and closed leaves them as they were). Access times are left out: a
+//!   listing of `/dev/pts` moves the root's. Otherwise the view namespace is closed with it.
 //!
 //! When the instance cannot be mounted or read, the view namespace lends none, and each run's
 //! child mounts its own, as before. Runs that build or copy their view per run also mount their
@@ -29,7 +31,7 @@
 use std::os::fd::{AsRawFd, FromRawFd, OwnedFd};
 use std::path::Path;
 
-use super::{mount_devpts, os_err};
+use super::{mount_devpts, os_err, InodeStamp};
 
 /// A devpts instance mounted in a view namespace, with what tells whether a run left anything.
 pub(crate) struct LentPts {
@@ -39,14 +41,9 @@ pub(crate) struct LentPts {
     made: Marks,
 }
 
-/// What a run could change of the instance and leave to the next.
-#[derive(Clone, Copy, PartialEq, Eq, Debug)]
-struct Marks {
-    /// The root's mode, owner and group.
-    root: (libc::mode_t, libc::uid_t, libc::gid_t),
-    /// `ptmx`'s mode, owner and group.
-    ptmx: (libc::mode_t, libc::uid_t, libc::gid_t),
-}
+/// What a run could change of the instance and leave to the next: the root's and `ptmx`'s
+/// stamps.
+type Marks = [InodeStamp; 2];
 
 impl LentPts {
     /// Mounts a new instance at `/dev/pts` of the calling thread's mount namespace (a view
@@ -78,19 +75,9 @@ impl LentPts {
 
 /// The root's and `ptmx`'s [`Marks`].
 fn marks(root: &OwnedFd) -> Option<Marks> {
-    let stat_at = |name: &std::ffi::CStr, flags: libc::c_int| {
-        // SAFETY: fstatat fills a zeroed struct, from our descriptor and a C string.
-        unsafe {
-            let mut st: libc::stat = std::mem::zeroed();
-            (libc::fstatat(root.as_raw_fd(), name.as_ptr(), &mut st, flags) == 0).then_some(st)
-        }
-    };
-    let dir = stat_at(c"", libc::AT_EMPTY_PATH)?;
-    let ptmx = stat_at(c"ptmx", libc::AT_SYMLINK_NOFOLLOW)?;
-    Some(Marks {
-        root: (dir.st_mode, dir.st_uid, dir.st_gid),
-        ptmx: (ptmx.st_mode, ptmx.st_uid, ptmx.st_gid),
-    })
+    let (dir, _) = InodeStamp::at(root.as_raw_fd(), c"", libc::AT_EMPTY_PATH)?;
+    let (ptmx, _) = InodeStamp::at(root.as_raw_fd(), c"ptmx", 0)?;
+    Some([dir, ptmx])
 }
 
 /// Whether the directory `root` lists `.`, `..` and `ptmx` and nothing else.
@@ -153,15 +140,7 @@ mod tests {
         })
         .join()
         .expect("thread");
-        match made {
-            Ok(pts) => Some(pts),
-            // SAFETY: geteuid cannot fail.
-            Err(e) if unsafe { libc::geteuid() } != 0 => {
-                eprintln!("skipped: mounting a devpts instance needs root here: {e}");
-                None
-            }
-            Err(e) => panic!("root could not mount a devpts instance: {e}"),
-        }
+        crate::test_kernel::made_as_root(made, "a devpts instance")
     }
 
     fn open_at(pts: &LentPts, name: &std::ffi::CStr, flags: libc::c_int) -> OwnedFd {
@@ -177,33 +156,53 @@ mod tests {
     }
 
     #[test]
-    fn an_open_pty_or_a_changed_ptmx_makes_an_instance_not_empty() {
+    fn an_instance_is_empty_until_a_run_leaves_a_pty_or_changes_ptmx_or_its_root() {
         let Some(pts) = mounted() else { return };
         assert!(pts.is_empty(), "a new instance is empty");
         assert!(pts.is_empty(), "a second check reads the directory again");
-        // A pty held open shows as a node beside ptmx; once closed, the instance is empty again.
-        let master = open_at(
-            &pts,
-            c"ptmx",
-            libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC,
-        );
-        // SAFETY: unlockpt on our own master.
-        assert_eq!(unsafe { libc::unlockpt(master.as_raw_fd()) }, 0, "unlockpt");
-        assert!(!pts.is_empty(), "a pty held open is seen");
-        drop(master);
-        assert!(pts.is_empty(), "a closed pty leaves nothing");
-        // SAFETY: fchmodat of ptmx under our descriptor.
-        let rc = unsafe { libc::fchmodat(pts.root.as_raw_fd(), c"ptmx".as_ptr(), 0o600, 0) };
-        assert_eq!(rc, 0, "chmod ptmx: {}", std::io::Error::last_os_error());
-        assert!(!pts.is_empty(), "a ptmx whose mode changed is seen");
-    }
-
-    #[test]
-    fn a_changed_root_makes_an_instance_not_empty() {
-        let Some(pts) = mounted() else { return };
-        // SAFETY: fchmod of the instance's root, our descriptor.
-        let rc = unsafe { libc::fchmod(pts.root.as_raw_fd(), 0o700) };
-        assert_eq!(rc, 0, "chmod the root: {}", std::io::Error::last_os_error());
-        assert!(!pts.is_empty(), "a root whose mode changed is seen");
+        // Each change below, on an instance of its own.
+        type Change = fn(&LentPts) -> Option<OwnedFd>;
+        let changes: [(&str, Change); 4] = [
+            ("a pty held open", |pts| {
+                let master = open_at(
+                    pts,
+                    c"ptmx",
+                    libc::O_RDWR | libc::O_NOCTTY | libc::O_CLOEXEC,
+                );
+                // SAFETY: unlockpt on our own master.
+                assert_eq!(unsafe { libc::unlockpt(master.as_raw_fd()) }, 0, "unlockpt");
+                Some(master)
+            }),
+            ("a changed mode of ptmx", |pts| {
+                // SAFETY: fchmodat of ptmx under our descriptor.
+                let rc =
+                    unsafe { libc::fchmodat(pts.root.as_raw_fd(), c"ptmx".as_ptr(), 0o600, 0) };
+                assert_eq!(rc, 0, "chmod ptmx: {}", std::io::Error::last_os_error());
+                None
+            }),
+            ("a changed mode of the root", |pts| {
+                // SAFETY: fchmod of the instance's root, our descriptor.
+                let rc = unsafe { libc::fchmod(pts.root.as_raw_fd(), 0o700) };
+                assert_eq!(rc, 0, "chmod the root: {}", std::io::Error::last_os_error());
+                None
+            }),
+            ("a modification time set on ptmx", |pts| {
+                super::super::set_mtime_at(pts.root.as_raw_fd(), c"ptmx", 1000);
+                None
+            }),
+        ];
+        for (what, change) in changes {
+            let Some(pts) = mounted() else { return };
+            let held = change(&pts);
+            assert!(!pts.is_empty(), "{what} is seen");
+            // A pty closed leaves nothing; a change stays.
+            let closed = held.is_some();
+            drop(held);
+            assert_eq!(
+                pts.is_empty(),
+                closed,
+                "{what}, then the pty closed (if any)"
+            );
+        }
     }
 }

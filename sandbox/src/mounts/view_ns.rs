@@ -66,6 +66,7 @@ use std::sync::atomic::{AtomicU8, Ordering};
 
 use super::lent_pts::LentPts;
 use super::template::{clone_entry, detached_tmpfs, TmpEntry};
+use super::InodeStamp;
 use super::{
     attach_tree, clone_tree, cstr, make_private, mount_devpts, mount_proc, move_tree, open_tree,
     os_err, pivot, sticky_dirs_at, MountOp, MOUNT_ATTR_NODEV, MOUNT_ATTR_NOEXEC, MOUNT_ATTR_NOSUID,
@@ -101,7 +102,7 @@ pub(crate) struct ViewNs {
     ipc: Option<crate::ipcns::IpcNs>,
     /// The devpts instance mounted in it ([`super::lent_pts`]); `None` when its runs mount
     /// their own (no devpts in the view, or none could be mounted).
-    pts: Option<LentPts>,
+    pts: Option<Box<LentPts>>,
     /// The scratch of the last run, kept because that run never touched it
     /// ([`Scratch::untouched`]): its mounts are in place for the next run.
     kept: Option<Box<Scratch>>,
@@ -156,7 +157,7 @@ impl ViewNs {
     /// not lend): only then may the namespace serve another run.
     pub(crate) fn lent_parts_left_empty(&self) -> bool {
         self.ipc.as_ref().is_none_or(crate::ipcns::IpcNs::is_empty)
-            && self.pts.as_ref().is_none_or(LentPts::is_empty)
+            && self.pts.as_deref().is_none_or(LentPts::is_empty)
     }
 
     /// Keeps `scratch`, whose mounts the last run left in place, for the next run.
@@ -330,28 +331,19 @@ pub(crate) struct Scratch {
 /// (its mode, owner, times, extended attributes or inode flags) touched the scratch.
 #[derive(PartialEq, Eq)]
 struct DirState {
-    /// Mode, owner, group, links and size.
-    meta: (libc::mode_t, libc::uid_t, libc::gid_t, u64, i64),
-    /// Access, modification and change times (seconds, nanoseconds).
-    times: [(i64, i64); 3],
+    stamp: InodeStamp,
+    /// Its access time too: a listing of `/tmp` tells the next run that one happened.
+    accessed: (i64, i64),
     marks: crate::scratch::Marks,
 }
 
 impl DirState {
     fn of(dir: &OwnedFd) -> Option<DirState> {
         use std::os::fd::AsFd;
-        // SAFETY: fstat fills a zeroed struct for our descriptor.
-        let st = unsafe {
-            let mut st: libc::stat = std::mem::zeroed();
-            (libc::fstat(dir.as_raw_fd(), &mut st) == 0).then_some(st)?
-        };
+        let (stamp, accessed) = InodeStamp::at(dir.as_raw_fd(), c"", libc::AT_EMPTY_PATH)?;
         Some(DirState {
-            meta: (st.st_mode, st.st_uid, st.st_gid, st.st_nlink, st.st_size),
-            times: [
-                (st.st_atime, st.st_atime_nsec),
-                (st.st_mtime, st.st_mtime_nsec),
-                (st.st_ctime, st.st_ctime_nsec),
-            ],
+            stamp,
+            accessed,
             marks: crate::scratch::Marks::of(dir.as_fd()),
         })
     }
@@ -621,7 +613,8 @@ fn make_here(
     let pts = per_run
         .contains(&Path::new("/dev/pts"))
         .then(LentPts::mount_here)
-        .and_then(Result::ok);
+        .and_then(Result::ok)
+        .map(Box::new);
     Ok(ViewNs {
         ns,
         pristine,
@@ -692,15 +685,7 @@ mod tests {
     /// A scratch with a private `/tmp`, or `None` (after saying why) where this process may
     /// not make a file system (not root).
     fn made() -> Option<Scratch> {
-        match Scratch::make(1 << 20, true, false, &[]) {
-            Ok(s) => Some(s),
-            // SAFETY: geteuid cannot fail.
-            Err(e) if unsafe { libc::geteuid() } != 0 => {
-                eprintln!("skipped: making a tmpfs needs root here: {e}");
-                None
-            }
-            Err(e) => panic!("root could not make a scratch: {e}"),
-        }
+        crate::test_kernel::made_as_root(Scratch::make(1 << 20, true, false, &[]), "a scratch")
     }
 
     /// The scratch's visible directory `i` (0: `tmp`, 1: `shm`).
@@ -764,18 +749,7 @@ mod tests {
                 assert_eq!(unsafe { libc::fchmod(dir(s, 1), 0o1770) }, 0);
             }),
             ("a modification time", |s| {
-                let times = [
-                    libc::timespec {
-                        tv_sec: 0,
-                        tv_nsec: libc::UTIME_OMIT,
-                    },
-                    libc::timespec {
-                        tv_sec: 1000,
-                        tv_nsec: 0,
-                    },
-                ];
-                // SAFETY: futimens on our own descriptor with two timespecs.
-                assert_eq!(unsafe { libc::futimens(dir(s, 0), times.as_ptr()) }, 0);
+                super::super::set_mtime_at(dir(s, 0), c"", 1000)
             }),
             ("a listing, after the clock moved (its access time)", |s| {
                 std::thread::sleep(std::time::Duration::from_millis(20));
