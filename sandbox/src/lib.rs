@@ -37,8 +37,8 @@
 //! (its global entries are the host's own), a curated `/dev` (the host's null, zero, full,
 //! random and urandom nodes, bound read-only: a root runner's tool would own them) with a
 //! devpts instance of its own (ptys work, the host's are invisible; a leased view's instance
-//! serves its runs one at a time, and only while no pty is open in it and its modes are as
-//! mounted) and nothing of `/run`, `/home`, `/root`, `/var` or `/sys`. A declared root always
+//! serves its runs one at a time, and only while no pty is open in it and its modes and times
+//! are as mounted) and nothing of `/run`, `/home`, `/root`, `/var` or `/sys`. A declared root always
 //! shows the host tree it names: a root holding `/tmp` shows the host's `/tmp` (then there is
 //! no private one), and a root naming `/proc` or `/dev`, which strict replaces with its own, is
 //! refused. Under a root
