@@ -38,10 +38,10 @@
 //! random and urandom nodes, bound read-only: a root runner's tool would own them) with a
 //! devpts instance of its own (ptys work, the host's are invisible; a leased view's instance
 //! serves its runs one at a time, and only while no pty is open in it and its modes and times
-//! are as mounted) and nothing of `/run`, `/home`, `/root`, `/var` or `/sys`. A declared root always
-//! shows the host tree it names: a root holding `/tmp` shows the host's `/tmp` (then there is
-//! no private one), and a root naming `/proc` or `/dev`, which strict replaces with its own, is
-//! refused. Under a root
+//! are as mounted) and nothing of `/run`, `/home`, `/root`, `/var` or `/sys`. A declared root
+//! always shows the host tree it names: a root holding `/tmp` shows the host's `/tmp` (then
+//! there is no private one), and a root naming `/proc` or `/dev`, which strict replaces with
+//! its own, is refused. Under a root
 //! runner the view is built once per policy and its mount namespace belongs to the runner,
 //! lent to one run at a time, so the command holds no capability over any of its mounts
 //! (`mounts::template`, `mounts::view_ns`). Pid namespace, in which the command is pid 1 (the
