@@ -1405,7 +1405,8 @@ mod floors {
         seccomp, Landlock)";
     const LEASED: &str = "all of strict's per-run mechanisms in a leased view (the same in a view \
         namespace built once, with its devpts instance and a scratch the runs keep: the previous \
-        run's /proc detached, the new one mounted, then its user namespace)";
+        run's /proc detached, the new one mounted, then the user namespace made with the view \
+        joined)";
     const SUPERVISED: &str = "all of strict's per-run mechanisms in a leased view, supervised \
         (the same with the runner's program for net = deny, exec = deny: its listener passed to \
         the caller, which lets the execve through and serves the listener until the end)";

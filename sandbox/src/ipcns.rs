@@ -13,7 +13,8 @@
 //!   the IPC namespace too, so the runner's user namespace (or the held one) owns it, not the
 //!   tool's. The tool cannot change its limits: its `/proc` is read-only.
 //! * **One run at a time**, as its view namespace: the child of the run joins it before it
-//!   makes its own user namespace, and two runs at the same moment hold two view namespaces.
+//!   leaves the runner's user namespace, and two runs at the same moment hold two view
+//!   namespaces.
 //! * **Given back empty, or not at all.** What outlives a process in an IPC namespace is what
 //!   it names: System V shared memory segments, semaphore sets and message queues, and POSIX
 //!   message queues. Before the view namespace is lent again, `/proc/sysvipc/shm`, `sem` and

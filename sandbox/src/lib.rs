@@ -30,8 +30,9 @@
 //! # Profiles
 //!
 //! **strict** (the default): user namespace with inner uid 1000 (so the command holds no
-//! capability after `execve`), mount namespace with a tmpfs root holding only the read roots
-//! (read-only), write roots (read-write), a private `/tmp` and `/dev/shm` (one tmpfs of
+//! capability after `execve`; made with a leased view and joined by its runs, where it owns
+//! none of their namespaces and no run can change it: `mounts::lent_user`), mount namespace
+//! with a tmpfs root holding only the read roots (read-only), write roots (read-write), a private `/tmp` and `/dev/shm` (one tmpfs of
 //! `limits.memory_bytes`, or 1 GiB: [`plan::scratch_bytes`]; new for each run, or kept from a
 //! run of a leased view that never touched it, `mounts::view_ns`), a fresh read-only `/proc`
 //! (its global entries are the host's own), a curated `/dev` (the host's null, zero, full,

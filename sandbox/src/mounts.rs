@@ -49,6 +49,7 @@ use serde::{Deserialize, Serialize};
 
 pub(crate) mod held;
 mod lent_pts;
+mod lent_user;
 mod place;
 pub mod template;
 pub(crate) mod view_ns;

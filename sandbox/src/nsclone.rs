@@ -13,7 +13,8 @@
 //! caller ──clone(CLONE_VM | CLONE_NEW{PID[,IPC: none lent][,NET]})──▶ C
 //!   C: … → cgroups → setns(leased net), or lo up, egress listeners → setns(view), and
 //!      setns(its IPC namespace, crate::ipcns) → the previous run's mounts detached, its own
-//!      made → unshare(CLONE_NEWUSER) → uid/gid maps → working directory → …
+//!      made → setns(its user namespace, crate::mounts::lent_user), or unshare(CLONE_NEWUSER)
+//!      → uid/gid maps → working directory → …
 //! ```
 //!
 //! **Why `CLONE_VM`.** A fork copies the caller's page tables, which costs about 35 ms per GiB
@@ -501,11 +502,19 @@ fn enter_template(
     match &copy.root {
         CopyRoot::Tree(tree) => crate::mounts::enter_copy(&req.mounts, tree, &copy.tmp),
         CopyRoot::Namespace(ns, scratch) => {
-            // Opened on the caller's procfs: the view's `/proc` is read-only.
-            let proc_self =
-                std::fs::File::open("/proc/self").map_err(|e| format!("open /proc/self: {e}"))?;
+            // The view's user namespace, or what this run needs to make its own.
+            let own = match ns.lent_user(euid, egid) {
+                Some(lent) => Ok(lent),
+                // Opened on the caller's procfs: the view's `/proc` is read-only.
+                None => std::fs::File::open("/proc/self")
+                    .map(Err)
+                    .map_err(|e| format!("open /proc/self: {e}"))?,
+            };
             ns.enter(&req.mounts, scratch.as_ref(), &copy.tmp, copy.tmp_entries())?;
-            crate::child::own_user_namespace(&proc_self, euid, egid)
+            match own {
+                Ok(lent) => lent.join(),
+                Err(proc_self) => crate::child::own_user_namespace(&proc_self, euid, egid),
+            }
         }
     }
 }

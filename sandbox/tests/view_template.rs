@@ -580,8 +580,8 @@ fn leased_namespaces(dir: &Path) -> Result<(), String> {
     )?;
     check(
         &format!(
-            "a later run reuses the namespace ({} then {}), with a user namespace of its own \
-             ({} then {}) and the same mounts ({} then {})",
+            "a later run reuses the namespace ({} then {}), with its user namespace ({} then \
+             {}) and the same mounts ({} then {})",
             first.mnt(),
             tidy.mnt(),
             first.user(),
@@ -589,7 +589,7 @@ fn leased_namespaces(dir: &Path) -> Result<(), String> {
             first.mounts(),
             tidy.mounts()
         ),
-        tidy.mnt() == first.mnt() && tidy.user() != first.user() && tidy.mounts() == first.mounts(),
+        tidy.mnt() == first.mnt() && tidy.user() == first.user() && tidy.mounts() == first.mounts(),
     )?;
     // A run killed by its timeout with files left in its scratch: that namespace is closed,
     // and what the run wrote goes with it.
@@ -637,18 +637,63 @@ fn leased_namespaces(dir: &Path) -> Result<(), String> {
     let (a, b) = two_at_once(&p, ["0.8106", "0.3107"])?;
     check(
         &format!(
-            "two runs at once have two mount namespaces ({} and {}) and two IPC namespaces ({} \
-             and {})",
+            "two runs at once have two mount namespaces ({} and {}), two IPC namespaces ({} \
+             and {}) and two user namespaces ({} and {})",
             a.mnt(),
             b.mnt(),
             a.ipc(),
-            b.ipc()
+            b.ipc(),
+            a.user(),
+            b.user()
         ),
-        a.mnt() != b.mnt() && a.ipc() != b.ipc(),
+        a.mnt() != b.mnt() && a.ipc() != b.ipc() && a.user() != b.user(),
     )?;
+    user_maps_never_change(&p, runner)?;
     ipc_objects_never_reach_the_next_run(&p)?;
     ptys_never_reach_the_next_run(&p, &root)?;
     scratch_is_kept_only_while_untouched(&p, &root)
+}
+
+/// The user namespace is lent with the view namespace ([`sandbox`]'s `mounts::lent_user`): runs
+/// one after the other join the same one, which is not `runner` (the user namespace the view's
+/// namespaces belong to) and maps the runner's ids to 1000, as a run's own did. No run can write
+/// any of its maps (the run's `/proc` is read-only, and each map takes one write), so the next
+/// run sees them as they were.
+fn user_maps_never_change(p: &ToolPolicy, runner: u64) -> Result<(), String> {
+    const MAPS: &str = "id -u; id -g; cd /proc/self && cat uid_map gid_map setgroups projid_map";
+    let first = seen(p, MAPS, "0.3108", ViewSource::Leased)?;
+    let maps = stdout(&first.out);
+    // SAFETY: geteuid and getegid cannot fail.
+    let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
+    let want = format!("1000 1000 1000 {euid} 1 1000 {egid} 1 deny");
+    check(
+        &format!("the run is uid and gid 1000, mapped to the runner's, `setgroups` denied: {maps}"),
+        maps.split_whitespace()
+            .take(9)
+            .collect::<Vec<_>>()
+            .join(" ")
+            == want
+            && first.user() != runner,
+    )?;
+    each_blocked(
+        p,
+        &[
+            &["write-text", "/proc/self/uid_map", "0 0 1"],
+            &["write-text", "/proc/self/gid_map", "0 0 1"],
+            &["write-text", "/proc/self/setgroups", "allow"],
+            &["write-text", "/proc/self/projid_map", "0 0 1"],
+        ],
+    )?;
+    let next = seen(p, MAPS, "0.3109", ViewSource::Leased)?;
+    check(
+        &format!(
+            "the next run joins the same user namespace ({} then {}) with the same maps: {}",
+            first.user(),
+            next.user(),
+            show(&next.out)
+        ),
+        next.user() == first.user() && stdout(&next.out) == maps,
+    )
 }
 
 /// A run of `escape-probe ACTION...`: the IPC namespace its `ipc-status` names (empty for other
@@ -1173,6 +1218,7 @@ fn runner_in_a_user_namespace_without_mounts(dir: &Path) -> Result<(), String> {
             && [a.owner, b.owner, a.net_owner, b.net_owner] == [parent; 4]
             && [a.ipc_owner, b.ipc_owner] == [parent; 2],
     )?;
+    user_maps_never_change(&p, parent)?;
     ipc_objects_never_reach_the_next_run(&p)?;
     ptys_never_reach_the_next_run(&p, &root)?;
     scratch_is_kept_only_while_untouched(&p, &root)?;

@@ -4,10 +4,11 @@
 //!
 //! The view holds what the bench's 1-root strict policy sees: `/usr` and `/etc` read-only, the
 //! host's top-level links into `/usr` (or binds of those directories), the declared root, the
-//! five device nodes, and mount points for the per-run filesystems, with an IPC namespace made
-//! beside it and a devpts instance mounted in it (the runner lends both with each view
-//! namespace, `sandbox/src/ipcns.rs` and `sandbox/src/mounts/lent_pts.rs`). Each run, in the
-//! child of a `vfork`-style `clone` into a new pid namespace:
+//! five device nodes, and mount points for the per-run filesystems, with an IPC namespace and a
+//! user namespace made beside it and a devpts instance mounted in it (the runner lends all three
+//! with each view namespace, `sandbox/src/ipcns.rs`, `sandbox/src/mounts/lent_user.rs` and
+//! `sandbox/src/mounts/lent_pts.rs`). Each run, in the child of a `vfork`-style `clone` into a
+//! new pid namespace:
 //!
 //! 1. joins the view and its IPC namespace (`setns`), detaches the previous run's `/proc` (the
 //!    detach waits for an RCU grace period, as the runner's do);
@@ -15,7 +16,8 @@
 //!    scratch tmpfs whose `tmp` and `shm` directories it attaches at `/tmp` and `/dev/shm`,
 //!    which later runs keep, as the runner keeps a scratch that `/bin/true` never touches
 //!    (`sandbox/src/mounts/view_ns.rs`);
-//! 3. makes its user namespace and writes its uid and gid maps;
+//! 3. joins the user namespace made with the view, which maps the runner's uid and gid to
+//!    1000 (a run of the runner's made its own and wrote its maps until the runner lent one);
 //! 4. empties its capability sets, sets NO_NEW_PRIVS, and enforces the Landlock rules of that
 //!    view and the strict seccomp filter. The rules of the view's lasting paths are made from
 //!    descriptors opened once (the runner's come from its template's), those of the run's own
@@ -91,7 +93,8 @@ pub(crate) struct LeasedView {
     _declared: tempfile::TempDir,
     /// No previous run's filesystems to detach yet.
     fresh: Cell<bool>,
-    maps: [(CString, CString); 3],
+    /// The user namespace made with the view, which each run's child joins last.
+    user: OwnedFd,
     filter: Vec<libc::sock_filter>,
     /// The filesystem rights the ruleset handles.
     handled: u64,
@@ -110,12 +113,10 @@ pub(crate) struct LeasedView {
 }
 
 /// A view whose mount namespace belongs to a user namespace the runner holds, as an
-/// unprivileged runner's would have to: its user namespace, the host's procfs (for the
-/// second child's own `/proc` entry), the second child's stack, which child is running, and
-/// the second child's pid.
+/// unprivileged runner's would have to: its user namespace, the second child's stack, which
+/// child is running, and the second child's pid.
 struct Held {
     user: OwnedFd,
-    host_proc: OwnedFd,
     stack: std::cell::RefCell<Vec<u8>>,
     second: Cell<bool>,
     pid: Cell<libc::pid_t>,
@@ -252,18 +253,12 @@ impl LeasedView {
             });
         }
         let (ns, ipc, held_user) = build_namespace(&c(&base), &steps, hold_user)?;
-        let held = match held_user {
-            Some(user) => Some(Held {
-                user,
-                host_proc: std::fs::File::open("/proc")
-                    .map(OwnedFd::from)
-                    .map_err(|e| format!("/proc: {e}"))?,
-                stack: std::cell::RefCell::new(vec![0u8; 256 << 10]),
-                second: Cell::new(false),
-                pid: Cell::new(-1),
-            }),
-            None => None,
-        };
+        let held = held_user.map(|user| Held {
+            user,
+            stack: std::cell::RefCell::new(vec![0u8; 256 << 10]),
+            second: Cell::new(false),
+            pid: Cell::new(-1),
+        });
         let all = raw::all_fs_rights(abi);
         let (read, exec) = (raw::READ_FILE | raw::READ_DIR, raw::EXECUTE);
         // Writing a file, truncating it and its device ioctls: what a file rule may hold.
@@ -287,11 +282,14 @@ impl LeasedView {
             _root: dir,
             _declared: declared,
             fresh: Cell::new(true),
-            maps: [
-                (c("setgroups"), c("deny")),
-                (c("uid_map"), c(&format!("1000 {uid} 1"))),
-                (c("gid_map"), c(&format!("1000 {gid} 1"))),
-            ],
+            user: lent_user(
+                held.as_ref().map(|h| h.user.as_fd()),
+                &[
+                    (c("setgroups"), c("deny")),
+                    (c("uid_map"), c(&format!("1000 {uid} 1"))),
+                    (c("gid_map"), c(&format!("1000 {gid} 1"))),
+                ],
+            )?,
             filter,
             handled: all,
             lasting,
@@ -449,16 +447,8 @@ impl LeasedView {
     pub(crate) fn apply(&self) -> bool {
         // SAFETY: raw system calls on C strings, integers and descriptors owned here.
         unsafe {
-            // Opened on the host's procfs: the view's `/proc` is read-only. A held view's
-            // second child is in the view already, and reaches the host's procfs through the
-            // descriptor its first child inherited.
-            let flags = libc::O_PATH | libc::O_DIRECTORY | libc::O_CLOEXEC;
-            let proc_self = match &self.held {
-                Some(held) => libc::openat(held.host_proc.as_raw_fd(), c"self".as_ptr(), flags),
-                None => libc::open(c"/proc/self".as_ptr(), flags),
-            };
-            if proc_self < 0
-                || (self.held.is_none() && libc::setns(self.ns.as_raw_fd(), libc::CLONE_NEWNS) != 0)
+            // A held view's second child is in the view already.
+            if (self.held.is_none() && libc::setns(self.ns.as_raw_fd(), libc::CLONE_NEWNS) != 0)
                 || libc::setns(self.ipc.as_raw_fd(), libc::CLONE_NEWIPC) != 0
             {
                 return false;
@@ -481,12 +471,7 @@ impl LeasedView {
             if !mounted || (fresh && !scratch()) {
                 return false;
             }
-            if libc::unshare(libc::CLONE_NEWUSER) != 0 {
-                return false;
-            }
-            let mapped = super::write_maps(proc_self, &self.maps);
-            libc::close(proc_self);
-            if !mapped {
+            if libc::setns(self.user.as_raw_fd(), libc::CLONE_NEWUSER) != 0 {
                 return false;
             }
             super::no_capabilities() && self.restrict() && self.load_filter()
@@ -632,6 +617,55 @@ fn scratch() -> bool {
     // SAFETY: closing the tmpfs made here; its two attached copies keep it.
     unsafe { libc::close(fs) };
     ok
+}
+
+/// A user namespace with `maps` written, as the runner lends one with each view namespace: made
+/// by a forked helper, in the held user namespace `held` if given, which writes its own maps.
+fn lent_user(held: Option<BorrowedFd<'_>>, maps: &[(CString, CString)]) -> Result<OwnedFd, String> {
+    let mut ready = [0; 2];
+    // SAFETY: pipe fills the array.
+    if unsafe { libc::pipe2(ready.as_mut_ptr(), libc::O_CLOEXEC) } != 0 {
+        return Err(os_error("pipe"));
+    }
+    // SAFETY: the child makes raw system calls only, and leaves with _exit.
+    let pid = unsafe { libc::fork() };
+    if pid < 0 {
+        return Err(os_error("fork"));
+    }
+    if pid == 0 {
+        // SAFETY: system calls on C strings and our own descriptors, then waiting to be killed.
+        unsafe {
+            let made = held
+                .is_none_or(|user| libc::setns(user.as_raw_fd(), libc::CLONE_NEWUSER) == 0)
+                && libc::unshare(libc::CLONE_NEWUSER) == 0
+                && super::write_maps(libc::open(c"/proc/self".as_ptr(), libc::O_PATH), maps);
+            let byte = [u8::from(made)];
+            libc::write(ready[1], byte.as_ptr().cast(), 1);
+            libc::pause();
+            libc::_exit(0);
+        }
+    }
+    let mut byte = [0u8];
+    // SAFETY: closing the helper's end, reading a byte into a local array.
+    let made = unsafe {
+        libc::close(ready[1]);
+        let got = libc::read(ready[0], byte.as_mut_ptr().cast(), 1);
+        libc::close(ready[0]);
+        got == 1 && byte[0] == 1
+    };
+    let user = if made {
+        std::fs::File::open(format!("/proc/{pid}/ns/user"))
+            .map(OwnedFd::from)
+            .map_err(|e| format!("the view's user namespace: {e}"))
+    } else {
+        Err("the view's user namespace could not be made".to_string())
+    };
+    // SAFETY: ending and reaping our helper; the namespace lives on through its descriptor.
+    unsafe {
+        libc::kill(pid, libc::SIGKILL);
+        libc::waitpid(pid, std::ptr::null_mut(), 0);
+    }
+    user
 }
 
 /// Runs `steps` in a helper process's private mount namespace on a tmpfs mounted at `root`,

@@ -64,6 +64,8 @@ fn blocked_no_errno(detail: impl Into<String>) -> Outcome {
 const USAGE: &str = "usage: escape-probe <action> [args]
 actions:
   write PATH                      create/truncate PATH and write to it
+  write-text PATH TEXT            open the existing PATH for writing and write TEXT in one call
+                                  (a procfs setting or map, which takes one write)
   symlink-write TARGET LINK       create LINK -> TARGET, then write through LINK
   hardlink SRC DST                hard-link SRC (outside) to DST (inside a root)
   read PATH [NEEDLE]              read PATH (succeeds only if it contains NEEDLE, when given)
@@ -168,6 +170,7 @@ fn run(action: &str, args: &[String]) -> Outcome {
     let result = (|| -> Result<Outcome, Outcome> {
         Ok(match action {
             "write" => write_file(arg(0)?),
+            "write-text" => write_text(arg(0)?, arg(1)?),
             "symlink-write" => symlink_write(arg(0)?, arg(1)?),
             "hardlink" => hardlink(arg(0)?, arg(1)?),
             "read" => read_file(arg(0)?, args.get(1).map(String::as_str)),
@@ -252,6 +255,17 @@ fn check(ret: libc::c_long) -> Result<libc::c_long, Error> {
 
 fn write_file(path: &str) -> Outcome {
     match write_through(path) {
+        Ok(n) => Outcome::Succeeded(format!("wrote {n} bytes to {path}")),
+        Err(e) => blocked(e, format!("open/write {path}")),
+    }
+}
+
+fn write_text(path: &str, text: &str) -> Outcome {
+    let written = std::fs::OpenOptions::new()
+        .write(true)
+        .open(path)
+        .and_then(|mut file| file.write(text.as_bytes()));
+    match written {
         Ok(n) => Outcome::Succeeded(format!("wrote {n} bytes to {path}")),
         Err(e) => blocked(e, format!("open/write {path}")),
     }

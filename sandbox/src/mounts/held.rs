@@ -15,8 +15,9 @@
 //!       ──clone(CLONE_VM | CLONE_PARENT | CLONE_PIDFD)──▶ C2, pid 1, the caller's child
 //!   C1 exits (the caller, suspended until then, reaps it); C2 goes on as a root runner's
 //!   child does with a leased view: [setns(lent network namespace)] → setns(view and its IPC
-//!   namespace) → the previous run's mounts detached, its own made → unshare(CLONE_NEWUSER),
-//!   a user namespace inside the held one → maps → …
+//!   namespace) → the previous run's mounts detached, its own made → setns(the view's user
+//!   namespace, made inside the held one, super::lent_user), or unshare(CLONE_NEWUSER) → maps
+//!   → …
 //! ```
 //!
 //! The command therefore holds no capability over any mount of its view (they belong to the
@@ -24,7 +25,8 @@
 //! leased view. Under `net = deny` the run is lent an empty network namespace of the held user
 //! namespace too (`crate::netns`, `NetnsSource::Held`), which its child joins with the view.
 //! The held user namespace maps only the runner's own ids, which every run's user namespace
-//! maps again; it gives its members nothing the runner lacks outside it.
+//! (made with its view namespace, [`super::lent_user`]) maps again; it gives its members nothing
+//! the runner lacks outside it.
 //!
 //! What it does not change: a process of the runner's uid outside the sandbox holds every
 //! capability in the held user namespace (the kernel gives them to its owner), as it holds them
@@ -54,6 +56,9 @@ pub(crate) enum Enter {
     },
     /// Joins the held user namespace `user`, and the mount namespace `mnt` in it.
     Join { user: RawFd, mnt: Option<RawFd> },
+    /// Stays in the caller's namespaces: the work itself makes what it needs a process for
+    /// (a thread of several may not make a user namespace).
+    Here,
 }
 
 /// A helper's work, in memory the caller shares with it.
@@ -72,6 +77,7 @@ where
     let entered = match job.enter {
         Enter::New { euid, egid } => own_maps(euid, egid),
         Enter::Join { user, mnt } => join(user, mnt),
+        Enter::Here => Ok(()),
     };
     let out = entered.and_then(|()| {
         let work = job.work.take().expect("a helper's work runs once");

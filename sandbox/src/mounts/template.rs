@@ -354,10 +354,10 @@ impl Template {
     /// The descriptors this template may hold: one per bind, its trees and watch, and its
     /// idle namespaces.
     fn fds(&self) -> usize {
-        // An idle view namespace holds up to ten: its own, its IPC namespace's, that one's
+        // An idle view namespace holds up to eleven: its own, its IPC namespace's, that one's
         // three `sysvipc` files and its message queues' file system, its devpts instance's
-        // root, and a kept scratch's file system and two directories; an idle network
-        // namespace two: its own and its socket count's.
+        // root, a kept scratch's file system and two directories, and its user namespace's;
+        // an idle network namespace two: its own and its socket count's.
         self.bound.len() + 4 + 12 * MAX_IDLE
     }
 

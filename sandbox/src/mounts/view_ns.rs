@@ -14,10 +14,12 @@
 //!    namespace made with it, [`crate::ipcns`], whose leftovers keep it from the pool too),
 //!    takes away what the previous run mounted there ([`ViewNs::enter`]), mounts its own
 //!    scratch and `/proc` (the devpts instance at `/dev/pts` is the namespace's own, mounted
-//!    when it is made, [`super::lent_pts`]), and only then `unshare`s a user namespace of its
-//!    own and writes its maps. The command therefore holds no capability over any mount of its
-//!    view: it cannot mount, unmount or remount anything there, where a copy in its own
-//!    namespace relied on the mounts being locked and its capabilities dropped.
+//!    when it is made, [`super::lent_pts`]), and only then leaves the caller's user namespace
+//!    for the one made with the view namespace, which owns nothing ([`super::lent_user`]; where
+//!    there is none, it `unshare`s one and writes its maps). The command therefore holds no
+//!    capability over any mount of its view: it cannot mount, unmount or remount anything
+//!    there, where a copy in its own namespace relied on the mounts being locked and its
+//!    capabilities dropped.
 //! 3. **One run at a time, and nothing left behind.** The runner gives a namespace back only
 //!    after the run's pid 1 was reaped (the kernel ends every process of a pid namespace before
 //!    its init finishes exiting), its child made all its mounts, and the run left its scratch
@@ -65,6 +67,7 @@ use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU8, Ordering};
 
 use super::lent_pts::LentPts;
+use super::lent_user::LentUser;
 use super::template::{clone_entry, detached_tmpfs, TmpEntry};
 use super::InodeStamp;
 use super::{
@@ -106,6 +109,9 @@ pub(crate) struct ViewNs {
     /// The scratch of the last run, kept because that run never touched it
     /// ([`Scratch::untouched`]): its mounts are in place for the next run.
     kept: Option<Box<Scratch>>,
+    /// The user namespace its runs' children join once their view is built
+    /// ([`super::lent_user`]); `None` when none could be made (each makes its own).
+    user: Option<LentUser>,
 }
 
 impl ViewNs {
@@ -113,11 +119,12 @@ impl ViewNs {
     /// points of the mounts each run makes (a procfs at `/proc` among them is tried here, see
     /// the module docs).
     pub(crate) fn make(tree: &std::fs::File, per_run: &[&Path]) -> Result<ViewNs, String> {
-        std::thread::scope(|s| {
+        let ns = std::thread::scope(|s| {
             s.spawn(|| make_here(tree, per_run, ProcBeneath::Nothing))
                 .join()
                 .unwrap_or_else(|_| Err("the thread making a view namespace panicked".into()))
-        })
+        })?;
+        Ok(ns.with_user(None))
     }
 
     /// [`ViewNs::make`] in the held user namespace `user` ([`super::held`]): the namespace
@@ -131,7 +138,23 @@ impl ViewNs {
             user: user.raw_fd(),
             mnt: None,
         };
-        super::held::in_helper(enter, || make_here(tree, per_run, ProcBeneath::Runners))
+        let ns = super::held::in_helper(enter, || make_here(tree, per_run, ProcBeneath::Runners))?;
+        Ok(ns.with_user(Some(user.raw_fd())))
+    }
+
+    /// Adds a user namespace for its runs, made in `held` if given ([`super::lent_user`]);
+    /// without one, each run's child makes its own.
+    fn with_user(mut self, held: Option<RawFd>) -> ViewNs {
+        // SAFETY: geteuid and getegid cannot fail.
+        let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
+        self.user = LentUser::make(held, euid, egid).ok();
+        self
+    }
+
+    /// The user namespace a run of these ids joins once its view is built, if the namespace
+    /// lends one ([`super::lent_user`]).
+    pub(crate) fn lent_user(&self, euid: libc::uid_t, egid: libc::gid_t) -> Option<&LentUser> {
+        self.user.as_ref().filter(|user| user.serves(euid, egid))
     }
 
     /// Whether the namespace is as it was made: its run needs copies of the template's `/tmp`
@@ -622,6 +645,7 @@ fn make_here(
         ipc,
         pts,
         kept: None,
+        user: None,
     })
 }
 
