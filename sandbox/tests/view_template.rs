@@ -616,14 +616,18 @@ fn leased_namespaces(dir: &Path) -> Result<(), String> {
     check(
         &format!(
             "after a run that left files, the next run has another namespace ({} then {}) with \
-             the same mounts and nothing of the killed run: {}",
+             the same mounts and nothing of the killed run, and the closed namespace's user \
+             namespace, which holds nothing of a run ({} then {}): {}",
             killed.mnt(),
             after.mnt(),
+            killed.user(),
+            after.user(),
             show(&after.out)
         ),
         after.mnt() != killed.mnt()
             && after.mounts() == first.mounts()
-            && !stdout(&after.out).contains("left"),
+            && !stdout(&after.out).contains("left")
+            && after.user() == killed.user(),
     )?;
     let next = seen(&p, MOUNTS, "0.3105", leased)?;
     check(
@@ -1178,10 +1182,14 @@ fn runner_in_a_user_namespace_without_mounts(dir: &Path) -> Result<(), String> {
     let third = seen(&p, &script, "0.3133", leased)?;
     check(
         &format!(
-            "after a run that left a file, another namespace ({} then {}) without it, lent \
-             again to the next run ({}), with the same mounts ({}, {}, {}): {}",
+            "after a run that left a file, another namespace ({} then {}) without it (in the same \
+             user namespace: {}, {}, {}), lent again to the next run ({}), with the same mounts \
+             ({}, {}, {}): {}",
             first.mnt(),
             second.mnt(),
+            first.user(),
+            second.user(),
+            third.user(),
             third.mnt(),
             first.mounts(),
             second.mounts(),
@@ -1190,6 +1198,7 @@ fn runner_in_a_user_namespace_without_mounts(dir: &Path) -> Result<(), String> {
         ),
         second.mnt() != first.mnt()
             && third.mnt() == second.mnt()
+            && [second.user(), third.user()] == [first.user(); 2]
             && !lines(&second).iter().any(|l| l == "x")
             && second.mounts() == first.mounts()
             && third.mounts() == first.mounts()

@@ -23,6 +23,11 @@
 //!   `add_key` and `request_key`, and the limits are written only with `CAP_SYS_RESOURCE`,
 //!   which the command has nowhere. What a run counts there (its processes) ends with its pid
 //!   namespace, before the view namespace is lent again.
+//! * **Kept when its view namespace closes.** A view namespace closed because its run left
+//!   something in it (a file in its scratch, say) gives its user namespace to the next one
+//!   made for the template, since the run left nothing in that: a run that leaves files
+//!   behind each time does not pay for a user namespace each time either (making one, in a
+//!   helper process, costs more than a run's child making its own did).
 //! * **Only for the ids it maps.** A run whose effective uid or gid differs from those it was
 //!   made for makes its own, as before; so does every run when none could be made.
 //!

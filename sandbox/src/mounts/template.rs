@@ -55,6 +55,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::held::HeldUserNs;
+use super::lent_user::LentUser;
 use super::view_ns::{Scratch, ViewNs};
 use super::{
     attach_bind, attach_tree, bind_source, copy_link, cstr, mkdir_p, on_own_filesystem, under,
@@ -251,6 +252,9 @@ pub(crate) struct Template {
     /// Empty network namespaces of the held user namespace, each free for one run
     /// ([`crate::netns::NetnsSource::Held`]).
     idle_net: Mutex<Vec<crate::netns::Empty>>,
+    /// The user namespaces of view namespaces closed after a run, for the next ones made: no
+    /// run leaves anything in one ([`super::lent_user`]).
+    spare_users: Mutex<Vec<LentUser>>,
 }
 
 /// The last failure to make a view namespace ([`Template::lease`]), or a plan's template
@@ -357,8 +361,9 @@ impl Template {
         // An idle view namespace holds up to eleven: its own, its IPC namespace's, that one's
         // three `sysvipc` files and its message queues' file system, its devpts instance's
         // root, a kept scratch's file system and two directories, and its user namespace's;
-        // an idle network namespace two: its own and its socket count's.
-        self.bound.len() + 4 + 12 * MAX_IDLE
+        // an idle network namespace two: its own and its socket count's; a spare user
+        // namespace one.
+        self.bound.len() + 4 + 14 * MAX_IDLE
     }
 
     /// An empty network namespace of the held user namespace for one run: an idle one, or a
@@ -386,9 +391,10 @@ impl Template {
             return None;
         }
         // Made without the lock held: runs that start together make theirs side by side.
+        let spare = self.spare_users().pop();
         let made = match &self.held {
-            None => ViewNs::make(&self.tree, &self.per_run),
-            Some(user) => ViewNs::make_held(user, &self.tree, &self.per_run),
+            None => ViewNs::make(&self.tree, &self.per_run, spare),
+            Some(user) => ViewNs::make_held(user, &self.tree, &self.per_run, spare),
         };
         let mut refused = refused();
         match made {
@@ -401,6 +407,10 @@ impl Template {
                 None
             }
         }
+    }
+
+    fn spare_users(&self) -> std::sync::MutexGuard<'_, Vec<LentUser>> {
+        self.spare_users.lock().unwrap_or_else(|e| e.into_inner())
     }
 
     /// Whether this template's runs are lent namespaces.
@@ -524,6 +534,14 @@ impl ViewCopy {
         if let CopyRoot::Namespace(mut ns, scratch) = self.root {
             let left_nothing = scratch.as_ref().is_none_or(Scratch::left_empty);
             if !(ns.ready() && left_nothing && ns.lent_parts_left_empty()) {
+                // The namespace closes with what the run left; its user namespace holds none of
+                // it, and serves the next one made.
+                if let Some(user) = ns.take_user() {
+                    let mut spare = self.template.spare_users();
+                    if spare.len() < MAX_IDLE {
+                        spare.push(user);
+                    }
+                }
                 return;
             }
             // Checked before the pool's lock is taken: other runs lease and give back meanwhile.
@@ -1136,6 +1154,7 @@ fn build_from(
         fd_runs: Vec::new(),
         held: None,
         idle_net: Mutex::default(),
+        spare_users: Mutex::default(),
     };
     template.keep_bound(|_| true);
     Ok(template)

@@ -117,14 +117,19 @@ pub(crate) struct ViewNs {
 impl ViewNs {
     /// Makes a namespace holding a copy of the detached view `tree`; `per_run` are the mount
     /// points of the mounts each run makes (a procfs at `/proc` among them is tried here, see
-    /// the module docs).
-    pub(crate) fn make(tree: &std::fs::File, per_run: &[&Path]) -> Result<ViewNs, String> {
+    /// the module docs). `user`: the user namespace of a namespace closed before, for its
+    /// runs ([`ViewNs::take_user`]); without it, one is made.
+    pub(crate) fn make(
+        tree: &std::fs::File,
+        per_run: &[&Path],
+        user: Option<LentUser>,
+    ) -> Result<ViewNs, String> {
         let ns = std::thread::scope(|s| {
             s.spawn(|| make_here(tree, per_run, ProcBeneath::Nothing))
                 .join()
                 .unwrap_or_else(|_| Err("the thread making a view namespace panicked".into()))
         })?;
-        Ok(ns.with_user(None))
+        Ok(ns.with_user(None, user))
     }
 
     /// [`ViewNs::make`] in the held user namespace `user` ([`super::held`]): the namespace
@@ -133,22 +138,31 @@ impl ViewNs {
         user: &super::held::HeldUserNs,
         tree: &std::fs::File,
         per_run: &[&Path],
+        spare: Option<LentUser>,
     ) -> Result<ViewNs, String> {
         let enter = super::held::Enter::Join {
             user: user.raw_fd(),
             mnt: None,
         };
         let ns = super::held::in_helper(enter, || make_here(tree, per_run, ProcBeneath::Runners))?;
-        Ok(ns.with_user(Some(user.raw_fd())))
+        Ok(ns.with_user(Some(user.raw_fd()), spare))
     }
 
-    /// Adds a user namespace for its runs, made in `held` if given ([`super::lent_user`]);
-    /// without one, each run's child makes its own.
-    fn with_user(mut self, held: Option<RawFd>) -> ViewNs {
+    /// Adds a user namespace for its runs ([`super::lent_user`]): `spare`, or one made in
+    /// `held` if given; without one, each run's child makes its own.
+    fn with_user(mut self, held: Option<RawFd>, spare: Option<LentUser>) -> ViewNs {
         // SAFETY: geteuid and getegid cannot fail.
         let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
-        self.user = LentUser::make(held, euid, egid).ok();
+        self.user = spare
+            .filter(|user| user.serves(euid, egid))
+            .or_else(|| LentUser::make(held, euid, egid).ok());
         self
+    }
+
+    /// Takes its user namespace, before it is closed, for the next one made
+    /// ([`super::lent_user`]: no run leaves anything in it).
+    pub(crate) fn take_user(&mut self) -> Option<LentUser> {
+        self.user.take()
     }
 
     /// The user namespace a run of these ids joins once its view is built, if the namespace
