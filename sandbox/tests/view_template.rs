@@ -662,7 +662,7 @@ fn leased_namespaces(dir: &Path) -> Result<(), String> {
 /// one after the other join the same one, which is not `runner` (the user namespace the view's
 /// namespaces belong to) and maps the runner's ids to 1000, as a run's own did. No run can write
 /// any of its maps (the run's `/proc` is read-only, and each map takes one write), so the next
-/// run sees them as they were.
+/// run sees them as they were; nor can it leave a key in its keyring for the next run.
 fn user_maps_never_change(p: &ToolPolicy, runner: u64) -> Result<(), String> {
     const MAPS: &str = "id -u; id -g; cd /proc/self && cat uid_map gid_map setgroups projid_map";
     let first = seen(p, MAPS, "0.3108", ViewSource::Leased)?;
@@ -686,6 +686,9 @@ fn user_maps_never_change(p: &ToolPolicy, runner: u64) -> Result<(), String> {
             &["write-text", "/proc/self/gid_map", "0 0 1"],
             &["write-text", "/proc/self/setgroups", "allow"],
             &["write-text", "/proc/self/projid_map", "0 0 1"],
+            // A user namespace's keyrings outlive its runs: the strict program refuses them.
+            &["add-key", "toolpolicy-left"],
+            &["find-key", "toolpolicy-left"],
         ],
     )?;
     let next = seen(p, MAPS, "0.3109", ViewSource::Leased)?;

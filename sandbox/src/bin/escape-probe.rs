@@ -118,6 +118,10 @@ actions:
                                   of /dev/pts and /dev/pts/ptmx
   mount-ids PATH...               print the unique id of the mount each PATH shows
   tmpfile DIR                     make an unnamed file in DIR (O_TMPFILE) and print its inode
+  add-key NAME                    add a \"user\" key NAME to the user keyring (add_key), which
+                                  lives as long as the user namespace
+  find-key NAME                   search the user keyring for the \"user\" key NAME (keyctl);
+                                  succeeds if it is there
   make-remove PATH                create the file PATH, write to it and remove it
   list-later DIR                  wait 50 ms (past the clock's tick), then list DIR
   lo-up                           bring the network namespace's loopback interface up
@@ -218,6 +222,8 @@ fn run(action: &str, args: &[String]) -> Outcome {
             "pts-status" => pts_status(),
             "mount-ids" => mount_ids(args),
             "tmpfile" => tmpfile(arg(0)?),
+            "add-key" => add_key(arg(0)?),
+            "find-key" => find_key(arg(0)?),
             "make-remove" => make_remove(arg(0)?),
             "list-later" => list_later(arg(0)?),
             "lo-up" => lo_up(),
@@ -1463,6 +1469,57 @@ fn tmpfile(dir: &str) -> Outcome {
         Ok(meta) => Outcome::Succeeded(format!("an unnamed file in {dir}, inode {}", meta.ino())),
         Err(e) => blocked(e, format!("open({dir}, O_TMPFILE)")),
     }
+}
+
+/// `KEY_SPEC_USER_KEYRING` (Linux's uapi `keyctl.h`): the caller's user keyring, one per uid in
+/// each user namespace.
+const USER_KEYRING: libc::c_long = -4;
+
+fn add_key(name: &str) -> Outcome {
+    let Ok(desc) = std::ffi::CString::new(name) else {
+        return Outcome::Error(format!("a NUL in {name:?}"));
+    };
+    let payload = b"left by an earlier run";
+    // SAFETY: add_key with C strings and a live payload buffer of the given length.
+    let serial = unsafe {
+        libc::syscall(
+            libc::SYS_add_key,
+            c"user".as_ptr(),
+            desc.as_ptr(),
+            payload.as_ptr(),
+            payload.len(),
+            USER_KEYRING,
+        )
+    };
+    if serial < 0 {
+        return blocked(Error::last_os_error(), format!("add_key(user, {name})"));
+    }
+    Outcome::Succeeded(format!("key {serial} added to the user keyring"))
+}
+
+fn find_key(name: &str) -> Outcome {
+    const KEYCTL_SEARCH: libc::c_long = 10;
+    let Ok(desc) = std::ffi::CString::new(name) else {
+        return Outcome::Error(format!("a NUL in {name:?}"));
+    };
+    // SAFETY: keyctl(KEYCTL_SEARCH) with C strings and no destination keyring.
+    let serial = unsafe {
+        libc::syscall(
+            libc::SYS_keyctl,
+            KEYCTL_SEARCH,
+            USER_KEYRING,
+            c"user".as_ptr(),
+            desc.as_ptr(),
+            0 as libc::c_long,
+        )
+    };
+    if serial < 0 {
+        return blocked(
+            Error::last_os_error(),
+            format!("keyctl(SEARCH, user, {name})"),
+        );
+    }
+    Outcome::Succeeded(format!("key {serial} found in the user keyring"))
 }
 
 fn make_remove(path: &str) -> Outcome {

@@ -20,7 +20,8 @@
 //!   is the project-id map where the parent maps any project id (where it maps none, no one
 //!   can map one here). The command reaches no writable procfs anyway (its `/proc` is mounted
 //!   read-only, with a read-only Landlock rule), the strict seccomp program refuses `keyctl`,
-//!   `add_key` and `request_key`, and the limits are written only with `CAP_SYS_RESOURCE`,
+//!   `add_key` and `request_key` (let through, a key one run added to its user keyring was
+//!   found by the next), and the limits are written only with `CAP_SYS_RESOURCE`,
 //!   which the command has nowhere. What a run counts there (its processes) ends with its pid
 //!   namespace, before the view namespace is lent again.
 //! * **Kept when its view namespace closes.** A view namespace closed because its run left
