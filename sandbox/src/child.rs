@@ -409,6 +409,21 @@ impl ViewBound<'_> {
     }
 }
 
+impl ViewBound<'_> {
+    /// The descriptor the view shows at `path` and whether it is a directory, where the view
+    /// holds one: a bind's root, or a leased view's per-run directory
+    /// ([`crate::mounts::template::ViewCopy::per_run_dir`]).
+    pub(crate) fn opened(&self, path: &std::path::Path) -> Option<(BorrowedFd<'_>, bool)> {
+        match self {
+            ViewBound::Own(bound) => bound.get(path),
+            ViewBound::Template(copy) => copy
+                .per_run_dir(path)
+                .map(|fd| (fd, true))
+                .or_else(|| copy.bound().get(path)),
+        }
+    }
+}
+
 impl std::ops::Deref for ViewBound<'_> {
     type Target = crate::mounts::BoundSources;
 
@@ -455,7 +470,9 @@ pub(crate) fn confine_view_and_exec(
         ));
     }
     let landlock = match (&view, req.ruleset_fd) {
-        (Some(view), _) => crate::landlock_rules::restrict_self_bound(&req.landlock, &view.bound),
+        (Some(view), _) => {
+            crate::landlock_rules::restrict_self_bound(&req.landlock, &|p| view.bound.opened(p))
+        }
         (None, Some(fd)) => crate::landlock_rules::restrict_self_with(fd),
         (None, None) => crate::landlock_rules::restrict_self(&req.landlock),
     };

@@ -17,8 +17,8 @@
 //! revalidated before every run (the `fingerprint` module) and enforced by the command's process
 //! from the descriptor (`restrict_self_with`).
 
-use std::os::fd::{OwnedFd, RawFd};
-use std::path::PathBuf;
+use std::os::fd::{BorrowedFd, OwnedFd, RawFd};
+use std::path::{Path, PathBuf};
 
 use landlock::{
     Access, AccessFs, AccessNet, BitFlags, CompatLevel, Compatible, NetPort, PathBeneath, Ruleset,
@@ -27,7 +27,6 @@ use landlock::{
 use serde::{Deserialize, Serialize};
 
 use crate::fingerprint::Fingerprint;
-use crate::mounts::BoundSources;
 
 /// One path rule.
 #[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
@@ -97,10 +96,16 @@ pub fn restrict_self(spec: &LandlockSpec) -> Result<(), String> {
     prepare(spec)?.enforce()
 }
 
+/// What the strict child's view holds open, by path: the descriptor shown there and whether it
+/// is a directory ([`crate::mounts::BoundSources::get`], and a leased view's per-run
+/// directories).
+pub(crate) type Opened<'a> = &'a dyn Fn(&Path) -> Option<(BorrowedFd<'a>, bool)>;
+
 /// [`restrict_self`] in the strict child, whose view's binds are already open
-/// ([`BoundSources`]): a rule for a bound path is made from the bind's descriptor.
-pub(crate) fn restrict_self_bound(spec: &LandlockSpec, bound: &BoundSources) -> Result<(), String> {
-    prepare_bound(spec, Some(bound), &mut |_, _| {})?.enforce()
+/// ([`crate::mounts::BoundSources`]): a rule for a path `opened` holds is made from that
+/// descriptor.
+pub(crate) fn restrict_self_bound(spec: &LandlockSpec, opened: Opened<'_>) -> Result<(), String> {
+    prepare_bound(spec, Some(opened), &mut |_, _| {})?.enforce()
 }
 
 /// A ruleset with every rule added, not yet enforced: building it opens every path and asks the
@@ -168,13 +173,13 @@ pub(crate) fn restrict_self_with(ruleset: RawFd) -> Result<(), String> {
     Ok(())
 }
 
-/// [`prepare`], taking the rule for a path that `bound` holds from its descriptor: the same
+/// [`prepare`], taking the rule for a path that `opened` holds from its descriptor: the same
 /// inode that opening the path in the view would give (the bind's root), one `openat2` and one
 /// `statx` fewer per declared root. `seen` learns what each rule path opened as (`None`: not
 /// opened, no rule).
 fn prepare_bound(
     spec: &LandlockSpec,
-    bound: Option<&BoundSources>,
+    opened: Option<Opened<'_>>,
     seen: &mut dyn FnMut(&PathRule, Option<&std::fs::Metadata>),
 ) -> Result<PreparedRuleset, String> {
     let abi = ABI::from(spec.abi);
@@ -202,7 +207,7 @@ fn prepare_bound(
     }
     let mut created = ruleset.create().map_err(|e| fail("ruleset", &e))?;
     for rule in &spec.paths {
-        if let Some((fd, is_dir)) = bound.and_then(|b| b.get(&rule.path)) {
+        if let Some((fd, is_dir)) = opened.and_then(|o| o(&rule.path)) {
             let access = access_for(rule, abi, is_dir, spec.unix_connect_beneath.as_deref());
             if !access.is_empty() {
                 created = created

@@ -12,17 +12,18 @@
 //!
 //! 1. joins the view and its IPC namespace (`setns`), detaches the previous run's `/proc` (the
 //!    detach waits for an RCU grace period, as the runner's do);
-//! 2. mounts a `/proc` for its pid namespace; the first run in the namespace also makes a sized
-//!    scratch tmpfs whose `tmp` and `shm` directories it attaches at `/tmp` and `/dev/shm`,
-//!    which later runs keep, as the runner keeps a scratch that `/bin/true` never touches
+//! 2. mounts a `/proc` for its pid namespace; the sized scratch tmpfs whose `tmp` and `shm`
+//!    directories are attached at `/tmp` and `/dev/shm` is made with the namespace, and every
+//!    run keeps it, as the runner keeps a scratch that `/bin/true` never touches
 //!    (`sandbox/src/mounts/view_ns.rs`);
 //! 3. joins the user namespace made with the view, which maps the runner's uid and gid to
 //!    1000 (a run of the runner's made its own and wrote its maps until the runner lent one);
 //! 4. empties its capability sets, sets NO_NEW_PRIVS, and enforces the Landlock rules of that
-//!    view and the strict seccomp filter. The rules of the view's lasting paths are made from
-//!    descriptors opened once (the runner's come from its template's), those of the run's own
-//!    filesystems from paths opened in the run. The ruleset handles the filesystem rights; the
-//!    runner's also handles TCP and the scopes, which add no rule;
+//!    view and the strict seccomp filter. The rules of the view's lasting paths, and of the
+//!    scratch's directories and the devpts instance, are made from descriptors opened once (the
+//!    runner's come from its template's, its scratch's and its devpts instance's), that of the
+//!    run's `/proc` from the path opened in the run. The ruleset handles the filesystem rights;
+//!    the runner's also handles TCP and the scopes, which add no rule;
 //! 5. executes `/bin/true`.
 //!
 //! **Supervised** ([`Variant::Supervised`]): the same, with the supervision that a strict run
@@ -101,7 +102,7 @@ pub(crate) struct LeasedView {
     /// The lasting paths' descriptors, with their rights.
     lasting: Vec<(OwnedFd, u64)>,
     /// The run's own filesystems, with their rights.
-    per_run: [(&'static CStr, u64); 4],
+    per_run: [(&'static CStr, u64); 1],
     /// The child's end of the channel its listener goes to ([`Variant::Supervised`]), or -1
     /// when its filter has no listener.
     listener_to: Cell<RawFd>,
@@ -252,7 +253,7 @@ impl LeasedView {
                 writable: true,
             });
         }
-        let (ns, ipc, held_user) = build_namespace(&c(&base), &steps, hold_user)?;
+        let (ns, ipc, held_user, dirs) = build_namespace(&c(&base), &steps, hold_user)?;
         let held = held_user.map(|user| Held {
             user,
             stack: std::cell::RefCell::new(vec![0u8; 256 << 10]),
@@ -276,6 +277,7 @@ impl LeasedView {
             let fd = std::fs::File::open(&path).map_err(|e| format!("{path}: {e}"))?;
             lasting.push((OwnedFd::from(fd), access));
         }
+        lasting.extend(dirs.map(|dir| (dir, dir_rw)));
         Ok(LeasedView {
             ns,
             ipc,
@@ -293,12 +295,7 @@ impl LeasedView {
             filter,
             handled: all,
             lasting,
-            per_run: [
-                (c"/proc", read),
-                (c"/dev/pts", dir_rw),
-                (c"/dev/shm", dir_rw),
-                (c"/tmp", dir_rw),
-            ],
+            per_run: [(c"/proc", read)],
             listener_to: Cell::new(-1),
             supervised: matches!(variant, Variant::Supervised | Variant::Sealed(_)),
             sealed: match variant {
@@ -468,7 +465,7 @@ impl LeasedView {
                 super::PROC_FLAGS,
                 std::ptr::null(),
             ) == 0;
-            if !mounted || (fresh && !scratch()) {
+            if !mounted {
                 return false;
             }
             if libc::setns(self.user.as_raw_fd(), libc::CLONE_NEWUSER) != 0 {
@@ -669,14 +666,15 @@ fn lent_user(held: Option<BorrowedFd<'_>>, maps: &[(CString, CString)]) -> Resul
 }
 
 /// Runs `steps` in a helper process's private mount namespace on a tmpfs mounted at `root`,
-/// makes that tmpfs the namespace's root, and returns the namespace, or which step failed and
-/// why. The helper makes only system calls on strings made here (it is forked from a process
-/// with threads).
+/// makes that tmpfs the namespace's root with a devpts instance and a scratch, and returns the
+/// namespace, its IPC namespace, its user namespace when `hold_user`, and descriptors of its
+/// `/dev/pts`, `/dev/shm` and `/tmp`, or which step failed and why. The helper makes only
+/// system calls on strings made here (it is forked from a process with threads).
 fn build_namespace(
     root: &CStr,
     steps: &[Step],
     hold_user: bool,
-) -> Result<(OwnedFd, OwnedFd, Option<OwnedFd>), String> {
+) -> Result<(OwnedFd, OwnedFd, Option<OwnedFd>, [OwnedFd; 3]), String> {
     let (mut ready, mut up, mut down) = ([0; 2], [0; 2], [0; 2]);
     // SAFETY: pipe fills each array.
     if unsafe {
@@ -774,7 +772,14 @@ fn build_namespace(
             };
             open("mnt").and_then(|mnt| {
                 let user = if hold_user { Some(open("user")?) } else { None };
-                Ok((mnt, open("ipc")?, user))
+                // The runner holds its scratch's directories and its devpts instance's root.
+                let dir = |path: &str| {
+                    std::fs::File::open(format!("/proc/{pid}/root{path}"))
+                        .map(OwnedFd::from)
+                        .map_err(|e| format!("the view's {path}: {e}"))
+                };
+                let dirs = [dir("/dev/pts")?, dir("/dev/shm")?, dir("/tmp")?];
+                Ok((mnt, open("ipc")?, user, dirs))
             })
         }
         [step, errno] => Err(format!(
@@ -792,15 +797,15 @@ fn build_namespace(
 }
 
 /// The step of [`helper`] numbered `i` (past the last: the namespace's own set-up, its
-/// `pivot_root` and its devpts instance), for an error message.
+/// `pivot_root`, its devpts instance and its scratch), for an error message.
 fn describe(steps: &[Step], i: usize) -> String {
     match steps.get(i) {
         Some(Step::Dir(p)) => format!("mkdir {p:?}"),
         Some(Step::Link { target, at }) => format!("symlink {at:?} -> {target:?}"),
         Some(Step::File(p)) => format!("create {p:?}"),
         Some(Step::Bind { from, at, .. }) => format!("bind {from:?} on {at:?}"),
-        None => "the private mount and IPC namespaces, the tmpfs root, pivot_root or the devpts \
-             instance"
+        None => "the private mount and IPC namespaces, the tmpfs root, pivot_root, the devpts \
+             instance or the scratch"
             .into(),
     }
 }
@@ -868,7 +873,8 @@ fn helper(root: &CStr, steps: &[Step]) -> Result<(), usize> {
                 c"devpts".as_ptr(),
                 super::DEVPTS_FLAGS,
                 super::DEVPTS_DATA.as_ptr().cast(),
-            ) == 0;
+            ) == 0
+            && scratch();
         if pivoted {
             Ok(())
         } else {

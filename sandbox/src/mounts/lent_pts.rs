@@ -66,6 +66,12 @@ impl LentPts {
         Ok(LentPts { root, made })
     }
 
+    /// The instance's root directory.
+    pub(crate) fn root(&self) -> std::os::fd::BorrowedFd<'_> {
+        use std::os::fd::AsFd;
+        self.root.as_fd()
+    }
+
     /// Whether the instance holds no pty and `ptmx` and its root are as mounted (see the module
     /// docs). A call that fails counts as not empty.
     pub(crate) fn is_empty(&self) -> bool {

@@ -49,7 +49,7 @@
 use crate::landlock_rules::PathRule;
 use std::collections::HashMap;
 use std::ffi::{CStr, CString};
-use std::os::fd::{AsRawFd, FromRawFd, RawFd};
+use std::os::fd::{AsRawFd, BorrowedFd, FromRawFd, RawFd};
 use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -480,6 +480,19 @@ impl ViewCopy {
     /// the copy shows at the same paths).
     pub(crate) fn bound(&self) -> &BoundSources {
         &self.template.bound
+    }
+
+    /// In the child, once it entered its leased namespace: the directory the view shows at the
+    /// per-run mount point `path`, which the caller holds open (the run's scratch directories,
+    /// the namespace's devpts instance), for its Landlock rule without opening the path.
+    pub(crate) fn per_run_dir(&self, path: &Path) -> Option<BorrowedFd<'_>> {
+        let CopyRoot::Namespace(ns, scratch) = &self.root else {
+            return None;
+        };
+        if path == Path::new("/dev/pts") {
+            return ns.pts_root();
+        }
+        scratch.as_ref()?.shown_at(path)
     }
 
     /// The names of the template's `/tmp` entries.

@@ -183,6 +183,11 @@ impl ViewNs {
         self.state.load(Ordering::Acquire) == READY
     }
 
+    /// The root of the devpts instance it lends at `/dev/pts`, if any.
+    pub(crate) fn pts_root(&self) -> Option<std::os::fd::BorrowedFd<'_>> {
+        self.pts.as_deref().map(LentPts::root)
+    }
+
     /// Whether the namespace carries an IPC namespace, which its runs' children join (their
     /// `clone` then makes none).
     pub(crate) fn lends_ipc(&self) -> bool {
@@ -434,6 +439,19 @@ impl Scratch {
             probe,
             in_place: false,
         })
+    }
+
+    /// The directory of the scratch that [`ViewNs::enter`] puts at `path`: `tmp` at `/tmp` and
+    /// `shm` at `/dev/shm`, or, without a private `/tmp`, the root at `/dev/shm`.
+    pub(crate) fn shown_at(&self, path: &Path) -> Option<std::os::fd::BorrowedFd<'_>> {
+        use std::os::fd::AsFd;
+        let i = match (self.tmp, path.to_str()?) {
+            (true, "/tmp") => 0,
+            (true, "/dev/shm") => 1,
+            (false, "/dev/shm") => 0,
+            _ => return None,
+        };
+        Some(self.visible[i].0.as_fd())
     }
 
     /// Whether the run left the scratch as it was made: no file, directory or byte more.
