@@ -35,7 +35,7 @@
 //! What a later run can tell: that it shares its user namespace with earlier runs of the same
 //! view namespace (the namespace's inode number), as it shares the view's other namespaces.
 
-use std::os::fd::{AsRawFd, FromRawFd, OwnedFd, RawFd};
+use std::os::fd::{AsRawFd, OwnedFd, RawFd};
 
 use super::held::{in_helper, Enter};
 use super::os_err;
@@ -88,27 +88,14 @@ impl LentUser {
 /// map, where the parent has one), and opens it.
 fn unshare_here(euid: libc::uid_t, egid: libc::gid_t) -> Result<OwnedFd, String> {
     let projid = first_project_id()?;
-    // SAFETY: unshare without pointers, in a helper process of one thread.
-    if unsafe { libc::unshare(libc::CLONE_NEWUSER) } != 0 {
-        return Err(os_err("unshare a user namespace for the view".into()));
-    }
+    // A helper process of one thread may make a user namespace.
+    let ns = crate::netns::unshare_own(libc::CLONE_NEWUSER, "user")?;
     crate::child::write_id_maps(None, euid, egid)?;
     if let Some(id) = projid {
         std::fs::write("/proc/self/projid_map", format!("{id} {id} 1"))
             .map_err(|e| format!("write the view's user namespace's projid_map: {e}"))?;
     }
-    // SAFETY: a C string; a new descriptor owned below.
-    let fd = unsafe {
-        libc::open(
-            c"/proc/self/ns/user".as_ptr(),
-            libc::O_RDONLY | libc::O_CLOEXEC,
-        )
-    };
-    if fd < 0 {
-        return Err(os_err("open the view's user namespace".into()));
-    }
-    // SAFETY: a new descriptor owned here.
-    Ok(unsafe { OwnedFd::from_raw_fd(fd) })
+    Ok(ns)
 }
 
 /// The first project id the current user namespace maps, if it maps any: a map written in a

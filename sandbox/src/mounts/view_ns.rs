@@ -621,22 +621,8 @@ fn make_here(
     per_run: &[&Path],
     beneath: ProcBeneath,
 ) -> Result<ViewNs, String> {
-    // SAFETY: unshare of this thread's own mount namespace (and filesystem context).
-    if unsafe { libc::unshare(libc::CLONE_NEWNS) } != 0 {
-        return Err(os_err("unshare a mount namespace".into()));
-    }
-    // SAFETY: a C string; a new descriptor owned below.
-    let fd = unsafe {
-        libc::open(
-            c"/proc/thread-self/ns/mnt".as_ptr(),
-            libc::O_RDONLY | libc::O_CLOEXEC,
-        )
-    };
-    if fd < 0 {
-        return Err(os_err("open the new mount namespace".into()));
-    }
-    // SAFETY: a new descriptor owned here.
-    let ns = unsafe { OwnedFd::from_raw_fd(fd) };
+    // This thread's own mount namespace (and filesystem context).
+    let ns = crate::netns::unshare_own(libc::CLONE_NEWNS, "mnt")?;
     // Before the pivot, while the runner's `/proc` is still here to open the namespace's
     // `sysvipc` files. Without it, each run's child makes its own.
     let ipc = crate::ipcns::IpcNs::unshare_here().ok();
