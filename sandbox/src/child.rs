@@ -407,9 +407,7 @@ impl ViewBound<'_> {
             ViewBound::Template(copy) => copy.close_in_child(),
         }
     }
-}
 
-impl ViewBound<'_> {
     /// The descriptor the view shows at `path` and whether it is a directory, where the view
     /// holds one: a bind's root, or a leased view's per-run directory
     /// ([`crate::mounts::template::ViewCopy::per_run_dir`]).

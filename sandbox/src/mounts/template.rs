@@ -409,6 +409,7 @@ impl Template {
         }
     }
 
+    /// The user namespaces kept for the next view namespaces made.
     fn spare_users(&self) -> std::sync::MutexGuard<'_, Vec<LentUser>> {
         self.spare_users.lock().unwrap_or_else(|e| e.into_inner())
     }
