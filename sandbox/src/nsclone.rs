@@ -502,19 +502,9 @@ fn enter_template(
     match &copy.root {
         CopyRoot::Tree(tree) => crate::mounts::enter_copy(&req.mounts, tree, &copy.tmp),
         CopyRoot::Namespace(ns, scratch) => {
-            // The view's user namespace, or what this run needs to make its own.
-            let own = match ns.lent_user(euid, egid) {
-                Some(lent) => Ok(lent),
-                // Opened on the caller's procfs: the view's `/proc` is read-only.
-                None => std::fs::File::open("/proc/self")
-                    .map(Err)
-                    .map_err(|e| format!("open /proc/self: {e}"))?,
-            };
+            let user = ns.user_step(euid, egid)?;
             ns.enter(&req.mounts, scratch.as_ref(), &copy.tmp, copy.tmp_entries())?;
-            match own {
-                Ok(lent) => lent.join(),
-                Err(proc_self) => crate::child::own_user_namespace(&proc_self, euid, egid),
-            }
+            user.take(euid, egid)
         }
     }
 }

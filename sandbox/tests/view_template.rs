@@ -662,7 +662,9 @@ fn leased_namespaces(dir: &Path) -> Result<(), String> {
 /// one after the other join the same one, which is not `runner` (the user namespace the view's
 /// namespaces belong to) and maps the runner's ids to 1000, as a run's own did. No run can write
 /// any of its maps (the run's `/proc` is read-only, and each map takes one write), so the next
-/// run sees them as they were; nor can it leave a key in its keyring for the next run.
+/// run sees them as they were; nor can it change its limits, leave a key in its keyring for the
+/// next run, or hold a capability (joining a user namespace grants all of them, until the
+/// child empties its sets).
 fn user_maps_never_change(p: &ToolPolicy, runner: u64) -> Result<(), String> {
     const MAPS: &str = "id -u; id -g; cd /proc/self && cat uid_map gid_map setgroups projid_map";
     let first = seen(p, MAPS, "0.3108", ViewSource::Leased)?;
@@ -686,10 +688,24 @@ fn user_maps_never_change(p: &ToolPolicy, runner: u64) -> Result<(), String> {
             &["write-text", "/proc/self/gid_map", "0 0 1"],
             &["write-text", "/proc/self/setgroups", "allow"],
             &["write-text", "/proc/self/projid_map", "0 0 1"],
+            // Its limits, which take CAP_SYS_RESOURCE there.
+            &["write-text", "/proc/sys/user/max_user_namespaces", "0"],
+            &["write-text", "/proc/sys/user/max_inotify_instances", "1"],
             // A user namespace's keyrings outlive its runs: the strict program refuses them.
             &["add-key", "toolpolicy-left"],
             &["find-key", "toolpolicy-left"],
+            &["request-key", "toolpolicy-left"],
         ],
+    )?;
+    // Joining a user namespace gives every capability in it, as making one does: the child
+    // empties its sets before the command starts.
+    let (_, status) = probe_line(p, &["status"])?;
+    check(
+        &format!("a run in the lent user namespace holds no capability: {status}"),
+        field(&status, "CapEff=") == "0000000000000000"
+            && field(&status, "CapPrm=") == "0000000000000000"
+            && field(&status, "NoNewPrivs=") == "1"
+            && field(&status, "Uid=") == "1000",
     )?;
     let next = seen(p, MAPS, "0.3109", ViewSource::Leased)?;
     check(

@@ -122,6 +122,7 @@ actions:
                                   lives as long as the user namespace
   find-key NAME                   search the user keyring for the \"user\" key NAME (keyctl);
                                   succeeds if it is there
+  request-key NAME                the same through request_key (no upcall)
   make-remove PATH                create the file PATH, write to it and remove it
   list-later DIR                  wait 50 ms (past the clock's tick), then list DIR
   lo-up                           bring the network namespace's loopback interface up
@@ -224,6 +225,7 @@ fn run(action: &str, args: &[String]) -> Outcome {
             "tmpfile" => tmpfile(arg(0)?),
             "add-key" => add_key(arg(0)?),
             "find-key" => find_key(arg(0)?),
+            "request-key" => request_key(arg(0)?),
             "make-remove" => make_remove(arg(0)?),
             "list-later" => list_later(arg(0)?),
             "lo-up" => lo_up(),
@@ -1520,6 +1522,26 @@ fn find_key(name: &str) -> Outcome {
         );
     }
     Outcome::Succeeded(format!("key {serial} found in the user keyring"))
+}
+
+fn request_key(name: &str) -> Outcome {
+    let Ok(desc) = std::ffi::CString::new(name) else {
+        return Outcome::Error(format!("a NUL in {name:?}"));
+    };
+    // SAFETY: request_key with C strings, no callout information and no destination keyring.
+    let serial = unsafe {
+        libc::syscall(
+            libc::SYS_request_key,
+            c"user".as_ptr(),
+            desc.as_ptr(),
+            std::ptr::null::<libc::c_char>(),
+            0 as libc::c_long,
+        )
+    };
+    if serial < 0 {
+        return blocked(Error::last_os_error(), format!("request_key(user, {name})"));
+    }
+    Outcome::Succeeded(format!("key {serial} found by request_key"))
 }
 
 fn make_remove(path: &str) -> Outcome {

@@ -157,7 +157,7 @@ where
         let cause =
             crate::hostcaps::seccomp_filter_note().unwrap_or("enable unprivileged user namespaces");
         return Err(format!(
-            "cannot start a helper in a held user namespace: {err} ({cause})"
+            "cannot start a helper process for the runner's namespaces: {err} ({cause})"
         ));
     }
     job.out

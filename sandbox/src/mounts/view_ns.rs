@@ -165,10 +165,21 @@ impl ViewNs {
         self.user.take()
     }
 
-    /// The user namespace a run of these ids joins once its view is built, if the namespace
-    /// lends one ([`super::lent_user`]).
-    pub(crate) fn lent_user(&self, euid: libc::uid_t, egid: libc::gid_t) -> Option<&LentUser> {
-        self.user.as_ref().filter(|user| user.serves(euid, egid))
+    /// In the run's child, before it enters the namespace: how it will leave the caller's user
+    /// namespace once its view is built. It joins the one the namespace lends a run of these
+    /// ids ([`super::lent_user`]), or else makes its own, for which it opens its `/proc/<pid>`
+    /// directory now, on the caller's procfs (the view's `/proc` is read-only).
+    pub(crate) fn user_step(
+        &self,
+        euid: libc::uid_t,
+        egid: libc::gid_t,
+    ) -> Result<UserStep<'_>, String> {
+        match self.user.as_ref().filter(|user| user.serves(euid, egid)) {
+            Some(lent) => Ok(UserStep::Join(lent)),
+            None => std::fs::File::open("/proc/self")
+                .map(UserStep::Own)
+                .map_err(|e| format!("open /proc/self: {e}")),
+        }
     }
 
     /// Whether the namespace is as it was made: its run needs copies of the template's `/tmp`
@@ -342,6 +353,24 @@ impl ViewNs {
             ));
         };
         detach_until(path, *pristine)
+    }
+}
+
+/// How a run's child leaves the caller's user namespace ([`ViewNs::user_step`]).
+pub(crate) enum UserStep<'a> {
+    /// Joins the user namespace lent with the view namespace.
+    Join(&'a LentUser),
+    /// Makes its own and writes its maps through this `/proc/<pid>` directory of the child's.
+    Own(std::fs::File),
+}
+
+impl UserStep<'_> {
+    /// Takes the step, for a run of `euid` and `egid` (the maps of a user namespace of its own).
+    pub(crate) fn take(self, euid: libc::uid_t, egid: libc::gid_t) -> Result<(), String> {
+        match self {
+            UserStep::Join(lent) => lent.join(),
+            UserStep::Own(proc_self) => crate::child::own_user_namespace(&proc_self, euid, egid),
+        }
     }
 }
 
