@@ -85,6 +85,11 @@
 //! * **metadata of paths outside the roots**: `stat`, `readlink`, `getxattr`, `chmod`, `chown`,
 //!   `utimes`, `setxattr` and `inotify` (so its `fs.*` rules are reported widened, never exact).
 //!
+//! What both profiles leave open in `/proc`, each a `not_enforced` line of every report:
+//! [`plan::KEY_DESCRIPTIONS_LISTED`] (`/proc/keys` lists the descriptions of the runner's uid's
+//! keys; `keyctl` is refused, so not their contents) and, under a runner that is the host's
+//! root, [`plan::ROOT_TOOL_READS_ROOT_PROC`] (the root-only entries a mode bit alone guards).
+//!
 //! # Design choices
 //!
 //! * **Spawn cost**: nothing copies the caller's page tables, so the cost does not grow with

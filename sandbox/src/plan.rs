@@ -473,6 +473,57 @@ pub const HARDENED_LEAVES_OPEN: &[(&str, &str, &str)] = &[
     ),
 ];
 
+/// What both profiles leave open for every runner: `(rule, reason)`, a `not_enforced` line of
+/// every report. The kernel lists in `/proc/keys` the keys a reader may view, which include
+/// those of its own uid, and the tool's uid is the runner's (the host's, under the name 1000 in
+/// strict). Hiding the file would take a mount per run (about 20 µs, measured with its
+/// teardown); a key's contents stay out of reach, since both profiles' seccomp filters refuse
+/// `keyctl`, `add_key` and `request_key`.
+///
+/// ```
+/// use sandbox::hostcaps::HostSupport;
+/// use sandbox::plan::{Enforcement, Plan, Profile, KEY_DESCRIPTIONS_LISTED};
+/// let policy = policy_runtime::ToolPolicy::default();
+/// let plan = Plan::new(&policy, Profile::Strict, &HostSupport::assume_full());
+/// let keys = plan.rules.iter().find(|r| r.rule == KEY_DESCRIPTIONS_LISTED.0).unwrap();
+/// assert!(matches!(keys.enforcement, Enforcement::NotEnforced { .. }));
+/// ```
+pub const KEY_DESCRIPTIONS_LISTED: (&str, &str) = (
+    "the runner's keys unlisted",
+    "/proc/keys and /proc/key-users list the descriptions and owners of the keys the tool's \
+     uid may view, which is the runner's (under a root runner, the host root's keys); their \
+     contents stay out of reach (seccomp refuses keyctl, add_key and request_key)",
+);
+
+/// What both profiles leave open when the runner's user is the host's root
+/// ([`HostSupport::host_root`]): `(rule, reason)`, a `not_enforced` line of such a runner's
+/// every report.
+///
+/// The tool then runs as the host's uid 0 without capabilities (uid 1000 of its user namespace
+/// in strict). The global `/proc` entries belong to that uid, and a mode bit is all some of them
+/// check. Hiding each would take a mount per run (about 20 µs each, measured with its teardown),
+/// so the report says so instead, and a non-root runner closes it: its tool is refused them.
+///
+/// ```
+/// use sandbox::hostcaps::HostSupport;
+/// use sandbox::plan::{Plan, Profile, ROOT_TOOL_READS_ROOT_PROC};
+/// let policy = policy_runtime::ToolPolicy::default();
+/// let mut host = HostSupport::assume_full();
+/// host.host_root = true;
+/// let plan = Plan::new(&policy, Profile::Strict, &host);
+/// assert!(plan.rules.iter().any(|r| r.rule == ROOT_TOOL_READS_ROOT_PROC.0));
+/// host.host_root = false;
+/// let plan = Plan::new(&policy, Profile::Strict, &host);
+/// assert!(!plan.rules.iter().any(|r| r.rule == ROOT_TOOL_READS_ROOT_PROC.0));
+/// ```
+pub const ROOT_TOOL_READS_ROOT_PROC: (&str, &str) = (
+    "root-only kernel state in /proc hidden",
+    "the runner's user is the host's root, so the tool is the host's uid 0 (without \
+     capabilities) and owns the global /proc entries: it reads those whose mode is the only \
+     check (/proc/slabinfo, pagetypeinfo, vmallocinfo, timer_list, kpageflags, kpagecount, \
+     kpagecgroup and the 0600 sysctls); run the agent as a non-root user to close it",
+);
+
 /// The `--help` text listing [`HARDENED_LEAVES_OPEN`].
 pub fn hardened_open_help() -> String {
     let mut text = String::from(
@@ -985,6 +1036,20 @@ impl Plan {
                     no_ns("hiding pathname unix sockets (Landlock ABI < 9)")
                 },
                 &["seccomp socket()"],
+            );
+        }
+        let mut proc_open = vec![KEY_DESCRIPTIONS_LISTED];
+        if host.host_root {
+            proc_open.push(ROOT_TOOL_READS_ROOT_PROC);
+        }
+        for (rule, reason) in proc_open {
+            b.rule(
+                rule,
+                false,
+                Enforcement::NotEnforced {
+                    reason: reason.into(),
+                },
+                &[],
             );
         }
 

@@ -70,6 +70,36 @@ enum Keep {
     Tcp(#[allow(dead_code)] std::net::TcpListener),
     Process(Child),
     Shm(i32),
+    /// A key in the test user's keyring (`@u`), invalidated when dropped.
+    Key(i64),
+}
+
+impl Keep {
+    /// Adds a `user` key described `description` to the user keyring; `None` (printed) where
+    /// the kernel has no keyrings or refuses the test.
+    fn user_key(description: &str) -> Option<Keep> {
+        let kind = c"user";
+        let desc = std::ffi::CString::new(description).unwrap();
+        // SAFETY: add_key with valid strings and a 1-byte payload.
+        let serial = unsafe {
+            libc::syscall(
+                libc::SYS_add_key,
+                kind.as_ptr(),
+                desc.as_ptr(),
+                c"x".as_ptr(),
+                1usize,
+                libc::KEY_SPEC_USER_KEYRING,
+            )
+        };
+        if serial < 0 {
+            eprintln!(
+                "  skipped: add_key to the user keyring failed: {}",
+                std::io::Error::last_os_error()
+            );
+            return None;
+        }
+        Some(Keep::Key(serial))
+    }
 }
 
 impl Drop for Keep {
@@ -82,6 +112,10 @@ impl Drop for Keep {
             // SAFETY: removing the segment this test created.
             Keep::Shm(id) => unsafe {
                 libc::shmctl(*id, libc::IPC_RMID, std::ptr::null_mut());
+            },
+            // SAFETY: invalidating the key this test added.
+            Keep::Key(serial) => unsafe {
+                libc::syscall(libc::SYS_keyctl, libc::KEYCTL_INVALIDATE, *serial);
             },
             _ => {}
         }
@@ -391,8 +425,71 @@ fn rows() -> Vec<Row> {
                 })
             },
         },
+        Row {
+            name: "list a key of the runner's user in /proc/keys",
+            disclosed_by: &["/proc/keys"],
+            closed_elsewhere: None,
+            attack: |s, _| {
+                let description = format!("toolpolicy-honesty-{}", std::process::id());
+                let key = Keep::user_key(&description)?;
+                Some(Attack {
+                    policy: s.policy(""),
+                    argv: python(&format!(
+                        "assert '{description}' in open('/proc/keys').read()"
+                    )),
+                    reset: Box::new(|| {}),
+                    succeeded: printed_success(),
+                    _keep: vec![key],
+                })
+            },
+        },
+        Row {
+            name: "read root-only kernel state in /proc (slabinfo, kpageflags, ...)",
+            disclosed_by: &["slabinfo"],
+            closed_elsewhere: None,
+            attack: |s, _| {
+                // Readable only where the runner is the host's root (or holds
+                // CAP_DAC_OVERRIDE): elsewhere the unconfined control fails too.
+                if std::fs::File::open("/proc/slabinfo").is_err() {
+                    eprintln!("  skipped: this user cannot read /proc/slabinfo unconfined");
+                    return None;
+                }
+                let files = ROOT_ONLY_PROC
+                    .iter()
+                    .map(|f| format!("'{f}'"))
+                    .collect::<Vec<_>>()
+                    .join(", ");
+                Some(Attack {
+                    policy: s.policy(""),
+                    argv: python(&format!(
+                        "def readable(f):\n\
+                         \x20   try:\n\
+                         \x20       return len(open(f, 'rb').read(8)) >= 0\n\
+                         \x20   except OSError:\n\
+                         \x20       return False\n\
+                         assert any(readable(f) for f in [{files}])"
+                    )),
+                    reset: Box::new(|| {}),
+                    succeeded: printed_success(),
+                    _keep: vec![],
+                })
+            },
+        },
     ]
 }
+
+/// Global `/proc` entries whose mode (0400 or 0600, the host root's) is their only check.
+const ROOT_ONLY_PROC: &[&str] = &[
+    "/proc/slabinfo",
+    "/proc/pagetypeinfo",
+    "/proc/vmallocinfo",
+    "/proc/timer_list",
+    "/proc/kpageflags",
+    "/proc/kpagecount",
+    "/proc/kpagecgroup",
+    "/proc/sys/kernel/usermodehelper/bset",
+    "/proc/sys/vm/mmap_rnd_bits",
+];
 
 const TMPFS_MAGIC: i64 = 0x0102_1994;
 
