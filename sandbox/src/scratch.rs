@@ -384,10 +384,28 @@ fn remove_if_stale(base: BorrowedFd<'_>, name: &CStr) -> bool {
 
 /// Removes every entry of the directory open as `dir`.
 fn empty_dir(dir: BorrowedFd<'_>, depth: u32) -> std::io::Result<()> {
+    empty_dir_but(dir, depth, &|_| false)
+}
+
+/// Removes every entry of the directory open as `dir` whose name `keep` does not hold, and
+/// everything below those, as [`Scratch::empty`] does (links removed as links, directories
+/// opened with `O_NOFOLLOW` and made readable first), at most [`MAX_DEPTH`] levels down.
+pub(crate) fn empty_dir_keeping(
+    dir: BorrowedFd<'_>,
+    keep: &dyn Fn(&CStr) -> bool,
+) -> std::io::Result<()> {
+    empty_dir_but(dir, MAX_DEPTH, keep)
+}
+
+fn empty_dir_but(
+    dir: BorrowedFd<'_>,
+    depth: u32,
+    keep: &dyn Fn(&CStr) -> bool,
+) -> std::io::Result<()> {
     // A new open file description, so listing starts at the beginning whatever was read before.
     let listing = open_at(dir, c".", libc::O_RDONLY | libc::O_DIRECTORY)?;
     let names = list(listing)?;
-    for (name, _, _) in names {
+    for (name, _, _) in names.into_iter().filter(|(name, _, _)| !keep(name)) {
         // SAFETY: a NUL-terminated name relative to a live descriptor.
         if unsafe { libc::unlinkat(dir.as_raw_fd(), name.as_ptr(), 0) } == 0 {
             continue;

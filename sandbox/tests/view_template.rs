@@ -461,6 +461,29 @@ impl Seen {
     }
 }
 
+/// What `/tmp` and `/dev/shm` hold in the mount namespace of `seen`'s run, while it waits in
+/// the pool: `ls -a` of both, run by a process of the test that joined it.
+fn idle_listing(seen: &Seen) -> Result<String, String> {
+    use std::os::fd::AsRawFd;
+    use std::os::unix::process::CommandExt;
+    let ns = seen.mnt.as_raw_fd();
+    let mut ls = std::process::Command::new("/bin/ls");
+    ls.args(["-a", "/tmp", "/dev/shm"]);
+    // SAFETY: setns in the forked child, which has one thread, before it executes ls.
+    unsafe {
+        ls.pre_exec(move || {
+            if libc::setns(ns, libc::CLONE_NEWNS) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let out = ls
+        .output()
+        .map_err(|e| format!("ls in the idle namespace: {e}"))?;
+    Ok(String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
 fn ino(f: &std::fs::File) -> u64 {
     use std::os::unix::fs::MetadataExt;
     f.metadata().expect("fstat a namespace").ino()
@@ -533,9 +556,10 @@ fn seen_with(
 }
 
 /// The view's mount namespace is the runner's, lent to one run at a time: runs one after the
-/// other get the same one (and each a user namespace of its own), holding the same mounts; a
-/// run that leaves files in its scratch (here one killed by its timeout) has its namespace
-/// closed, so nothing it wrote outlives it; two runs at once get two; while a run is running,
+/// other get the same one (and each a user namespace of its own), holding the same mounts; the
+/// files a run leaves in its scratch (here one killed by its timeout) are removed by the runner
+/// before the namespace is lent again, and a run that leaves what the runner cannot remove has
+/// its namespace closed, so nothing it wrote outlives it; two runs at once get two; while a run is running,
 /// the kernel names the runner's user namespace as its mount namespace's owner, so the command
 /// holds no capability over any mount of its view.
 fn leased_namespaces(dir: &Path) -> Result<(), String> {
@@ -591,11 +615,20 @@ fn leased_namespaces(dir: &Path) -> Result<(), String> {
         ),
         tidy.mnt() == first.mnt() && tidy.user() == first.user() && tidy.mounts() == first.mounts(),
     )?;
-    // A run killed by its timeout with files left in its scratch: that namespace is closed,
-    // and what the run wrote goes with it.
+    // A run killed by its timeout with files left in its scratch: the runner removes them
+    // (a directory of mode 000, a link to a host directory, which is removed, not followed),
+    // and the namespace is lent again with nothing of the run.
+    let sentinel = dir.join("sentinel");
+    std::fs::create_dir_all(&sentinel).map_err(|e| e.to_string())?;
+    std::fs::write(sentinel.join("kept"), "kept").map_err(|e| e.to_string())?;
     let killed = seen(
         &p,
-        "echo left > /tmp/left; echo left > /dev/shm/left",
+        &format!(
+            "echo left > /tmp/left; echo left > /dev/shm/left; mkdir -p /tmp/d/e; \
+             echo left > /tmp/d/e/f; ln -s {} /tmp/d/link; ln -s / /dev/shm/root; \
+             chmod 000 /tmp/d/e /tmp/d",
+            sentinel.display()
+        ),
         "30.3103",
         leased,
     )?;
@@ -607,7 +640,15 @@ fn leased_namespaces(dir: &Path) -> Result<(), String> {
         ),
         killed.out.timed_out && killed.mnt() == first.mnt(),
     )?;
-    let after = seen(
+    let at_rest = idle_listing(&killed)?;
+    check(
+        &format!("the killed run's namespace holds nothing of it while idle: {at_rest:?}"),
+        at_rest.contains("/dev/shm:")
+            && !at_rest.contains("left")
+            && !at_rest.contains("root")
+            && !at_rest.lines().any(|l| l == "d"),
+    )?;
+    let emptied = seen(
         &p,
         &format!("{MOUNTS}; ls -a /tmp /dev/shm"),
         "0.3104",
@@ -615,19 +656,54 @@ fn leased_namespaces(dir: &Path) -> Result<(), String> {
     )?;
     check(
         &format!(
-            "after a run that left files, the next run has another namespace ({} then {}) with \
-             the same mounts and nothing of the killed run, and the closed namespace's user \
-             namespace, which holds nothing of a run ({} then {}): {}",
+            "after a run that left files, the next run has the same namespace ({} then {}) \
+             and user namespace ({} then {}), with the same mounts, nothing of the killed run, \
+             and the host directory its link named intact: {}",
             killed.mnt(),
-            after.mnt(),
+            emptied.mnt(),
             killed.user(),
+            emptied.user(),
+            show(&emptied.out)
+        ),
+        emptied.mnt() == killed.mnt()
+            && emptied.mounts() == first.mounts()
+            && !stdout(&emptied.out).contains("left")
+            && !stdout(&emptied.out).contains("root")
+            && !stdout(&emptied.out).lines().any(|l| l == "d")
+            && emptied.user() == killed.user()
+            && sentinel.join("kept").exists(),
+    )?;
+    // A tree deeper than the runner removes (128 levels): that namespace is closed, and what
+    // the run wrote goes with it.
+    let deep = seen(
+        &p,
+        "cd /tmp && i=0 && while [ $i -lt 130 ]; do mkdir d && cd d || exit 1; i=$((i+1)); done",
+        "0.3108",
+        leased,
+    )?;
+    let after = seen(
+        &p,
+        &format!("{MOUNTS}; ls -a /tmp /dev/shm"),
+        "0.3109",
+        leased,
+    )?;
+    check(
+        &format!(
+            "after a run that left a tree too deep to remove ({}), the next run has another \
+             namespace ({} then {}) with the same mounts and nothing of it, and the closed \
+             namespace's user namespace, which holds nothing of a run ({} then {}): {}",
+            show(&deep.out),
+            deep.mnt(),
+            after.mnt(),
+            deep.user(),
             after.user(),
             show(&after.out)
         ),
-        after.mnt() != killed.mnt()
+        deep.mnt() == first.mnt()
+            && after.mnt() != deep.mnt()
             && after.mounts() == first.mounts()
-            && !stdout(&after.out).contains("left")
-            && after.user() == killed.user(),
+            && !stdout(&after.out).lines().any(|l| l == "d")
+            && after.user() == deep.user(),
     )?;
     let next = seen(&p, MOUNTS, "0.3105", leased)?;
     check(
@@ -1195,13 +1271,13 @@ fn runner_in_a_user_namespace_without_mounts(dir: &Path) -> Result<(), String> {
                 .last()
                 .is_some_and(|l| l.starts_with("/bin/sh -c") && l.contains("sleep 0.3131")),
     )?;
-    // The first run left /tmp/x: its namespace is closed, and the next run has another, with
-    // nothing of it. A tidy run's namespace is lent again.
+    // The first run left /tmp/x: the runner removes it, and the next run has the same
+    // namespace without it, as has the run after that.
     let second = seen(&p, &script, "0.3132", leased)?;
     let third = seen(&p, &script, "0.3133", leased)?;
     check(
         &format!(
-            "after a run that left a file, another namespace ({} then {}) without it (in the same \
+            "after a run that left a file, the same namespace ({} then {}) without it (in the same \
              user namespace: {}, {}, {}), lent again to the next run ({}), with the same mounts \
              ({}, {}, {}): {}",
             first.mnt(),
@@ -1215,7 +1291,7 @@ fn runner_in_a_user_namespace_without_mounts(dir: &Path) -> Result<(), String> {
             third.mounts(),
             show(&second.out)
         ),
-        second.mnt() != first.mnt()
+        second.mnt() == first.mnt()
             && third.mnt() == second.mnt()
             && [second.user(), third.user()] == [first.user(); 2]
             && !lines(&second).iter().any(|l| l == "x")

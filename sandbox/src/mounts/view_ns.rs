@@ -24,8 +24,9 @@
 //!    after the run's pid 1 was reaped (the kernel ends every process of a pid namespace before
 //!    its init finishes exiting), its child made all its mounts, and the run left its scratch
 //!    exactly as it was made (the caller makes each run's scratch tmpfs and compares its inode
-//!    and block counts after the run, [`Scratch`]), and left its IPC namespace and devpts
-//!    instance empty and unchanged; otherwise the namespace is closed, which frees everything
+//!    and block counts after the run, [`Scratch`]), or the caller removed what the run left
+//!    there and the counts are back to those ([`Scratch::emptied`]), and left its IPC namespace
+//!    and devpts instance empty and unchanged; otherwise the namespace is closed, which frees everything
 //!    the run wrote at once. A namespace waiting in the pool therefore holds no byte of an
 //!    earlier run, only empty mounts, detached by the next run.
 //! 4. **Roots inside the private `/tmp` are moved, not copied.** They hang below the run's own
@@ -486,6 +487,23 @@ impl Scratch {
     /// Whether the run left the scratch as it was made: no file, directory or byte more.
     pub(crate) fn left_empty(&self) -> bool {
         usage(&self.fs).is_ok_and(|now| now == self.made)
+    }
+
+    /// Removes what the run left in the directories the tool sees, through the descriptors
+    /// held since they were made, and says whether the scratch is then as made
+    /// ([`Scratch::left_empty`]): the counts of the file system, not the walk, decide. Nothing
+    /// is followed ([`crate::scratch::empty_dir_keeping`]), and the mount points of the
+    /// template's `entries` in `tmp`, which no run reaches (each is under its entry's mount in
+    /// the view), are kept. Called only once no process of the run is left.
+    pub(crate) fn emptied(&self, entries: &[TmpEntry]) -> bool {
+        use std::os::fd::AsFd;
+        let entry = |name: &CStr| entries.iter().any(|e| e.name.as_c_str() == name);
+        let none = |_: &CStr| false;
+        self.visible.iter().enumerate().all(|(i, (dir, _))| {
+            // `tmp` (the first, where there is a private /tmp) holds the entries' mount points.
+            let keep: &dyn Fn(&CStr) -> bool = if self.tmp && i == 0 { &entry } else { &none };
+            crate::scratch::empty_dir_keeping(dir.as_fd(), keep).is_ok()
+        }) && self.left_empty()
     }
 
     /// Whether the run did not touch the scratch at all, so that the next run may have it as
