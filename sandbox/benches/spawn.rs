@@ -65,13 +65,19 @@ const TRUE: &str = "/bin/true";
 /// has its dynamic loader look for its libraries in each of those directories first, which
 /// cost plain spawns about 0.25 ms here and made every ratio look better than it is.
 fn plain() {
-    let status = Command::new(TRUE)
+    quietly(&mut Command::new(TRUE));
+}
+
+/// Runs `command` with an empty environment and no input or output, and checks that it
+/// succeeded.
+fn quietly(command: &mut Command) {
+    let status = command
         .env_clear()
         .stdin(Stdio::null())
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
-        .expect("spawn /bin/true");
+        .expect("spawn the baseline");
     assert!(status.success());
 }
 
@@ -87,6 +93,18 @@ fn plain_output() {
         .expect("spawn /bin/true");
     assert!(out.status.success());
 }
+
+/// A shell that writes a file, `file` (a host path), as a tool that writes `/tmp` does: the
+/// baseline of the strict line whose shell writes `/tmp/x` and leaves it.
+fn plain_sh_writing(file: &std::path::Path) {
+    quietly(
+        Command::new(SH)
+            .arg("-c")
+            .arg(format!("echo x > {}", file.display())),
+    );
+}
+
+const SH: &str = "/bin/sh";
 
 fn fork_pre_exec() {
     let mut command = Command::new(TRUE);
@@ -259,6 +277,13 @@ impl Sandboxed {
         // One run up front: a refusal skips the bench instead of panicking inside it.
         sandboxed.try_once()?;
         Ok(sandboxed)
+    }
+
+    /// The same runs of `argv` instead of `/bin/true`.
+    fn running(mut self, argv: &[&str]) -> Result<Sandboxed, String> {
+        self.argv = argv.iter().map(OsString::from).collect();
+        self.try_once()?;
+        Ok(self)
     }
 
     fn try_once(&self) -> Result<(), String> {
@@ -449,6 +474,15 @@ fn interleaved_ratios(rounds: usize) {
     };
     let exec_allow = Sandboxed::new(Profile::Strict, POLICY_EXEC_ALLOW).ok();
     let net_allow = Sandboxed::new(Profile::Strict, POLICY_NET_ALLOW).ok();
+    // A tool that writes `/tmp` leaves its scratch dirty, which the runner empties after the
+    // run; the same shell writing nothing, and a plain shell writing a host file, beside it.
+    let sh = |script: &str| {
+        Sandboxed::new(Profile::Strict, POLICY).and_then(|s| s.running(&[SH, "-c", script]))
+    };
+    let (sh_dirty, sh_tidy) = (sh("echo x > /tmp/x").ok(), sh("true").ok());
+    let host_tmp = tempfile::tempdir().expect("a temporary directory");
+    let host_file = host_tmp.path().join("x");
+    let (mut t_sh_plain, mut t_sh_dirty, mut t_sh_tidy) = Default::default();
     let has_bwrap = bwrap_available();
     let (mut t_plain, mut t_hard, mut t_strict, mut t_bwrap) = Default::default();
     let (mut t_exec_allow, mut t_net_allow, mut t_output) = Default::default();
@@ -468,6 +502,11 @@ fn interleaved_ratios(rounds: usize) {
         }
         sample(&mut t_exec_allow, exec_allow.as_ref());
         sample(&mut t_net_allow, net_allow.as_ref());
+        if sh_dirty.is_some() {
+            Times::run(&mut t_sh_plain, &|| plain_sh_writing(&host_file));
+        }
+        sample(&mut t_sh_dirty, sh_dirty.as_ref());
+        sample(&mut t_sh_tidy, sh_tidy.as_ref());
     }
     // The zygote's start, once per process: a run that starts it, then its end (reaped, so its
     // CPU time is counted), against plain spawns in the same phase.
@@ -560,6 +599,28 @@ fn interleaved_ratios(rounds: usize) {
         let times: &mut Times = times;
         if !times.is_empty() {
             line(name, times, base);
+        }
+    }
+    if !t_sh_dirty.is_empty() {
+        let sh_base = t_sh_plain.us();
+        println!(
+            "  plain sh writing a host file: wall {:.0}, cpu {:.0}",
+            sh_base.0, sh_base.1
+        );
+        let lines: [(&str, &mut Times); 2] = [
+            (
+                "strict, sh writing /tmp/x and leaving it (× is of plain sh writing a file)",
+                &mut t_sh_dirty,
+            ),
+            (
+                "strict, sh -c true (× is of plain sh writing a file)",
+                &mut t_sh_tidy,
+            ),
+        ];
+        for (name, times) in lines {
+            if !times.is_empty() {
+                line(name, times, sh_base);
+            }
         }
     }
     let (small, big) = (t_small.us(), t_big.us());

@@ -414,6 +414,17 @@ impl Template {
         self.spare_users.lock().unwrap_or_else(|e| e.into_inner())
     }
 
+    /// Closes the view namespace `ns` and keeps its user namespace, which holds nothing of a
+    /// run, for the next one made (up to [`MAX_IDLE`]).
+    fn keep_user_of(&self, mut ns: ViewNs) {
+        if let Some(user) = ns.take_user() {
+            let mut spare = self.spare_users();
+            if spare.len() < MAX_IDLE {
+                spare.push(user);
+            }
+        }
+    }
+
     /// Whether this template's runs are lent namespaces.
     fn lease_status(&self) -> ViewLease {
         match &*self.refused.lock().unwrap_or_else(|e| e.into_inner()) {
@@ -557,12 +568,7 @@ impl ViewCopy {
             {
                 // The namespace closes with what the run left; its user namespace holds none of
                 // it, and serves the next one made.
-                if let Some(user) = ns.take_user() {
-                    let mut spare = self.template.spare_users();
-                    if spare.len() < MAX_IDLE {
-                        spare.push(user);
-                    }
-                }
+                self.template.keep_user_of(ns);
                 return;
             }
             // Checked before the pool's lock is taken: other runs lease and give back meanwhile.
@@ -575,6 +581,10 @@ impl ViewCopy {
             let mut idle = self.template.idle.lock().unwrap_or_else(|e| e.into_inner());
             if idle.len() < MAX_IDLE {
                 idle.push(ns);
+            } else {
+                // A pool already full (runs at once outnumbered it) closes this namespace.
+                drop(idle);
+                self.template.keep_user_of(ns);
             }
         }
     }
