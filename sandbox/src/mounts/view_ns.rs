@@ -497,6 +497,12 @@ impl Scratch {
     /// the view), are kept. Called only once no process of the run is left.
     pub(crate) fn emptied(&self, entries: &[TmpEntry]) -> bool {
         use std::os::fd::AsFd;
+        // Each file costs the walk a few system calls, where closing the namespace frees all
+        // of them at once and costs the next run a new one (about 0.5 ms): past that many,
+        // removing them would cost more.
+        if usage(&self.fs).map_or(true, |(inodes, _)| inodes > self.made.0 + MOST_REMOVED) {
+            return false;
+        }
         let entry = |name: &CStr| entries.iter().any(|e| e.name.as_c_str() == name);
         let none = |_: &CStr| false;
         self.visible.iter().enumerate().all(|(i, (dir, _))| {
@@ -537,6 +543,10 @@ impl Scratch {
         copy.map_err(|e| format!("bind the scratch's {dir:?}: {e}"))
     }
 }
+
+/// The most files and directories a run may leave in its scratch for the runner to remove them
+/// ([`Scratch::emptied`]) rather than close its namespace.
+const MOST_REMOVED: u64 = 64;
 
 /// In the new scratch `fs`, under its `tmp`, an empty directory or file for each of `entries`
 /// to be attached on (named from the descriptors, as [`sticky_dirs_at`] does).
