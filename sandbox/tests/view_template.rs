@@ -559,9 +559,9 @@ fn seen_with(
 /// other get the same one (and each a user namespace of its own), holding the same mounts; the
 /// files a run leaves in its scratch (here one killed by its timeout) are removed by the runner
 /// before the namespace is lent again, and a run that leaves more than it removes has its
-/// namespace closed, so nothing it wrote outlives it; two runs at once get two; while a run is running,
-/// the kernel names the runner's user namespace as its mount namespace's owner, so the command
-/// holds no capability over any mount of its view.
+/// namespace closed, so nothing it wrote outlives it; two runs at once get two; while a run is
+/// running, the kernel names the runner's user namespace as its mount namespace's owner, so the
+/// command holds no capability over any mount of its view.
 fn leased_namespaces(dir: &Path) -> Result<(), String> {
     use namespaces::inode_of;
     let (_, root) = case_root(dir)?;
@@ -689,8 +689,8 @@ fn leased_namespaces(dir: &Path) -> Result<(), String> {
     )?;
     check(
         &format!(
-            "after a run that left more files than the runner removes ({}), the next run has another \
-             namespace ({} then {}) with the same mounts and nothing of it, and the closed \
+            "after a run that left more files than the runner removes ({}), the next run has \
+             another namespace ({} then {}) with the same mounts and nothing of it, and the closed \
              namespace's user namespace, which holds nothing of a run ({} then {}): {}",
             show(&deep.out),
             deep.mnt(),
