@@ -27,8 +27,8 @@
 //!    and block counts after the run, [`Scratch`]), or the caller removed what the run left
 //!    there and the counts are back to those ([`Scratch::emptied`]), and left its IPC namespace
 //!    and devpts instance empty and unchanged; otherwise the namespace is closed, which frees
-//!    everything the run wrote at once. A namespace waiting in the pool therefore holds no byte of an
-//!    earlier run, only empty mounts, detached by the next run.
+//!    everything the run wrote at once. A namespace waiting in the pool therefore holds no byte
+//!    of an earlier run, only empty mounts, detached by the next run.
 //! 4. **Roots inside the private `/tmp` are moved, not copied.** They hang below the run's own
 //!    `/tmp`; the next run attaches its `/tmp` beneath the previous one (`MOVE_MOUNT_BENEATH`),
 //!    moves each of the template's entries across, and only then detaches the old one.
