@@ -456,12 +456,7 @@ pub const HARDENED_LEAVES_OPEN: &[(&str, &str, &str)] = &[
          but Landlock rules name inodes, and the tool's own /proc/PID does not exist before it \
          starts: no read rule hides other processes while leaving a process its own /proc/self",
     ),
-    (
-        "host network state hidden",
-        "the host's listening ports and sockets (/proc/net/tcp, tcp6, udp, unix)",
-        "without a network namespace /proc/net lists the host's listening ports and sockets; \
-         it lies under the tool's own /proc/self/net, so no Landlock read rule can hide it",
-    ),
+    HOST_NETWORK_STATE,
     (
         "metadata of paths outside the roots",
         "stat, access, readlink, getxattr and inotify on every host path; with write roots, chmod, \
@@ -522,6 +517,15 @@ pub const ROOT_TOOL_READS_ROOT_PROC: (&str, &str) = (
      capabilities) and owns the global /proc entries: it reads those whose mode is the only \
      check (/proc/slabinfo, pagetypeinfo, vmallocinfo, timer_list, kpageflags, kpagecount, \
      kpagecgroup and the 0600 sysctls); run the agent as a non-root user to close it",
+);
+
+/// What a run without a network namespace of its own leaves open (hardened, and strict under
+/// `net = "allow"`): `(rule, summary, reason)`, a `not_enforced` line of its report.
+const HOST_NETWORK_STATE: (&str, &str, &str) = (
+    "host network state hidden",
+    "the host's listening ports and sockets (/proc/net/tcp, tcp6, udp, unix)",
+    "without a network namespace /proc/net lists the host's listening ports and sockets; \
+     it lies under the tool's own /proc/self/net, so no Landlock read rule can hide it",
 );
 
 /// The `--help` text listing [`HARDENED_LEAVES_OPEN`].
@@ -987,6 +991,16 @@ impl Plan {
                     false,
                     Enforcement::NotEnforced {
                         reason: "net = allow: a host service's pathname unix socket inside a read or write root is reachable (connect, and datagrams by sendto); the mount namespace hides only the sockets outside the roots".into(),
+                    },
+                    &[],
+                );
+                // The tool shares the host's network namespace, and with it /proc/net.
+                let (rule, _, reason) = HOST_NETWORK_STATE;
+                b.rule(
+                    rule,
+                    false,
+                    Enforcement::NotEnforced {
+                        reason: format!("net = allow: {reason}"),
                     },
                     &[],
                 );

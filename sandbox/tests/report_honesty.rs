@@ -149,6 +149,21 @@ struct Row {
     attack: fn(&Scene, Profile) -> Option<Attack>,
 }
 
+/// Under `policy`, the tool finds a port the test listens on in `/proc/net/tcp`.
+fn host_port_listed(policy: String) -> Attack {
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let port = hex_port(listener.local_addr().unwrap().port());
+    Attack {
+        policy,
+        argv: python(&format!(
+            "assert any('{port} ' in l and ' 0A ' in l for l in open('/proc/net/tcp'))"
+        )),
+        reset: Box::new(|| {}),
+        succeeded: printed_success(),
+        _keep: vec![Keep::Tcp(listener)],
+    }
+}
+
 fn hex_port(port: u16) -> String {
     format!(":{port:04X}")
 }
@@ -264,18 +279,16 @@ fn rows() -> Vec<Row> {
             name: "see a host listening port in /proc/net/tcp",
             disclosed_by: &["/proc/net"],
             closed_elsewhere: None,
+            attack: |s, _| Some(host_port_listed(s.policy(""))),
+        },
+        Row {
+            name: "see a host listening port in /proc/net/tcp under net = allow",
+            disclosed_by: &["/proc/net"],
+            closed_elsewhere: None,
             attack: |s, _| {
-                let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-                let port = hex_port(listener.local_addr().unwrap().port());
-                Some(Attack {
-                    policy: s.policy(""),
-                    argv: python(&format!(
-                        "assert any('{port} ' in l and ' 0A ' in l for l in open('/proc/net/tcp'))"
-                    )),
-                    reset: Box::new(|| {}),
-                    succeeded: printed_success(),
-                    _keep: vec![Keep::Tcp(listener)],
-                })
+                Some(host_port_listed(
+                    s.policy("").replace("net = \"deny\"", "net = \"allow\""),
+                ))
             },
         },
         Row {
