@@ -1233,7 +1233,16 @@ fn runner_in_a_user_namespace_without_mounts(dir: &Path) -> Result<(), String> {
         root.display()
     );
     let leased = ViewSource::Leased;
-    let first = seen(&p, &format!("echo x > /tmp/x; {script}"), "0.3131", leased)?;
+    // What it leaves includes a directory of mode 000, which the runner (root of a user
+    // namespace of its own, not of the host) makes readable to empty it.
+    let first = seen(
+        &p,
+        &format!(
+            "echo x > /tmp/x; mkdir -p /tmp/d/e; echo x > /tmp/d/e/f; chmod 000 /tmp/d; {script}"
+        ),
+        "0.3131",
+        leased,
+    )?;
     let lease = prepared_as_run(&p)?.view_lease();
     check(
         &format!("the runner lends held view namespaces: {lease:?}"),
@@ -1294,7 +1303,7 @@ fn runner_in_a_user_namespace_without_mounts(dir: &Path) -> Result<(), String> {
         second.mnt() == first.mnt()
             && third.mnt() == second.mnt()
             && [second.user(), third.user()] == [first.user(); 2]
-            && !lines(&second).iter().any(|l| l == "x")
+            && !lines(&second).iter().any(|l| l == "x" || l == "d")
             && second.mounts() == first.mounts()
             && third.mounts() == first.mounts()
             && lines(&third).iter().any(|l| l == "here")
