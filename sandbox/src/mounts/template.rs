@@ -391,16 +391,18 @@ impl Template {
             return None;
         }
         // Made without the lock held: runs that start together make theirs side by side.
-        let spare = self.spare_users().pop();
         let made = match &self.held {
-            None => ViewNs::make(&self.tree, &self.per_run, spare),
-            Some(user) => ViewNs::make_held(user, &self.tree, &self.per_run, spare),
+            None => ViewNs::make(&self.tree, &self.per_run),
+            Some(user) => ViewNs::make_held(user, &self.tree, &self.per_run),
         };
         let mut refused = refused();
         match made {
             Ok(ns) => {
                 *refused = None;
-                Some(ns)
+                drop(refused);
+                // Only now: a namespace that could not be made takes no spare with it.
+                let spare = self.spare_users().pop();
+                Some(ns.with_user(self.held.as_ref().map(HeldUserNs::raw_fd), spare))
             }
             Err(why) => {
                 *refused = Some(Refused::after(refused.as_ref(), why));

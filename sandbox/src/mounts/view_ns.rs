@@ -118,19 +118,13 @@ pub(crate) struct ViewNs {
 impl ViewNs {
     /// Makes a namespace holding a copy of the detached view `tree`; `per_run` are the mount
     /// points of the mounts each run makes (a procfs at `/proc` among them is tried here, see
-    /// the module docs). `user`: the user namespace of a namespace closed before, for its
-    /// runs ([`ViewNs::take_user`]); without it, one is made.
-    pub(crate) fn make(
-        tree: &std::fs::File,
-        per_run: &[&Path],
-        user: Option<LentUser>,
-    ) -> Result<ViewNs, String> {
-        let ns = std::thread::scope(|s| {
+    /// the module docs). Its runs' user namespace is added by [`ViewNs::with_user`].
+    pub(crate) fn make(tree: &std::fs::File, per_run: &[&Path]) -> Result<ViewNs, String> {
+        std::thread::scope(|s| {
             s.spawn(|| make_here(tree, per_run, ProcBeneath::Nothing))
                 .join()
                 .unwrap_or_else(|_| Err("the thread making a view namespace panicked".into()))
-        })?;
-        Ok(ns.with_user(None, user))
+        })
     }
 
     /// [`ViewNs::make`] in the held user namespace `user` ([`super::held`]): the namespace
@@ -139,19 +133,19 @@ impl ViewNs {
         user: &super::held::HeldUserNs,
         tree: &std::fs::File,
         per_run: &[&Path],
-        spare: Option<LentUser>,
     ) -> Result<ViewNs, String> {
         let enter = super::held::Enter::Join {
             user: user.raw_fd(),
             mnt: None,
         };
-        let ns = super::held::in_helper(enter, || make_here(tree, per_run, ProcBeneath::Runners))?;
-        Ok(ns.with_user(Some(user.raw_fd()), spare))
+        super::held::in_helper(enter, || make_here(tree, per_run, ProcBeneath::Runners))
     }
 
-    /// Adds a user namespace for its runs ([`super::lent_user`]): `spare`, or one made in
-    /// `held` if given; without one, each run's child makes its own.
-    fn with_user(mut self, held: Option<RawFd>, spare: Option<LentUser>) -> ViewNs {
+    /// Adds a user namespace for its runs ([`super::lent_user`]): `spare` (the user namespace
+    /// of a namespace closed before, [`ViewNs::take_user`]) where it maps this process's ids,
+    /// or else one made in `held` (the held user namespace, [`super::held`]) if given, or in
+    /// the caller's; without one, each run's child makes its own.
+    pub(crate) fn with_user(mut self, held: Option<RawFd>, spare: Option<LentUser>) -> ViewNs {
         // SAFETY: geteuid and getegid cannot fail.
         let (euid, egid) = unsafe { (libc::geteuid(), libc::getegid()) };
         self.user = spare
