@@ -616,8 +616,9 @@ fn leased_namespaces(dir: &Path) -> Result<(), String> {
         tidy.mnt() == first.mnt() && tidy.user() == first.user() && tidy.mounts() == first.mounts(),
     )?;
     // A run killed by its timeout with files left in its scratch: the runner removes them
-    // (a directory of mode 000, a link to a host directory, which is removed, not followed),
-    // and the namespace is lent again with nothing of the run.
+    // (a directory of mode 000, a second name of a file, a FIFO, links to a host directory and
+    // to `/`, which are removed, not followed), and the namespace is lent again with nothing of
+    // the run.
     let sentinel = dir.join("sentinel");
     std::fs::create_dir_all(&sentinel).map_err(|e| e.to_string())?;
     std::fs::write(sentinel.join("kept"), "kept").map_err(|e| e.to_string())?;
@@ -626,6 +627,7 @@ fn leased_namespaces(dir: &Path) -> Result<(), String> {
         &format!(
             "echo left > /tmp/left; echo left > /dev/shm/left; mkdir -p /tmp/d/e; \
              echo left > /tmp/d/e/f; ln -s {} /tmp/d/link; ln -s / /dev/shm/root; \
+             ln /tmp/left /tmp/d/e/hardlink; mkfifo /dev/shm/leftfifo; \
              chmod 000 /tmp/d/e /tmp/d",
             sentinel.display()
         ),
