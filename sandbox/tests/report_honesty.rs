@@ -457,6 +457,42 @@ fn rows() -> Vec<Row> {
             },
         },
         Row {
+            // The neighbour of the row above that the report says stays closed: the key's
+            // contents, which seccomp keeps out of reach in both profiles.
+            name: "read the contents of a key of the runner's user (keyctl read)",
+            disclosed_by: &["keyctl read"],
+            closed_elsewhere: None,
+            attack: |s, _| {
+                let description = format!("toolpolicy-honesty-read-{}", std::process::id());
+                let key = Keep::user_key(&description)?;
+                let Keep::Key(serial) = key else {
+                    unreachable!("user_key keeps a key")
+                };
+                // Readable by its owner's uid, not only by a process that possesses it: the
+                // tool, whose uid is the runner's, then needs nothing but the call.
+                // SAFETY: keyctl on the key this row added.
+                let perm = unsafe {
+                    libc::syscall(libc::SYS_keyctl, libc::KEYCTL_SETPERM, serial, 0x3f3f_0000)
+                };
+                assert_eq!(perm, 0, "{}", std::io::Error::last_os_error());
+                Some(Attack {
+                    policy: s.policy(""),
+                    argv: python(&format!(
+                        "libc = ctypes.CDLL(None, use_errno=True)\n\
+                         buf = ctypes.create_string_buffer(16)\n\
+                         n = libc.syscall({}, {}, {serial}, buf, 16)\n\
+                         if n < 0: raise OSError(ctypes.get_errno(), 'keyctl read')\n\
+                         assert buf.raw[:n] == b'x'",
+                        libc::SYS_keyctl,
+                        libc::KEYCTL_READ
+                    )),
+                    reset: Box::new(|| {}),
+                    succeeded: printed_success(),
+                    _keep: vec![key],
+                })
+            },
+        },
+        Row {
             name: "read root-only kernel state in /proc (slabinfo, kpageflags, ...)",
             disclosed_by: &["slabinfo"],
             closed_elsewhere: None,
