@@ -75,8 +75,8 @@ enum Keep {
 }
 
 impl Keep {
-    /// Adds a `user` key described `description` to the user keyring; `None` (printed) where
-    /// the kernel has no keyrings or refuses the test.
+    /// Adds a `user` key described `description` to the user keyring; `None` where the kernel
+    /// has no keyrings or refuses the test (a failure under `TOOLPOLICY_REQUIRE_KERNEL=1`).
     fn user_key(description: &str) -> Option<Keep> {
         let kind = c"user";
         let desc = std::ffi::CString::new(description).unwrap();
@@ -92,10 +92,10 @@ impl Keep {
             )
         };
         if serial < 0 {
-            eprintln!(
-                "  skipped: add_key to the user keyring failed: {}",
+            kernel::missing(&format!(
+                "keyrings (add_key to the user keyring failed: {})",
                 std::io::Error::last_os_error()
-            );
+            ));
             return None;
         }
         Some(Keep::Key(serial))
